@@ -1,0 +1,190 @@
+/*
+ * ascendcl_sys.h -- the subset of AscendCL / aclnn that the ascendcl crates use.
+ *
+ * Written by this project from the published prototypes, enum values and error
+ * codes (see shared/cann-reference.md); no vendor header text is reproduced.
+ *
+ * Sections can be switched off so that scripts/check-vendor-headers.sh can
+ * compare this file against the vendor's own headers:
+ *   ASCENDCL_SYS_NO_TYPES       -- omit typedefs, enums and constants
+ *   ASCENDCL_SYS_NO_RUNTIME_API -- omit the libascendcl.so prototypes
+ *   ASCENDCL_SYS_NO_ACLNN_API   -- omit the libnnopbase.so / libopapi.so prototypes
+ */
+#ifndef ASCENDCL_SYS_H
+#define ASCENDCL_SYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef ASCENDCL_SYS_NO_TYPES
+
+typedef int aclError;
+typedef int32_t aclnnStatus;
+typedef void *aclrtStream;
+typedef void *aclrtContext;
+typedef void *aclrtEvent;
+typedef struct aclTensor aclTensor;
+typedef struct aclOpExecutor aclOpExecutor;
+
+/* Return codes of libascendcl.so (aclError). */
+#define ACL_SUCCESS                         0
+#define ACL_ERROR_INVALID_PARAM             100000
+#define ACL_ERROR_UNINITIALIZE              100001
+#define ACL_ERROR_REPEAT_INITIALIZE         100002
+#define ACL_ERROR_BAD_ALLOC                 200000
+#define ACL_ERROR_API_NOT_SUPPORT           200001
+#define ACL_ERROR_INVALID_DEVICE            200002
+#define ACL_ERROR_INVALID_RESOURCE_HANDLE   200005
+#define ACL_ERROR_FEATURE_UNSUPPORTED       200006
+#define ACL_ERROR_INTERNAL_ERROR            500000
+#define ACL_ERROR_FAILURE                   500001
+#define ACL_ERROR_RT_FAILURE                500003
+#define ACL_ERROR_RT_PARAM_INVALID          107000
+#define ACL_ERROR_RT_INVALID_DEVICEID       107001
+#define ACL_ERROR_RT_CONTEXT_NULL           107002
+#define ACL_ERROR_RT_STREAM_CONTEXT         107003
+#define ACL_ERROR_RT_INVALID_HANDLE         107017
+#define ACL_ERROR_RT_FEATURE_NOT_SUPPORT    207000
+#define ACL_ERROR_RT_MEMORY_ALLOCATION      207001
+#define ACL_ERROR_RT_NO_DEVICE              207004
+#define ACL_ERROR_RT_INTERNAL_ERROR         507000
+#define ACL_ERROR_RT_DEV_SETUP_ERROR        507033
+#define ACL_ERROR_RT_STREAM_SYNC_TIMEOUT    507046
+
+/* Return codes of the aclnn libraries (aclnnStatus). */
+#define ACLNN_SUCCESS                       0
+#define ACLNN_ERR_PARAM_NULLPTR             161001
+#define ACLNN_ERR_PARAM_INVALID             161002
+#define ACLNN_ERR_RUNTIME_ERROR             361001
+#define ACLNN_ERR_INNER                     561000
+#define ACLNN_ERR_INNER_FIND_KERNEL_ERROR   561003
+#define ACLNN_ERR_INNER_CREATE_EXECUTOR     561101
+#define ACLNN_ERR_INNER_NULLPTR             561103
+
+typedef enum aclrtMemcpyKind {
+    ACL_MEMCPY_HOST_TO_HOST = 0,
+    ACL_MEMCPY_HOST_TO_DEVICE = 1,
+    ACL_MEMCPY_DEVICE_TO_HOST = 2,
+    ACL_MEMCPY_DEVICE_TO_DEVICE = 3,
+    ACL_MEMCPY_DEFAULT = 4
+} aclrtMemcpyKind;
+
+typedef enum aclrtMemMallocPolicy {
+    ACL_MEM_MALLOC_HUGE_FIRST = 0,
+    ACL_MEM_MALLOC_HUGE_ONLY = 1,
+    ACL_MEM_MALLOC_NORMAL_ONLY = 2
+} aclrtMemMallocPolicy;
+
+typedef enum aclrtMemAttr {
+    ACL_DDR_MEM = 0,
+    ACL_HBM_MEM = 1,
+    ACL_DDR_MEM_HUGE = 2,
+    ACL_DDR_MEM_NORMAL = 3,
+    ACL_HBM_MEM_HUGE = 4,
+    ACL_HBM_MEM_NORMAL = 5
+} aclrtMemAttr;
+
+typedef enum {
+    ACL_DT_UNDEFINED = -1,
+    ACL_FLOAT = 0,
+    ACL_FLOAT16 = 1,
+    ACL_INT8 = 2,
+    ACL_INT32 = 3,
+    ACL_UINT8 = 4,
+    ACL_INT16 = 6,
+    ACL_UINT16 = 7,
+    ACL_UINT32 = 8,
+    ACL_INT64 = 9,
+    ACL_UINT64 = 10,
+    ACL_DOUBLE = 11,
+    ACL_BOOL = 12,
+    ACL_STRING = 13,
+    ACL_COMPLEX64 = 16,
+    ACL_COMPLEX128 = 17,
+    ACL_BF16 = 27
+} aclDataType;
+
+typedef enum {
+    ACL_FORMAT_UNDEFINED = -1,
+    ACL_FORMAT_NCHW = 0,
+    ACL_FORMAT_NHWC = 1,
+    ACL_FORMAT_ND = 2,
+    ACL_FORMAT_NC1HWC0 = 3
+} aclFormat;
+
+#endif /* ASCENDCL_SYS_NO_TYPES */
+
+#ifndef ASCENDCL_SYS_NO_RUNTIME_API
+
+/* libascendcl.so: process, devices and contexts */
+aclError aclInit(const char *configPath);
+aclError aclFinalize(void);
+aclError aclrtSetDevice(int32_t deviceId);
+aclError aclrtResetDevice(int32_t deviceId);
+aclError aclrtGetDevice(int32_t *deviceId);
+aclError aclrtGetDeviceCount(uint32_t *count);
+aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId);
+aclError aclrtDestroyContext(aclrtContext context);
+aclError aclrtSetCurrentContext(aclrtContext context);
+aclError aclrtGetCurrentContext(aclrtContext *context);
+
+/* libascendcl.so: streams and events */
+aclError aclrtCreateStream(aclrtStream *stream);
+aclError aclrtDestroyStream(aclrtStream stream);
+aclError aclrtSynchronizeStream(aclrtStream stream);
+aclError aclrtCreateEvent(aclrtEvent *event);
+aclError aclrtDestroyEvent(aclrtEvent event);
+aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
+aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
+aclError aclrtSynchronizeEvent(aclrtEvent event);
+
+/* libascendcl.so: memory */
+aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy);
+aclError aclrtFree(void *devPtr);
+aclError aclrtMallocHost(void **hostPtr, size_t size);
+aclError aclrtFreeHost(void *hostPtr);
+aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
+                     aclrtMemcpyKind kind);
+aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
+                          aclrtMemcpyKind kind, aclrtStream stream);
+aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count);
+aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total);
+
+/* libascendcl.so: diagnostics */
+const char *aclrtGetSocName(void);
+const char *aclGetRecentErrMsg(void);
+
+#endif /* ASCENDCL_SYS_NO_RUNTIME_API */
+
+#ifndef ASCENDCL_SYS_NO_ACLNN_API
+
+/* libnnopbase.so: tensor descriptors and executors */
+aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDataType dataType,
+                           const int64_t *stride, int64_t offset, aclFormat format,
+                           const int64_t *storageDims, uint64_t storageDimsNum, void *tensorData);
+aclnnStatus aclDestroyTensor(const aclTensor *tensor);
+aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor);
+aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor);
+aclnnStatus aclSetInputTensorAddr(aclOpExecutor *executor, size_t index, aclTensor *tensor,
+                                  void *addr);
+aclnnStatus aclSetOutputTensorAddr(aclOpExecutor *executor, size_t index, aclTensor *tensor,
+                                   void *addr);
+
+/* libopapi.so: MishBackward, two phases */
+aclnnStatus aclnnMishBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,
+                                              aclTensor *gradInput, uint64_t *workspaceSize,
+                                              aclOpExecutor **executor);
+aclnnStatus aclnnMishBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                              aclrtStream stream);
+
+#endif /* ASCENDCL_SYS_NO_ACLNN_API */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ASCENDCL_SYS_H */

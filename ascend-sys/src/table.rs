@@ -1,0 +1,150 @@
+//! The table of typed function pointers through which every call into CANN goes.
+
+use crate::bindings::*;
+use std::os::raw::{c_char, c_void};
+
+/// Declares [`FnTable`] from one list, so that the field types, the library each symbol
+/// comes from and the compile-time check against the bindgen prototypes cannot drift
+/// apart.
+macro_rules! fn_table {
+    (
+        required { $( $lib:literal => [ $( $name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty ;)* ] )* }
+        optional { $( $olib:literal => [ $( $oname:ident ( $($oarg:ident : $oty:ty),* ) -> $oret:ty ;)* ] )* }
+    ) => {
+        /// Typed pointers to every CANN function the crates call.
+        ///
+        /// Field names are the C symbol names. Fields of type `Option` are functions that
+        /// older CANN releases lack (executor reuse, CANN 8.x); everything else must be
+        /// present for a table to exist.
+        ///
+        /// A table is plain data (`Copy`); calling through it is `unsafe` with the
+        /// contract of the C function of the same name.
+        #[derive(Clone, Copy)]
+        pub struct FnTable {
+            $( $(
+                #[doc = concat!("`", stringify!($name), "`, from `", $lib, "`.")]
+                pub $name: unsafe extern "C" fn($($arg: $ty),*) -> $ret,
+            )* )*
+            $( $(
+                #[doc = concat!("`", stringify!($oname), "`, from `", $olib, "` (absent before CANN 8.0).")]
+                pub $oname: Option<unsafe extern "C" fn($($oarg: $oty),*) -> $oret>,
+            )* )*
+        }
+
+        impl FnTable {
+            /// `(library, symbol)` of every required function, in declaration order.
+            pub const REQUIRED_SYMBOLS: &'static [(&'static str, &'static str)] =
+                &[ $( $( ($lib, stringify!($name)), )* )* ];
+            /// `(library, symbol)` of every optional function.
+            pub const OPTIONAL_SYMBOLS: &'static [(&'static str, &'static str)] =
+                &[ $( $( ($olib, stringify!($oname)), )* )* ];
+
+            /// Fills a table by looking every symbol up with `resolve(library, symbol)`.
+            ///
+            /// # Errors
+            /// The `(library, symbol)` of the first required symbol `resolve` returns
+            /// `None` for.
+            ///
+            /// # Safety
+            /// Every non-null pointer `resolve` returns for a symbol must point to a
+            /// function with exactly the C prototype of that name.
+            pub unsafe fn resolve_with(
+                mut resolve: impl FnMut(&'static str, &'static str) -> Option<*const c_void>,
+            ) -> Result<Self, (&'static str, &'static str)> {
+                Ok(Self {
+                    $( $(
+                        // SAFETY: the caller promises the pointer has this prototype.
+                        $name: unsafe {
+                            std::mem::transmute::<*const c_void, unsafe extern "C" fn($($ty),*) -> $ret>(
+                                resolve($lib, stringify!($name))
+                                    .filter(|p| !p.is_null())
+                                    .ok_or(($lib, stringify!($name)))?,
+                            )
+                        },
+                    )* )*
+                    $( $(
+                        // SAFETY: as above; a missing optional symbol stays `None`.
+                        $oname: resolve($olib, stringify!($oname))
+                            .filter(|p| !p.is_null())
+                            .map(|p| unsafe {
+                                std::mem::transmute::<*const c_void, unsafe extern "C" fn($($oty),*) -> $oret>(p)
+                            }),
+                    )* )*
+                })
+            }
+        }
+
+        /// Compile-time proof that every field has the prototype bindgen generated from
+        /// the header. Generic and never instantiated, so the `extern` declarations are
+        /// type-checked but never referenced by the linker.
+        #[allow(dead_code, clippy::type_complexity)]
+        fn _prototypes_match_header<T>() {
+            $( $( let _: unsafe extern "C" fn($($ty),*) -> $ret = $name; )* )*
+            $( $( let _: unsafe extern "C" fn($($oty),*) -> $oret = $oname; )* )*
+        }
+    };
+}
+
+fn_table! {
+    required {
+        "libascendcl.so" => [
+            aclInit(config_path: *const c_char) -> aclError;
+            aclFinalize() -> aclError;
+            aclrtSetDevice(device_id: i32) -> aclError;
+            aclrtResetDevice(device_id: i32) -> aclError;
+            aclrtGetDevice(device_id: *mut i32) -> aclError;
+            aclrtGetDeviceCount(count: *mut u32) -> aclError;
+            aclrtCreateContext(context: *mut aclrtContext, device_id: i32) -> aclError;
+            aclrtDestroyContext(context: aclrtContext) -> aclError;
+            aclrtSetCurrentContext(context: aclrtContext) -> aclError;
+            aclrtGetCurrentContext(context: *mut aclrtContext) -> aclError;
+            aclrtCreateStream(stream: *mut aclrtStream) -> aclError;
+            aclrtDestroyStream(stream: aclrtStream) -> aclError;
+            aclrtSynchronizeStream(stream: aclrtStream) -> aclError;
+            aclrtCreateEvent(event: *mut aclrtEvent) -> aclError;
+            aclrtDestroyEvent(event: aclrtEvent) -> aclError;
+            aclrtRecordEvent(event: aclrtEvent, stream: aclrtStream) -> aclError;
+            aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtEvent) -> aclError;
+            aclrtSynchronizeEvent(event: aclrtEvent) -> aclError;
+            aclrtMalloc(dev_ptr: *mut *mut c_void, size: usize, policy: aclrtMemMallocPolicy) -> aclError;
+            aclrtFree(dev_ptr: *mut c_void) -> aclError;
+            aclrtMallocHost(host_ptr: *mut *mut c_void, size: usize) -> aclError;
+            aclrtFreeHost(host_ptr: *mut c_void) -> aclError;
+            aclrtMemcpy(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind) -> aclError;
+            aclrtMemcpyAsync(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind, stream: aclrtStream) -> aclError;
+            aclrtMemset(dev_ptr: *mut c_void, max_count: usize, value: i32, count: usize) -> aclError;
+            aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, total: *mut usize) -> aclError;
+            aclrtGetSocName() -> *const c_char;
+            aclGetRecentErrMsg() -> *const c_char;
+        ]
+        "libnnopbase.so" => [
+            aclCreateTensor(view_dims: *const i64, view_dims_num: u64, data_type: aclDataType, stride: *const i64, offset: i64, format: aclFormat, storage_dims: *const i64, storage_dims_num: u64, tensor_data: *mut c_void) -> *mut aclTensor;
+            aclDestroyTensor(tensor: *const aclTensor) -> aclnnStatus;
+        ]
+        "libopapi.so" => [
+            aclnnMishBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, grad_input: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
+            aclnnMishBackward(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus;
+        ]
+    }
+    optional {
+        "libnnopbase.so" => [
+            aclSetAclOpExecutorRepeatable(executor: *mut aclOpExecutor) -> aclnnStatus;
+            aclDestroyAclOpExecutor(executor: *mut aclOpExecutor) -> aclnnStatus;
+            aclSetInputTensorAddr(executor: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void) -> aclnnStatus;
+            aclSetOutputTensorAddr(executor: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void) -> aclnnStatus;
+        ]
+    }
+}
+
+impl std::fmt::Debug for FnTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let reuse = self.aclSetAclOpExecutorRepeatable.is_some()
+            && self.aclDestroyAclOpExecutor.is_some()
+            && self.aclSetInputTensorAddr.is_some()
+            && self.aclSetOutputTensorAddr.is_some();
+        f.debug_struct("FnTable")
+            .field("required", &Self::REQUIRED_SYMBOLS.len())
+            .field("executor_reuse", &reuse)
+            .finish_non_exhaustive()
+    }
+}
