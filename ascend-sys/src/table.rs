@@ -77,7 +77,7 @@ macro_rules! fn_table {
         /// Compile-time proof that every field has the prototype bindgen generated from
         /// the header. Generic and never instantiated, so the `extern` declarations are
         /// type-checked but never referenced by the linker.
-        #[allow(dead_code, clippy::type_complexity)]
+        #[allow(dead_code, clippy::type_complexity, clippy::extra_unused_type_parameters)]
         fn _prototypes_match_header<T>() {
             $( $( let _: unsafe extern "C" fn($($ty),*) -> $ret = $name; )* )*
             $( $( let _: unsafe extern "C" fn($($oty),*) -> $oret = $oname; )* )*
