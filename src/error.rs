@@ -100,6 +100,16 @@ pub enum Error {
         found: i32,
     },
 
+    /// A tensor given to a reusable plan differs from the one the plan was built for
+    /// (shape, strides, offset or storage size).
+    #[error("{argument} does not match the plan: {detail}")]
+    PlanMismatch {
+        /// Which argument.
+        argument: &'static str,
+        /// What differs.
+        detail: String,
+    },
+
     /// Anything else the caller asked for that cannot be done (bad device id, a view
     /// outside its storage, ...).
     #[error("invalid argument: {0}")]

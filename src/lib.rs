@@ -1,7 +1,98 @@
-//! placeholder: the safe layer is being built.
+//! Safe, idiomatic Rust for running Huawei Ascend NPU operators through CANN's aclnn API.
+//!
+//! # Quick start
+//! ```
+//! use ascendcl::{DeviceTensor, Runtime, mish_backward};
+//! use ndarray::{Array, array};
+//!
+//! # fn main() -> ascendcl::Result<()> {
+//! let rt = Runtime::auto()?; // CANN when installed, else the simulator
+//! println!("backend: {}", rt.backend());
+//! let device = rt.device(0)?;
+//! let stream = device.stream()?;
+//!
+//! let grad = Array::from_shape_vec((4, 2), (0..8).map(|v| v as f32).collect()).unwrap();
+//! let x = array![[1.0f32, 1.0], [1.0, 2.0], [2.0, 2.0], [3.0, 3.0]];
+//! let grad = DeviceTensor::from_array(&stream, &grad)?;
+//! let x = DeviceTensor::from_array(&stream, &x)?;
+//! let mut out = DeviceTensor::<f32>::zeros(&stream, &[4, 2])?;
+//!
+//! mish_backward(&grad, &x, &mut out, &stream)?; // queued on the stream
+//! let result = out.to_array(&stream)?; // waits for the copy
+//! assert!((result[[0, 1]] - 1.049036).abs() < 1e-5);
+//! # Ok(()) }
+//! ```
+//!
+//! # Structure
+//! * [`Runtime`] — the process-wide CANN (or simulator) instance: `aclInit` once, never
+//!   finalised automatically (CANN forbids re-initialisation after `aclFinalize`).
+//! * [`Device`] — RAII over `aclrtSetDevice`/`aclrtResetDevice`; the crate binds the
+//!   device's context on whichever thread calls.
+//! * [`Stream`], [`Event`] — ordered asynchronous work, ordering between streams.
+//! * [`DeviceTensor`], [`TensorView`], [`TensorViewMut`] — device memory and views over it
+//!   (permuted, sliced with steps, broadcast, reshaped), bounds-checked against the
+//!   storage.
+//! * [`mish_backward`] — the operator: validation in Rust with typed errors, then the
+//!   two-phase aclnn protocol (descriptors on the stack, workspace from a per-stream
+//!   cache, no allocation in steady state).
+//! * [`reference`](crate#) — a CPU reference used to check results.
+//!
+//! # Lifetimes
+//! Work is asynchronous. Each stream numbers its submissions (tickets) and remembers the
+//! last ticket known complete (advanced by [`Stream::synchronize`]); every device buffer
+//! and event records the `(stream, ticket)` of its last use on up to four streams in a
+//! fixed array. Dropping a tensor, event or stream first synchronises each stream still
+//! behind its recorded ticket, so memory is never freed under queued work; a device is
+//! reset only after its last stream, event and tensor are gone (they hold it). Uploads
+//! copy the caller's data into pinned staging memory owned by the stream until the copy
+//! has run; downloads return after the copy has finished. Replaced workspaces are freed
+//! only after a synchronisation that covers the work using them. If a synchronisation
+//! fails, the memory is leaked rather than freed.
+//!
+//! Ordering of *data* between two streams (a tensor written on one and read on another)
+//! is the caller's job, with [`Event`]s; memory safety does not depend on it.
+//!
+//! # Threads
+//! All public types are `Send + Sync` (asserted at compile time below): device handles are
+//! only used through CANN calls made after binding the right context on the calling
+//! thread; enqueues on one stream are serialised by a lock; views are borrows, so a
+//! writable output view can never alias an input.
+#![warn(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
+
 pub mod element;
 pub mod error;
+pub mod reference;
 pub mod shape;
 
+mod device;
+mod op;
+pub mod ops;
+mod runtime;
+mod stream;
+mod sys;
+mod tensor;
+
+pub use device::{Device, MemoryInfo};
 pub use element::{DType, Element};
 pub use error::{Error, Result};
+pub use ops::mish_backward::{MishBackwardPlan, mish_backward};
+pub use runtime::{Backend, Runtime};
+pub use stream::{Event, Stream};
+pub use tensor::{AsTensorView, AsTensorViewMut, DeviceTensor, TensorView, TensorViewMut};
+
+/// Compile-time statement of the thread-safety story in the crate docs.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<Runtime>();
+    send_sync::<Device>();
+    send_sync::<Stream>();
+    send_sync::<Event>();
+    send_sync::<DeviceTensor<f32>>();
+    send_sync::<DeviceTensor<half::f16>>();
+    send_sync::<DeviceTensor<half::bf16>>();
+    send_sync::<TensorView<'static, f32>>();
+    send_sync::<TensorViewMut<'static, f32>>();
+    send_sync::<Error>();
+    send_sync::<ops::mish_backward::MishBackwardPlan<f32, half::f16, half::bf16>>();
+};

@@ -1,0 +1,172 @@
+//! The two-phase aclnn protocol, shared by every operator.
+//!
+//! [`launch`] creates one `aclTensor` descriptor per argument (dims and strides in stack
+//! arrays), runs phase 1 through a closure, takes the workspace from the stream's cache,
+//! runs phase 2 on the stream, and destroys the descriptors. Guards release everything
+//! made so far on every error path: descriptors (`aclDestroyTensor`) and an executor that
+//! phase 2 did not consume (`aclDestroyAclOpExecutor`). Nothing here allocates unless an
+//! error is reported.
+
+use crate::error::Result;
+use crate::shape::MAX_DIMS;
+use crate::stream::Stream;
+use crate::sys;
+use crate::tensor::RawTensor;
+use ascend_sys::{FnTable, aclOpExecutor, aclTensor, aclrtStream};
+use std::ffi::c_void;
+
+/// The `aclTensor` descriptors of one call; destroyed on drop.
+pub(crate) struct Descriptors<'t, const N: usize> {
+    table: &'t FnTable,
+    pub(crate) raw: [*mut aclTensor; N],
+}
+
+impl<'t, const N: usize> Descriptors<'t, N> {
+    /// Creates a descriptor for each argument. The device context must be current.
+    pub(crate) fn new(table: &'t FnTable, tensors: &[RawTensor<'_>; N]) -> Result<Self> {
+        let mut d = Descriptors {
+            table,
+            raw: [std::ptr::null_mut(); N],
+        };
+        for (slot, t) in d.raw.iter_mut().zip(tensors) {
+            *slot = create_tensor(table, t)?;
+        }
+        Ok(d)
+    }
+}
+
+impl<const N: usize> Descriptors<'_, N> {
+    /// Gives up ownership of the descriptors (the caller destroys them).
+    pub(crate) fn into_raw(self) -> [*mut aclTensor; N] {
+        let raw = self.raw;
+        std::mem::forget(self);
+        raw
+    }
+}
+
+impl<const N: usize> Drop for Descriptors<'_, N> {
+    fn drop(&mut self) {
+        for p in self.raw {
+            if !p.is_null() {
+                // SAFETY: `p` was returned by aclCreateTensor and is destroyed once.
+                let _ = unsafe { (self.table.aclDestroyTensor)(p) };
+            }
+        }
+    }
+}
+
+/// Creates the descriptor of one argument: view dims/strides/offset in elements, storage
+/// shape `[len]` (1-D), format ND, base address of the storage.
+pub(crate) fn create_tensor(table: &FnTable, t: &RawTensor<'_>) -> Result<*mut aclTensor> {
+    let n = t.layout.dims.ndim();
+    let mut dims = [0i64; MAX_DIMS];
+    for (d, v) in dims.iter_mut().zip(t.layout.dims.iter()) {
+        // Dims of a checked view fit in i64 (they bound a real allocation or are 0-strided).
+        *d = i64::try_from(*v).unwrap_or(i64::MAX);
+    }
+    let storage = [i64::try_from(t.buf.len).unwrap_or(i64::MAX)];
+    // SAFETY: `dims` and `strides` hold `n <= 8` valid entries and `storage` one; they are
+    // copied by aclCreateTensor. `t.buf.ptr` is a live device allocation of at least
+    // `t.buf.len` elements, and the view stays inside it (checked when it was built).
+    let p = unsafe {
+        (table.aclCreateTensor)(
+            dims.as_ptr(),
+            n as u64,
+            t.dtype.acl(),
+            t.layout.strides.as_ptr(),
+            t.layout.offset,
+            ascend_sys::ACL_FORMAT_ND,
+            storage.as_ptr(),
+            1,
+            t.buf.ptr,
+        )
+    };
+    if p.is_null() {
+        return Err(sys::aclnn_error(
+            table,
+            "aclCreateTensor",
+            ascend_sys::ACLNN_ERR_INNER_NULLPTR,
+        ));
+    }
+    Ok(p)
+}
+
+/// An executor from phase 1; destroyed on drop unless phase 2 consumed it.
+pub(crate) struct Executor<'t> {
+    table: &'t FnTable,
+    pub(crate) raw: *mut aclOpExecutor,
+}
+
+impl<'t> Executor<'t> {
+    pub(crate) fn new(table: &'t FnTable, raw: *mut aclOpExecutor) -> Self {
+        Executor { table, raw }
+    }
+
+    /// Phase 2 took ownership: do not destroy.
+    pub(crate) fn consumed(mut self) {
+        self.raw = std::ptr::null_mut();
+    }
+}
+
+impl Drop for Executor<'_> {
+    fn drop(&mut self) {
+        if let (false, Some(destroy)) = (self.raw.is_null(), self.table.aclDestroyAclOpExecutor) {
+            // SAFETY: the executor came from a successful phase 1, was not consumed by a
+            // successful phase 2, and is destroyed once. (Releases without this function,
+            // before CANN 8.0, cannot free an unconsumed executor; it is leaked.)
+            let _ = unsafe { destroy(self.raw) };
+        }
+    }
+}
+
+/// Phase 2 of an operator: `aclnnXxx(workspace, size, executor, stream)`.
+pub(crate) type Phase2 = unsafe extern "C" fn(*mut c_void, u64, *mut aclOpExecutor, aclrtStream) -> i32;
+
+/// Runs the whole protocol for one call.
+///
+/// `phase1(descriptors, &mut workspace_size, &mut executor)` calls the operator's
+/// `GetWorkspaceSize` function and returns its status. All tensors must already be
+/// validated (device, dtype, shape). On success every tensor records the stream and the
+/// ticket of the launch, so its memory outlives the queued work.
+pub(crate) fn launch<const N: usize>(
+    stream: &Stream,
+    tensors: [RawTensor<'_>; N],
+    phase1_name: &'static str,
+    phase1: impl FnOnce(&[*mut aclTensor; N], &mut u64, &mut *mut aclOpExecutor) -> i32,
+    phase2_name: &'static str,
+    phase2: Phase2,
+) -> Result<()> {
+    let inner = &stream.inner;
+    let table = inner.table();
+    inner.device.bind()?;
+    let descriptors = Descriptors::new(table, &tensors)?;
+    let mut workspace_size = 0u64;
+    let mut raw_executor: *mut aclOpExecutor = std::ptr::null_mut();
+    let status = phase1(&descriptors.raw, &mut workspace_size, &mut raw_executor);
+    let executor = Executor::new(table, raw_executor);
+    sys::aclnn(table, phase1_name, status)?;
+    if executor.raw.is_null() {
+        return Err(sys::aclnn_error(
+            table,
+            phase1_name,
+            ascend_sys::ACLNN_ERR_INNER_NULLPTR,
+        ));
+    }
+    let ticket = inner.submit(|state, raw_stream, ticket| {
+        let workspace = state.workspace(table, workspace_size, ticket)?;
+        // SAFETY: the executor comes from phase 1 and is used once; the workspace holds at
+        // least `workspace_size` bytes of device memory that stays allocated until the
+        // stream has finished this work (grow-only cache, deferred release); the tensors'
+        // memory is kept alive by the use records made below.
+        let status = unsafe { phase2(workspace, workspace_size, executor.raw, raw_stream) };
+        sys::aclnn(table, phase2_name, status)
+    });
+    // On error, `executor` and `descriptors` are released by their guards.
+    let ticket = ticket?;
+    executor.consumed();
+    for t in &tensors {
+        t.buf.uses.record(inner, ticket);
+    }
+    drop(descriptors);
+    Ok(())
+}

@@ -1,0 +1,375 @@
+//! `aclnnMishBackward`: the gradient of Mish.
+
+use crate::device::DeviceInner;
+use crate::element::{DType, Element};
+use crate::error::{Error, Result};
+use crate::op;
+use crate::shape;
+use crate::stream::{Stream, Uses};
+use crate::sys;
+use crate::tensor::{AsTensorView, AsTensorViewMut, Layout, RawTensor};
+use ascend_sys::{FnTable, aclOpExecutor, aclTensor};
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+const OPERATOR: &str = "aclnnMishBackward";
+
+/// Whether the SoC has the operator at all (Atlas 200I/500 A2, "Ascend310B*", has not).
+pub(crate) fn available_on(soc: &str) -> bool {
+    !soc.starts_with("Ascend310B")
+}
+
+/// Whether `dtype` is in the SoC's list: FLOAT and FLOAT16 everywhere, BF16 on Atlas A2/A3
+/// ("Ascend910B*", "Ascend910_93*").
+pub fn dtype_supported(soc: &str, dtype: DType) -> bool {
+    match dtype {
+        DType::F32 | DType::F16 => true,
+        DType::BF16 => soc.starts_with("Ascend910B") || soc.starts_with("Ascend910_93"),
+    }
+}
+
+/// Validates in the vendor's order, entirely in Rust: devices of the three tensors against
+/// the stream, operator availability on the SoC, dtypes of grad_output / self / grad_input,
+/// then the shape rules of [`shape::check_mish_backward`].
+pub(crate) fn validate(
+    stream: &Stream,
+    grad: &RawTensor<'_>,
+    x: &RawTensor<'_>,
+    out: &RawTensor<'_>,
+) -> Result<()> {
+    let device = &stream.inner.device;
+    for (argument, t) in [("grad_output", grad), ("self", x), ("grad_input", out)] {
+        if !t.buf.device.same_as(device) {
+            return Err(Error::DeviceMismatch {
+                argument,
+                expected: device.id,
+                found: t.buf.device.id,
+            });
+        }
+    }
+    let soc = device.soc();
+    if !available_on(soc) {
+        return Err(Error::UnsupportedOperator {
+            operator: OPERATOR,
+            soc: soc.to_owned(),
+        });
+    }
+    for (argument, t) in [("grad_output", grad), ("self", x), ("grad_input", out)] {
+        if !dtype_supported(soc, t.dtype) {
+            return Err(Error::UnsupportedDtype {
+                argument,
+                dtype: t.dtype,
+                operator: OPERATOR,
+                soc: soc.to_owned(),
+            });
+        }
+    }
+    shape::check_mish_backward(&grad.layout.dims, &x.layout.dims, Some(&out.layout.dims))?;
+    Ok(())
+}
+
+/// `grad_input = grad_output * mish'(self)`, queued on `stream` (`aclnnMishBackward`).
+///
+/// * `grad` (gradOutput) and `x` (self): any [`AsTensorView`] — `&DeviceTensor<_>`,
+///   [`TensorView`](crate::TensorView)s (permuted, sliced, broadcast) — of `f32`, `f16`
+///   or `bf16` (bf16 on Atlas A2/A3 only), broadcastable together (numpy rules, up to 8
+///   dims).
+/// * `out` (gradInput): `&mut DeviceTensor<_>` or a [`TensorViewMut`](crate::TensorViewMut)
+///   (may be non-contiguous) whose shape is the broadcast shape. Any of the three dtypes:
+///   the inputs are promoted (same → same, mixed → f32), computed, then cast to `out`'s.
+///
+/// Everything is validated first, in Rust, with typed errors and no FFI call; then the
+/// two-phase protocol runs with the workspace from the stream's cache. The call returns
+/// once the work is queued; all three tensors stay alive until it has run. Empty tensors
+/// succeed without computing anything. In steady state the call does not allocate.
+///
+/// # Errors
+/// [`Error::DeviceMismatch`], [`Error::UnsupportedOperator`] (SoC "Ascend310B*"),
+/// [`Error::UnsupportedDtype`], [`Error::TooManyDims`], [`Error::NotBroadcastable`],
+/// [`Error::ShapeMismatch`]; [`Error::Aclnn`] / [`Error::Acl`] from the library.
+///
+/// ```
+/// # fn main() -> ascendcl::Result<()> {
+/// use ascendcl::{DeviceTensor, Runtime, mish_backward};
+/// use ndarray::array;
+/// let stream = Runtime::auto()?.device(0)?.stream()?;
+/// let grad = DeviceTensor::from_array(&stream, &array![[0.0f32, 1.0], [2.0, 3.0]])?;
+/// let x = DeviceTensor::from_array(&stream, &array![1.0f32, 2.0])?; // broadcast
+/// let mut out = DeviceTensor::<f32>::zeros(&stream, &[2, 2])?;
+/// mish_backward(&grad, &x, &mut out, &stream)?;
+/// let y = out.to_array(&stream)?;
+/// assert!((y[[0, 1]] - 1.069).abs() < 1e-3);
+/// # Ok(()) }
+/// ```
+pub fn mish_backward<G, X, O>(grad: G, x: X, mut out: O, stream: &Stream) -> Result<()>
+where
+    G: AsTensorView,
+    X: AsTensorView,
+    O: AsTensorViewMut,
+{
+    let g = grad.as_tensor_view().raw();
+    let s = x.as_tensor_view().raw();
+    let o = out.as_tensor_view_mut().raw();
+    run(stream, g, s, o)
+}
+
+/// Validation and the two-phase protocol on already-extracted arguments.
+fn run(stream: &Stream, g: RawTensor<'_>, s: RawTensor<'_>, o: RawTensor<'_>) -> Result<()> {
+    validate(stream, &g, &s, &o)?;
+    let table = stream.inner.table();
+    op::launch(
+        stream,
+        [g, s, o],
+        "aclnnMishBackwardGetWorkspaceSize",
+        |d, workspace_size, executor| {
+            let [grad_output, self_, grad_input] = *d;
+            // SAFETY: three live descriptors made for this call, valid out-pointers.
+            unsafe {
+                (table.aclnnMishBackwardGetWorkspaceSize)(
+                    grad_output,
+                    self_,
+                    grad_input,
+                    workspace_size,
+                    executor,
+                )
+            }
+        },
+        OPERATOR,
+        table.aclnnMishBackward,
+    )
+}
+
+/// A reusable `aclnnMishBackward` for fixed shapes, dtypes and layouts: phase 1 runs once
+/// (with `aclSetAclOpExecutorRepeatable`), and every [`launch`](Self::launch) only rebinds
+/// the three device addresses (`aclSetInputTensorAddr` / `aclSetOutputTensorAddr`) and
+/// runs phase 2. The executor and descriptors are released (`aclDestroyAclOpExecutor`,
+/// `aclDestroyTensor`) when the plan is dropped, after the queued launches have run.
+///
+/// Where the library lacks the executor-reuse functions (CANN before 8.0), the plan falls
+/// back to a plain [`mish_backward`] per launch; [`is_reusable`](Self::is_reusable) says
+/// which. `Send + Sync`: launching needs `&mut self`.
+///
+/// ```
+/// # fn main() -> ascendcl::Result<()> {
+/// use ascendcl::{DeviceTensor, Runtime, ops::mish_backward::MishBackwardPlan};
+/// use ndarray::array;
+/// let stream = Runtime::auto()?.device(0)?.stream()?;
+/// let g = DeviceTensor::from_array(&stream, &array![1.0f32, 2.0])?;
+/// let x = DeviceTensor::from_array(&stream, &array![0.0f32, 1.0])?;
+/// let mut out = DeviceTensor::<f32>::zeros(&stream, &[2])?;
+/// let mut plan = MishBackwardPlan::new(&g, &x, &out, &stream)?;
+/// for _ in 0..3 {
+///     plan.launch(&g, &x, &mut out, &stream)?;
+/// }
+/// assert!((out.to_array(&stream)?[0] - 0.6).abs() < 1e-6);
+/// # Ok(()) }
+/// ```
+pub struct MishBackwardPlan<G: Element, X: Element, O: Element> {
+    device: Arc<DeviceInner>,
+    keys: [(Layout, usize); 3],
+    reusable: Option<Reusable>,
+    _elem: PhantomData<Dtypes<G, X, O>>,
+}
+
+/// The element types of a plan (a `fn` type: `Send + Sync` whatever they are).
+type Dtypes<G, X, O> = fn() -> (G, X, O);
+
+struct Reusable {
+    table: &'static FnTable,
+    descriptors: [*mut aclTensor; 3],
+    executor: *mut aclOpExecutor,
+    workspace_size: u64,
+    uses: Uses,
+}
+
+// SAFETY: the descriptors and executor are opaque library handles used only through
+// `&mut self` (launch) or on drop, with the device's context bound on the calling thread.
+unsafe impl Send for Reusable {}
+// SAFETY: `&Reusable` exposes nothing that touches the handles.
+unsafe impl Sync for Reusable {}
+
+impl Drop for Reusable {
+    fn drop(&mut self) {
+        if !self.uses.wait_idle() {
+            return; // leaked rather than destroyed under queued launches
+        }
+        if let Some(destroy) = self.table.aclDestroyAclOpExecutor {
+            // SAFETY: a repeatable executor from phase 1, never consumed; destroyed once
+            // after every launch of it has run.
+            let _ = unsafe { destroy(self.executor) };
+        }
+        for d in self.descriptors {
+            // SAFETY: descriptors made for this plan, destroyed once, after the executor.
+            let _ = unsafe { (self.table.aclDestroyTensor)(d) };
+        }
+    }
+}
+
+impl<G: Element, X: Element, O: Element> fmt::Debug for MishBackwardPlan<G, X, O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MishBackwardPlan")
+            .field("dtypes", &(G::DTYPE, X::DTYPE, O::DTYPE))
+            .field("shape", &self.keys[2].0.dims)
+            .field("reusable", &self.reusable.is_some())
+            .finish()
+    }
+}
+
+const NAMES: [&str; 3] = ["grad_output", "self", "grad_input"];
+
+impl<G: Element, X: Element, O: Element> MishBackwardPlan<G, X, O> {
+    /// Validates like [`mish_backward`] and runs phase 1 once for these tensors' shapes,
+    /// strides, offsets and storage sizes. Nothing is computed.
+    ///
+    /// # Errors
+    /// As [`mish_backward`]; [`Error::Aclnn`] from phase 1 or
+    /// `aclSetAclOpExecutorRepeatable`.
+    pub fn new<A, B, C>(grad: A, x: B, out: C, stream: &Stream) -> Result<Self>
+    where
+        A: AsTensorView<Elem = G>,
+        B: AsTensorView<Elem = X>,
+        C: AsTensorView<Elem = O>,
+    {
+        let g = grad.as_tensor_view().raw();
+        let s = x.as_tensor_view().raw();
+        let o = out.as_tensor_view().raw();
+        validate(stream, &g, &s, &o)?;
+        let keys = [
+            (g.layout, g.buf.len),
+            (s.layout, s.buf.len),
+            (o.layout, o.buf.len),
+        ];
+        let device = Arc::clone(&stream.inner.device);
+        let table = device.table();
+        if !device.rt.api.supports_executor_reuse() {
+            return Ok(MishBackwardPlan {
+                device,
+                keys,
+                reusable: None,
+                _elem: PhantomData,
+            });
+        }
+        device.bind()?;
+        let descriptors = op::Descriptors::new(table, &[g, s, o])?;
+        let [d0, d1, d2] = descriptors.raw;
+        let mut workspace_size = 0u64;
+        let mut raw: *mut aclOpExecutor = std::ptr::null_mut();
+        // SAFETY: three live descriptors made for this call, valid out-pointers.
+        let status = unsafe {
+            (table.aclnnMishBackwardGetWorkspaceSize)(d0, d1, d2, &mut workspace_size, &mut raw)
+        };
+        let executor = op::Executor::new(table, raw);
+        sys::aclnn(table, "aclnnMishBackwardGetWorkspaceSize", status)?;
+        if let Some(repeatable) = table.aclSetAclOpExecutorRepeatable {
+            // SAFETY: a fresh executor from phase 1, before any phase 2.
+            let status = unsafe { repeatable(executor.raw) };
+            sys::aclnn(table, "aclSetAclOpExecutorRepeatable", status)?;
+        }
+        let executor_raw = executor.raw;
+        executor.consumed(); // owned by the plan from here on
+        Ok(MishBackwardPlan {
+            device,
+            keys,
+            reusable: Some(Reusable {
+                table,
+                descriptors: descriptors.into_raw(),
+                executor: executor_raw,
+                workspace_size,
+                uses: Uses::new(),
+            }),
+            _elem: PhantomData,
+        })
+    }
+
+    /// Whether launches reuse the executor (`false`: the library lacks executor reuse and
+    /// every launch is a plain [`mish_backward`]).
+    pub fn is_reusable(&self) -> bool {
+        self.reusable.is_some()
+    }
+
+    /// Queues the operator on `stream` for tensors laid out exactly like the ones the plan
+    /// was built with (same shapes, strides, offsets and storage sizes; any storage).
+    /// Does not allocate.
+    ///
+    /// # Errors
+    /// [`Error::DeviceMismatch`], [`Error::PlanMismatch`]; [`Error::Aclnn`] from the
+    /// library.
+    pub fn launch<A, B, C>(&mut self, grad: A, x: B, mut out: C, stream: &Stream) -> Result<()>
+    where
+        A: AsTensorView<Elem = G>,
+        B: AsTensorView<Elem = X>,
+        C: AsTensorViewMut<Elem = O>,
+    {
+        let g = grad.as_tensor_view().raw();
+        let s = x.as_tensor_view().raw();
+        let o = out.as_tensor_view_mut().raw();
+        let device = &stream.inner.device;
+        if !self.device.same_as(device) {
+            return Err(Error::DeviceMismatch {
+                argument: "plan",
+                expected: device.id,
+                found: self.device.id,
+            });
+        }
+        for ((t, key), argument) in [&g, &s, &o].into_iter().zip(&self.keys).zip(NAMES) {
+            if !t.buf.device.same_as(device) {
+                return Err(Error::DeviceMismatch {
+                    argument,
+                    expected: device.id,
+                    found: t.buf.device.id,
+                });
+            }
+            if t.layout != key.0 || t.buf.len != key.1 {
+                return Err(plan_mismatch(argument, t, key));
+            }
+        }
+        let Some(plan) = self.reusable.as_ref() else {
+            return run(stream, g, s, o);
+        };
+        let table = plan.table;
+        let inner = &stream.inner;
+        inner.device.bind()?;
+        let [d0, d1, d2] = plan.descriptors;
+        if let (Some(set_in), Some(set_out)) = (table.aclSetInputTensorAddr, table.aclSetOutputTensorAddr) {
+            // SAFETY: the plan's live repeatable executor and its own descriptors; the
+            // addresses are live device allocations of the sizes the plan was built for.
+            unsafe {
+                sys::aclnn(table, "aclSetInputTensorAddr", set_in(plan.executor, 0, d0, g.buf.ptr))?;
+                sys::aclnn(table, "aclSetInputTensorAddr", set_in(plan.executor, 1, d1, s.buf.ptr))?;
+                sys::aclnn(table, "aclSetOutputTensorAddr", set_out(plan.executor, 0, d2, o.buf.ptr))?;
+            }
+        }
+        let (executor, workspace_size) = (plan.executor, plan.workspace_size);
+        let ticket = inner.submit(|state, raw_stream, ticket| {
+            let workspace = state.workspace(table, workspace_size, ticket)?;
+            // SAFETY: a repeatable executor (not consumed by phase 2); the workspace and
+            // tensors stay allocated until the stream has run this launch.
+            let status = unsafe { (table.aclnnMishBackward)(workspace, workspace_size, executor, raw_stream) };
+            sys::aclnn(table, OPERATOR, status)
+        })?;
+        plan.uses.record(inner, ticket);
+        for t in [&g, &s, &o] {
+            t.buf.uses.record(inner, ticket);
+        }
+        Ok(())
+    }
+}
+
+#[cold]
+fn plan_mismatch(argument: &'static str, t: &RawTensor<'_>, key: &(Layout, usize)) -> Error {
+    Error::PlanMismatch {
+        argument,
+        detail: format!(
+            "shape {:?} strides {:?} offset {} storage {} vs planned shape {:?} strides {:?} offset {} storage {}",
+            t.layout.dims,
+            t.layout.strides(),
+            t.layout.offset,
+            t.buf.len,
+            key.0.dims,
+            key.0.strides(),
+            key.0.offset,
+            key.1
+        ),
+    }
+}

@@ -1,0 +1,188 @@
+//! [`Runtime`]: one initialised CANN (or simulator) per process.
+
+#[allow(unused_imports)]
+use crate::error::Error;
+
+use crate::device::Device;
+use crate::error::Result;
+use crate::sys;
+use ascend_sys::{Api, FnTable, LoadOptions};
+use std::fmt;
+use std::sync::{Mutex, PoisonError};
+
+/// Which implementation of the CANN API a [`Runtime`] drives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Backend {
+    /// The real CANN libraries (`libascendcl.so`, `libnnopbase.so`, `libopapi.so`).
+    Cann,
+    /// The in-process simulator of the `ascend-sim` crate.
+    Simulator,
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Backend::Cann => "CANN",
+            Backend::Simulator => "simulator (ascend-sim)",
+        })
+    }
+}
+
+pub(crate) struct RuntimeInner {
+    pub(crate) api: Api,
+    pub(crate) backend: Backend,
+}
+
+impl RuntimeInner {
+    #[inline]
+    pub(crate) fn table(&self) -> &FnTable {
+        &self.api
+    }
+}
+
+static CANN: Mutex<Option<&'static RuntimeInner>> = Mutex::new(None);
+#[cfg(feature = "sim")]
+static SIMULATOR: Mutex<Option<&'static RuntimeInner>> = Mutex::new(None);
+
+/// An initialised CANN runtime: the entry point of the crate.
+///
+/// # Lifetime and finalisation
+/// CANN allows `aclInit` once per process and nothing after `aclFinalize`. Each backend is
+/// therefore initialised at most once per process, on the first `Runtime::cann()` /
+/// `Runtime::simulator()`; every later call returns a handle to the same process-wide
+/// instance (a `Runtime` is a cheap `Copy` handle). The runtime is **never finalised
+/// automatically**: it lives until the process exits, when the operating system and the
+/// driver reclaim it. Devices, streams and memory are still released deterministically
+/// when their Rust handles are dropped. If `aclInit` reports that it was already called
+/// (`ACL_ERROR_REPEAT_INITIALIZE`, e.g. by another library in the process), the runtime is
+/// used as is.
+///
+/// `Runtime` is `Send + Sync + Copy`: it is a shared reference to immutable, process-wide
+/// state (a table of function pointers).
+///
+/// ```
+/// # fn main() -> ascendcl::Result<()> {
+/// let rt = ascendcl::Runtime::auto()?;
+/// println!("running on {}, {} device(s)", rt.backend(), rt.device_count()?);
+/// let device = rt.device(0)?;
+/// println!("SoC {}", device.soc_name());
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy)]
+pub struct Runtime {
+    pub(crate) inner: &'static RuntimeInner,
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime")
+            .field("backend", &self.inner.backend)
+            .field("api", &self.inner.api)
+            .finish()
+    }
+}
+
+impl Runtime {
+    /// Loads the real CANN libraries (searched as [`LoadOptions::default`] does: the
+    /// `ASCEND_HOME_PATH` / `ASCEND_TOOLKIT_HOME` toolkit, the standard install roots,
+    /// then the dynamic linker's path) and calls `aclInit` once per process.
+    ///
+    /// # Errors
+    /// [`Error::Load`] when the libraries are missing, [`Error::Acl`] when `aclInit` fails.
+    pub fn cann() -> Result<Runtime> {
+        Self::cann_with(&LoadOptions::default())
+    }
+
+    /// Like [`Runtime::cann`], searching where `options` say. Only the first successful
+    /// call in a process loads anything; later calls return that runtime.
+    ///
+    /// # Errors
+    /// As [`Runtime::cann`].
+    pub fn cann_with(options: &LoadOptions) -> Result<Runtime> {
+        init(&CANN, Backend::Cann, || Ok(Api::load(options)?))
+    }
+
+    /// The in-process simulator (`ascend-sim`), initialised once per process. Its devices
+    /// are configured by the simulator (the `ASCEND_SIM_DEVICES` environment variable,
+    /// read at its `aclInit`).
+    ///
+    /// # Errors
+    /// [`Error::Acl`] when the simulator's `aclInit` fails.
+    #[cfg(feature = "sim")]
+    pub fn simulator() -> Result<Runtime> {
+        init(&SIMULATOR, Backend::Simulator, || {
+            Ok(Api::from_table(ascend_sim::fn_table(), "ascend-sim"))
+        })
+    }
+
+    /// CANN when its libraries load, otherwise the simulator (with feature `sim`).
+    /// [`Runtime::backend`] tells which one was chosen.
+    ///
+    /// # Errors
+    /// The simulator's error when neither works (without feature `sim`: CANN's error).
+    pub fn auto() -> Result<Runtime> {
+        match Self::cann() {
+            Ok(rt) => Ok(rt),
+            #[cfg(feature = "sim")]
+            Err(_) => Self::simulator(),
+            #[cfg(not(feature = "sim"))]
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Which backend this runtime drives.
+    pub fn backend(&self) -> Backend {
+        self.inner.backend
+    }
+
+    /// The function table in use, for callers that need a raw call the safe API lacks.
+    pub fn api(&self) -> &'static Api {
+        &self.inner.api
+    }
+
+    /// Number of devices (`aclrtGetDeviceCount`).
+    ///
+    /// # Errors
+    /// [`Error::Acl`] from `aclrtGetDeviceCount`.
+    pub fn device_count(&self) -> Result<u32> {
+        let t = self.inner.table();
+        let mut count = 0u32;
+        // SAFETY: the out-pointer is valid for writes for the duration of the call.
+        let code = unsafe { (t.aclrtGetDeviceCount)(&mut count) };
+        sys::acl(t, "aclrtGetDeviceCount", code)?;
+        Ok(count)
+    }
+
+    /// Opens device `id` (`aclrtSetDevice`); see [`Device`].
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a negative id, [`Error::Acl`] when the runtime
+    /// rejects it (e.g. `ACL_ERROR_RT_INVALID_DEVICEID`).
+    pub fn device(&self, id: i32) -> Result<Device> {
+        Device::open(self.inner, id)
+    }
+}
+
+fn init(
+    slot: &'static Mutex<Option<&'static RuntimeInner>>,
+    backend: Backend,
+    make: impl FnOnce() -> Result<Api>,
+) -> Result<Runtime> {
+    let mut guard = slot.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(inner) = *guard {
+        return Ok(Runtime { inner });
+    }
+    let api = make()?;
+    // SAFETY: aclInit accepts a null configuration path; it is called at most once per
+    // backend in this process (guarded by `slot`).
+    let code = unsafe { (api.aclInit)(std::ptr::null()) };
+    if code != ascend_sys::ACL_SUCCESS && code != ascend_sys::ACL_ERROR_REPEAT_INITIALIZE {
+        return Err(sys::acl_error(&api, "aclInit", code));
+    }
+    // The runtime lives for the rest of the process (see the type's docs).
+    let inner: &'static RuntimeInner = Box::leak(Box::new(RuntimeInner { api, backend }));
+    *guard = Some(inner);
+    Ok(Runtime { inner })
+}
+

@@ -1,0 +1,833 @@
+//! [`DeviceTensor`] and its views.
+
+use crate::device::DeviceInner;
+use crate::element::{DType, Element};
+use crate::error::{Error, Result};
+use crate::shape::{Dims, MAX_DIMS};
+use crate::stream::{Stream, Uses};
+use crate::sys;
+use ascend_sys::FnTable;
+use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn};
+use std::ffi::c_void;
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// Device memory of one tensor, with the streams whose queued work uses it.
+pub(crate) struct Buffer {
+    pub(crate) device: Arc<DeviceInner>,
+    pub(crate) ptr: *mut c_void,
+    /// Capacity in elements of the tensor's dtype (the storage shape given to aclnn).
+    pub(crate) len: usize,
+    pub(crate) uses: Uses,
+}
+
+// SAFETY: `ptr` is device memory, never dereferenced by the host; it is only passed to
+// CANN calls made with the device's context bound. Use tracking is behind a mutex.
+unsafe impl Send for Buffer {}
+// SAFETY: as above; `&Buffer` gives out the address only to stream-ordered calls.
+unsafe impl Sync for Buffer {}
+
+/// Smallest allocation, so that empty tensors still have a valid, aligned address.
+const MIN_BYTES: usize = 32;
+
+impl Buffer {
+    fn alloc(device: &Arc<DeviceInner>, len: usize, elem_size: usize) -> Result<Buffer> {
+        let bytes = len
+            .checked_mul(elem_size)
+            .ok_or_else(|| Error::InvalidArgument(format!("{len} elements overflow usize")))?
+            .max(MIN_BYTES);
+        device.bind()?;
+        let t = device.table();
+        let mut ptr: *mut c_void = std::ptr::null_mut();
+        // SAFETY: the out-pointer is valid; the device's context is current.
+        let code = unsafe { (t.aclrtMalloc)(&mut ptr, bytes, ascend_sys::ACL_MEM_MALLOC_HUGE_FIRST) };
+        sys::acl(t, "aclrtMalloc", code)?;
+        Ok(Buffer {
+            device: Arc::clone(device),
+            ptr,
+            len,
+            uses: Uses::new(),
+        })
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        // Stream-ordered release: wait for every stream whose queued work uses the memory.
+        if !self.uses.wait_idle() || self.device.bind().is_err() {
+            return; // leaked rather than freed under running work
+        }
+        let t = self.device.table();
+        // SAFETY: `ptr` came from aclrtMalloc on this device (context current), no queued
+        // work uses it, and it is freed exactly once.
+        let _ = unsafe { (t.aclrtFree)(self.ptr) };
+    }
+}
+
+/// Pinned host memory (`aclrtMallocHost`) used to stage copies.
+pub(crate) struct HostBuf {
+    table: &'static FnTable,
+    ptr: *mut c_void,
+    bytes: usize,
+}
+
+impl HostBuf {
+    pub(crate) fn alloc(device: &DeviceInner, bytes: usize) -> Result<HostBuf> {
+        device.bind()?;
+        let t = device.table();
+        let mut ptr: *mut c_void = std::ptr::null_mut();
+        // SAFETY: the out-pointer is valid.
+        let code = unsafe { (t.aclrtMallocHost)(&mut ptr, bytes.max(MIN_BYTES)) };
+        sys::acl(t, "aclrtMallocHost", code)?;
+        Ok(HostBuf {
+            table: t,
+            ptr,
+            bytes,
+        })
+    }
+
+    /// Gives up ownership (the caller frees it with `aclrtFreeHost`).
+    fn into_raw(self) -> *mut c_void {
+        let p = self.ptr;
+        std::mem::forget(self);
+        p
+    }
+}
+
+impl Drop for HostBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated by aclrtMallocHost, unused by queued work (owners that enqueue
+        // copies either wait for them or hand the pointer to the stream with `into_raw`).
+        let _ = unsafe { (self.table.aclrtFreeHost)(self.ptr) };
+    }
+}
+
+/// Shape, strides and offset of a view, in elements.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Layout {
+    pub(crate) dims: Dims,
+    pub(crate) strides: [i64; MAX_DIMS],
+    pub(crate) offset: i64,
+}
+
+fn to_i64(v: usize) -> Result<i64> {
+    i64::try_from(v).map_err(|_| Error::InvalidArgument(format!("{v} does not fit in i64")))
+}
+
+impl Layout {
+    fn contiguous(dims: Dims) -> Result<Layout> {
+        let mut strides = [0i64; MAX_DIMS];
+        let mut acc: i64 = 1;
+        for i in (0..dims.ndim()).rev() {
+            strides[i] = acc;
+            acc = acc.saturating_mul(to_i64(dims[i])?.max(1));
+        }
+        Ok(Layout {
+            dims,
+            strides,
+            offset: 0,
+        })
+    }
+
+    pub(crate) fn strides(&self) -> &[i64] {
+        &self.strides[..self.dims.ndim()]
+    }
+
+    pub(crate) fn numel(&self) -> usize {
+        self.dims.numel()
+    }
+
+    /// Whether the elements are dense in row-major order.
+    pub(crate) fn is_contiguous(&self) -> bool {
+        let mut acc: i64 = 1;
+        for i in (0..self.dims.ndim()).rev() {
+            let d = self.dims[i];
+            if d != 1 && self.strides[i] != acc {
+                return false;
+            }
+            acc = acc.saturating_mul(i64::try_from(d).unwrap_or(i64::MAX));
+        }
+        true
+    }
+
+    /// Index range `[lo, hi]` of storage elements the view touches (`None` when empty).
+    pub(crate) fn span(&self) -> Option<(i64, i64)> {
+        if self.numel() == 0 {
+            return None;
+        }
+        let mut hi = self.offset;
+        for (d, s) in self.dims.iter().zip(self.strides()) {
+            let extent = i64::try_from(*d).ok()?.checked_sub(1)?.checked_mul(*s)?;
+            hi = hi.checked_add(extent)?;
+        }
+        Some((self.offset, hi))
+    }
+
+    /// Checks that the view stays inside a storage of `len` elements.
+    fn check_within(&self, len: usize) -> Result<()> {
+        let len = to_i64(len)?;
+        let ok = self.offset >= 0
+            && self.strides().iter().all(|s| *s >= 0)
+            && match self.span() {
+                None => self.numel() == 0 && self.offset <= len,
+                Some((lo, hi)) => lo >= 0 && hi < len,
+            };
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::InvalidArgument(format!(
+                "view {:?} strides {:?} offset {} reaches outside its storage of {len} elements",
+                self.dims,
+                self.strides(),
+                self.offset
+            )))
+        }
+    }
+
+    fn permute(&self, axes: &[usize]) -> Result<Layout> {
+        let n = self.dims.ndim();
+        let mut seen = [false; MAX_DIMS];
+        let valid = axes.len() == n
+            && axes.iter().all(|&a| {
+                a < n && !std::mem::replace(seen.get_mut(a).unwrap_or(&mut true), true)
+            });
+        if !valid {
+            return Err(Error::InvalidArgument(format!(
+                "permutation {axes:?} is not a permutation of {n} axes"
+            )));
+        }
+        let mut dims = [0usize; MAX_DIMS];
+        let mut strides = [0i64; MAX_DIMS];
+        for (i, &a) in axes.iter().enumerate() {
+            dims[i] = self.dims[a];
+            strides[i] = self.strides[a];
+        }
+        Ok(Layout {
+            dims: Dims::new("view", &dims[..n])?,
+            strides,
+            offset: self.offset,
+        })
+    }
+
+    fn reversed_axes(&self) -> Layout {
+        let n = self.dims.ndim();
+        let mut axes = [0usize; MAX_DIMS];
+        for (i, a) in axes[..n].iter_mut().enumerate() {
+            *a = n - 1 - i;
+        }
+        // A reversal is always a valid permutation.
+        self.permute(&axes[..n]).unwrap_or(*self)
+    }
+
+    fn slice(&self, axis: usize, start: usize, end: usize, step: usize) -> Result<Layout> {
+        let n = self.dims.ndim();
+        if axis >= n || step == 0 || start > end || end > self.dims[axis] {
+            return Err(Error::InvalidArgument(format!(
+                "slice {start}..{end} step {step} of axis {axis} is invalid for shape {:?}",
+                self.dims
+            )));
+        }
+        let mut dims = [0usize; MAX_DIMS];
+        dims[..n].copy_from_slice(&self.dims);
+        dims[axis] = (end - start).div_ceil(step);
+        let mut strides = self.strides;
+        let offset = if dims[axis] == 0 {
+            self.offset
+        } else {
+            self.offset + to_i64(start)? * self.strides[axis]
+        };
+        strides[axis] = self.strides[axis] * to_i64(step)?;
+        Ok(Layout {
+            dims: Dims::new("view", &dims[..n])?,
+            strides,
+            offset,
+        })
+    }
+
+    fn broadcast_to(&self, shape: &[usize]) -> Result<Layout> {
+        let target = Dims::new("view", shape)?;
+        let (n, m) = (self.dims.ndim(), target.ndim());
+        let fail = || {
+            Error::InvalidArgument(format!(
+                "shape {:?} cannot be broadcast to {shape:?}",
+                self.dims
+            ))
+        };
+        if n > m {
+            return Err(fail());
+        }
+        let mut strides = [0i64; MAX_DIMS];
+        for i in 0..m {
+            strides[i] = match i.checked_sub(m - n) {
+                None => 0,
+                Some(j) if self.dims[j] == target[i] => self.strides[j],
+                Some(j) if self.dims[j] == 1 => 0,
+                Some(_) => return Err(fail()),
+            };
+        }
+        Ok(Layout {
+            dims: target,
+            strides,
+            offset: self.offset,
+        })
+    }
+
+    fn reshape(&self, shape: &[usize]) -> Result<Layout> {
+        let dims = Dims::new("view", shape)?;
+        if !self.is_contiguous() || dims.numel() != self.numel() {
+            return Err(Error::InvalidArgument(format!(
+                "cannot reshape {:?} (strides {:?}) to {shape:?}: needs a contiguous view with the same number of elements",
+                self.dims,
+                self.strides()
+            )));
+        }
+        let mut l = Layout::contiguous(dims)?;
+        l.offset = self.offset;
+        Ok(l)
+    }
+}
+
+/// A tensor in device memory with elements of type `T` (`f32`, `f16` or `bf16`), stored
+/// contiguously in row-major order.
+///
+/// Views ([`DeviceTensor::view`], [`DeviceTensor::view_mut`]) describe permuted, sliced,
+/// broadcast or reshaped windows of the same storage without copying; operators accept
+/// tensors and views alike (through [`AsTensorView`] / [`AsTensorViewMut`]). Views
+/// borrow the tensor, so the borrow checker forbids writing through an output view while
+/// an input view of the same tensor is alive.
+///
+/// Dropping a tensor waits for the queued work that uses it (see the crate docs,
+/// "Lifetimes"). `DeviceTensor<T>` is `Send + Sync`: the host never dereferences the
+/// device address, `&self` only lets queued work *read* the storage, and writing needs
+/// `&mut self`.
+///
+/// ```
+/// # fn main() -> ascendcl::Result<()> {
+/// use ascendcl::{DeviceTensor, Runtime};
+/// use ndarray::array;
+/// let stream = Runtime::auto()?.device(0)?.stream()?;
+/// let a = array![[1.0f32, 2.0, 3.0], [4.0, 5.0, 6.0]];
+/// let t = DeviceTensor::from_array(&stream, &a)?;
+/// assert_eq!(t.shape(), &[2, 3]);
+/// let back = t.view().t().to_array(&stream)?;
+/// assert_eq!(back, a.t().into_dyn());
+/// # Ok(()) }
+/// ```
+pub struct DeviceTensor<T: Element> {
+    buf: Buffer,
+    layout: Layout,
+    _elem: PhantomData<T>,
+}
+
+impl<T: Element> fmt::Debug for DeviceTensor<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeviceTensor")
+            .field("dtype", &T::DTYPE)
+            .field("shape", &self.layout.dims)
+            .field("device", &self.buf.device.id)
+            .finish()
+    }
+}
+
+fn check_stream_device(buf: &Buffer, stream: &Stream, argument: &'static str) -> Result<()> {
+    if buf.device.same_as(&stream.inner.device) {
+        Ok(())
+    } else {
+        Err(Error::DeviceMismatch {
+            argument,
+            expected: stream.inner.device.id,
+            found: buf.device.id,
+        })
+    }
+}
+
+impl<T: Element> DeviceTensor<T> {
+    /// Uploads `array` (any layout, any number of dims up to 8) to a new contiguous tensor
+    /// on the device of `stream`. The copy is queued on `stream`; the host data is first
+    /// copied into a pinned staging buffer that the crate owns until the copy is done, so
+    /// `array` is never read after this returns.
+    ///
+    /// # Errors
+    /// [`Error::TooManyDims`], [`Error::Acl`] from allocation or the copy.
+    pub fn from_array<S, D>(stream: &Stream, array: &ArrayBase<S, D>) -> Result<Self>
+    where
+        S: Data<Elem = T>,
+        D: Dimension,
+    {
+        let dims = Dims::new("array", array.shape())?;
+        let device = &stream.inner.device;
+        let buf = Buffer::alloc(device, dims.numel(), T::DTYPE.size())?;
+        let tensor = DeviceTensor {
+            buf,
+            layout: Layout::contiguous(dims)?,
+            _elem: PhantomData,
+        };
+        let n = dims.numel();
+        if n == 0 {
+            return Ok(tensor);
+        }
+        let bytes = n * T::DTYPE.size();
+        let staging = HostBuf::alloc(device, bytes)?;
+        // SAFETY: `staging` holds at least `n` elements of `T`, is suitably aligned
+        // (aclrtMallocHost returns page-aligned memory) and exclusively owned here.
+        let host = unsafe { std::slice::from_raw_parts_mut(staging.ptr.cast::<T>(), n) };
+        for (slot, v) in host.iter_mut().zip(array.iter()) {
+            *slot = *v;
+        }
+        let t = device.table();
+        let dst = tensor.buf.ptr;
+        let mut staging = Some(staging);
+        let ticket = stream.inner.submit(|state, raw, ticket| {
+            let src = staging.as_ref().map_or(std::ptr::null_mut(), |s| s.ptr);
+            // SAFETY: `dst` holds `bytes` bytes of device memory, `src` `bytes` bytes of
+            // pinned host memory that stays alive until the stream finishes this copy
+            // (handed to the stream below).
+            let code = unsafe {
+                (t.aclrtMemcpyAsync)(dst, bytes, src, bytes, ascend_sys::ACL_MEMCPY_HOST_TO_DEVICE, raw)
+            };
+            sys::acl(t, "aclrtMemcpyAsync", code)?;
+            if let Some(s) = staging.take() {
+                state.defer_host_free(s.into_raw(), ticket);
+            }
+            Ok(())
+        })?;
+        tensor.buf.uses.record(&stream.inner, ticket);
+        Ok(tensor)
+    }
+
+    /// A new tensor of `shape` filled with zeros (`aclrtMemset`) on the device of `stream`.
+    ///
+    /// # Errors
+    /// [`Error::TooManyDims`], [`Error::Acl`] from allocation or the memset.
+    pub fn zeros(stream: &Stream, shape: &[usize]) -> Result<Self> {
+        let dims = Dims::new("shape", shape)?;
+        let device = &stream.inner.device;
+        let buf = Buffer::alloc(device, dims.numel(), T::DTYPE.size())?;
+        let bytes = (dims.numel() * T::DTYPE.size()).max(MIN_BYTES);
+        let t = device.table();
+        // SAFETY: `buf.ptr` holds `bytes` bytes of fresh device memory that no queued
+        // work uses; the device's context is current (bound by `Buffer::alloc`).
+        let code = unsafe { (t.aclrtMemset)(buf.ptr, bytes, 0, bytes) };
+        sys::acl(t, "aclrtMemset", code)?;
+        Ok(DeviceTensor {
+            buf,
+            layout: Layout::contiguous(dims)?,
+            _elem: PhantomData,
+        })
+    }
+
+    /// Downloads the tensor, after the work queued on `stream` so far. Returns only once
+    /// the copy has finished.
+    ///
+    /// # Errors
+    /// [`Error::DeviceMismatch`] for a stream of another device, [`Error::Acl`] from the
+    /// copy or the synchronisation.
+    pub fn to_array(&self, stream: &Stream) -> Result<ArrayD<T>> {
+        self.view().to_array(stream)
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        self.layout.dims.as_slice()
+    }
+
+    /// The strides in elements (row-major).
+    pub fn strides(&self) -> &[i64] {
+        self.layout.strides()
+    }
+
+    /// The offset of the first element in the storage, in elements (always 0 for a tensor).
+    pub fn offset(&self) -> i64 {
+        self.layout.offset
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.layout.numel()
+    }
+
+    /// Whether the tensor has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        T::DTYPE
+    }
+
+    /// The id of the device holding the tensor.
+    pub fn device_id(&self) -> i32 {
+        self.buf.device.id
+    }
+
+    /// A read-only view of the whole tensor.
+    pub fn view(&self) -> TensorView<'_, T> {
+        TensorView {
+            buf: &self.buf,
+            layout: self.layout,
+            _elem: PhantomData,
+        }
+    }
+
+    /// A writable view of the whole tensor (for operator outputs).
+    pub fn view_mut(&mut self) -> TensorViewMut<'_, T> {
+        TensorViewMut {
+            buf: &self.buf,
+            layout: self.layout,
+            _elem: PhantomData,
+        }
+    }
+}
+
+/// A read-only window on a [`DeviceTensor`]'s storage: any shape, non-negative strides
+/// (0 for broadcast dims) and offset, checked to stay inside the storage.
+///
+/// `Copy`, `Send + Sync` (a shared borrow of the tensor).
+pub struct TensorView<'a, T: Element> {
+    pub(crate) buf: &'a Buffer,
+    pub(crate) layout: Layout,
+    _elem: PhantomData<&'a [T]>,
+}
+
+impl<T: Element> Clone for TensorView<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: Element> Copy for TensorView<'_, T> {}
+
+/// A writable window on a [`DeviceTensor`]'s storage, for operator outputs. It can be
+/// permuted, sliced and reshaped, but not broadcast (an output must not write one element
+/// twice). Holding it borrows the tensor mutably.
+///
+/// `Send + Sync` (an exclusive borrow of the tensor).
+pub struct TensorViewMut<'a, T: Element> {
+    pub(crate) buf: &'a Buffer,
+    pub(crate) layout: Layout,
+    _elem: PhantomData<&'a mut [T]>,
+}
+
+macro_rules! view_common {
+    ($ty:ident) => {
+        impl<'a, T: Element> $ty<'a, T> {
+            /// The shape.
+            pub fn shape(&self) -> &[usize] {
+                self.layout.dims.as_slice()
+            }
+
+            /// The strides in elements (0 for broadcast dims).
+            pub fn strides(&self) -> &[i64] {
+                self.layout.strides()
+            }
+
+            /// The offset of the first element in the storage, in elements.
+            pub fn offset(&self) -> i64 {
+                self.layout.offset
+            }
+
+            /// Number of elements.
+            pub fn len(&self) -> usize {
+                self.layout.numel()
+            }
+
+            /// Whether the view has no elements.
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+
+            /// Whether the elements are dense in row-major order.
+            pub fn is_contiguous(&self) -> bool {
+                self.layout.is_contiguous()
+            }
+
+            /// The id of the device holding the storage.
+            pub fn device_id(&self) -> i32 {
+                self.buf.device.id
+            }
+
+            fn with(self, layout: Layout) -> Result<Self> {
+                layout.check_within(self.buf.len)?;
+                Ok($ty {
+                    buf: self.buf,
+                    layout,
+                    _elem: PhantomData,
+                })
+            }
+
+            /// Reorders the axes: axis `i` of the result is axis `axes[i]` of `self`.
+            ///
+            /// # Errors
+            /// [`Error::InvalidArgument`] when `axes` is not a permutation of the axes.
+            pub fn permute(self, axes: &[usize]) -> Result<Self> {
+                let l = self.layout.permute(axes)?;
+                self.with(l)
+            }
+
+            /// Reverses the axes (the transpose of a matrix).
+            pub fn t(self) -> Self {
+                let l = self.layout.reversed_axes();
+                $ty {
+                    buf: self.buf,
+                    layout: l,
+                    _elem: PhantomData,
+                }
+            }
+
+            /// Keeps indices `start, start + step, ...` below `end` of `axis`.
+            ///
+            /// # Errors
+            /// [`Error::InvalidArgument`] for an axis out of range, `step == 0`, or a
+            /// range outside the axis.
+            pub fn slice(self, axis: usize, start: usize, end: usize, step: usize) -> Result<Self> {
+                let l = self.layout.slice(axis, start, end, step)?;
+                self.with(l)
+            }
+
+            /// The same elements with another shape; the view must be contiguous.
+            ///
+            /// # Errors
+            /// [`Error::InvalidArgument`] for a non-contiguous view or a different number of
+            /// elements, [`Error::TooManyDims`].
+            pub fn reshape(self, shape: &[usize]) -> Result<Self> {
+                let l = self.layout.reshape(shape)?;
+                self.with(l)
+            }
+        }
+
+        impl<T: Element> fmt::Debug for $ty<'_, T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($ty))
+                    .field("dtype", &T::DTYPE)
+                    .field("shape", &self.layout.dims)
+                    .field("strides", &self.strides())
+                    .field("offset", &self.layout.offset)
+                    .finish()
+            }
+        }
+    };
+}
+
+view_common!(TensorView);
+view_common!(TensorViewMut);
+
+impl<'a, T: Element> TensorView<'a, T> {
+    /// Broadcasts to `shape` with numpy rules (new leading dims and size-1 dims get
+    /// stride 0).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when the shapes are incompatible, [`Error::TooManyDims`].
+    pub fn broadcast_to(self, shape: &[usize]) -> Result<Self> {
+        let l = self.layout.broadcast_to(shape)?;
+        self.with(l)
+    }
+
+    /// Downloads the view's elements (in row-major order of the view), after the work
+    /// queued on `stream` so far. Returns only once the copy has finished.
+    ///
+    /// # Errors
+    /// [`Error::DeviceMismatch`] for a stream of another device, [`Error::Acl`] from the
+    /// copy or the synchronisation.
+    pub fn to_array(&self, stream: &Stream) -> Result<ArrayD<T>> {
+        check_stream_device(self.buf, stream, "tensor")?;
+        let shape = IxDyn(self.shape());
+        let Some((lo, hi)) = self.layout.span() else {
+            return ArrayD::from_shape_vec(shape, Vec::new())
+                .map_err(|e| Error::InvalidArgument(e.to_string()));
+        };
+        let size = T::DTYPE.size();
+        let count = usize::try_from(hi - lo + 1).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let first = usize::try_from(lo).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let bytes = count * size;
+        let device = &stream.inner.device;
+        let staging = HostBuf::alloc(device, bytes)?;
+        let t = device.table();
+        // In bounds: `check_within` guarantees `hi < buf.len`.
+        let src = self.buf.ptr.cast::<u8>().wrapping_add(first * size).cast::<c_void>();
+        let ticket = stream.inner.submit(|_, raw, _| {
+            // SAFETY: `src..src+bytes` lies inside the tensor's allocation (checked view
+            // bounds); `staging` holds `bytes` bytes and outlives the copy (synchronised
+            // below before it is read or freed).
+            let code = unsafe {
+                (t.aclrtMemcpyAsync)(staging.ptr, staging.bytes.max(1), src, bytes, ascend_sys::ACL_MEMCPY_DEVICE_TO_HOST, raw)
+            };
+            sys::acl(t, "aclrtMemcpyAsync", code)
+        });
+        let ticket = match ticket {
+            Ok(ticket) => ticket,
+            Err(e) => {
+                // The copy may not have been queued, but be safe before freeing staging.
+                if stream.inner.synchronize().is_err() {
+                    std::mem::forget(staging);
+                }
+                return Err(e);
+            }
+        };
+        self.buf.uses.record(&stream.inner, ticket);
+        if let Err(e) = stream.inner.synchronize() {
+            std::mem::forget(staging); // the copy may still be writing into it
+            return Err(e);
+        }
+        // SAFETY: the copy has finished; `staging` holds `count` initialised elements of
+        // `T` (any bit pattern is a valid f32/f16/bf16), suitably aligned.
+        let host = unsafe { std::slice::from_raw_parts(staging.ptr.cast::<T>(), count) };
+        let mut out = Vec::with_capacity(self.len());
+        gather(host, &self.layout, lo, &mut out);
+        ArrayD::from_shape_vec(shape, out).map_err(|e| Error::InvalidArgument(e.to_string()))
+    }
+}
+
+/// Appends the elements of `layout` (row-major) from `host`, whose index 0 is storage
+/// element `base`.
+fn gather<T: Copy>(host: &[T], layout: &Layout, base: i64, out: &mut Vec<T>) {
+    let n = layout.dims.ndim();
+    let dims = layout.dims.as_slice();
+    let mut index = [0usize; MAX_DIMS];
+    let total = layout.numel();
+    for _ in 0..total {
+        let mut off = layout.offset - base;
+        for (i, s) in index[..n].iter().zip(layout.strides()) {
+            off += *i as i64 * *s;
+        }
+        if let Some(v) = usize::try_from(off).ok().and_then(|o| host.get(o)) {
+            out.push(*v);
+        }
+        for axis in (0..n).rev() {
+            index[axis] += 1;
+            if index[axis] < dims[axis] {
+                break;
+            }
+            index[axis] = 0;
+        }
+    }
+}
+
+impl<'a, T: Element> TensorViewMut<'a, T> {
+    /// A shorter-lived writable view of the same window, leaving `self` usable afterwards.
+    pub fn reborrow(&mut self) -> TensorViewMut<'_, T> {
+        TensorViewMut {
+            buf: self.buf,
+            layout: self.layout,
+            _elem: PhantomData,
+        }
+    }
+
+    /// A read-only view of the same window.
+    pub fn as_view(&self) -> TensorView<'_, T> {
+        TensorView {
+            buf: self.buf,
+            layout: self.layout,
+            _elem: PhantomData,
+        }
+    }
+
+    /// Downloads the view's elements; see [`TensorView::to_array`].
+    ///
+    /// # Errors
+    /// As [`TensorView::to_array`].
+    pub fn to_array(&self, stream: &Stream) -> Result<ArrayD<T>> {
+        self.as_view().to_array(stream)
+    }
+}
+
+/// Anything an operator accepts as an input tensor: [`DeviceTensor`], [`TensorView`],
+/// [`TensorViewMut`] (read), and references to them.
+pub trait AsTensorView {
+    /// The element type.
+    type Elem: Element;
+    /// The view the operator reads.
+    fn as_tensor_view(&self) -> TensorView<'_, Self::Elem>;
+}
+
+/// Anything an operator accepts as an output tensor: `&mut DeviceTensor`,
+/// [`TensorViewMut`], and mutable references to them.
+pub trait AsTensorViewMut {
+    /// The element type.
+    type Elem: Element;
+    /// The view the operator writes.
+    fn as_tensor_view_mut(&mut self) -> TensorViewMut<'_, Self::Elem>;
+}
+
+impl<T: Element> AsTensorView for DeviceTensor<T> {
+    type Elem = T;
+    fn as_tensor_view(&self) -> TensorView<'_, T> {
+        self.view()
+    }
+}
+
+impl<T: Element> AsTensorView for TensorView<'_, T> {
+    type Elem = T;
+    fn as_tensor_view(&self) -> TensorView<'_, T> {
+        *self
+    }
+}
+
+impl<T: Element> AsTensorView for TensorViewMut<'_, T> {
+    type Elem = T;
+    fn as_tensor_view(&self) -> TensorView<'_, T> {
+        self.as_view()
+    }
+}
+
+impl<A: AsTensorView + ?Sized> AsTensorView for &A {
+    type Elem = A::Elem;
+    fn as_tensor_view(&self) -> TensorView<'_, A::Elem> {
+        (**self).as_tensor_view()
+    }
+}
+
+impl<A: AsTensorView + ?Sized> AsTensorView for &mut A {
+    type Elem = A::Elem;
+    fn as_tensor_view(&self) -> TensorView<'_, A::Elem> {
+        (**self).as_tensor_view()
+    }
+}
+
+impl<T: Element> AsTensorViewMut for DeviceTensor<T> {
+    type Elem = T;
+    fn as_tensor_view_mut(&mut self) -> TensorViewMut<'_, T> {
+        self.view_mut()
+    }
+}
+
+impl<T: Element> AsTensorViewMut for TensorViewMut<'_, T> {
+    type Elem = T;
+    fn as_tensor_view_mut(&mut self) -> TensorViewMut<'_, T> {
+        self.reborrow()
+    }
+}
+
+impl<A: AsTensorViewMut + ?Sized> AsTensorViewMut for &mut A {
+    type Elem = A::Elem;
+    fn as_tensor_view_mut(&mut self) -> TensorViewMut<'_, A::Elem> {
+        (**self).as_tensor_view_mut()
+    }
+}
+
+/// What the two-phase helper needs of one tensor argument.
+pub(crate) struct RawTensor<'a> {
+    pub(crate) buf: &'a Buffer,
+    pub(crate) layout: Layout,
+    pub(crate) dtype: DType,
+}
+
+impl<'a, T: Element> TensorView<'a, T> {
+    pub(crate) fn raw(&self) -> RawTensor<'a> {
+        RawTensor {
+            buf: self.buf,
+            layout: self.layout,
+            dtype: T::DTYPE,
+        }
+    }
+}
+
+impl<'a, T: Element> TensorViewMut<'a, T> {
+    pub(crate) fn raw(&self) -> RawTensor<'a> {
+        RawTensor {
+            buf: self.buf,
+            layout: self.layout,
+            dtype: T::DTYPE,
+        }
+    }
+}

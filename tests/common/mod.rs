@@ -1,0 +1,140 @@
+//! Shared helpers of the `api_*` tests: the simulator set-up, leak checks, input data and
+//! the CANN precision standard.
+#![allow(dead_code)]
+
+use ascendcl::{DType, Device, Element, Runtime};
+use ndarray::{ArrayD, IxDyn};
+use std::sync::{Mutex, MutexGuard, Once};
+
+/// The simulated devices of every `api_*` test binary: an Atlas A2 (bf16), an Atlas
+/// training 910 (no bf16) and an Atlas 200I/500 A2 (no MishBackward).
+pub const SIM_DEVICES: &str = "Ascend910B4,Ascend910A,Ascend310B1";
+pub const A2: i32 = 0;
+pub const A910: i32 = 1;
+pub const B310: i32 = 2;
+
+static ENV: Once = Once::new();
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// The simulator runtime, configured with [`SIM_DEVICES`] before its `aclInit`.
+pub fn runtime() -> Runtime {
+    ENV.call_once(|| {
+        // SAFETY: runs once, before the simulator (the only reader of this variable) is
+        // initialised; every test reaches the simulator through this function.
+        unsafe { std::env::set_var("ASCEND_SIM_DEVICES", SIM_DEVICES) };
+    });
+    Runtime::simulator().expect("simulator runtime")
+}
+
+pub fn device(id: i32) -> Device {
+    runtime().device(id).expect("device")
+}
+
+/// Serialises the tests of one binary so that the simulator's live-object counters can be
+/// compared before and after each test.
+pub struct LeakCheck {
+    before: ascend_sim::Counters,
+    _guard: MutexGuard<'static, ()>,
+}
+
+impl LeakCheck {
+    pub fn start() -> LeakCheck {
+        let guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = runtime();
+        LeakCheck {
+            before: ascend_sim::counters(),
+            _guard: guard,
+        }
+    }
+}
+
+impl Drop for LeakCheck {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return;
+        }
+        let after = ascend_sim::counters();
+        assert_eq!(
+            (after.allocations, after.tensors, after.executors, after.streams, after.events),
+            (
+                self.before.allocations,
+                self.before.tensors,
+                self.before.executors,
+                self.before.streams,
+                self.before.events
+            ),
+            "simulator objects leaked: before {:?}, after {:?}",
+            self.before,
+            after
+        );
+        if let Some(report) = ascend_sim::last_report() {
+            panic!("simulator report: {report}");
+        }
+    }
+}
+
+/// Deterministic inputs: `n` values in `[lo, hi)`, staying away from the zero of mish'
+/// (x ≈ -1.19) where relative errors are meaningless.
+pub fn values(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let u = (s >> 40) as f32 / (1u64 << 24) as f32;
+            let v = lo + (hi - lo) * u;
+            if (-1.35..-1.05).contains(&v) { v + 0.5 } else { v }
+        })
+        .collect()
+}
+
+pub fn array<T: Element>(shape: &[usize], seed: u64, lo: f32, hi: f32) -> ArrayD<T> {
+    let n = shape.iter().product();
+    ArrayD::from_shape_vec(
+        IxDyn(shape),
+        values(n, seed, lo, hi).into_iter().map(T::from_f32).collect(),
+    )
+    .expect("shape")
+}
+
+/// T of the CANN precision standard for a dtype.
+pub fn threshold(dtype: DType) -> f64 {
+    match dtype {
+        DType::F32 => 2f64.powi(-13),
+        DType::F16 => 2f64.powi(-10),
+        DType::BF16 => 2f64.powi(-7),
+    }
+}
+
+/// The threshold for a result computed in `promote(g, x)` and stored as `o`: the looser
+/// of the two.
+pub fn threshold_for(g: DType, x: DType, o: DType) -> f64 {
+    threshold(g.promote(x)).max(threshold(o))
+}
+
+/// `(MERE, MARE)` of `actual` against the golden `expected`.
+pub fn mere_mare<T: Element>(actual: &ArrayD<T>, expected: &ArrayD<T>) -> (f64, f64) {
+    assert_eq!(actual.shape(), expected.shape());
+    let (mut sum, mut max, mut n) = (0.0f64, 0.0f64, 0usize);
+    for (a, g) in actual.iter().zip(expected.iter()) {
+        let (a, g) = (a.to_f64(), g.to_f64());
+        let rel = if a == g || (a.is_nan() && g.is_nan()) {
+            0.0
+        } else {
+            (a - g).abs() / (g.abs() + 1e-7)
+        };
+        sum += rel;
+        max = max.max(rel);
+        n += 1;
+    }
+    (if n == 0 { 0.0 } else { sum / n as f64 }, max)
+}
+
+/// Asserts the precision standard: MERE < T and MARE < 10 T.
+pub fn assert_precise<T: Element>(actual: &ArrayD<T>, expected: &ArrayD<T>, t: f64, what: &str) {
+    let (mere, mare) = mere_mare(actual, expected);
+    assert!(
+        mere < t && mare < 10.0 * t,
+        "{what}: MERE {mere:.3e} (T {t:.3e}), MARE {mare:.3e} (10T {:.3e})",
+        10.0 * t
+    );
+}
