@@ -1,1 +1,488 @@
-//! placeholder
+//! A strict simulator of the CANN runtime (`libascendcl.so`), of `libnnopbase.so`'s
+//! tensors and executors, and of `aclnnMishBackward` (`libopapi.so`), for running the real
+//! FFI path of `ascendcl` without an NPU.
+//!
+//! It is faithful where CANN is documented and strict where CANN would silently
+//! misbehave: a sanitizer, not a mock.
+//!
+//! # Two ways in
+//!
+//! * As a Rust library: [`fn_table`] returns an [`ascend_sys::FnTable`] whose pointers are
+//!   the functions of [`api`] (ordinary, mangled Rust names). Nothing with a C name is
+//!   exported unless the `c-exports` feature is on, so a binary embedding the rlib never
+//!   interposes CANN's symbols over a real CANN loaded later.
+//! * As `libascend_sim.so` (`cargo build -p ascend-sim`, feature `c-exports`, on by
+//!   default): every function of the table is exported under its exact C name and
+//!   prototype, plus the introspection functions below, so a C program written against
+//!   the CANN headers links and runs against it unchanged.
+//!
+//! # What is modeled
+//!
+//! * **Process state.** `aclInit` once per process (a second call gives 100002; any call
+//!   after `aclFinalize` gives 100001). Configuration is read from the environment at
+//!   `aclInit`:
+//!   * `ASCEND_SIM_DEVICES`: comma-separated SoC names, one per device (default
+//!     `Ascend910B4`). `aclrtGetSocName` answers for the current device (device 0 when the
+//!     thread has no context).
+//!   * `ASCEND_SIM_MEM_BYTES`: device memory per device (default 1 GiB; suffixes `K`, `M`,
+//!     `G` accepted). Exceeding it gives 207001.
+//!   * `ASCEND_SIM_FAULT`: `symbol:n[,symbol:n...]`, the `n`-th call of `symbol` counted
+//!     from process start fails (see [Fault injection](#fault-injection)).
+//!   * `ASCEND_SIM_VERBOSE`: when set, every sanitizer finding is also printed to stderr.
+//! * **Handles.** Contexts, streams, events, tensors and executors are fake pointers
+//!   (`tag << 48 | id`, non-canonical addresses, never dereferenced); ids are never
+//!   reused, so a stale or foreign handle is always recognised: 107017 for runtime handles,
+//!   161002 for tensors and executors.
+//! * **Contexts.** The current context is per thread. `aclrtSetDevice` is reference
+//!   counted and makes the device's default context current; when the count drops to 0,
+//!   `aclrtResetDevice` releases the default context, its default stream and the streams
+//!   created under it (draining them). `aclrtCreateContext` makes the new context current.
+//!   Calls that need a context fail with 107002 on a thread without one (or whose context
+//!   was destroyed); a stream of another device's context gives 107003.
+//! * **Device memory.** Each device owns a reserved `PROT_NONE` address range; `aclrtMalloc`
+//!   hands out 32-byte-aligned addresses inside it (padded to 32 bytes plus a 32-byte gap),
+//!   so host code that dereferences device memory crashes as on hardware. The bytes live in
+//!   host-side backing buffers. Every access is checked against the *requested* size.
+//!   Size 0 gives 100000. `aclrtMallocHost` returns real, tracked host memory.
+//! * **Copies.** `aclrtMemcpy`/`aclrtMemcpyAsync`/`aclrtMemset` check `count <= destMax`,
+//!   the kind against the pointer classes (`ACL_MEMCPY_DEFAULT` infers them), and that
+//!   every device range lies inside one live allocation; misuse gives 100000 with a precise
+//!   text in `aclGetRecentErrMsg` and [`last_report`]. The synchronous copy does not wait
+//!   for streams.
+//! * **Streams** are asynchronous: each one has its own worker thread (256 KiB stack,
+//!   joined by `aclrtDestroyStream`, which drains the queue first) running copies, kernels,
+//!   event records and event waits in order. The `NULL` stream is a per-context default
+//!   stream started on first use. Events order streams: a wait enqueued before any record
+//!   does not wait. An error inside queued work (a buffer freed while queued work uses it,
+//!   an out-of-bounds view) is reported immediately through [`last_report`] and makes the
+//!   next `aclrtSynchronizeStream` of that stream fail with 507000
+//!   (`ACL_ERROR_RT_INTERNAL_ERROR`).
+//! * **Tensors.** `aclCreateTensor` rejects null arrays, negative dims/strides/offset and
+//!   unknown dtypes or formats (returning NULL) and records the descriptor; it needs no
+//!   `aclInit`. The data address is checked at phase 2 and again when the kernel runs.
+//! * **MishBackward phase 1** applies the vendor's checks in the vendor's order: null
+//!   tensors or out-pointers (161001), stale tensor handles (161002), no initialized runtime
+//!   or no current context (361001), a `Ascend310B*` SoC (561003, operator not available),
+//!   self not castable to gradInput (161002), a dtype outside the SoC's list (161002: FLOAT,
+//!   FLOAT16 everywhere, plus BF16 on `Ascend910B*`/`Ascend910_93*`), more than 8 dims,
+//!   non-broadcastable inputs, wrong output shape (161002), and empty tensors (success,
+//!   workspace 0, nothing computed). It asks for a workspace region of the compute dtype for
+//!   every temporary the real operator needs: gradOutput or self when cast, broadcast or
+//!   non-contiguous, and the result when it must be cast or written to a non-contiguous
+//!   gradInput. The kernel really stores those temporaries in the workspace and reads them
+//!   back from there.
+//! * **MishBackward phase 2** checks the executor (a non-repeatable executor is consumed by
+//!   its one call; reusing it gives 161002), the stream under the current context (361001,
+//!   or 161002 for a stale handle), that the tensors are still alive, that the workspace is
+//!   a live device allocation holding `workspaceSize >=` the asked size (null: 161001, too
+//!   small, host or freed: 161002), that every tensor's data lies in a live device
+//!   allocation (host memory: 161002) and inside its storage dims, then enqueues the
+//!   compute.
+//! * **Executor reuse.** `aclSetAclOpExecutorRepeatable` is accepted only before the first
+//!   phase 2 of the executor; a repeatable executor survives phase 2 and must be released
+//!   with `aclDestroyAclOpExecutor` (which also releases a non-repeatable executor that was
+//!   never launched). `aclSetInputTensorAddr` (index 0 gradOutput, 1 self) and
+//!   `aclSetOutputTensorAddr` (index 0 gradInput) rebind the device address of the tensor
+//!   the executor was created with; the address must be 32-byte aligned.
+//!
+//! # The compute and its numerics
+//!
+//! promote(self, gradOutput) (same -> same, anything with f32 -> f32, f16 + bf16 -> f32);
+//! read through strides and offset (bounds-checked against the owning live allocation),
+//! widen to f32, broadcast, apply [`kernel::mish_grad_f32`], round to the compute dtype
+//! (round to nearest even), cast to gradInput's dtype (round to nearest even), write through
+//! gradInput's strides and offset.
+//!
+//! [`kernel::mish_grad_f32`] evaluates the vendor formula in the vendor's order in f32.
+//! Decision on the points where the literal f32 evaluation breaks down: at `x = ±inf` it
+//! would give NaN (`inf * 0`, `inf / inf`), and for `x` below about -88 `exp(-x)` overflows
+//! so the sigmoid term vanishes and the result gets the wrong sign. The simulator keeps the
+//! literal formula wherever `exp(-x)` is finite, evaluates the division by `1 + exp(-x)` as
+//! the multiplication by the divided-through sigmoid `e / (1 + e)` (`e = exp(x)`, same value,
+//! no overflow) where it is not, and returns the mathematical limits at the infinities
+//! (`mish'(+inf) = 1`, `mish'(-inf) = 0`, so `grad * 1` and `grad * 0`). NaN in gives NaN
+//! out. The simulator thus agrees with a correctly rounded CPU reference on every special
+//! value.
+//!
+//! # Fault injection
+//!
+//! `ascendSimSetFault(symbol, n)` ([`set_fault`]) makes the `n`-th call of `symbol`,
+//! counted from the moment it is set, fail (`n = 0` disarms); `ASCEND_SIM_FAULT` does the
+//! same counted from process start. A fault fires once, before any validation, without
+//! side effects, with an `aclGetRecentErrMsg` text saying so. The codes:
+//!
+//! | symbol | failure |
+//! |---|---|
+//! | `aclInit`, `aclFinalize` | 500000 `ACL_ERROR_INTERNAL_ERROR` |
+//! | `aclrtSetDevice` | 507033 `ACL_ERROR_RT_DEV_SETUP_ERROR` |
+//! | `aclrtGetDeviceCount` | 207004 `ACL_ERROR_RT_NO_DEVICE` |
+//! | `aclrtGetDevice`, `aclrtGetCurrentContext` | 107002 `ACL_ERROR_RT_CONTEXT_NULL` |
+//! | `aclrtMalloc`, `aclrtMallocHost` | 207001 `ACL_ERROR_RT_MEMORY_ALLOCATION` |
+//! | `aclrtSynchronizeStream`, `aclrtSynchronizeEvent` | 507046 `ACL_ERROR_RT_STREAM_SYNC_TIMEOUT` |
+//! | every other runtime function returning `aclError` | 507000 `ACL_ERROR_RT_INTERNAL_ERROR` |
+//! | `aclrtGetSocName`, `aclGetRecentErrMsg` | NULL |
+//! | `aclCreateTensor` | NULL |
+//! | `aclDestroyTensor`, `aclSetAclOpExecutorRepeatable`, `aclDestroyAclOpExecutor`, `aclSetInputTensorAddr`, `aclSetOutputTensorAddr` | 561000 `ACLNN_ERR_INNER` |
+//! | `aclnnMishBackwardGetWorkspaceSize` | 561101 `ACLNN_ERR_INNER_CREATE_EXECUTOR` |
+//! | `aclnnMishBackward` | 361001 `ACLNN_ERR_RUNTIME_ERROR` |
+//!
+//! # Introspection
+//!
+//! [`counters`] / `ascendSimGetCounters` count live objects: device allocations plus
+//! `aclrtMallocHost` buffers (`allocations`, `allocated_bytes` = requested sizes), tensors,
+//! executors (not yet consumed or destroyed), streams created with `aclrtCreateStream`
+//! (default streams are not counted), events, and contexts created with
+//! `aclrtCreateContext` (default contexts of `aclrtSetDevice` are not counted).
+//! [`call_count`] / `ascendSimGetCallCount` count calls per symbol since process start.
+//! [`last_report`] / `ascendSimLastReport` give the latest sanitizer finding.
+//!
+//! # Threads
+//!
+//! All state is process-global behind a mutex; every function may be called from any
+//! thread. [`Counters`] is plain data (`Send + Sync`); [`testing::StreamHold`] is `Send +
+//! Sync`. No entry point lets a panic cross the C boundary (each catches unwinding and
+//! returns its failure value), and a poisoned lock is recovered, never turned into UB.
+
+#![warn(missing_docs)]
+
+use ascend_sys::*;
+use std::ffi::{CStr, c_char, c_void};
+
+pub mod kernel;
+mod mem;
+mod nn;
+mod runtime;
+mod state;
+mod stream;
+
+pub use runtime::{DEFAULT_DEVICES, DEFAULT_MEM_BYTES};
+
+/// Live-object counters (`ascendSimCounters` in C).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Counters {
+    /// Live device allocations plus live `aclrtMallocHost` buffers.
+    pub allocations: u64,
+    /// Requested bytes of those allocations.
+    pub allocated_bytes: u64,
+    /// Live `aclTensor`s.
+    pub tensors: u64,
+    /// Live executors (not consumed, not destroyed).
+    pub executors: u64,
+    /// Live streams created with `aclrtCreateStream`.
+    pub streams: u64,
+    /// Live events.
+    pub events: u64,
+    /// Live contexts created with `aclrtCreateContext`.
+    pub contexts: u64,
+}
+
+/// Error of [`set_fault`]: the name is not a simulated symbol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownSymbol(pub String);
+
+impl std::fmt::Display for UnknownSymbol {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?} is not a simulated CANN symbol", self.0)
+    }
+}
+
+impl std::error::Error for UnknownSymbol {}
+
+/// The live-object counters now.
+pub fn counters() -> Counters {
+    state::state().counters()
+}
+
+/// Arms a fault: the `nth` call of `symbol` from now fails with its documented failure
+/// value (`nth == 0` disarms). See the [crate docs](crate#fault-injection).
+pub fn set_fault(symbol: &str, nth: u64) -> Result<(), UnknownSymbol> {
+    if state::set_fault(symbol, nth) {
+        Ok(())
+    } else {
+        Err(UnknownSymbol(symbol.to_string()))
+    }
+}
+
+/// Calls of `symbol` so far in this process (0 for an unknown name).
+pub fn call_count(symbol: &str) -> u64 {
+    state::call_count(symbol)
+}
+
+/// The latest sanitizer finding, if any.
+pub fn last_report() -> Option<String> {
+    state::last_report()
+}
+
+/// Forgets the latest sanitizer finding.
+pub fn clear_last_report() {
+    state::clear_last_report()
+}
+
+/// Helpers for tests of code running on the simulator.
+pub mod testing {
+    use crate::state::{Kind, decode, state};
+    use crate::stream::Gate;
+    use ascend_sys::aclrtStream;
+    use std::sync::Arc;
+
+    /// Keeps a stream busy until released (or dropped): work queued after it waits.
+    /// `Send + Sync`.
+    pub struct StreamHold {
+        gate: Arc<Gate>,
+    }
+
+    impl StreamHold {
+        /// Lets the stream continue.
+        pub fn release(self) {}
+    }
+
+    impl Drop for StreamHold {
+        fn drop(&mut self) {
+            self.gate.open();
+        }
+    }
+
+    impl std::fmt::Debug for StreamHold {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("StreamHold")
+        }
+    }
+
+    /// Enqueues on `stream` (created with `aclrtCreateStream`; not the default stream) a
+    /// task that blocks until the returned hold is released, so tests can control what is
+    /// still queued. `None` if the handle is not a live stream.
+    pub fn hold_stream(stream: aclrtStream) -> Option<StreamHold> {
+        let st = state();
+        let id = decode(Kind::Stream, stream).ok()?;
+        let s = st.streams.get(&id)?;
+        let gate = Arc::new(Gate::default());
+        let g = Arc::clone(&gate);
+        s.handle.shared.submit(Box::new(move || {
+            g.wait();
+            Ok(())
+        }));
+        Some(StreamHold { gate })
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The one list of entry points.
+
+/// The failure value of an injected fault (an `aclError`/`aclnnStatus`; pointer-returning
+/// functions return NULL instead).
+pub(crate) fn fault_code(sym: Sym) -> i32 {
+    use Sym::*;
+    match sym {
+        aclInit | aclFinalize => ACL_ERROR_INTERNAL_ERROR,
+        aclrtSetDevice => ACL_ERROR_RT_DEV_SETUP_ERROR,
+        aclrtGetDeviceCount => ACL_ERROR_RT_NO_DEVICE,
+        aclrtGetDevice | aclrtGetCurrentContext => ACL_ERROR_RT_CONTEXT_NULL,
+        aclrtMalloc | aclrtMallocHost => ACL_ERROR_RT_MEMORY_ALLOCATION,
+        aclrtSynchronizeStream | aclrtSynchronizeEvent => ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+        aclDestroyTensor
+        | aclSetAclOpExecutorRepeatable
+        | aclDestroyAclOpExecutor
+        | aclSetInputTensorAddr
+        | aclSetOutputTensorAddr
+        | aclCreateTensor => ACLNN_ERR_INNER,
+        aclnnMishBackwardGetWorkspaceSize => ACLNN_ERR_INNER_CREATE_EXECUTOR,
+        aclnnMishBackward => ACLNN_ERR_RUNTIME_ERROR,
+        _ => ACL_ERROR_RT_INTERNAL_ERROR,
+    }
+}
+
+macro_rules! table_field {
+    (req, $f:expr) => {
+        $f
+    };
+    (opt, $f:expr) => {
+        Some($f)
+    };
+}
+
+macro_rules! failure_value {
+    (code, $sym:expr) => {
+        crate::fault_code($sym)
+    };
+    (null, $sym:expr) => {
+        std::ptr::null_mut()
+    };
+    (cnull, $sym:expr) => {
+        std::ptr::null()
+    };
+}
+
+macro_rules! sim_api {
+    (
+        table {
+            $( $kind:ident $fail:ident $name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty = $imp:path; )*
+        }
+        extra {
+            $( $xname:ident ( $($xarg:ident : $xty:ty),* ) -> $xret:ty = $ximp:path, $xfail:expr; )*
+        }
+    ) => {
+        /// Index of every simulated (counted, faultable) symbol.
+        #[allow(non_camel_case_types, clippy::enum_variant_names)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub(crate) enum Sym { $( $name, )* }
+
+        /// Every simulated symbol (the functions of [`ascend_sys::FnTable`]), by C name.
+        pub const SYMBOLS: &[&str] = &[ $( stringify!($name), )* ];
+        pub(crate) const SYMBOL_COUNT: usize = [$( stringify!($name), )*].len();
+
+        /// The simulated functions, callable from Rust under ordinary mangled names.
+        ///
+        /// Each has exactly the prototype and contract of the C function of the same name
+        /// (see the crate docs for what the simulator models and checks).
+        #[allow(non_snake_case, clippy::too_many_arguments)]
+        pub mod api {
+            use super::*;
+            $(
+                #[doc = concat!("Simulated `", stringify!($name), "`.")]
+                ///
+                /// # Safety
+                /// The contract of the C function of the same name: pointer arguments must
+                /// be null or valid for the documented accesses.
+                pub unsafe extern "C" fn $name( $($arg: $ty),* ) -> $ret {
+                    crate::state::entry(
+                        Sym::$name,
+                        failure_value!($fail, Sym::$name),
+                        // SAFETY: the caller upholds the C contract of this function, which
+                        // is all the implementation relies on.
+                        move || unsafe { $imp( $($arg),* ) },
+                    )
+                }
+            )*
+            $(
+                #[doc = concat!("`", stringify!($xname), "`: see the crate docs.")]
+                ///
+                /// # Safety
+                /// Pointer arguments must be null or valid for the documented accesses.
+                pub unsafe extern "C" fn $xname( $($xarg: $xty),* ) -> $xret {
+                    // SAFETY: as above, the caller upholds the documented contract.
+                    crate::state::guard($xfail, move || unsafe { $ximp( $($xarg),* ) })
+                }
+            )*
+        }
+
+        #[cfg(feature = "c-exports")]
+        #[allow(non_snake_case, clippy::too_many_arguments, missing_docs)]
+        mod c_exports {
+            use super::*;
+            $(
+                /// # Safety
+                /// The contract of the C function of the same name.
+                #[unsafe(no_mangle)]
+                pub unsafe extern "C" fn $name( $($arg: $ty),* ) -> $ret {
+                    // SAFETY: forwarded unchanged under the same contract.
+                    unsafe { crate::api::$name( $($arg),* ) }
+                }
+            )*
+            $(
+                /// # Safety
+                /// See the crate docs.
+                #[unsafe(no_mangle)]
+                pub unsafe extern "C" fn $xname( $($xarg: $xty),* ) -> $xret {
+                    // SAFETY: forwarded unchanged under the same contract.
+                    unsafe { crate::api::$xname( $($xarg),* ) }
+                }
+            )*
+        }
+
+        /// The simulator as an [`FnTable`], every optional (executor-reuse) entry `Some`.
+        pub fn fn_table() -> FnTable {
+            FnTable {
+                $( $name: table_field!($kind, api::$name as unsafe extern "C" fn($($ty),*) -> $ret), )*
+            }
+        }
+    };
+}
+
+sim_api! {
+    table {
+        req code aclInit(config_path: *const c_char) -> aclError = runtime::init;
+        req code aclFinalize() -> aclError = runtime::finalize;
+        req code aclrtSetDevice(device_id: i32) -> aclError = runtime::set_device;
+        req code aclrtResetDevice(device_id: i32) -> aclError = runtime::reset_device;
+        req code aclrtGetDevice(device_id: *mut i32) -> aclError = runtime::get_device;
+        req code aclrtGetDeviceCount(count: *mut u32) -> aclError = runtime::get_device_count;
+        req code aclrtCreateContext(context: *mut aclrtContext, device_id: i32) -> aclError = runtime::create_context;
+        req code aclrtDestroyContext(context: aclrtContext) -> aclError = runtime::destroy_context;
+        req code aclrtSetCurrentContext(context: aclrtContext) -> aclError = runtime::set_current_context;
+        req code aclrtGetCurrentContext(context: *mut aclrtContext) -> aclError = runtime::get_current_context;
+        req code aclrtCreateStream(stream: *mut aclrtStream) -> aclError = runtime::create_stream;
+        req code aclrtDestroyStream(stream: aclrtStream) -> aclError = runtime::destroy_stream;
+        req code aclrtSynchronizeStream(stream: aclrtStream) -> aclError = runtime::synchronize_stream;
+        req code aclrtCreateEvent(event: *mut aclrtEvent) -> aclError = runtime::create_event;
+        req code aclrtDestroyEvent(event: aclrtEvent) -> aclError = runtime::destroy_event;
+        req code aclrtRecordEvent(event: aclrtEvent, stream: aclrtStream) -> aclError = runtime::record_event;
+        req code aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtEvent) -> aclError = runtime::stream_wait_event;
+        req code aclrtSynchronizeEvent(event: aclrtEvent) -> aclError = runtime::synchronize_event;
+        req code aclrtMalloc(dev_ptr: *mut *mut c_void, size: usize, policy: aclrtMemMallocPolicy) -> aclError = mem::malloc;
+        req code aclrtFree(dev_ptr: *mut c_void) -> aclError = mem::free;
+        req code aclrtMallocHost(host_ptr: *mut *mut c_void, size: usize) -> aclError = mem::malloc_host;
+        req code aclrtFreeHost(host_ptr: *mut c_void) -> aclError = mem::free_host;
+        req code aclrtMemcpy(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind) -> aclError = mem::memcpy;
+        req code aclrtMemcpyAsync(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind, stream: aclrtStream) -> aclError = runtime::memcpy_async;
+        req code aclrtMemset(dev_ptr: *mut c_void, max_count: usize, value: i32, count: usize) -> aclError = mem::memset;
+        req code aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, total: *mut usize) -> aclError = mem::get_mem_info;
+        req cnull aclrtGetSocName() -> *const c_char = runtime::get_soc_name;
+        req cnull aclGetRecentErrMsg() -> *const c_char = runtime::get_recent_err_msg;
+        req null aclCreateTensor(view_dims: *const i64, view_dims_num: u64, data_type: aclDataType, stride: *const i64, offset: i64, format: aclFormat, storage_dims: *const i64, storage_dims_num: u64, tensor_data: *mut c_void) -> *mut aclTensor = nn::create_tensor;
+        req code aclDestroyTensor(tensor: *const aclTensor) -> aclnnStatus = nn::destroy_tensor;
+        req code aclnnMishBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, grad_input: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = nn::get_workspace_size;
+        req code aclnnMishBackward(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = nn::mish_backward;
+        opt code aclSetAclOpExecutorRepeatable(executor: *mut aclOpExecutor) -> aclnnStatus = nn::set_repeatable;
+        opt code aclDestroyAclOpExecutor(executor: *mut aclOpExecutor) -> aclnnStatus = nn::destroy_executor;
+        opt code aclSetInputTensorAddr(executor: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void) -> aclnnStatus = nn::set_input_addr;
+        opt code aclSetOutputTensorAddr(executor: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void) -> aclnnStatus = nn::set_output_addr;
+    }
+    extra {
+        ascendSimSetFault(symbol: *const c_char, nth: u64) -> i32 = ext::set_fault, ACL_ERROR_INTERNAL_ERROR;
+        ascendSimGetCounters(out: *mut Counters) -> i32 = ext::get_counters, ACL_ERROR_INTERNAL_ERROR;
+        ascendSimLastReport() -> *const c_char = ext::last_report, c"".as_ptr();
+        ascendSimGetCallCount(symbol: *const c_char) -> u64 = ext::get_call_count, 0;
+    }
+}
+
+/// The extra C API.
+mod ext {
+    use super::*;
+
+    /// # Safety
+    /// `symbol` is null or a NUL-terminated string.
+    unsafe fn name<'a>(symbol: *const c_char) -> Option<&'a str> {
+        if symbol.is_null() {
+            return None;
+        }
+        // SAFETY: non-null and NUL-terminated by the caller's contract.
+        unsafe { CStr::from_ptr(symbol) }.to_str().ok()
+    }
+
+    pub(super) unsafe fn set_fault(symbol: *const c_char, nth: u64) -> i32 {
+        // SAFETY: forwarded contract.
+        match unsafe { name(symbol) } {
+            Some(s) if crate::state::set_fault(s, nth) => ACL_SUCCESS,
+            _ => ACL_ERROR_INVALID_PARAM,
+        }
+    }
+
+    pub(super) unsafe fn get_counters(out: *mut Counters) -> i32 {
+        if out.is_null() {
+            return ACL_ERROR_INVALID_PARAM;
+        }
+        // SAFETY: non-null and writable by the caller's contract.
+        unsafe { out.write(counters()) };
+        ACL_SUCCESS
+    }
+
+    pub(super) unsafe fn last_report() -> *const c_char {
+        crate::state::last_report_ptr()
+    }
+
+    pub(super) unsafe fn get_call_count(symbol: *const c_char) -> u64 {
+        // SAFETY: forwarded contract.
+        unsafe { name(symbol) }.map_or(0, crate::state::call_count)
+    }
+}

@@ -1,0 +1,384 @@
+//! Process-global state, handles, per-thread error text, sanitizer reports, call counts and
+//! fault injection.
+
+use crate::mem::{Alloc, Arena, HostAlloc};
+use crate::nn::{Executor, TensorDesc};
+use crate::stream::{EventShared, StreamHandle};
+use crate::{SYMBOL_COUNT, SYMBOLS, Sym};
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::{CStr, CString, c_char};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+
+/// Locks a mutex, ignoring poisoning: every critical section of the simulator leaves its
+/// data structurally valid (no `unsafe` invariants span a lock), so a panic elsewhere must
+/// not turn into a second panic or into UB.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Lifecycle of the process-wide ACL instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Life {
+    NotInitialized,
+    Active,
+    Finalized,
+}
+
+/// One simulated device.
+pub(crate) struct Device {
+    pub soc: &'static CStr,
+    pub arena: Arena,
+    /// `aclrtSetDevice` reference count.
+    pub refcount: u64,
+    /// The default context's id while the device is set.
+    pub default_ctx: Option<u64>,
+}
+
+/// A context (default or explicit).
+pub(crate) struct Context {
+    pub device: usize,
+    pub explicit: bool,
+    /// The lazily created default stream (`stream == NULL`).
+    pub default_stream: Option<StreamHandle>,
+}
+
+/// A stream created by `aclrtCreateStream`.
+pub(crate) struct StreamRec {
+    pub ctx: u64,
+    pub device: usize,
+    pub handle: StreamHandle,
+}
+
+/// An event created by `aclrtCreateEvent`.
+pub(crate) struct EventRec {
+    pub device: usize,
+    pub shared: Arc<EventShared>,
+}
+
+/// Everything the simulator knows, behind one lock.
+pub(crate) struct State {
+    pub life: Life,
+    pub devices: Vec<Device>,
+    pub next_id: u64,
+    pub contexts: HashMap<u64, Context>,
+    pub streams: HashMap<u64, StreamRec>,
+    pub events: HashMap<u64, EventRec>,
+    pub tensors: HashMap<u64, TensorDesc>,
+    pub executors: HashMap<u64, Executor>,
+    /// Live device allocations by start address.
+    pub allocs: BTreeMap<usize, Arc<Alloc>>,
+    /// Live `aclrtMallocHost` buffers by address.
+    pub host_allocs: HashMap<usize, HostAlloc>,
+    /// Why a handle id is no longer valid (destroyed, consumed), for precise messages.
+    pub dead: HashMap<u64, &'static str>,
+}
+
+impl State {
+    fn new() -> Self {
+        State {
+            life: Life::NotInitialized,
+            devices: Vec::new(),
+            next_id: 1,
+            contexts: HashMap::new(),
+            streams: HashMap::new(),
+            events: HashMap::new(),
+            tensors: HashMap::new(),
+            executors: HashMap::new(),
+            allocs: BTreeMap::new(),
+            host_allocs: HashMap::new(),
+            dead: HashMap::new(),
+        }
+    }
+
+    pub fn fresh_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// Fails with 100001 unless `aclInit` ran and `aclFinalize` did not.
+    pub fn require_active(&self) -> Result<(), i32> {
+        match self.life {
+            Life::Active => Ok(()),
+            Life::NotInitialized => Err(fail(
+                ascend_sys::ACL_ERROR_UNINITIALIZE,
+                "aclInit has not been called".into(),
+            )),
+            Life::Finalized => Err(fail(
+                ascend_sys::ACL_ERROR_UNINITIALIZE,
+                "aclFinalize has already been called; ACL cannot be used again in this process"
+                    .into(),
+            )),
+        }
+    }
+
+    /// The calling thread's current context, validated: `(ctx id, device)`.
+    pub fn current_ctx(&self) -> Result<(u64, usize), i32> {
+        let id = CURRENT_CTX.with(Cell::get);
+        if id == 0 {
+            return Err(fail(
+                ascend_sys::ACL_ERROR_RT_CONTEXT_NULL,
+                "no current context on this thread (call aclrtSetDevice or aclrtSetCurrentContext first)"
+                    .into(),
+            ));
+        }
+        match self.contexts.get(&id) {
+            Some(ctx) => Ok((id, ctx.device)),
+            None => Err(fail(
+                ascend_sys::ACL_ERROR_RT_CONTEXT_NULL,
+                format!(
+                    "the current context of this thread was {} (device reset or context destroyed); no usable context",
+                    self.dead.get(&id).copied().unwrap_or("destroyed")
+                ),
+            )),
+        }
+    }
+
+    /// The current context's device, without recording an error.
+    pub fn current_device_quiet(&self) -> Option<usize> {
+        let id = CURRENT_CTX.with(Cell::get);
+        self.contexts.get(&id).map(|c| c.device)
+    }
+
+    /// Counts live objects.
+    pub fn counters(&self) -> crate::Counters {
+        let dev_bytes: u64 = self.allocs.values().map(|a| a.size as u64).sum();
+        let host_bytes: u64 = self.host_allocs.values().map(|h| h.size as u64).sum();
+        crate::Counters {
+            allocations: (self.allocs.len() + self.host_allocs.len()) as u64,
+            allocated_bytes: dev_bytes + host_bytes,
+            tensors: self.tensors.len() as u64,
+            executors: self.executors.len() as u64,
+            streams: self.streams.len() as u64,
+            events: self.events.len() as u64,
+            contexts: self.contexts.values().filter(|c| c.explicit).count() as u64,
+        }
+    }
+
+    /// Finds the live allocation containing `addr`.
+    pub fn alloc_at(&self, addr: usize) -> Option<&Arc<Alloc>> {
+        let (_, a) = self.allocs.range(..=addr).next_back()?;
+        (addr < a.start + a.size.max(1)).then_some(a)
+    }
+
+    /// Whether `addr` lies in some device's reserved address range.
+    pub fn is_device_addr(&self, addr: usize) -> bool {
+        self.devices.iter().any(|d| d.arena.contains(addr))
+    }
+}
+
+/// The global state.
+pub(crate) static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| Mutex::new(State::new()));
+
+/// Locks the global state.
+pub(crate) fn state() -> MutexGuard<'static, State> {
+    lock(&STATE)
+}
+
+thread_local! {
+    /// The calling thread's current context id (0: none).
+    pub(crate) static CURRENT_CTX: Cell<u64> = const { Cell::new(0) };
+    /// Text behind the latest failure on this thread (`aclGetRecentErrMsg`).
+    static ERR_MSG: RefCell<Option<CString>> = const { RefCell::new(None) };
+    /// The API function being executed on this thread, for message prefixes.
+    static CURRENT_API: Cell<&'static str> = const { Cell::new("") };
+    /// The report most recently handed out to this thread (keeps the pointer valid).
+    static REPORT_COPY: RefCell<CString> = RefCell::new(CString::default());
+}
+
+/// Latest sanitizer finding, process-wide.
+static LAST_REPORT: Mutex<Option<String>> = Mutex::new(None);
+
+fn to_cstring(s: String) -> CString {
+    CString::new(s.replace('\0', "\\0")).unwrap_or_default()
+}
+
+/// Records `msg` as the calling thread's error text (prefixed with the API name) and
+/// returns `code`.
+pub(crate) fn fail(code: i32, msg: String) -> i32 {
+    let api = CURRENT_API.with(Cell::get);
+    let text = format!(
+        "{api} failed with {} ({code}): {msg}",
+        ascend_sys::status_name(code)
+    );
+    ERR_MSG.with(|m| *m.borrow_mut() = Some(to_cstring(text)));
+    code
+}
+
+/// Like [`fail`], and also records the text as the latest sanitizer finding.
+pub(crate) fn finding(code: i32, msg: String) -> i32 {
+    let api = CURRENT_API.with(Cell::get);
+    report(format!(
+        "{api} failed with {} ({code}): {msg}",
+        ascend_sys::status_name(code)
+    ));
+    fail(code, msg)
+}
+
+/// Records a sanitizer finding (no error code attached).
+pub(crate) fn report(text: String) {
+    if std::env::var_os("ASCEND_SIM_VERBOSE").is_some() {
+        eprintln!("ascend-sim: {text}");
+    }
+    *lock(&LAST_REPORT) = Some(text);
+}
+
+pub(crate) fn last_report() -> Option<String> {
+    lock(&LAST_REPORT).clone()
+}
+
+pub(crate) fn clear_last_report() {
+    *lock(&LAST_REPORT) = None;
+}
+
+/// `ascendSimLastReport`: a pointer valid until this thread calls it again.
+pub(crate) fn last_report_ptr() -> *const c_char {
+    let text = last_report().unwrap_or_default();
+    REPORT_COPY.with(|c| {
+        let mut c = c.borrow_mut();
+        *c = to_cstring(text);
+        c.as_ptr()
+    })
+}
+
+/// `aclGetRecentErrMsg`: the thread's latest error text, or NULL if none.
+pub(crate) fn err_msg_ptr() -> *const c_char {
+    ERR_MSG.with(|m| match &*m.borrow() {
+        Some(c) => c.as_ptr(),
+        None => std::ptr::null(),
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Call counts and fault injection.
+
+static CALLS: [AtomicU64; SYMBOL_COUNT] = [const { AtomicU64::new(0) }; SYMBOL_COUNT];
+/// Absolute call number at which the symbol fails (0: no fault armed).
+static FAULT_AT: [AtomicU64; SYMBOL_COUNT] = [const { AtomicU64::new(0) }; SYMBOL_COUNT];
+
+pub(crate) fn symbol_index(name: &str) -> Option<usize> {
+    SYMBOLS.iter().position(|s| *s == name)
+}
+
+pub(crate) fn call_count(name: &str) -> u64 {
+    symbol_index(name).map_or(0, |i| CALLS[i].load(Ordering::SeqCst))
+}
+
+/// Arms a fault: the `nth` call from now fails (`nth == 0` disarms).
+pub(crate) fn set_fault(name: &str, nth: u64) -> bool {
+    let Some(i) = symbol_index(name) else {
+        return false;
+    };
+    let at = if nth == 0 {
+        0
+    } else {
+        CALLS[i].load(Ordering::SeqCst) + nth
+    };
+    FAULT_AT[i].store(at, Ordering::SeqCst);
+    true
+}
+
+/// Arms a fault counted from process start (`ASCEND_SIM_FAULT`).
+pub(crate) fn set_fault_absolute(i: usize, nth: u64) {
+    FAULT_AT[i].store(nth, Ordering::SeqCst);
+}
+
+/// The wrapper of every API entry point: counts the call, fires an armed fault, and
+/// catches panics so that none crosses the C boundary.
+pub(crate) fn entry<R: Copy>(sym: Sym, failure: R, body: impl FnOnce() -> R) -> R {
+    let i = sym as usize;
+    let name = SYMBOLS[i];
+    let n = CALLS[i].fetch_add(1, Ordering::SeqCst) + 1;
+    let previous = CURRENT_API.with(|c| c.replace(name));
+    let result = if FAULT_AT[i]
+        .compare_exchange(n, 0, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok()
+    {
+        let code = crate::fault_code(sym);
+        fail(
+            code,
+            format!("injected fault (call #{n} of {name}, ASCEND_SIM_FAULT / ascendSimSetFault)"),
+        );
+        failure
+    } else {
+        match catch_unwind(AssertUnwindSafe(body)) {
+            Ok(r) => r,
+            Err(_) => {
+                finding(
+                    ascend_sys::ACL_ERROR_INTERNAL_ERROR,
+                    "internal simulator panic (bug in ascend-sim)".into(),
+                );
+                failure
+            }
+        }
+    };
+    CURRENT_API.with(|c| c.set(previous));
+    result
+}
+
+/// Runs an introspection entry point without counting, catching panics.
+pub(crate) fn guard<R: Copy>(failure: R, body: impl FnOnce() -> R) -> R {
+    catch_unwind(AssertUnwindSafe(body)).unwrap_or(failure)
+}
+
+// ---------------------------------------------------------------------------------------
+// Handles: fake pointers `tag << 48 | id`, non-canonical on x86-64 and AArch64, so the
+// host can never dereference one, and ids are never reused, so a stale handle is always
+// recognised.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Context = 0xC7,
+    Stream = 0x57,
+    Event = 0xE7,
+    Tensor = 0x7E,
+    Executor = 0xEC,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Context => "context",
+            Kind::Stream => "stream",
+            Kind::Event => "event",
+            Kind::Tensor => "aclTensor",
+            Kind::Executor => "aclOpExecutor",
+        }
+    }
+}
+
+const ID_MASK: usize = (1 << 48) - 1;
+
+pub(crate) fn encode<T>(kind: Kind, id: u64) -> *mut T {
+    (((kind as usize) << 48) | (id as usize & ID_MASK)) as *mut T
+}
+
+/// Decodes a handle of `kind`; `Err` carries a description for messages.
+pub(crate) fn decode<T>(kind: Kind, p: *const T) -> Result<u64, String> {
+    let v = p as usize;
+    if v == 0 {
+        return Err(format!("{} handle is NULL", kind.name()));
+    }
+    if v >> 48 != kind as usize {
+        return Err(format!(
+            "{v:#x} is not a {} handle of this simulator (foreign or corrupted pointer)",
+            kind.name()
+        ));
+    }
+    Ok((v & ID_MASK) as u64)
+}
+
+impl State {
+    /// Message for a handle id that is not live.
+    pub fn stale(&self, kind: Kind, id: u64) -> String {
+        format!(
+            "{} handle {:#x} is stale ({})",
+            kind.name(),
+            ((kind as usize) << 48) | id as usize,
+            self.dead.get(&id).copied().unwrap_or("never created")
+        )
+    }
+}

@@ -1,0 +1,229 @@
+//! Helpers shared by the simulator's integration tests (each test file is one process).
+#![allow(dead_code)]
+
+use ascend_sim::api;
+use ascend_sys::*;
+use std::ffi::{CStr, c_void};
+use std::sync::Once;
+
+static INIT: Once = Once::new();
+
+/// Sets the environment (once, before `aclInit`) and initializes the runtime; tolerates
+/// another test of the same process having initialized it.
+pub fn init_with(env: &[(&str, &str)]) {
+    INIT.call_once(|| {
+        for (k, v) in env {
+            // SAFETY: runs once, before any test of this process reads the environment
+            // (aclInit reads it under the Once).
+            unsafe { std::env::set_var(k, v) };
+        }
+        // SAFETY: NULL config path is allowed.
+        let rc = unsafe { api::aclInit(std::ptr::null()) };
+        assert!(
+            rc == ACL_SUCCESS || rc == ACL_ERROR_REPEAT_INITIALIZE,
+            "aclInit: {rc}"
+        );
+    });
+}
+
+/// Initializes with the default configuration and sets device 0 on this thread.
+pub fn setup() {
+    init_with(&[]);
+    set_device(0);
+}
+
+pub fn set_device(d: i32) {
+    // SAFETY: plain value argument.
+    assert_eq!(
+        unsafe { api::aclrtSetDevice(d) },
+        ACL_SUCCESS,
+        "{}",
+        err_msg()
+    );
+}
+
+pub fn reset_device(d: i32) {
+    // SAFETY: plain value argument.
+    assert_eq!(
+        unsafe { api::aclrtResetDevice(d) },
+        ACL_SUCCESS,
+        "{}",
+        err_msg()
+    );
+}
+
+/// The calling thread's `aclGetRecentErrMsg`.
+pub fn err_msg() -> String {
+    // SAFETY: no arguments; the result is NULL or a NUL-terminated string.
+    let p = unsafe { api::aclGetRecentErrMsg() };
+    if p.is_null() {
+        String::new()
+    } else {
+        // SAFETY: non-null, NUL-terminated, valid until this thread's next failure.
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    }
+}
+
+pub fn malloc(size: usize) -> *mut c_void {
+    let mut p = std::ptr::null_mut();
+    // SAFETY: &mut p is a valid out-pointer.
+    let rc = unsafe { api::aclrtMalloc(&mut p, size, ACL_MEM_MALLOC_HUGE_FIRST) };
+    assert_eq!(rc, ACL_SUCCESS, "{}", err_msg());
+    p
+}
+
+pub fn free(p: *mut c_void) {
+    // SAFETY: p came from aclrtMalloc.
+    assert_eq!(unsafe { api::aclrtFree(p) }, ACL_SUCCESS, "{}", err_msg());
+}
+
+pub fn h2d<T: Copy>(dst: *mut c_void, src: &[T]) {
+    let n = std::mem::size_of_val(src);
+    // SAFETY: src is a live host slice of n bytes.
+    let rc = unsafe { api::aclrtMemcpy(dst, n, src.as_ptr().cast(), n, ACL_MEMCPY_HOST_TO_DEVICE) };
+    assert_eq!(rc, ACL_SUCCESS, "{}", err_msg());
+}
+
+pub fn d2h<T: Copy + Default>(src: *const c_void, n: usize) -> Vec<T> {
+    let mut out = vec![T::default(); n];
+    let bytes = n * std::mem::size_of::<T>();
+    // SAFETY: out is a live host buffer of `bytes` bytes.
+    let rc = unsafe {
+        api::aclrtMemcpy(
+            out.as_mut_ptr().cast(),
+            bytes,
+            src,
+            bytes,
+            ACL_MEMCPY_DEVICE_TO_HOST,
+        )
+    };
+    assert_eq!(rc, ACL_SUCCESS, "{}", err_msg());
+    out
+}
+
+pub fn contiguous_strides(dims: &[i64]) -> Vec<i64> {
+    let mut s = vec![1i64; dims.len()];
+    for k in (0..dims.len().saturating_sub(1)).rev() {
+        s[k] = s[k + 1] * dims[k + 1].max(1);
+    }
+    s
+}
+
+/// A contiguous ND tensor over `data`.
+pub fn tensor(dims: &[i64], dtype: aclDataType, data: *mut c_void) -> *mut aclTensor {
+    tensor_view(dims, &contiguous_strides(dims), 0, dims, dtype, data)
+}
+
+pub fn tensor_view(
+    dims: &[i64],
+    strides: &[i64],
+    offset: i64,
+    storage: &[i64],
+    dtype: aclDataType,
+    data: *mut c_void,
+) -> *mut aclTensor {
+    // SAFETY: the arrays are live slices of the stated lengths.
+    let t = unsafe {
+        api::aclCreateTensor(
+            dims.as_ptr(),
+            dims.len() as u64,
+            dtype,
+            strides.as_ptr(),
+            offset,
+            ACL_FORMAT_ND,
+            storage.as_ptr(),
+            storage.len() as u64,
+            data,
+        )
+    };
+    assert!(!t.is_null(), "aclCreateTensor: {}", err_msg());
+    t
+}
+
+pub fn destroy_tensor(t: *mut aclTensor) {
+    // SAFETY: t came from aclCreateTensor.
+    assert_eq!(
+        unsafe { api::aclDestroyTensor(t) },
+        ACLNN_SUCCESS,
+        "{}",
+        err_msg()
+    );
+}
+
+/// Phase 1: `(status, workspace size, executor)`.
+pub fn phase1(
+    g: *mut aclTensor,
+    x: *mut aclTensor,
+    out: *mut aclTensor,
+) -> (i32, u64, *mut aclOpExecutor) {
+    let mut ws = 0u64;
+    let mut ex = std::ptr::null_mut();
+    // SAFETY: tensors are simulator handles or null; out-pointers are valid.
+    let rc = unsafe { api::aclnnMishBackwardGetWorkspaceSize(g, x, out, &mut ws, &mut ex) };
+    (rc, ws, ex)
+}
+
+pub fn create_stream() -> aclrtStream {
+    let mut s = std::ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    assert_eq!(
+        unsafe { api::aclrtCreateStream(&mut s) },
+        ACL_SUCCESS,
+        "{}",
+        err_msg()
+    );
+    s
+}
+
+pub fn destroy_stream(s: aclrtStream) {
+    // SAFETY: s came from aclrtCreateStream.
+    assert_eq!(
+        unsafe { api::aclrtDestroyStream(s) },
+        ACL_SUCCESS,
+        "{}",
+        err_msg()
+    );
+}
+
+pub fn sync(s: aclrtStream) -> i32 {
+    // SAFETY: s is a simulator stream handle or null.
+    unsafe { api::aclrtSynchronizeStream(s) }
+}
+
+/// Runs MishBackward end to end on f32 data of `shape` and returns gradInput.
+pub fn mish_backward_f32(grad: &[f32], x: &[f32], shape: &[i64]) -> Vec<f32> {
+    let n = grad.len();
+    let bytes = n * 4;
+    let (dg, dx, dout) = (malloc(bytes), malloc(bytes), malloc(bytes));
+    h2d(dg, grad);
+    h2d(dx, x);
+    let (tg, tx, tout) = (
+        tensor(shape, ACL_FLOAT, dg),
+        tensor(shape, ACL_FLOAT, dx),
+        tensor(shape, ACL_FLOAT, dout),
+    );
+    let (rc, ws, ex) = phase1(tg, tx, tout);
+    assert_eq!(rc, ACLNN_SUCCESS, "{}", err_msg());
+    let wsp = if ws > 0 {
+        malloc(ws as usize)
+    } else {
+        std::ptr::null_mut()
+    };
+    let s = create_stream();
+    // SAFETY: executor from phase 1, workspace of the asked size, live stream.
+    let rc = unsafe { api::aclnnMishBackward(wsp, ws, ex, s) };
+    assert_eq!(rc, ACLNN_SUCCESS, "{}", err_msg());
+    assert_eq!(sync(s), ACL_SUCCESS, "{}", err_msg());
+    let out = d2h::<f32>(dout, n);
+    destroy_stream(s);
+    for t in [tg, tx, tout] {
+        destroy_tensor(t);
+    }
+    for p in [dg, dx, dout] {
+        free(p);
+    }
+    if !wsp.is_null() {
+        free(wsp);
+    }
+    out
+}
