@@ -63,6 +63,7 @@
 pub mod element;
 pub mod error;
 pub mod reference;
+pub mod reference;
 pub mod shape;
 
 mod device;

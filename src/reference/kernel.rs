@@ -1,0 +1,680 @@
+//! The numeric core of the reference: `grad · mish'(x)` evaluated in f64 for f32-exact
+//! inputs, with a scalar implementation and AVX2+FMA / AVX-512F implementations that give
+//! bitwise identical results (same operations in the same order, FMA everywhere the
+//! vector code fuses).
+//!
+//! # The formula
+//!
+//! With `e = exp(x)`, `mish'(x) = e·ω / δ²`, `ω = 4(x+1) + (4x+6)·e + 4e² + e³`,
+//! `δ = e² + 2e + 2`. Evaluated in two forms that never overflow:
+//!
+//! - `x < 0`, `v = exp(x)`:  `v·(((v + 4)·v + (4x+6))·v + 4(x+1)) / ((v + 2)·v + 2)²`
+//! - `x ≥ 0`, `v = exp(-x)`: `(((4(x+1)·v + (4x+6))·v + 4)·v + 1) / ((2v + 2)·v + 1)²`
+//!
+//! Both share `v = exp(-|x|)`, computed by an own f64 exp (Cody–Waite reduction with FMA,
+//! degree-13 Taylor polynomial, ≲ 2 ulp) so that the scalar and vector paths agree bit for
+//! bit. The argument is clamped at −708 (so `v` stays normal): for `x < −708` the clamped
+//! value is still a negative number below 1e−260, which times any gradient of the three
+//! element types rounds to the same signed zero (or signed infinity for an infinite
+//! gradient) as the exact value; for `x > 708` it is 1, as the exact value rounds.
+//!
+//! Near the root `r ≈ −1.1924` of `mish'` the terms of `ω` cancel; for `|x − r| < 1/16`
+//! the slow path uses a degree-12 Taylor expansion around `r`, with `x − r` computed from
+//! a double-double `r` (exact subtraction of the high part by Sterbenz' lemma).
+
+/// Double-double root of mish': `R_HI + R_LO`.
+///
+/// Computed offline with mpmath 1.3 at 400 bits precision: `findroot(m, -1.19)` with
+/// `m(x) = e·(4(1+x) + e(6+4x) + 4e² + e³)/(2+2e+e²)²`, `e = exp(x)`; `R_HI = float(r)`,
+/// `R_LO = float(r - R_HI)`. r = −1.192431214515495212137588340420739405601…
+pub(crate) const R_HI: f64 = -1.192_431_214_515_495_2;
+pub(crate) const R_LO: f64 = -4.848_482_984_803_104_4e-17;
+
+/// Half width of the window around the root that takes the Taylor path. Outside it the
+/// direct formula's condition number is below 4.3 (mpmath, same script).
+pub(crate) const ROOT_WINDOW: f64 = 0.0625;
+
+/// Taylor coefficients `mish^(k)(r)/k!` for k = 1..=12 (index k−1), from
+/// `mpmath.taylor(m, r, 14)` at 400 bits, each rounded to nearest f64. At |x − r| < 1/16 the
+/// first omitted term is below 1.3e−20 of the value.
+const ROOT_TAYLOR: [f64; 12] = [
+    0.266_947_914_049_534_5,
+    0.204_731_264_080_105_86,
+    0.041_907_821_043_609_87,
+    -0.020_271_822_716_684_245,
+    -0.015_821_126_561_733_38,
+    -0.003_360_684_927_023_268_5,
+    0.001_092_405_540_944_585_4,
+    0.000_989_818_102_128_919_6,
+    0.000_254_129_363_861_910_73,
+    -4.196_149_603_169_612_6e-5,
+    -5.582_891_567_360_688e-5,
+    -1.729_927_081_030_44e-5,
+];
+
+/// Lower clamp of the exp argument (keeps `exp` normal, see the module docs).
+pub(crate) const EXP_MIN_ARG: f64 = -708.0;
+/// `1/ln 2` rounded to f64.
+pub(crate) const LOG2E: f64 = 1.442_695_040_888_963_4;
+/// `ln 2` rounded to f64 and the rounding remainder (mpmath, 300 bits).
+pub(crate) const LN2_HI: f64 = 0.693_147_180_559_945_3;
+pub(crate) const LN2_LO: f64 = 2.319_046_813_846_299_6e-17;
+/// 1.5·2^52: adding it rounds to an integer held in the low mantissa bits.
+pub(crate) const SHIFTER: f64 = 6_755_399_441_055_744.0;
+/// `1/n!` for n = 13 down to 2, correctly rounded (mpmath); degree-13 Taylor of exp on
+/// |r| ≤ ln2/2 has truncation error below 6e−18 relative.
+pub(crate) const EXP_TAYLOR: [f64; 12] = [
+    1.605_904_383_682_161_3e-10,
+    2.087_675_698_786_81e-9,
+    2.505_210_838_544_172e-8,
+    2.755_731_922_398_589e-7,
+    2.755_731_922_398_589_3e-6,
+    2.480_158_730_158_73e-5,
+    0.000_198_412_698_412_698_4,
+    0.001_388_888_888_888_889,
+    0.008_333_333_333_333_333,
+    0.041_666_666_666_666_664,
+    0.166_666_666_666_666_66,
+    0.5,
+];
+
+/// Whether `x` takes the common (vectorized) path: finite and outside the root window.
+#[inline]
+pub(crate) fn is_fast(x: f64) -> bool {
+    x.abs() < f64::INFINITY && (x - R_HI).abs() >= ROOT_WINDOW
+}
+
+/// `exp(a)` for `a ∈ [−708, 0]`, the exact operation sequence of the vector code.
+#[inline]
+fn exp_reduced(a: f64) -> f64 {
+    let t = a.mul_add(LOG2E, SHIFTER);
+    let k = t - SHIFTER;
+    let r = k.mul_add(-LN2_HI, a);
+    let r = k.mul_add(-LN2_LO, r);
+    let mut p = EXP_TAYLOR[0];
+    for &c in &EXP_TAYLOR[1..] {
+        p = p.mul_add(r, c);
+    }
+    p = p.mul_add(r, 1.0);
+    p = p.mul_add(r, 1.0);
+    let scale = f64::from_bits(t.to_bits().wrapping_add(1023) << 52);
+    p * scale
+}
+
+/// `mish'(x)` on the common path (`is_fast(x)`), bitwise equal to the vector code.
+#[inline]
+pub(crate) fn fast_dmish(x: f64) -> f64 {
+    let a = (-x.abs()).max(EXP_MIN_ARG);
+    let v = exp_reduced(a);
+    let four_x1 = 4.0f64.mul_add(x, 4.0);
+    let four_x6 = 4.0f64.mul_add(x, 6.0);
+    let (h3, h2, h1, h0, pre, k2, k0): (f64, f64, f64, f64, f64, f64, f64) = if x < 0.0 {
+        (1.0, 4.0, four_x6, four_x1, v, 1.0, 2.0)
+    } else {
+        (four_x1, four_x6, 4.0, 1.0, 1.0, 2.0, 1.0)
+    };
+    let q = h3.mul_add(v, h2).mul_add(v, h1).mul_add(v, h0);
+    let d = k2.mul_add(v, 2.0).mul_add(v, k0);
+    (pre * q) / (d * d)
+}
+
+/// `mish'(x)` for the lanes `is_fast` rejects: NaN, ±∞ and the root window.
+///
+/// `mish'(−∞)` is taken as −0, the sign of the limit (mish' is negative below the root),
+/// so that a finite gradient gives the same signed zero as at very negative finite `x`.
+#[cold]
+pub(crate) fn slow_dmish(x: f64) -> f64 {
+    if x.is_nan() {
+        x
+    } else if x == f64::INFINITY {
+        1.0
+    } else if x == f64::NEG_INFINITY {
+        -0.0
+    } else if !is_fast(x) {
+        let d = (x - R_HI) - R_LO;
+        let mut p = ROOT_TAYLOR[11];
+        for &c in ROOT_TAYLOR[..11].iter().rev() {
+            p = p.mul_add(d, c);
+        }
+        d * p
+    } else {
+        fast_dmish(x)
+    }
+}
+
+/// `mish'(x)` for any f64 holding an f32 value.
+#[inline]
+pub(crate) fn dmish(x: f64) -> f64 {
+    if is_fast(x) {
+        fast_dmish(x)
+    } else {
+        slow_dmish(x)
+    }
+}
+
+/// The f64 product `grad · mish'(x)` (before the single rounding to the compute dtype).
+#[inline]
+pub(crate) fn product(grad: f32, x: f32) -> f64 {
+    f64::from(grad) * dmish(f64::from(x))
+}
+
+/// Instruction set used by the vector kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Isa {
+    Scalar,
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+}
+
+impl Isa {
+    /// The best instruction set of this CPU (cached by std's feature detection).
+    #[inline]
+    pub(crate) fn detect() -> Isa {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                return Isa::Avx512;
+            }
+            if std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+            {
+                return Isa::Avx2;
+            }
+        }
+        Isa::Scalar
+    }
+
+    /// All instruction sets this CPU can run (for tests comparing them).
+    #[cfg(test)]
+    pub(crate) fn available() -> Vec<Isa> {
+        let mut v = vec![Isa::Scalar];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+            {
+                v.push(Isa::Avx2);
+            }
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                v.push(Isa::Avx512);
+            }
+        }
+        v
+    }
+
+    /// Human-readable name.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Isa::Scalar => "scalar",
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => "avx2+fma",
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => "avx512f",
+        }
+    }
+}
+
+/// `out[i] = f32(grad[i] · mish'(x[i]))` with one rounding from the f64 product.
+/// All three slices must have the same length.
+pub(crate) fn rounded_f32(isa: Isa, grad: &[f32], x: &[f32], out: &mut [f32]) {
+    assert!(grad.len() == out.len() && x.len() == out.len());
+    match isa {
+        Isa::Scalar => {
+            for ((o, &g), &x) in out.iter_mut().zip(grad).zip(x) {
+                *o = product(g, x) as f32;
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Isa::Avx2` is only produced when avx2 and fma were detected.
+        Isa::Avx2 => unsafe { x86::rounded_f32_avx2(grad, x, out) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Isa::Avx512` is only produced when avx512f was detected.
+        Isa::Avx512 => unsafe { x86::rounded_f32_avx512(grad, x, out) },
+    }
+}
+
+/// `out[i] = grad[i] · mish'(x[i])` as f64 products (for the f16/bf16 compute dtypes).
+/// All three slices must have the same length.
+pub(crate) fn products_f64(isa: Isa, grad: &[f32], x: &[f32], out: &mut [f64]) {
+    assert!(grad.len() == out.len() && x.len() == out.len());
+    match isa {
+        Isa::Scalar => {
+            for ((o, &g), &x) in out.iter_mut().zip(grad).zip(x) {
+                *o = product(g, x);
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Isa::Avx2` is only produced when avx2 and fma were detected.
+        Isa::Avx2 => unsafe { x86::products_f64_avx2(grad, x, out) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Isa::Avx512` is only produced when avx512f was detected.
+        Isa::Avx512 => unsafe { x86::products_f64_avx512(grad, x, out) },
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    //! AVX2+FMA (4 f64 lanes) and AVX-512F (8 f64 lanes) versions of
+    //! [`super::fast_dmish`]; lanes rejected by [`super::is_fast`] are recomputed with
+    //! [`super::slow_dmish`].
+
+    use super::{
+        EXP_MIN_ARG, EXP_TAYLOR, LN2_HI, LN2_LO, LOG2E, R_HI, ROOT_WINDOW, SHIFTER, slow_dmish,
+    };
+    use std::arch::x86_64::*;
+
+    // ---------------------------------------------------------------- AVX-512F
+
+    /// Products `g · mish'(x)` of 8 lanes.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn product8(g: __m512d, x: __m512d) -> __m512d {
+        let c = _mm512_set1_pd;
+        let absx = _mm512_abs_pd(x);
+        let finite = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(absx, c(f64::INFINITY));
+        let away = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(
+            _mm512_abs_pd(_mm512_sub_pd(x, c(R_HI))),
+            c(ROOT_WINDOW),
+        );
+        let slow = !(finite & away);
+
+        // v = exp(max(-|x|, -708))
+        let a = _mm512_max_pd(
+            _mm512_min_pd(x, _mm512_sub_pd(_mm512_setzero_pd(), x)),
+            c(EXP_MIN_ARG),
+        );
+        let t = _mm512_fmadd_pd(a, c(LOG2E), c(SHIFTER));
+        let k = _mm512_sub_pd(t, c(SHIFTER));
+        let r = _mm512_fmadd_pd(k, c(-LN2_HI), a);
+        let r = _mm512_fmadd_pd(k, c(-LN2_LO), r);
+        let mut p = c(EXP_TAYLOR[0]);
+        for &e in &EXP_TAYLOR[1..] {
+            p = _mm512_fmadd_pd(p, r, c(e));
+        }
+        p = _mm512_fmadd_pd(p, r, c(1.0));
+        p = _mm512_fmadd_pd(p, r, c(1.0));
+        let scale = _mm512_castsi512_pd(_mm512_slli_epi64::<52>(_mm512_add_epi64(
+            _mm512_castpd_si512(t),
+            _mm512_set1_epi64(1023),
+        )));
+        let v = _mm512_mul_pd(p, scale);
+
+        let four_x1 = _mm512_fmadd_pd(c(4.0), x, c(4.0));
+        let four_x6 = _mm512_fmadd_pd(c(4.0), x, c(6.0));
+        let neg = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(x, _mm512_setzero_pd());
+        // blend(mask, a, b) takes b where the mask bit is set (x < 0).
+        let h3 = _mm512_mask_blend_pd(neg, four_x1, c(1.0));
+        let h2 = _mm512_mask_blend_pd(neg, four_x6, c(4.0));
+        let h1 = _mm512_mask_blend_pd(neg, c(4.0), four_x6);
+        let h0 = _mm512_mask_blend_pd(neg, c(1.0), four_x1);
+        let pre = _mm512_mask_blend_pd(neg, c(1.0), v);
+        let k2 = _mm512_mask_blend_pd(neg, c(2.0), c(1.0));
+        let k0 = _mm512_mask_blend_pd(neg, c(1.0), c(2.0));
+        let q = _mm512_fmadd_pd(
+            _mm512_fmadd_pd(_mm512_fmadd_pd(h3, v, h2), v, h1),
+            v,
+            h0,
+        );
+        let d = _mm512_fmadd_pd(_mm512_fmadd_pd(k2, v, c(2.0)), v, k0);
+        let m = _mm512_div_pd(_mm512_mul_pd(pre, q), _mm512_mul_pd(d, d));
+        let prod = _mm512_mul_pd(g, m);
+        if slow == 0 {
+            prod
+        } else {
+            patch8(g, x, prod, slow)
+        }
+    }
+
+    /// Recomputes the lanes of `slow` with the scalar slow path.
+    #[cold]
+    #[target_feature(enable = "avx512f")]
+    fn patch8(g: __m512d, x: __m512d, prod: __m512d, slow: __mmask8) -> __m512d {
+        let (mut ga, mut xa, mut pa) = ([0.0f64; 8], [0.0f64; 8], [0.0f64; 8]);
+        // SAFETY: each array holds exactly 8 f64; unaligned stores.
+        unsafe {
+            _mm512_storeu_pd(ga.as_mut_ptr(), g);
+            _mm512_storeu_pd(xa.as_mut_ptr(), x);
+            _mm512_storeu_pd(pa.as_mut_ptr(), prod);
+        }
+        for lane in 0..8 {
+            if slow & (1 << lane) != 0 {
+                pa[lane] = ga[lane] * slow_dmish(xa[lane]);
+            }
+        }
+        // SAFETY: `pa` holds 8 f64.
+        unsafe { _mm512_loadu_pd(pa.as_ptr()) }
+    }
+
+    /// Widening load of 8 f32 from `s[..8]`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn load8(s: &[f32]) -> __m512d {
+        assert!(s.len() >= 8);
+        // SAFETY: `s` has at least 8 elements (checked above); unaligned load.
+        _mm512_cvtps_pd(unsafe { _mm256_loadu_ps(s.as_ptr()) })
+    }
+
+    /// See [`super::rounded_f32`].
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F; slices of equal length.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn rounded_f32_avx512(grad: &[f32], x: &[f32], out: &mut [f32]) {
+        let n = out.len();
+        let body = n - n % 8;
+        for ((o, g), x) in out[..body]
+            .chunks_exact_mut(8)
+            .zip(grad[..body].chunks_exact(8))
+            .zip(x[..body].chunks_exact(8))
+        {
+            let r = _mm512_cvtpd_ps(product8(load8(g), load8(x)));
+            // SAFETY: `o` has exactly 8 elements; unaligned store.
+            unsafe { _mm256_storeu_ps(o.as_mut_ptr(), r) };
+        }
+        if body < n {
+            let (mut gt, mut xt, mut ot) = ([0.0f32; 8], [0.0f32; 8], [0.0f32; 8]);
+            gt[..n - body].copy_from_slice(&grad[body..]);
+            xt[..n - body].copy_from_slice(&x[body..]);
+            let r = _mm512_cvtpd_ps(product8(load8(&gt), load8(&xt)));
+            // SAFETY: `ot` holds 8 f32.
+            unsafe { _mm256_storeu_ps(ot.as_mut_ptr(), r) };
+            out[body..].copy_from_slice(&ot[..n - body]);
+        }
+    }
+
+    /// See [`super::products_f64`].
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F; slices of equal length.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn products_f64_avx512(grad: &[f32], x: &[f32], out: &mut [f64]) {
+        let n = out.len();
+        let body = n - n % 8;
+        for ((o, g), x) in out[..body]
+            .chunks_exact_mut(8)
+            .zip(grad[..body].chunks_exact(8))
+            .zip(x[..body].chunks_exact(8))
+        {
+            let r = product8(load8(g), load8(x));
+            // SAFETY: `o` has exactly 8 elements; unaligned store.
+            unsafe { _mm512_storeu_pd(o.as_mut_ptr(), r) };
+        }
+        if body < n {
+            let (mut gt, mut xt, mut ot) = ([0.0f32; 8], [0.0f32; 8], [0.0f64; 8]);
+            gt[..n - body].copy_from_slice(&grad[body..]);
+            xt[..n - body].copy_from_slice(&x[body..]);
+            let r = product8(load8(&gt), load8(&xt));
+            // SAFETY: `ot` holds 8 f64.
+            unsafe { _mm512_storeu_pd(ot.as_mut_ptr(), r) };
+            out[body..].copy_from_slice(&ot[..n - body]);
+        }
+    }
+
+    // ---------------------------------------------------------------- AVX2 + FMA
+
+    /// Products `g · mish'(x)` of 4 lanes.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn product4(g: __m256d, x: __m256d) -> __m256d {
+        let c = _mm256_set1_pd;
+        let sign = c(-0.0);
+        let absx = _mm256_andnot_pd(sign, x);
+        let finite = _mm256_cmp_pd::<_CMP_LT_OQ>(absx, c(f64::INFINITY));
+        let away = _mm256_cmp_pd::<_CMP_GE_OQ>(
+            _mm256_andnot_pd(sign, _mm256_sub_pd(x, c(R_HI))),
+            c(ROOT_WINDOW),
+        );
+        let slow = !_mm256_movemask_pd(_mm256_and_pd(finite, away)) & 0xf;
+
+        let a = _mm256_max_pd(
+            _mm256_min_pd(x, _mm256_sub_pd(_mm256_setzero_pd(), x)),
+            c(EXP_MIN_ARG),
+        );
+        let t = _mm256_fmadd_pd(a, c(LOG2E), c(SHIFTER));
+        let k = _mm256_sub_pd(t, c(SHIFTER));
+        let r = _mm256_fmadd_pd(k, c(-LN2_HI), a);
+        let r = _mm256_fmadd_pd(k, c(-LN2_LO), r);
+        let mut p = c(EXP_TAYLOR[0]);
+        for &e in &EXP_TAYLOR[1..] {
+            p = _mm256_fmadd_pd(p, r, c(e));
+        }
+        p = _mm256_fmadd_pd(p, r, c(1.0));
+        p = _mm256_fmadd_pd(p, r, c(1.0));
+        let scale = _mm256_castsi256_pd(_mm256_slli_epi64::<52>(_mm256_add_epi64(
+            _mm256_castpd_si256(t),
+            _mm256_set1_epi64x(1023),
+        )));
+        let v = _mm256_mul_pd(p, scale);
+
+        let four_x1 = _mm256_fmadd_pd(c(4.0), x, c(4.0));
+        let four_x6 = _mm256_fmadd_pd(c(4.0), x, c(6.0));
+        let neg = _mm256_cmp_pd::<_CMP_LT_OQ>(x, _mm256_setzero_pd());
+        // blendv(a, b, mask) takes b where the mask lane is set (x < 0).
+        let h3 = _mm256_blendv_pd(four_x1, c(1.0), neg);
+        let h2 = _mm256_blendv_pd(four_x6, c(4.0), neg);
+        let h1 = _mm256_blendv_pd(c(4.0), four_x6, neg);
+        let h0 = _mm256_blendv_pd(c(1.0), four_x1, neg);
+        let pre = _mm256_blendv_pd(c(1.0), v, neg);
+        let k2 = _mm256_blendv_pd(c(2.0), c(1.0), neg);
+        let k0 = _mm256_blendv_pd(c(1.0), c(2.0), neg);
+        let q = _mm256_fmadd_pd(
+            _mm256_fmadd_pd(_mm256_fmadd_pd(h3, v, h2), v, h1),
+            v,
+            h0,
+        );
+        let d = _mm256_fmadd_pd(_mm256_fmadd_pd(k2, v, c(2.0)), v, k0);
+        let m = _mm256_div_pd(_mm256_mul_pd(pre, q), _mm256_mul_pd(d, d));
+        let prod = _mm256_mul_pd(g, m);
+        if slow == 0 {
+            prod
+        } else {
+            patch4(g, x, prod, slow)
+        }
+    }
+
+    /// Recomputes the lanes of `slow` with the scalar slow path.
+    #[cold]
+    #[target_feature(enable = "avx2,fma")]
+    fn patch4(g: __m256d, x: __m256d, prod: __m256d, slow: i32) -> __m256d {
+        let (mut ga, mut xa, mut pa) = ([0.0f64; 4], [0.0f64; 4], [0.0f64; 4]);
+        // SAFETY: each array holds exactly 4 f64; unaligned stores.
+        unsafe {
+            _mm256_storeu_pd(ga.as_mut_ptr(), g);
+            _mm256_storeu_pd(xa.as_mut_ptr(), x);
+            _mm256_storeu_pd(pa.as_mut_ptr(), prod);
+        }
+        for lane in 0..4 {
+            if slow & (1 << lane) != 0 {
+                pa[lane] = ga[lane] * slow_dmish(xa[lane]);
+            }
+        }
+        // SAFETY: `pa` holds 4 f64.
+        unsafe { _mm256_loadu_pd(pa.as_ptr()) }
+    }
+
+    /// Widening load of 4 f32 from `s[..4]`.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn load4(s: &[f32]) -> __m256d {
+        assert!(s.len() >= 4);
+        // SAFETY: `s` has at least 4 elements (checked above); unaligned load.
+        _mm256_cvtps_pd(unsafe { _mm_loadu_ps(s.as_ptr()) })
+    }
+
+    /// See [`super::rounded_f32`].
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA; slices of equal length.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn rounded_f32_avx2(grad: &[f32], x: &[f32], out: &mut [f32]) {
+        let n = out.len();
+        let body = n - n % 4;
+        for ((o, g), x) in out[..body]
+            .chunks_exact_mut(4)
+            .zip(grad[..body].chunks_exact(4))
+            .zip(x[..body].chunks_exact(4))
+        {
+            let r = _mm256_cvtpd_ps(product4(load4(g), load4(x)));
+            // SAFETY: `o` has exactly 4 elements; unaligned store.
+            unsafe { _mm_storeu_ps(o.as_mut_ptr(), r) };
+        }
+        if body < n {
+            let (mut gt, mut xt, mut ot) = ([0.0f32; 4], [0.0f32; 4], [0.0f32; 4]);
+            gt[..n - body].copy_from_slice(&grad[body..]);
+            xt[..n - body].copy_from_slice(&x[body..]);
+            let r = _mm256_cvtpd_ps(product4(load4(&gt), load4(&xt)));
+            // SAFETY: `ot` holds 4 f32.
+            unsafe { _mm_storeu_ps(ot.as_mut_ptr(), r) };
+            out[body..].copy_from_slice(&ot[..n - body]);
+        }
+    }
+
+    /// See [`super::products_f64`].
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA; slices of equal length.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn products_f64_avx2(grad: &[f32], x: &[f32], out: &mut [f64]) {
+        let n = out.len();
+        let body = n - n % 4;
+        for ((o, g), x) in out[..body]
+            .chunks_exact_mut(4)
+            .zip(grad[..body].chunks_exact(4))
+            .zip(x[..body].chunks_exact(4))
+        {
+            let r = product4(load4(g), load4(x));
+            // SAFETY: `o` has exactly 4 elements; unaligned store.
+            unsafe { _mm256_storeu_pd(o.as_mut_ptr(), r) };
+        }
+        if body < n {
+            let (mut gt, mut xt, mut ot) = ([0.0f32; 4], [0.0f32; 4], [0.0f64; 4]);
+            gt[..n - body].copy_from_slice(&grad[body..]);
+            xt[..n - body].copy_from_slice(&x[body..]);
+            let r = product4(load4(&gt), load4(&xt));
+            // SAFETY: `ot` holds 4 f64.
+            unsafe { _mm256_storeu_pd(ot.as_mut_ptr(), r) };
+            out[body..].copy_from_slice(&ot[..n - body]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Deterministic xorshift for test inputs.
+    fn next(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
+    fn inputs() -> (Vec<f32>, Vec<f32>) {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut g = Vec::new();
+        let mut x = Vec::new();
+        let specials = [
+            0.0f32,
+            -0.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::MAX,
+            -f32::MAX,
+            f32::MIN_POSITIVE,
+            1e-45,
+            -1e-45,
+            -1.192_431_2,
+            -708.0,
+            -709.0,
+            708.5,
+            -800.0,
+            1e30,
+            -1e30,
+        ];
+        for &a in &specials {
+            for &b in &specials {
+                g.push(a);
+                x.push(b);
+            }
+        }
+        for i in 0..60_000u32 {
+            let r = next(&mut s);
+            let gi = f32::from_bits(r as u32);
+            let xi = match i % 4 {
+                0 => f32::from_bits((r >> 32) as u32),
+                1 => ((r >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 200.0,
+                2 => R_HI as f32 + ((r >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 0.2,
+                _ => ((r >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 20.0,
+            };
+            g.push(gi);
+            x.push(xi);
+        }
+        (g, x)
+    }
+
+    #[test]
+    fn all_isas_bitwise_identical() {
+        let (g, x) = inputs();
+        let mut want32 = vec![0.0f32; g.len()];
+        let mut want64 = vec![0.0f64; g.len()];
+        rounded_f32(Isa::Scalar, &g, &x, &mut want32);
+        products_f64(Isa::Scalar, &g, &x, &mut want64);
+        for isa in Isa::available() {
+            // odd lengths exercise the tails
+            for len in [g.len(), g.len() - 3, 7, 1] {
+                let mut got32 = vec![0.0f32; len];
+                let mut got64 = vec![0.0f64; len];
+                rounded_f32(isa, &g[..len], &x[..len], &mut got32);
+                products_f64(isa, &g[..len], &x[..len], &mut got64);
+                for i in 0..len {
+                    assert_eq!(
+                        got32[i].to_bits(),
+                        want32[i].to_bits(),
+                        "{} f32 g={:e} x={:e}",
+                        isa.name(),
+                        g[i],
+                        x[i]
+                    );
+                    assert_eq!(
+                        got64[i].to_bits(),
+                        want64[i].to_bits(),
+                        "{} f64 g={:e} x={:e}",
+                        isa.name(),
+                        g[i],
+                        x[i]
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn exp_is_accurate() {
+        let mut worst = 0.0f64;
+        let mut a = -708.0;
+        while a <= 0.0 {
+            let rel = ((exp_reduced(a) - a.exp()) / a.exp()).abs();
+            worst = worst.max(rel);
+            a += 0.0137;
+        }
+        assert!(worst < 5e-16, "worst relative error {worst:e}");
+    }
+
+    #[test]
+    fn taylor_and_direct_agree_at_window_edge() {
+        for x in [R_HI - ROOT_WINDOW, R_HI + ROOT_WINDOW] {
+            let d = (x - R_HI) - R_LO;
+            let mut p = ROOT_TAYLOR[11];
+            for &c in ROOT_TAYLOR[..11].iter().rev() {
+                p = p.mul_add(d, c);
+            }
+            let taylor = d * p;
+            let direct = fast_dmish(x);
+            assert!(((taylor - direct) / direct).abs() < 4e-15, "{taylor} {direct}");
+        }
+    }
+}
