@@ -63,7 +63,6 @@
 pub mod element;
 pub mod error;
 pub mod reference;
-pub mod reference;
 pub mod shape;
 
 mod device;
