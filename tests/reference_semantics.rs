@@ -1,0 +1,274 @@
+//! Shape rules, typed errors, empty tensors and every memory layout of
+//! `ascendcl::reference`: strided, transposed, negatively strided, broadcast inputs and
+//! non-contiguous outputs must give bitwise the same values as contiguous copies, on the
+//! serial and the parallel paths.
+
+use ascendcl::Error;
+use ascendcl::reference::{PARALLEL_THRESHOLD, mish_backward, mish_backward_into};
+use half::{bf16, f16};
+use ndarray::{Array, ArrayD, Axis, IxDyn, ShapeBuilder, Slice, s};
+use proptest::prelude::*;
+
+fn bits(a: &ArrayD<f32>) -> Vec<u32> {
+    a.iter().map(|v| v.to_bits()).collect()
+}
+
+/// Deterministic values covering both branches, the root window and specials.
+fn values(n: usize, seed: u32) -> Vec<f32> {
+    (0..n)
+        .map(|i| {
+            let k = (i as u32).wrapping_mul(2_654_435_761).wrapping_add(seed);
+            match k % 97 {
+                0 => f32::NAN,
+                1 => f32::NEG_INFINITY,
+                2 => -1.192_431_2,
+                _ => (k % 4001) as f32 / 100.0 - 20.0,
+            }
+        })
+        .collect()
+}
+
+/// Expected output: the same inputs made contiguous (broadcast materialized here, in the
+/// test only) through the contiguous path.
+fn expected(g: &ArrayD<f32>, x: &ArrayD<f32>, shape: &[usize]) -> ArrayD<f32> {
+    let gb = g.broadcast(shape).unwrap().as_standard_layout().into_owned();
+    let xb = x.broadcast(shape).unwrap().as_standard_layout().into_owned();
+    mish_backward(gb.view(), xb.view()).unwrap()
+}
+
+#[test]
+fn errors_are_typed_and_leave_out_untouched() {
+    let nine = ArrayD::<f32>::zeros(IxDyn(&[1; 9]));
+    let one = ArrayD::<f32>::zeros(IxDyn(&[1]));
+    assert!(matches!(
+        mish_backward::<f32, f32, f32>(nine.view(), one.view()),
+        Err(Error::TooManyDims { dims: 9, max: 8, .. })
+    ));
+    assert!(matches!(
+        mish_backward::<f32, f32, f32>(one.view(), nine.view()),
+        Err(Error::TooManyDims { dims: 9, .. })
+    ));
+    let a = ArrayD::<f32>::zeros(IxDyn(&[3]));
+    let b = ArrayD::<f32>::zeros(IxDyn(&[4]));
+    match mish_backward::<f32, f32, f32>(a.view(), b.view()) {
+        Err(Error::NotBroadcastable { grad, x }) => {
+            assert_eq!(grad, vec![3]);
+            assert_eq!(x, vec![4]);
+        }
+        other => panic!("{other:?}"),
+    }
+    let g = ArrayD::<f32>::ones(IxDyn(&[2, 3]));
+    let mut out = ArrayD::<f32>::from_elem(IxDyn(&[3, 2]), 7.0);
+    match mish_backward_into(g.view(), g.view(), out.view_mut()) {
+        Err(Error::ShapeMismatch {
+            expected, actual, ..
+        }) => {
+            assert_eq!(expected, vec![2, 3]);
+            assert_eq!(actual, vec![3, 2]);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(out.iter().all(|&v| v == 7.0));
+    let mut out9 = ArrayD::<f32>::zeros(IxDyn(&[1; 9]));
+    assert!(matches!(
+        mish_backward_into(one.view(), one.view(), out9.view_mut()),
+        Err(Error::TooManyDims { .. })
+    ));
+    // the output may not broadcast: [3] into [1, 3] is a mismatch
+    let x3 = ArrayD::<f32>::zeros(IxDyn(&[3]));
+    let mut o13 = ArrayD::<f32>::zeros(IxDyn(&[1, 3]));
+    assert!(matches!(
+        mish_backward_into(x3.view(), x3.view(), o13.view_mut()),
+        Err(Error::ShapeMismatch { .. })
+    ));
+}
+
+#[test]
+fn empty_and_zero_dim() {
+    let e = ArrayD::<f32>::zeros(IxDyn(&[0, 3]));
+    let x = ArrayD::<f32>::zeros(IxDyn(&[1, 3]));
+    let out: ArrayD<f16> = mish_backward(e.view(), x.view()).unwrap();
+    assert_eq!(out.shape(), &[0, 3]);
+    let mut o = ArrayD::from_elem(IxDyn(&[0, 3]), bf16::ZERO);
+    mish_backward_into(e.view(), x.view(), o.view_mut()).unwrap();
+    // 8 dims are fine
+    let g8 = ArrayD::<f32>::ones(IxDyn(&[1, 2, 1, 2, 1, 2, 1, 2]));
+    let out: ArrayD<f32> = mish_backward(g8.view(), ndarray::arr0(0.0f32).into_dyn().view()).unwrap();
+    assert!(out.iter().all(|&v| v == 0.6));
+    // 0-d with 0-d
+    let out: ArrayD<f32> = mish_backward(
+        ndarray::arr0(2.0f32).into_dyn().view(),
+        ndarray::arr0(0.0f32).into_dyn().view(),
+    )
+    .unwrap();
+    assert_eq!(out.ndim(), 0);
+    assert_eq!(out[IxDyn(&[])], 1.2);
+}
+
+#[test]
+fn layouts_match_contiguous_bitwise() {
+    for &(rows, cols) in &[(7usize, 13usize), (300, 260)] {
+        // 300x260 = 78000 >= PARALLEL_THRESHOLD: parallel paths
+        let g = Array::from_shape_vec((rows, cols), values(rows * cols, 1)).unwrap();
+        let x = Array::from_shape_vec((rows, cols), values(rows * cols, 99)).unwrap();
+        let want = expected(&g.clone().into_dyn(), &x.clone().into_dyn(), &[rows, cols]);
+
+        // Fortran-order copies (same layout in all three: flat path)
+        let gf = Array::from_shape_vec((rows, cols).f(), vec![0.0; rows * cols]).unwrap();
+        let mut gf = gf;
+        gf.assign(&g);
+        let mut xf = Array::from_shape_vec((rows, cols).f(), vec![0.0; rows * cols]).unwrap();
+        xf.assign(&x);
+        let mut of = Array::from_shape_vec((rows, cols).f(), vec![0.0f32; rows * cols]).unwrap();
+        mish_backward_into(gf.view().into_dyn(), xf.view().into_dyn(), of.view_mut().into_dyn())
+            .unwrap();
+        assert_eq!(bits(&of.into_dyn()), bits(&want));
+
+        // transposed inputs, standard output
+        let gt = g.t().as_standard_layout().into_owned();
+        let xt = x.t().as_standard_layout().into_owned();
+        let out: ArrayD<f32> =
+            mish_backward(gt.t().into_dyn(), xt.t().into_dyn()).unwrap();
+        assert_eq!(bits(&out), bits(&want));
+
+        // negative strides everywhere, output written through a reversed view
+        let mut gr = g.clone();
+        gr.invert_axis(Axis(0));
+        let gr = gr.as_standard_layout().into_owned();
+        let mut grv = gr.view();
+        grv.invert_axis(Axis(0));
+        let mut out = Array::<f32, _>::zeros((rows, cols));
+        let mut ov = out.view_mut();
+        ov.invert_axis(Axis(1));
+        let mut xv = x.view();
+        xv.invert_axis(Axis(1));
+        mish_backward_into(grv.into_dyn(), xv.into_dyn(), ov.into_dyn()).unwrap();
+        // out[i][cols-1-j] = f(g[i][j], x[i][cols-1-j])... compare via an explicit oracle
+        let mut xr = x.clone();
+        xr.invert_axis(Axis(1));
+        let want_r = expected(&g.clone().into_dyn(), &xr.as_standard_layout().into_owned().into_dyn(), &[rows, cols]);
+        let mut got = out.clone();
+        got.invert_axis(Axis(1));
+        assert_eq!(bits(&got.as_standard_layout().into_owned().into_dyn()), bits(&want_r));
+
+        // stepped slices of bigger arrays, non-contiguous output
+        let big_g = Array::from_shape_vec((rows * 2, cols * 3), values(rows * cols * 6, 5)).unwrap();
+        let big_x = Array::from_shape_vec((rows * 2, cols * 3), values(rows * cols * 6, 6)).unwrap();
+        let sg = big_g.slice(s![..;2, ..;3]);
+        let sx = big_x.slice(s![1..;2, 2..;3]);
+        let mut big_o = Array::<f32, _>::from_elem((rows * 3, cols * 2), 42.0);
+        let mut so = big_o.slice_mut(s![..;3, 1..;2]);
+        mish_backward_into(sg.into_dyn(), sx.into_dyn(), so.view_mut().into_dyn()).unwrap();
+        let want_s = expected(&sg.to_owned().into_dyn(), &sx.to_owned().into_dyn(), &[rows, cols]);
+        assert_eq!(bits(&so.to_owned().into_dyn()), bits(&want_s));
+        // untouched elsewhere
+        assert!(big_o.slice(s![1..;3, ..]).iter().all(|&v| v == 42.0));
+        assert!(big_o.slice(s![..;3, ..;2]).iter().all(|&v| v == 42.0));
+    }
+}
+
+#[test]
+fn broadcast_inputs_match_materialized() {
+    // row and column vectors against a matrix, large enough to go parallel
+    let (r, c) = (400usize, 300usize);
+    assert!(r * c >= PARALLEL_THRESHOLD);
+    let gcol = Array::from_shape_vec((r, 1), values(r, 3)).unwrap().into_dyn();
+    let xrow = Array::from_shape_vec((c,), values(c, 4)).unwrap().into_dyn();
+    let want = expected(&gcol, &xrow, &[r, c]);
+    let got: ArrayD<f32> = mish_backward(gcol.view(), xrow.view()).unwrap();
+    assert_eq!(bits(&got), bits(&want));
+    // scalar grad, 3-d x with a transposed output
+    let x3 = Array::from_shape_vec((5, 6, 7), values(210, 8)).unwrap().into_dyn();
+    let g0 = ndarray::arr0(-1.5f32).into_dyn();
+    let want = expected(&g0, &x3, &[5, 6, 7]);
+    let mut out = Array::<f32, _>::zeros((7, 6, 5));
+    mish_backward_into(g0.view(), x3.view(), out.view_mut().reversed_axes().into_dyn()).unwrap();
+    assert_eq!(
+        bits(&out.reversed_axes().as_standard_layout().into_owned().into_dyn()),
+        bits(&want)
+    );
+}
+
+#[test]
+fn other_dtypes_through_strided_paths() {
+    let g: Vec<f16> = values(600, 11).iter().map(|&v| f16::from_f32(v)).collect();
+    let x: Vec<f16> = values(600, 12).iter().map(|&v| f16::from_f32(v)).collect();
+    let g = Array::from_shape_vec((20, 30), g).unwrap();
+    let x = Array::from_shape_vec((20, 30), x).unwrap();
+    let want: ArrayD<bf16> = mish_backward(g.view().into_dyn(), x.view().into_dyn()).unwrap();
+    let gt = g.t().as_standard_layout().into_owned();
+    let got: ArrayD<bf16> = mish_backward(gt.t().into_dyn(), x.view().into_dyn()).unwrap();
+    let b16 = |a: &ArrayD<bf16>| a.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert_eq!(b16(&want), b16(&got));
+    // each element equals the 0-d computation
+    for ((i, j), gv) in g.indexed_iter() {
+        let one: ArrayD<bf16> = mish_backward(
+            ndarray::arr0(*gv).into_dyn().view(),
+            ndarray::arr0(x[[i, j]]).into_dyn().view(),
+        )
+        .unwrap();
+        assert_eq!(one[IxDyn(&[])].to_bits(), want[[i, j]].to_bits());
+    }
+}
+
+/// Random shapes (≤ 4 dims), broadcasting, axis permutations, reversed axes and steps.
+fn layout_case() -> impl Strategy<Value = (Vec<usize>, u8, u8, Vec<usize>, u8, u8)> {
+    (
+        prop::collection::vec(1usize..6, 1..=4),
+        any::<u8>(),
+        any::<u8>(),
+        Just(vec![0usize, 1, 2, 3]).prop_shuffle(),
+        any::<u8>(),
+        any::<u8>(),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_layout_matches_contiguous((shape, gmask, xmask, perm, rev, step) in layout_case()) {
+        let nd = shape.len();
+        // a dim broadcast in both inputs is 1 in the output too
+        let shape: Vec<usize> = (0..nd)
+            .map(|d| if (gmask & xmask) >> d & 1 == 1 { 1 } else { shape[d] })
+            .collect();
+        // inputs broadcast along the dims of their mask
+        let gshape: Vec<usize> = (0..nd).map(|d| if gmask >> d & 1 == 1 { 1 } else { shape[d] }).collect();
+        let xshape: Vec<usize> = (0..nd).map(|d| if xmask >> d & 1 == 1 { 1 } else { shape[d] }).collect();
+        // x drops its leading dim when it is 1 (rank broadcasting)
+        let xshape = if xshape[0] == 1 && nd > 1 { xshape[1..].to_vec() } else { xshape };
+        let gn: usize = gshape.iter().product();
+        let xn: usize = xshape.iter().product();
+        // stepped storage for g: every other element along the last axis
+        let mut gst = gshape.clone();
+        if step & 1 == 1 { gst[nd - 1] *= 2; }
+        let gbig = ArrayD::from_shape_vec(IxDyn(&gst), values(gst.iter().product(), 21)).unwrap();
+        let mut gv = gbig.view();
+        if step & 1 == 1 { gv.slice_axis_inplace(Axis(nd - 1), Slice::new(0, None, 2)); }
+        let mut g = gv.to_owned();
+        prop_assert_eq!(g.len(), gn);
+        let x = ArrayD::from_shape_vec(IxDyn(&xshape), values(xn, 22)).unwrap();
+        let want = expected(&g, &x, &shape);
+        // reversed axes in g
+        for d in 0..nd { if rev >> d & 1 == 1 { g.invert_axis(Axis(d)); } }
+        let g = g.as_standard_layout().into_owned();
+        let mut gview = g.view();
+        for d in 0..nd { if rev >> d & 1 == 1 { gview.invert_axis(Axis(d)); } }
+        // output: permuted storage
+        let perm: Vec<usize> = perm.into_iter().filter(|&p| p < nd).collect();
+        let pshape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+        let mut ostore = ArrayD::<f32>::zeros(IxDyn(&pshape));
+        let mut inv = vec![0; nd];
+        for (i, &p) in perm.iter().enumerate() { inv[p] = i; }
+        let mut ov = ostore.view_mut().permuted_axes(inv.clone());
+        if rev >> 4 & 1 == 1 { ov.invert_axis(Axis(0)); }
+        prop_assert_eq!(ov.shape(), &shape[..]);
+        let r = mish_backward_into(gview, x.view(), ov);
+        prop_assert!(r.is_ok(), "{:?} {:?} {:?}", r, gshape, xshape);
+        let mut got = ostore.view().permuted_axes(inv).to_owned();
+        if rev >> 4 & 1 == 1 { got.invert_axis(Axis(0)); }
+        let got = got.as_standard_layout().into_owned();
+        prop_assert_eq!(bits(&got), bits(&want));
+    }
+}
