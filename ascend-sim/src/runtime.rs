@@ -227,9 +227,6 @@ pub(crate) unsafe fn reset_device(device_id: i32) -> aclError {
             }
             st.dead.insert(id, "released by aclrtResetDevice");
         }
-        if CURRENT_CTX.with(|c| c.get()) == ctx {
-            CURRENT_CTX.with(|c| c.set(0));
-        }
         handles
     };
     for h in handles {
@@ -352,9 +349,6 @@ pub(crate) unsafe fn destroy_context(context: aclrtContext) -> aclError {
                 handles.push(s.handle);
             }
             st.dead.insert(sid, "destroyed with its context");
-        }
-        if CURRENT_CTX.with(|c| c.get()) == id {
-            CURRENT_CTX.with(|c| c.set(0));
         }
         handles
     };

@@ -130,7 +130,7 @@ impl State {
             None => Err(fail(
                 ascend_sys::ACL_ERROR_RT_CONTEXT_NULL,
                 format!(
-                    "the current context of this thread was {} (device reset or context destroyed); no usable context",
+                    "no usable context: the current context of this thread was {}",
                     self.dead.get(&id).copied().unwrap_or("destroyed")
                 ),
             )),

@@ -227,3 +227,85 @@ pub fn mish_backward_f32(grad: &[f32], x: &[f32], shape: &[i64]) -> Vec<f32> {
     }
     out
 }
+
+/// `aclrtMemcpy` returning the code.
+pub fn memcpy(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: u32) -> i32 {
+    // SAFETY: tests pass live host buffers of at least `count` bytes or device addresses.
+    unsafe { api::aclrtMemcpy(dst, dest_max, src, count, kind) }
+}
+
+/// `aclrtMemcpyAsync` returning the code.
+pub fn memcpy_async(
+    dst: *mut c_void,
+    dest_max: usize,
+    src: *const c_void,
+    count: usize,
+    kind: u32,
+    stream: aclrtStream,
+) -> i32 {
+    // SAFETY: tests keep host buffers alive until the stream is synchronized.
+    unsafe { api::aclrtMemcpyAsync(dst, dest_max, src, count, kind, stream) }
+}
+
+/// Phase 2 returning the status.
+pub fn phase2(ws: *mut c_void, size: u64, ex: *mut aclOpExecutor, s: aclrtStream) -> i32 {
+    // SAFETY: all arguments are simulator handles/addresses or garbage the simulator checks.
+    unsafe { api::aclnnMishBackward(ws, size, ex, s) }
+}
+
+pub fn create_event() -> aclrtEvent {
+    let mut e = std::ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    assert_eq!(unsafe { api::aclrtCreateEvent(&mut e) }, ACL_SUCCESS, "{}", err_msg());
+    e
+}
+
+/// f64 golden of `grad * mish'(x)`.
+pub fn golden(grad: f64, x: f64) -> f64 {
+    if x.is_nan() || grad.is_nan() {
+        return f64::NAN;
+    }
+    if x == f64::INFINITY {
+        return grad;
+    }
+    if x == f64::NEG_INFINITY {
+        return grad * 0.0;
+    }
+    let sp = x.max(0.0) + (-x.abs()).exp().ln_1p();
+    let t = sp.tanh();
+    let sig = 1.0 / (1.0 + (-x).exp());
+    grad * (t + x * (1.0 - t * t) * sig)
+}
+
+/// CANN precision standard: MERE < thr and MARE < 10 thr.
+pub fn assert_precision(got: &[f64], want: &[f64], thr: f64, label: &str) {
+    let mut sum = 0.0;
+    let mut max: f64 = 0.0;
+    for (g, w) in got.iter().zip(want) {
+        let e = (g - w).abs() / (w.abs() + 1e-7);
+        sum += e;
+        max = max.max(e);
+    }
+    let mere = sum / got.len().max(1) as f64;
+    assert!(
+        mere < thr && max < 10.0 * thr,
+        "{label}: MERE {mere:e} MARE {max:e} threshold {thr:e}"
+    );
+}
+
+/// A tiny deterministic generator (xorshift64*).
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Uniform in [lo, hi).
+    pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}

@@ -1,0 +1,427 @@
+//! MishBackward phase 2 and the compute: results against an f64 golden within the CANN
+//! precision standard (f32, f16, bf16, mixed, broadcast, strided views), workspace checks,
+//! executor reuse rules, and data-address checks.
+
+mod common;
+use ascend_sim::{api, kernel::mish_grad_f32, testing};
+use ascend_sys::*;
+use common::*;
+use half::{bf16, f16};
+use std::ffi::c_void;
+use std::ptr::null_mut;
+
+#[derive(Clone, Copy, Debug)]
+enum Dt {
+    F32,
+    F16,
+    Bf16,
+}
+
+impl Dt {
+    fn acl(self) -> aclDataType {
+        match self {
+            Dt::F32 => ACL_FLOAT,
+            Dt::F16 => ACL_FLOAT16,
+            Dt::Bf16 => ACL_BF16,
+        }
+    }
+    fn size(self) -> usize {
+        match self {
+            Dt::F32 => 4,
+            _ => 2,
+        }
+    }
+    fn encode(self, v: &[f64]) -> Vec<u8> {
+        v.iter()
+            .flat_map(|&x| match self {
+                Dt::F32 => (x as f32).to_le_bytes().to_vec(),
+                Dt::F16 => f16::from_f64(x).to_le_bytes().to_vec(),
+                Dt::Bf16 => bf16::from_f64(x).to_le_bytes().to_vec(),
+            })
+            .collect()
+    }
+    fn decode(self, b: &[u8]) -> Vec<f64> {
+        b.chunks(self.size())
+            .map(|c| match self {
+                Dt::F32 => f32::from_le_bytes(c.try_into().unwrap()) as f64,
+                Dt::F16 => f16::from_le_bytes(c.try_into().unwrap()).to_f64(),
+                Dt::Bf16 => bf16::from_le_bytes(c.try_into().unwrap()).to_f64(),
+            })
+            .collect()
+    }
+    /// Rounds to the dtype (what the device sees).
+    fn round(self, v: &[f64]) -> Vec<f64> {
+        self.decode(&self.encode(v))
+    }
+    fn threshold(self) -> f64 {
+        match self {
+            Dt::F32 => 2f64.powi(-13),
+            Dt::F16 => 2f64.powi(-10),
+            Dt::Bf16 => 2f64.powi(-7),
+        }
+    }
+}
+
+fn upload(bytes: &[u8]) -> *mut c_void {
+    let p = malloc(bytes.len().max(1));
+    h2d(p, bytes);
+    p
+}
+
+/// Runs MishBackward on contiguous inputs of the given shapes/dtypes; returns
+/// (inputs as seen by the device, output).
+fn run(shapes: [&[i64]; 3], dts: [Dt; 3], rng: &mut Rng, lo: f64, hi: f64) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let n = |s: &[i64]| s.iter().product::<i64>() as usize;
+    let g: Vec<f64> = dts[0].round(&(0..n(shapes[0])).map(|_| rng.uniform(-2.0, 2.0)).collect::<Vec<_>>());
+    let x: Vec<f64> = dts[1].round(&(0..n(shapes[1])).map(|_| rng.uniform(lo, hi)).collect::<Vec<_>>());
+    let (dg, dx) = (upload(&dts[0].encode(&g)), upload(&dts[1].encode(&x)));
+    let out_bytes = n(shapes[2]) * dts[2].size();
+    let dout = malloc(out_bytes.max(1));
+    let (tg, tx, tout) = (
+        tensor(shapes[0], dts[0].acl(), dg),
+        tensor(shapes[1], dts[1].acl(), dx),
+        tensor(shapes[2], dts[2].acl(), dout),
+    );
+    let (rc, ws, ex) = phase1(tg, tx, tout);
+    assert_eq!(rc, ACLNN_SUCCESS, "{}", err_msg());
+    let w = if ws > 0 { malloc(ws as usize) } else { null_mut() };
+    assert_eq!(phase2(w, ws, ex, null_mut()), ACLNN_SUCCESS, "{}", err_msg());
+    assert_eq!(sync(null_mut()), ACL_SUCCESS, "{}", err_msg());
+    let out = dts[2].decode(&d2h::<u8>(dout, out_bytes));
+    for t in [tg, tx, tout] {
+        destroy_tensor(t);
+    }
+    for p in [dg, dx, dout] {
+        free(p);
+    }
+    if !w.is_null() {
+        free(w);
+    }
+    (g, x, out)
+}
+
+/// Golden on the broadcast shape (`out` row-major; inputs broadcast numpy-style).
+fn broadcast_index(i: usize, out: &[i64], inp: &[i64]) -> usize {
+    let mut rem = i;
+    let mut idx = vec![0usize; out.len()];
+    for k in (0..out.len()).rev() {
+        idx[k] = rem % out[k] as usize;
+        rem /= out[k] as usize;
+    }
+    let lead = out.len() - inp.len();
+    let mut lin = 0;
+    for (j, &d) in inp.iter().enumerate() {
+        let v = if d == 1 { 0 } else { idx[j + lead] };
+        lin = lin * d as usize + v;
+    }
+    lin
+}
+
+#[test]
+fn precision_against_golden_for_every_dtype_combination() {
+    setup();
+    let mut rng = Rng(0x5eed);
+    let dts = [Dt::F32, Dt::F16, Dt::Bf16];
+    for &a in &dts {
+        for &b in &dts {
+            for &o in &dts {
+                // f16 outputs below 6e-5 are subnormal (inherently imprecise): keep
+                // their inputs (and those of an f16 compute) where mish' stays in f16's normal range.
+                let f16_compute = matches!((a, b), (Dt::F16, Dt::F16));
+                let wide = if matches!(o, Dt::F16) || f16_compute { 8.0 } else { 30.0 };
+                for (lo, hi) in [(-8.0, 8.0), (-wide, wide)] {
+                    let shapes: [&[i64]; 3] = [&[3, 1, 40], &[5, 1], &[3, 5, 40]];
+                    let (g, x, out) = run(shapes, [a, b, o], &mut rng, lo, hi);
+                    let want: Vec<f64> = (0..out.len())
+                        .map(|i| {
+                            golden(g[broadcast_index(i, shapes[2], shapes[0])], x[broadcast_index(i, shapes[2], shapes[1])])
+                        })
+                        .collect();
+                    let thr = [a, b, o].iter().map(|d| d.threshold()).fold(0.0, f64::max);
+                    assert_precision(&out, &want, thr, &format!("{:?} x in [{lo}, {hi})", [a, b, o]));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn f32_matches_the_kernel_function_bit_for_bit() {
+    setup();
+    let mut rng = Rng(42);
+    let (g, x, out) = run([&[1000], &[1000], &[1000]], [Dt::F32; 3], &mut rng, -100.0, 100.0);
+    for i in 0..1000 {
+        assert_eq!(out[i] as f32, mish_grad_f32(g[i] as f32, x[i] as f32), "x={}", x[i]);
+    }
+}
+
+#[test]
+fn special_values_agree_with_the_golden() {
+    setup();
+    let xs = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -100.0, -88.0, 0.0, -0.0, 100.0, 1e-30];
+    let g = vec![1.5f32; xs.len()];
+    let out = mish_backward_f32(&g, &xs, &[xs.len() as i64]);
+    for (i, &x) in xs.iter().enumerate() {
+        let want = golden(1.5, x as f64);
+        if want.is_nan() {
+            assert!(out[i].is_nan());
+        } else {
+            assert!((out[i] as f64 - want).abs() <= 1e-6 * want.abs().max(1e-30), "x={x}: {} vs {want}", out[i]);
+            assert_eq!(out[i].is_sign_negative(), want.is_sign_negative() && want != 0.0 || out[i] == 0.0 && out[i].is_sign_negative(), "x={x}");
+        }
+    }
+}
+
+#[test]
+fn strided_views_offsets_and_in_place() {
+    setup();
+    // self is a transposed view with an offset; gradInput is a strided view into a larger buffer.
+    let xs: Vec<f32> = (0..20).map(|i| i as f32 * 0.25 - 2.0).collect(); // storage [20]
+    let gs: Vec<f32> = (0..6).map(|i| 1.0 + i as f32).collect();
+    let (dx, dg, dout) = (malloc(80), malloc(24), malloc(4 * 12));
+    h2d(dx, &xs);
+    h2d(dg, &gs);
+    // x view: dims [2,3], strides [1,2], offset 4 -> x[i][j] = xs[4 + i + 2j]
+    let tx = tensor_view(&[2, 3], &[1, 2], 4, &[20], ACL_FLOAT, dx);
+    let tg = tensor(&[2, 3], ACL_FLOAT, dg);
+    // out view: dims [2,3], strides [6,2], offset 1 within 12 elements
+    let tout = tensor_view(&[2, 3], &[6, 2], 1, &[12], ACL_FLOAT, dout);
+    let (rc, ws, ex) = phase1(tg, tx, tout);
+    assert_eq!(rc, ACLNN_SUCCESS);
+    assert!(ws > 0, "non-contiguous input and output need temporaries");
+    let w = malloc(ws as usize);
+    assert_eq!(phase2(w, ws, ex, null_mut()), ACLNN_SUCCESS, "{}", err_msg());
+    assert_eq!(sync(null_mut()), ACL_SUCCESS);
+    let out = d2h::<f32>(dout, 12);
+    for i in 0..2 {
+        for j in 0..3 {
+            let want = mish_grad_f32(gs[i * 3 + j], xs[4 + i + 2 * j]);
+            assert_eq!(out[1 + 6 * i + 2 * j], want);
+        }
+    }
+    assert_eq!(out[0], 0.0, "untouched element");
+    // In place: gradInput aliases gradOutput.
+    let tin = tensor(&[2, 3], ACL_FLOAT, dg);
+    let (rc, ws2, ex) = phase1(tg, tx, tin);
+    assert_eq!(rc, ACLNN_SUCCESS);
+    assert_eq!(phase2(w, ws2.max(ws), ex, null_mut()), ACLNN_SUCCESS, "{}", err_msg());
+    assert_eq!(sync(null_mut()), ACL_SUCCESS);
+    let res = d2h::<f32>(dg, 6);
+    for i in 0..2 {
+        for j in 0..3 {
+            assert_eq!(res[i * 3 + j], mish_grad_f32(gs[i * 3 + j], xs[4 + i + 2 * j]));
+        }
+    }
+    for t in [tx, tg, tout, tin] {
+        destroy_tensor(t);
+    }
+    for p in [dx, dg, dout, w] {
+        free(p);
+    }
+}
+
+/// A broadcast setup needing workspace: returns (tensors, buffers, ws size, executor).
+fn broadcast_case() -> ([*mut aclTensor; 3], [*mut c_void; 3], u64, *mut aclOpExecutor) {
+    let (dg, dx, dout) = (malloc(4 * 8), malloc(4 * 2), malloc(4 * 8));
+    h2d(dg, &[1.0f32; 8]);
+    h2d(dx, &[0.5f32, -0.5]);
+    let ts = [tensor(&[4, 2], ACL_FLOAT, dg), tensor(&[2], ACL_FLOAT, dx), tensor(&[4, 2], ACL_FLOAT, dout)];
+    let (rc, ws, ex) = phase1(ts[0], ts[1], ts[2]);
+    assert_eq!(rc, ACLNN_SUCCESS);
+    assert!(ws > 0);
+    (ts, [dg, dx, dout], ws, ex)
+}
+
+fn cleanup(ts: [*mut aclTensor; 3], bufs: [*mut c_void; 3]) {
+    for t in ts {
+        destroy_tensor(t);
+    }
+    for b in bufs {
+        free(b);
+    }
+}
+
+#[test]
+fn workspace_checks() {
+    setup();
+    let (ts, bufs, ws, ex) = broadcast_case();
+    // Null.
+    assert_eq!(phase2(null_mut(), ws, ex, null_mut()), ACLNN_ERR_PARAM_NULLPTR);
+    // Too small (size argument).
+    let w = malloc(ws as usize);
+    assert_eq!(phase2(w, ws - 1, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
+    assert!(err_msg().contains("smaller than"), "{}", err_msg());
+    // Too small (allocation lies about its size).
+    let small = malloc(ws as usize - 32);
+    assert_eq!(phase2(small, ws, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
+    assert!(err_msg().contains("overruns"), "{}", err_msg());
+    // Host memory.
+    let mut host = vec![0u8; ws as usize];
+    assert_eq!(phase2(host.as_mut_ptr().cast(), ws, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
+    assert!(err_msg().contains("host memory"), "{}", err_msg());
+    // Freed.
+    free(small);
+    assert_eq!(phase2(small, ws, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
+    // None of the failures consumed the executor.
+    assert_eq!(phase2(w, ws, ex, null_mut()), ACLNN_SUCCESS, "{}", err_msg());
+    assert_eq!(sync(null_mut()), ACL_SUCCESS);
+    let out = d2h::<f32>(bufs[2], 8);
+    assert_eq!(out[0], mish_grad_f32(1.0, 0.5));
+    assert_eq!(out[7], mish_grad_f32(1.0, -0.5));
+    free(w);
+    cleanup(ts, bufs);
+}
+
+#[test]
+fn workspace_freed_while_queued_is_reported() {
+    setup();
+    let (ts, bufs, ws, ex) = broadcast_case();
+    let s = create_stream();
+    let w = malloc(ws as usize);
+    let hold = testing::hold_stream(s).unwrap();
+    assert_eq!(phase2(w, ws, ex, s), ACLNN_SUCCESS);
+    free(w);
+    hold.release();
+    assert_eq!(sync(s), ACL_ERROR_RT_INTERNAL_ERROR);
+    assert!(err_msg().contains("workspace allocation"), "{}", err_msg());
+    assert!(err_msg().contains("freed while queued work"), "{}", err_msg());
+    destroy_stream(s);
+    cleanup(ts, bufs);
+}
+
+#[test]
+fn executor_is_consumed_unless_repeatable() {
+    setup();
+    let x = [1.0f32; 4];
+    let (dx, dout) = (upload(&Dt::F32.encode(&[1.0; 4])), malloc(16));
+    let _ = x;
+    let tx = tensor(&[4], ACL_FLOAT, dx);
+    let tout = tensor(&[4], ACL_FLOAT, dout);
+    let (rc, ws, ex) = phase1(tx, tx, tout);
+    assert_eq!((rc, ws), (ACLNN_SUCCESS, 0));
+    assert_eq!(phase2(null_mut(), 0, ex, null_mut()), ACLNN_SUCCESS);
+    assert_eq!(phase2(null_mut(), 0, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
+    assert!(err_msg().contains("consumed"), "{}", err_msg());
+    // SAFETY: stale executors are rejected, never dereferenced.
+    unsafe {
+        assert_eq!(api::aclSetAclOpExecutorRepeatable(ex), ACLNN_ERR_PARAM_INVALID);
+        assert_eq!(api::aclDestroyAclOpExecutor(ex), ACLNN_ERR_PARAM_INVALID);
+        assert_eq!(api::aclDestroyAclOpExecutor(null_mut()), ACLNN_ERR_PARAM_NULLPTR);
+    }
+    // Never launched, non-repeatable: destroy releases it.
+    let (_, _, ex) = phase1(tx, tx, tout);
+    // SAFETY: live executor.
+    assert_eq!(unsafe { api::aclDestroyAclOpExecutor(ex) }, ACLNN_SUCCESS);
+    // Repeatable: runs many times with rebound addresses, then must be destroyed.
+    let (_, _, ex) = phase1(tx, tx, tout);
+    // SAFETY: live executor and tensors; addresses are device allocations.
+    unsafe {
+        assert_eq!(api::aclSetAclOpExecutorRepeatable(ex), ACLNN_SUCCESS);
+        for k in 0..3 {
+            let (dx2, dout2) = (upload(&Dt::F32.encode(&[k as f64; 4])), malloc(16));
+            assert_eq!(api::aclSetInputTensorAddr(ex, 0, tx, dx2), ACLNN_SUCCESS);
+            assert_eq!(api::aclSetInputTensorAddr(ex, 1, tx, dx2), ACLNN_SUCCESS);
+            assert_eq!(api::aclSetOutputTensorAddr(ex, 0, tout, dout2), ACLNN_SUCCESS);
+            assert_eq!(phase2(null_mut(), 0, ex, null_mut()), ACLNN_SUCCESS, "{}", err_msg());
+            assert_eq!(sync(null_mut()), ACL_SUCCESS);
+            let v = d2h::<f32>(dout2, 4);
+            assert_eq!(v[3], mish_grad_f32(k as f32, k as f32));
+            free(dx2);
+            free(dout2);
+        }
+        // Misuse of the address setters.
+        let d = malloc(64);
+        assert_eq!(api::aclSetInputTensorAddr(ex, 2, tx, d), ACLNN_ERR_PARAM_INVALID);
+        assert_eq!(api::aclSetOutputTensorAddr(ex, 1, tout, d), ACLNN_ERR_PARAM_INVALID);
+        assert_eq!(api::aclSetInputTensorAddr(ex, 0, tx, d.cast::<u8>().add(4).cast()), ACLNN_ERR_PARAM_INVALID);
+        assert!(err_msg().contains("aligned"), "{}", err_msg());
+        assert_eq!(api::aclSetOutputTensorAddr(ex, 0, tx, d), ACLNN_ERR_PARAM_INVALID);
+        assert_eq!(api::aclSetInputTensorAddr(ex, 0, tx, null_mut()), ACLNN_ERR_PARAM_NULLPTR);
+        // The freed addresses are still bound: phase 2 catches them.
+        assert_eq!(phase2(null_mut(), 0, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
+        free(d);
+        assert_eq!(api::aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
+        assert_eq!(phase2(null_mut(), 0, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
+        // Repeatable only before the first launch.
+        let (_, _, ex) = phase1(tx, tx, tout);
+        // Rebind to live memory first (the tensors were rebound above).
+        assert_eq!(api::aclSetInputTensorAddr(ex, 0, tx, dx), ACLNN_SUCCESS);
+        assert_eq!(api::aclSetInputTensorAddr(ex, 1, tx, dx), ACLNN_SUCCESS);
+        assert_eq!(api::aclSetOutputTensorAddr(ex, 0, tout, dout), ACLNN_SUCCESS);
+        let (_, _, ex2) = phase1(tx, tx, tout);
+        assert_eq!(phase2(null_mut(), 0, ex2, null_mut()), ACLNN_SUCCESS, "{}", err_msg());
+        assert_eq!(api::aclSetAclOpExecutorRepeatable(ex2), ACLNN_ERR_PARAM_INVALID);
+        assert_eq!(api::aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
+    }
+    assert_eq!(sync(null_mut()), ACL_SUCCESS);
+    destroy_tensor(tx);
+    destroy_tensor(tout);
+    free(dx);
+    free(dout);
+}
+
+#[test]
+fn tensor_data_must_be_live_device_memory_inside_bounds() {
+    setup();
+    let d = malloc(16);
+    let t = tensor(&[4], ACL_FLOAT, d);
+    // Host memory as tensor data.
+    let mut host = [0f32; 4];
+    let th = tensor(&[4], ACL_FLOAT, host.as_mut_ptr().cast());
+    let (rc, _, ex) = phase1(th, t, t);
+    assert_eq!(rc, ACLNN_SUCCESS);
+    assert_eq!(phase2(null_mut(), 0, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
+    assert!(err_msg().contains("gradOutput data") && err_msg().contains("host memory"), "{}", err_msg());
+    // SAFETY: live executor (failures do not consume).
+    assert_eq!(unsafe { api::aclDestroyAclOpExecutor(ex) }, ACLNN_SUCCESS);
+    // A view reaching outside its allocation (offset 1 on a 4-element buffer).
+    let tv = tensor_view(&[4], &[1], 1, &[5], ACL_FLOAT, d);
+    let (_, _, ex) = phase1(t, tv, t);
+    assert_eq!(phase2(null_mut(), 0, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
+    assert!(err_msg().contains("self") && err_msg().contains("reaches bytes"), "{}", err_msg());
+    // SAFETY: live executor.
+    assert_eq!(unsafe { api::aclDestroyAclOpExecutor(ex) }, ACLNN_SUCCESS);
+    // A view outside its declared storage.
+    let ts = tensor_view(&[4], &[1], 0, &[3], ACL_FLOAT, d);
+    let (_, _, ex) = phase1(t, t, ts);
+    assert_eq!(phase2(null_mut(), 0, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
+    assert!(err_msg().contains("storage"), "{}", err_msg());
+    // SAFETY: live executor.
+    assert_eq!(unsafe { api::aclDestroyAclOpExecutor(ex) }, ACLNN_SUCCESS);
+    // A tensor destroyed between the phases.
+    let t2 = tensor(&[4], ACL_FLOAT, d);
+    let (_, _, ex) = phase1(t, t2, t);
+    destroy_tensor(t2);
+    assert_eq!(phase2(null_mut(), 0, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
+    assert!(err_msg().contains("destroyed before aclnnMishBackward"), "{}", err_msg());
+    // SAFETY: live executor.
+    assert_eq!(unsafe { api::aclDestroyAclOpExecutor(ex) }, ACLNN_SUCCESS);
+    // Input freed while the launch is queued.
+    let s = create_stream();
+    let hold = testing::hold_stream(s).unwrap();
+    let (_, _, ex) = phase1(t, t, t);
+    assert_eq!(phase2(null_mut(), 0, ex, s), ACLNN_SUCCESS);
+    free(d);
+    hold.release();
+    assert_eq!(sync(s), ACL_ERROR_RT_INTERNAL_ERROR);
+    assert!(err_msg().contains("freed while queued work"), "{}", err_msg());
+    destroy_stream(s);
+    for t in [t, th, tv, ts] {
+        destroy_tensor(t);
+    }
+}
+
+#[test]
+fn ten_million_elements() {
+    setup();
+    let n = 10_000_000usize;
+    let g = vec![1.0f32; n];
+    let x: Vec<f32> = (0..n).map(|i| (i % 2000) as f32 * 0.01 - 10.0).collect();
+    let start = std::time::Instant::now();
+    let out = mish_backward_f32(&g, &x, &[n as i64]);
+    let took = start.elapsed();
+    for i in (0..n).step_by(99_991) {
+        assert_eq!(out[i], mish_grad_f32(1.0, x[i]));
+    }
+    assert!(took.as_secs() < 60, "{took:?}");
+}

@@ -1,0 +1,288 @@
+//! Runtime behaviour: init, contexts, memory and memcpy misuse, streams, events, handles.
+
+mod common;
+use ascend_sim::{api, testing};
+use ascend_sys::*;
+use common::*;
+use std::ffi::c_void;
+use std::ptr::null_mut;
+
+#[test]
+fn init_twice_is_repeat_initialize() {
+    setup();
+    // SAFETY: NULL config path.
+    assert_eq!(unsafe { api::aclInit(std::ptr::null()) }, ACL_ERROR_REPEAT_INITIALIZE);
+    assert!(err_msg().contains("only once"), "{}", err_msg());
+}
+
+#[test]
+fn calls_without_context_fail_with_context_null() {
+    init_with(&[]);
+    std::thread::spawn(|| {
+        let mut p = null_mut();
+        // SAFETY: valid out-pointers throughout.
+        unsafe {
+            assert_eq!(api::aclrtMalloc(&mut p, 64, 0), ACL_ERROR_RT_CONTEXT_NULL);
+            assert!(err_msg().contains("no current context"), "{}", err_msg());
+            let mut s = null_mut();
+            assert_eq!(api::aclrtCreateStream(&mut s), ACL_ERROR_RT_CONTEXT_NULL);
+            let mut d = -1;
+            assert_eq!(api::aclrtGetDevice(&mut d), ACL_ERROR_RT_CONTEXT_NULL);
+            let mut c = null_mut();
+            assert_eq!(api::aclrtGetCurrentContext(&mut c), ACL_ERROR_RT_CONTEXT_NULL);
+            assert_eq!(api::aclrtSynchronizeStream(null_mut()), ACL_ERROR_RT_CONTEXT_NULL);
+            let mut e = null_mut();
+            assert_eq!(api::aclrtCreateEvent(&mut e), ACL_ERROR_RT_CONTEXT_NULL);
+        }
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn explicit_context_and_stale_handles() {
+    setup();
+    std::thread::spawn(|| {
+        let mut ctx = null_mut();
+        // SAFETY: valid out-pointers; handles from the simulator or deliberately stale.
+        unsafe {
+            assert_eq!(api::aclrtCreateContext(&mut ctx, 0), ACL_SUCCESS);
+            let mut cur = null_mut();
+            assert_eq!(api::aclrtGetCurrentContext(&mut cur), ACL_SUCCESS);
+            assert_eq!(cur, ctx);
+            let s = create_stream();
+            destroy_stream(s);
+            assert_eq!(api::aclrtDestroyStream(s), ACL_ERROR_RT_INVALID_HANDLE);
+            assert!(err_msg().contains("stale"), "{}", err_msg());
+            assert_eq!(sync(s), ACL_ERROR_RT_INVALID_HANDLE);
+            // A foreign pointer is not a handle.
+            let mut x = 0u64;
+            assert_eq!(
+                api::aclrtSynchronizeStream((&mut x as *mut u64).cast()),
+                ACL_ERROR_RT_INVALID_HANDLE
+            );
+            assert_eq!(api::aclrtDestroyContext(ctx), ACL_SUCCESS);
+            assert_eq!(api::aclrtSetCurrentContext(ctx), ACL_ERROR_RT_INVALID_HANDLE);
+            // The destroyed context was current: no context any more.
+            let mut p = null_mut();
+            assert_eq!(api::aclrtMalloc(&mut p, 64, 0), ACL_ERROR_RT_CONTEXT_NULL);
+            assert!(err_msg().contains("destroyed"), "{}", err_msg());
+        }
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn device_ids_and_soc() {
+    setup();
+    let mut n = 0u32;
+    // SAFETY: valid out-pointers.
+    unsafe {
+        assert_eq!(api::aclrtGetDeviceCount(&mut n), ACL_SUCCESS);
+        assert_eq!(n, 1);
+        assert_eq!(api::aclrtSetDevice(1), ACL_ERROR_RT_INVALID_DEVICEID);
+        assert_eq!(api::aclrtSetDevice(-1), ACL_ERROR_RT_INVALID_DEVICEID);
+        let soc = std::ffi::CStr::from_ptr(api::aclrtGetSocName());
+        assert_eq!(soc.to_str().unwrap(), "Ascend910B4");
+        let (mut free, mut total) = (0usize, 0usize);
+        assert_eq!(api::aclrtGetMemInfo(ACL_HBM_MEM, &mut free, &mut total), ACL_SUCCESS);
+        assert_eq!(total, 1 << 30);
+        assert!(free <= total);
+    }
+}
+
+#[test]
+fn malloc_rules() {
+    setup();
+    let mut p = null_mut();
+    // SAFETY: valid out-pointers; freed pointers are only passed back to the simulator.
+    unsafe {
+        assert_eq!(api::aclrtMalloc(&mut p, 0, 0), ACL_ERROR_INVALID_PARAM);
+        assert_eq!(api::aclrtMalloc(null_mut(), 8, 0), ACL_ERROR_INVALID_PARAM);
+        assert_eq!(api::aclrtMalloc(&mut p, 8, 7), ACL_ERROR_INVALID_PARAM);
+        let ps: Vec<*mut c_void> = (1..20).map(|n| malloc(n * 7)).collect();
+        for &q in &ps {
+            assert_eq!(q as usize % 32, 0);
+        }
+        for &q in &ps {
+            free(q);
+        }
+        let q = malloc(100);
+        free(q);
+        assert_eq!(api::aclrtFree(q), ACL_ERROR_INVALID_PARAM);
+        assert!(err_msg().contains("double free"), "{}", err_msg());
+        let mut host = 0u8;
+        assert_eq!(api::aclrtFree((&mut host as *mut u8).cast()), ACL_ERROR_INVALID_PARAM);
+        assert!(err_msg().contains("not device memory"), "{}", err_msg());
+        let q = malloc(64);
+        assert_eq!(api::aclrtFree(q.cast::<u8>().add(32).cast()), ACL_ERROR_INVALID_PARAM);
+        free(q);
+        // Host memory.
+        let mut h = null_mut();
+        assert_eq!(api::aclrtMallocHost(&mut h, 256), ACL_SUCCESS);
+        std::ptr::write_bytes(h.cast::<u8>(), 7, 256);
+        assert_eq!(api::aclrtFreeHost(h), ACL_SUCCESS);
+        assert_eq!(api::aclrtFreeHost(h), ACL_ERROR_INVALID_PARAM);
+        // Exceeding device memory.
+        assert_eq!(api::aclrtMalloc(&mut p, 2 << 30, 0), ACL_ERROR_RT_MEMORY_ALLOCATION);
+    }
+}
+
+#[test]
+fn memcpy_misuse_is_caught() {
+    setup();
+    let d = malloc(64);
+    let host = [1u8; 128];
+    let mut back = [0u8; 128];
+    let hp = host.as_ptr().cast::<c_void>();
+    let bp = back.as_mut_ptr().cast::<c_void>();
+    // Wrong kinds.
+    assert_eq!(memcpy(bp, 64, hp, 64, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    assert!(err_msg().contains("dst") && err_msg().contains("host memory"), "{}", err_msg());
+    assert_eq!(memcpy(d, 64, hp, 64, ACL_MEMCPY_DEVICE_TO_HOST), ACL_ERROR_INVALID_PARAM);
+    assert_eq!(memcpy(d, 64, hp, 64, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    assert_eq!(memcpy(bp, 64, hp, 64, 9), ACL_ERROR_INVALID_PARAM);
+    // count > destMax.
+    assert_eq!(memcpy(d, 32, hp, 64, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    assert!(err_msg().contains("exceeds destMax"), "{}", err_msg());
+    // Outside the allocation (64 bytes; padding is not usable).
+    assert_eq!(memcpy(d, 128, hp, 65, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    assert!(err_msg().contains("overruns"), "{}", err_msg());
+    // SAFETY: pointer arithmetic only; the simulator checks the address.
+    let inner = unsafe { d.cast::<u8>().add(60) }.cast::<c_void>();
+    assert_eq!(memcpy(inner, 8, hp, 8, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    // Correct uses, including DEFAULT inference and an interior pointer.
+    assert_eq!(memcpy(d, 64, hp, 64, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    assert_eq!(memcpy(inner, 4, hp, 4, ACL_MEMCPY_DEFAULT), ACL_SUCCESS);
+    assert_eq!(memcpy(bp, 64, d, 64, ACL_MEMCPY_DEFAULT), ACL_SUCCESS);
+    assert_eq!(&back[..64], &host[..64]);
+    // Memset.
+    // SAFETY: device address checked by the simulator.
+    unsafe {
+        assert_eq!(api::aclrtMemset(d, 64, 3, 64), ACL_SUCCESS);
+        assert_eq!(api::aclrtMemset(d, 64, 3, 65), ACL_ERROR_INVALID_PARAM);
+        assert_eq!(api::aclrtMemset(d, 128, 3, 65), ACL_ERROR_INVALID_PARAM);
+        assert_eq!(api::aclrtMemset(bp, 64, 3, 8), ACL_ERROR_INVALID_PARAM);
+    }
+    assert_eq!(d2h::<u8>(d, 64), vec![3u8; 64]);
+    // Freed pointer.
+    free(d);
+    assert_eq!(memcpy(bp, 64, d, 64, ACL_MEMCPY_DEVICE_TO_HOST), ACL_ERROR_INVALID_PARAM);
+    assert!(err_msg().contains("not inside any live device allocation"), "{}", err_msg());
+    let s = create_stream();
+    assert_eq!(memcpy_async(bp, 64, d, 64, ACL_MEMCPY_DEVICE_TO_HOST, s), ACL_ERROR_INVALID_PARAM);
+    destroy_stream(s);
+}
+
+#[test]
+fn missing_event_wait_is_observable_and_events_order_streams() {
+    setup();
+    let (a, b) = (create_stream(), create_stream());
+    let buf = malloc(16);
+    let newer = [9u32; 4];
+    let mut seen = [0u32; 4];
+    // Without a wait, b's read runs before a's (held) write.
+    let hold = testing::hold_stream(a).unwrap();
+    assert_eq!(memcpy_async(buf, 16, newer.as_ptr().cast(), 16, ACL_MEMCPY_HOST_TO_DEVICE, a), 0);
+    assert_eq!(memcpy_async(seen.as_mut_ptr().cast(), 16, buf, 16, ACL_MEMCPY_DEVICE_TO_HOST, b), 0);
+    assert_eq!(sync(b), ACL_SUCCESS);
+    assert_eq!(seen, [0; 4], "the read raced ahead of the unordered write");
+    hold.release();
+    assert_eq!(sync(a), ACL_SUCCESS);
+    // With record/wait, b's read waits for a's write.
+    let ev = create_event();
+    let newest = [5u32; 4];
+    let hold = testing::hold_stream(a).unwrap();
+    assert_eq!(memcpy_async(buf, 16, newest.as_ptr().cast(), 16, ACL_MEMCPY_HOST_TO_DEVICE, a), 0);
+    // SAFETY: live handles.
+    unsafe {
+        assert_eq!(api::aclrtRecordEvent(ev, a), ACL_SUCCESS);
+        assert_eq!(api::aclrtStreamWaitEvent(b, ev), ACL_SUCCESS);
+    }
+    assert_eq!(memcpy_async(seen.as_mut_ptr().cast(), 16, buf, 16, ACL_MEMCPY_DEVICE_TO_HOST, b), 0);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert_eq!(seen, [0; 4], "b must still be waiting");
+    hold.release();
+    assert_eq!(sync(b), ACL_SUCCESS);
+    assert_eq!(seen, [5; 4]);
+    // SAFETY: live handles.
+    unsafe {
+        assert_eq!(api::aclrtSynchronizeEvent(ev), ACL_SUCCESS);
+        assert_eq!(api::aclrtDestroyEvent(ev), ACL_SUCCESS);
+        assert_eq!(api::aclrtDestroyEvent(ev), ACL_ERROR_RT_INVALID_HANDLE);
+        assert_eq!(api::aclrtRecordEvent(ev, a), ACL_ERROR_RT_INVALID_HANDLE);
+    }
+    destroy_stream(a);
+    destroy_stream(b);
+    free(buf);
+}
+
+#[test]
+fn buffer_freed_while_queued_work_uses_it_is_reported() {
+    setup();
+    let s = create_stream();
+    let buf = malloc(64);
+    let mut back = [0u8; 64];
+    let hold = testing::hold_stream(s).unwrap();
+    assert_eq!(memcpy_async(back.as_mut_ptr().cast(), 64, buf, 64, ACL_MEMCPY_DEVICE_TO_HOST, s), 0);
+    free(buf);
+    hold.release();
+    assert_eq!(sync(s), ACL_ERROR_RT_INTERNAL_ERROR);
+    assert!(err_msg().contains("freed while queued work"), "{}", err_msg());
+    // The error was consumed by that synchronize.
+    assert_eq!(sync(s), ACL_SUCCESS);
+    destroy_stream(s);
+}
+
+#[test]
+fn default_stream_and_async_copies() {
+    setup();
+    let buf = malloc(8);
+    let v = [1u32, 2];
+    let mut back = [0u32; 2];
+    assert_eq!(memcpy_async(buf, 8, v.as_ptr().cast(), 8, ACL_MEMCPY_HOST_TO_DEVICE, null_mut()), 0);
+    assert_eq!(memcpy_async(back.as_mut_ptr().cast(), 8, buf, 8, ACL_MEMCPY_DEVICE_TO_HOST, null_mut()), 0);
+    assert_eq!(sync(null_mut()), ACL_SUCCESS);
+    assert_eq!(back, v);
+    free(buf);
+}
+
+#[test]
+fn tensors_validate_their_descriptor() {
+    let dims = [2i64, 3];
+    let strides = [3i64, 1];
+    let neg = [2i64, -3];
+    // SAFETY: arrays are live; null pointers are deliberate.
+    unsafe {
+        let mk = |d: *const i64, n: u64, dt: i32, s: *const i64, off: i64, fmt: i32| {
+            api::aclCreateTensor(d, n, dt, s, off, fmt, d, n, null_mut())
+        };
+        assert!(mk(std::ptr::null(), 2, ACL_FLOAT, strides.as_ptr(), 0, 2).is_null());
+        assert!(mk(dims.as_ptr(), 2, ACL_FLOAT, std::ptr::null(), 0, 2).is_null());
+        assert!(mk(neg.as_ptr(), 2, ACL_FLOAT, strides.as_ptr(), 0, 2).is_null());
+        assert!(err_msg().contains("negative"), "{}", err_msg());
+        assert!(mk(dims.as_ptr(), 2, ACL_FLOAT, neg.as_ptr(), 0, 2).is_null());
+        assert!(mk(dims.as_ptr(), 2, ACL_FLOAT, strides.as_ptr(), -1, 2).is_null());
+        assert!(mk(dims.as_ptr(), 2, 5, strides.as_ptr(), 0, 2).is_null());
+        assert!(mk(dims.as_ptr(), 2, ACL_DT_UNDEFINED, strides.as_ptr(), 0, 2).is_null());
+        assert!(mk(dims.as_ptr(), 2, ACL_FLOAT, strides.as_ptr(), 0, 77).is_null());
+        let t = mk(dims.as_ptr(), 2, ACL_FLOAT, strides.as_ptr(), 0, 2);
+        assert!(!t.is_null());
+        assert_eq!(api::aclDestroyTensor(t), ACLNN_SUCCESS);
+        assert_eq!(api::aclDestroyTensor(t), ACLNN_ERR_PARAM_INVALID);
+        assert_eq!(api::aclDestroyTensor(std::ptr::null()), ACLNN_ERR_PARAM_NULLPTR);
+    }
+}
+
+#[test]
+fn many_streams_are_cheap() {
+    setup();
+    let streams: Vec<_> = (0..300).map(|_| create_stream()).collect();
+    for &s in &streams {
+        assert_eq!(sync(s), ACL_SUCCESS);
+    }
+    for s in streams {
+        destroy_stream(s);
+    }
+}
