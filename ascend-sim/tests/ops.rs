@@ -70,10 +70,24 @@ fn upload(bytes: &[u8]) -> *mut c_void {
 
 /// Runs MishBackward on contiguous inputs of the given shapes/dtypes; returns
 /// (inputs as seen by the device, output).
-fn run(shapes: [&[i64]; 3], dts: [Dt; 3], rng: &mut Rng, lo: f64, hi: f64) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+fn run(
+    shapes: [&[i64]; 3],
+    dts: [Dt; 3],
+    rng: &mut Rng,
+    lo: f64,
+    hi: f64,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let n = |s: &[i64]| s.iter().product::<i64>() as usize;
-    let g: Vec<f64> = dts[0].round(&(0..n(shapes[0])).map(|_| rng.uniform(-2.0, 2.0)).collect::<Vec<_>>());
-    let x: Vec<f64> = dts[1].round(&(0..n(shapes[1])).map(|_| rng.uniform(lo, hi)).collect::<Vec<_>>());
+    let g: Vec<f64> = dts[0].round(
+        &(0..n(shapes[0]))
+            .map(|_| rng.uniform(-2.0, 2.0))
+            .collect::<Vec<_>>(),
+    );
+    let x: Vec<f64> = dts[1].round(
+        &(0..n(shapes[1]))
+            .map(|_| rng.uniform(lo, hi))
+            .collect::<Vec<_>>(),
+    );
     let (dg, dx) = (upload(&dts[0].encode(&g)), upload(&dts[1].encode(&x)));
     let out_bytes = n(shapes[2]) * dts[2].size();
     let dout = malloc(out_bytes.max(1));
@@ -84,8 +98,17 @@ fn run(shapes: [&[i64]; 3], dts: [Dt; 3], rng: &mut Rng, lo: f64, hi: f64) -> (V
     );
     let (rc, ws, ex) = phase1(tg, tx, tout);
     assert_eq!(rc, ACLNN_SUCCESS, "{}", err_msg());
-    let w = if ws > 0 { malloc(ws as usize) } else { null_mut() };
-    assert_eq!(phase2(w, ws, ex, null_mut()), ACLNN_SUCCESS, "{}", err_msg());
+    let w = if ws > 0 {
+        malloc(ws as usize)
+    } else {
+        null_mut()
+    };
+    assert_eq!(
+        phase2(w, ws, ex, null_mut()),
+        ACLNN_SUCCESS,
+        "{}",
+        err_msg()
+    );
     assert_eq!(sync(null_mut()), ACL_SUCCESS, "{}", err_msg());
     let out = dts[2].decode(&d2h::<u8>(dout, out_bytes));
     for t in [tg, tx, tout] {
@@ -128,17 +151,29 @@ fn precision_against_golden_for_every_dtype_combination() {
                 // f16 outputs below 6e-5 are subnormal (inherently imprecise): keep
                 // their inputs (and those of an f16 compute) where mish' stays in f16's normal range.
                 let f16_compute = matches!((a, b), (Dt::F16, Dt::F16));
-                let wide = if matches!(o, Dt::F16) || f16_compute { 8.0 } else { 30.0 };
+                let wide = if matches!(o, Dt::F16) || f16_compute {
+                    8.0
+                } else {
+                    30.0
+                };
                 for (lo, hi) in [(-8.0, 8.0), (-wide, wide)] {
                     let shapes: [&[i64]; 3] = [&[3, 1, 40], &[5, 1], &[3, 5, 40]];
                     let (g, x, out) = run(shapes, [a, b, o], &mut rng, lo, hi);
                     let want: Vec<f64> = (0..out.len())
                         .map(|i| {
-                            golden(g[broadcast_index(i, shapes[2], shapes[0])], x[broadcast_index(i, shapes[2], shapes[1])])
+                            golden(
+                                g[broadcast_index(i, shapes[2], shapes[0])],
+                                x[broadcast_index(i, shapes[2], shapes[1])],
+                            )
                         })
                         .collect();
                     let thr = [a, b, o].iter().map(|d| d.threshold()).fold(0.0, f64::max);
-                    assert_precision(&out, &want, thr, &format!("{:?} x in [{lo}, {hi})", [a, b, o]));
+                    assert_precision(
+                        &out,
+                        &want,
+                        thr,
+                        &format!("{:?} x in [{lo}, {hi})", [a, b, o]),
+                    );
                 }
             }
         }
@@ -149,16 +184,37 @@ fn precision_against_golden_for_every_dtype_combination() {
 fn f32_matches_the_kernel_function_bit_for_bit() {
     setup();
     let mut rng = Rng(42);
-    let (g, x, out) = run([&[1000], &[1000], &[1000]], [Dt::F32; 3], &mut rng, -100.0, 100.0);
+    let (g, x, out) = run(
+        [&[1000], &[1000], &[1000]],
+        [Dt::F32; 3],
+        &mut rng,
+        -100.0,
+        100.0,
+    );
     for i in 0..1000 {
-        assert_eq!(out[i] as f32, mish_grad_f32(g[i] as f32, x[i] as f32), "x={}", x[i]);
+        assert_eq!(
+            out[i] as f32,
+            mish_grad_f32(g[i] as f32, x[i] as f32),
+            "x={}",
+            x[i]
+        );
     }
 }
 
 #[test]
 fn special_values_agree_with_the_golden() {
     setup();
-    let xs = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -100.0, -88.0, 0.0, -0.0, 100.0, 1e-30];
+    let xs = [
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        -100.0,
+        -88.0,
+        0.0,
+        -0.0,
+        100.0,
+        1e-30,
+    ];
     let g = vec![1.5f32; xs.len()];
     let out = mish_backward_f32(&g, &xs, &[xs.len() as i64]);
     for (i, &x) in xs.iter().enumerate() {
@@ -166,8 +222,17 @@ fn special_values_agree_with_the_golden() {
         if want.is_nan() {
             assert!(out[i].is_nan());
         } else {
-            assert!((out[i] as f64 - want).abs() <= 1e-6 * want.abs().max(1e-30), "x={x}: {} vs {want}", out[i]);
-            assert_eq!(out[i].is_sign_negative(), want.is_sign_negative() && want != 0.0 || out[i] == 0.0 && out[i].is_sign_negative(), "x={x}");
+            assert!(
+                (out[i] as f64 - want).abs() <= 1e-6 * want.abs().max(1e-30),
+                "x={x}: {} vs {want}",
+                out[i]
+            );
+            assert_eq!(
+                out[i].is_sign_negative(),
+                want.is_sign_negative() && want != 0.0
+                    || out[i] == 0.0 && out[i].is_sign_negative(),
+                "x={x}"
+            );
         }
     }
 }
@@ -190,7 +255,12 @@ fn strided_views_offsets_and_in_place() {
     assert_eq!(rc, ACLNN_SUCCESS);
     assert!(ws > 0, "non-contiguous input and output need temporaries");
     let w = malloc(ws as usize);
-    assert_eq!(phase2(w, ws, ex, null_mut()), ACLNN_SUCCESS, "{}", err_msg());
+    assert_eq!(
+        phase2(w, ws, ex, null_mut()),
+        ACLNN_SUCCESS,
+        "{}",
+        err_msg()
+    );
     assert_eq!(sync(null_mut()), ACL_SUCCESS);
     let out = d2h::<f32>(dout, 12);
     for i in 0..2 {
@@ -204,12 +274,20 @@ fn strided_views_offsets_and_in_place() {
     let tin = tensor(&[2, 3], ACL_FLOAT, dg);
     let (rc, ws2, ex) = phase1(tg, tx, tin);
     assert_eq!(rc, ACLNN_SUCCESS);
-    assert_eq!(phase2(w, ws2.max(ws), ex, null_mut()), ACLNN_SUCCESS, "{}", err_msg());
+    assert_eq!(
+        phase2(w, ws2.max(ws), ex, null_mut()),
+        ACLNN_SUCCESS,
+        "{}",
+        err_msg()
+    );
     assert_eq!(sync(null_mut()), ACL_SUCCESS);
     let res = d2h::<f32>(dg, 6);
     for i in 0..2 {
         for j in 0..3 {
-            assert_eq!(res[i * 3 + j], mish_grad_f32(gs[i * 3 + j], xs[4 + i + 2 * j]));
+            assert_eq!(
+                res[i * 3 + j],
+                mish_grad_f32(gs[i * 3 + j], xs[4 + i + 2 * j])
+            );
         }
     }
     for t in [tx, tg, tout, tin] {
@@ -221,11 +299,20 @@ fn strided_views_offsets_and_in_place() {
 }
 
 /// A broadcast setup needing workspace: returns (tensors, buffers, ws size, executor).
-fn broadcast_case() -> ([*mut aclTensor; 3], [*mut c_void; 3], u64, *mut aclOpExecutor) {
+fn broadcast_case() -> (
+    [*mut aclTensor; 3],
+    [*mut c_void; 3],
+    u64,
+    *mut aclOpExecutor,
+) {
     let (dg, dx, dout) = (malloc(4 * 8), malloc(4 * 2), malloc(4 * 8));
     h2d(dg, &[1.0f32; 8]);
     h2d(dx, &[0.5f32, -0.5]);
-    let ts = [tensor(&[4, 2], ACL_FLOAT, dg), tensor(&[2], ACL_FLOAT, dx), tensor(&[4, 2], ACL_FLOAT, dout)];
+    let ts = [
+        tensor(&[4, 2], ACL_FLOAT, dg),
+        tensor(&[2], ACL_FLOAT, dx),
+        tensor(&[4, 2], ACL_FLOAT, dout),
+    ];
     let (rc, ws, ex) = phase1(ts[0], ts[1], ts[2]);
     assert_eq!(rc, ACLNN_SUCCESS);
     assert!(ws > 0);
@@ -246,7 +333,10 @@ fn workspace_checks() {
     setup();
     let (ts, bufs, ws, ex) = broadcast_case();
     // Null.
-    assert_eq!(phase2(null_mut(), ws, ex, null_mut()), ACLNN_ERR_PARAM_NULLPTR);
+    assert_eq!(
+        phase2(null_mut(), ws, ex, null_mut()),
+        ACLNN_ERR_PARAM_NULLPTR
+    );
     // Too small (size argument).
     let w = malloc(ws as usize);
     assert_eq!(phase2(w, ws - 1, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
@@ -257,13 +347,21 @@ fn workspace_checks() {
     assert!(err_msg().contains("overruns"), "{}", err_msg());
     // Host memory.
     let mut host = vec![0u8; ws as usize];
-    assert_eq!(phase2(host.as_mut_ptr().cast(), ws, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
+    assert_eq!(
+        phase2(host.as_mut_ptr().cast(), ws, ex, null_mut()),
+        ACLNN_ERR_PARAM_INVALID
+    );
     assert!(err_msg().contains("host memory"), "{}", err_msg());
     // Freed.
     free(small);
     assert_eq!(phase2(small, ws, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
     // None of the failures consumed the executor.
-    assert_eq!(phase2(w, ws, ex, null_mut()), ACLNN_SUCCESS, "{}", err_msg());
+    assert_eq!(
+        phase2(w, ws, ex, null_mut()),
+        ACLNN_SUCCESS,
+        "{}",
+        err_msg()
+    );
     assert_eq!(sync(null_mut()), ACL_SUCCESS);
     let out = d2h::<f32>(bufs[2], 8);
     assert_eq!(out[0], mish_grad_f32(1.0, 0.5));
@@ -284,7 +382,11 @@ fn workspace_freed_while_queued_is_reported() {
     hold.release();
     assert_eq!(sync(s), ACL_ERROR_RT_INTERNAL_ERROR);
     assert!(err_msg().contains("workspace allocation"), "{}", err_msg());
-    assert!(err_msg().contains("freed while queued work"), "{}", err_msg());
+    assert!(
+        err_msg().contains("freed while queued work"),
+        "{}",
+        err_msg()
+    );
     destroy_stream(s);
     cleanup(ts, bufs);
 }
@@ -300,13 +402,22 @@ fn executor_is_consumed_unless_repeatable() {
     let (rc, ws, ex) = phase1(tx, tx, tout);
     assert_eq!((rc, ws), (ACLNN_SUCCESS, 0));
     assert_eq!(phase2(null_mut(), 0, ex, null_mut()), ACLNN_SUCCESS);
-    assert_eq!(phase2(null_mut(), 0, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
+    assert_eq!(
+        phase2(null_mut(), 0, ex, null_mut()),
+        ACLNN_ERR_PARAM_INVALID
+    );
     assert!(err_msg().contains("consumed"), "{}", err_msg());
     // SAFETY: stale executors are rejected, never dereferenced.
     unsafe {
-        assert_eq!(api::aclSetAclOpExecutorRepeatable(ex), ACLNN_ERR_PARAM_INVALID);
+        assert_eq!(
+            api::aclSetAclOpExecutorRepeatable(ex),
+            ACLNN_ERR_PARAM_INVALID
+        );
         assert_eq!(api::aclDestroyAclOpExecutor(ex), ACLNN_ERR_PARAM_INVALID);
-        assert_eq!(api::aclDestroyAclOpExecutor(null_mut()), ACLNN_ERR_PARAM_NULLPTR);
+        assert_eq!(
+            api::aclDestroyAclOpExecutor(null_mut()),
+            ACLNN_ERR_PARAM_NULLPTR
+        );
     }
     // Never launched, non-repeatable: destroy releases it.
     let (_, _, ex) = phase1(tx, tx, tout);
@@ -321,8 +432,16 @@ fn executor_is_consumed_unless_repeatable() {
             let (dx2, dout2) = (upload(&Dt::F32.encode(&[k as f64; 4])), malloc(16));
             assert_eq!(api::aclSetInputTensorAddr(ex, 0, tx, dx2), ACLNN_SUCCESS);
             assert_eq!(api::aclSetInputTensorAddr(ex, 1, tx, dx2), ACLNN_SUCCESS);
-            assert_eq!(api::aclSetOutputTensorAddr(ex, 0, tout, dout2), ACLNN_SUCCESS);
-            assert_eq!(phase2(null_mut(), 0, ex, null_mut()), ACLNN_SUCCESS, "{}", err_msg());
+            assert_eq!(
+                api::aclSetOutputTensorAddr(ex, 0, tout, dout2),
+                ACLNN_SUCCESS
+            );
+            assert_eq!(
+                phase2(null_mut(), 0, ex, null_mut()),
+                ACLNN_SUCCESS,
+                "{}",
+                err_msg()
+            );
             assert_eq!(sync(null_mut()), ACL_SUCCESS);
             let v = d2h::<f32>(dout2, 4);
             assert_eq!(v[3], mish_grad_f32(k as f32, k as f32));
@@ -331,26 +450,58 @@ fn executor_is_consumed_unless_repeatable() {
         }
         // Misuse of the address setters.
         let d = malloc(64);
-        assert_eq!(api::aclSetInputTensorAddr(ex, 2, tx, d), ACLNN_ERR_PARAM_INVALID);
-        assert_eq!(api::aclSetOutputTensorAddr(ex, 1, tout, d), ACLNN_ERR_PARAM_INVALID);
-        assert_eq!(api::aclSetInputTensorAddr(ex, 0, tx, d.cast::<u8>().add(4).cast()), ACLNN_ERR_PARAM_INVALID);
+        assert_eq!(
+            api::aclSetInputTensorAddr(ex, 2, tx, d),
+            ACLNN_ERR_PARAM_INVALID
+        );
+        assert_eq!(
+            api::aclSetOutputTensorAddr(ex, 1, tout, d),
+            ACLNN_ERR_PARAM_INVALID
+        );
+        assert_eq!(
+            api::aclSetInputTensorAddr(ex, 0, tx, d.cast::<u8>().add(4).cast()),
+            ACLNN_ERR_PARAM_INVALID
+        );
         assert!(err_msg().contains("aligned"), "{}", err_msg());
-        assert_eq!(api::aclSetOutputTensorAddr(ex, 0, tx, d), ACLNN_ERR_PARAM_INVALID);
-        assert_eq!(api::aclSetInputTensorAddr(ex, 0, tx, null_mut()), ACLNN_ERR_PARAM_NULLPTR);
+        assert_eq!(
+            api::aclSetOutputTensorAddr(ex, 0, tx, d),
+            ACLNN_ERR_PARAM_INVALID
+        );
+        assert_eq!(
+            api::aclSetInputTensorAddr(ex, 0, tx, null_mut()),
+            ACLNN_ERR_PARAM_NULLPTR
+        );
         // The freed addresses are still bound: phase 2 catches them.
-        assert_eq!(phase2(null_mut(), 0, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
+        assert_eq!(
+            phase2(null_mut(), 0, ex, null_mut()),
+            ACLNN_ERR_PARAM_INVALID
+        );
         free(d);
         assert_eq!(api::aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
-        assert_eq!(phase2(null_mut(), 0, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
+        assert_eq!(
+            phase2(null_mut(), 0, ex, null_mut()),
+            ACLNN_ERR_PARAM_INVALID
+        );
         // Repeatable only before the first launch.
         let (_, _, ex) = phase1(tx, tx, tout);
         // Rebind to live memory first (the tensors were rebound above).
         assert_eq!(api::aclSetInputTensorAddr(ex, 0, tx, dx), ACLNN_SUCCESS);
         assert_eq!(api::aclSetInputTensorAddr(ex, 1, tx, dx), ACLNN_SUCCESS);
-        assert_eq!(api::aclSetOutputTensorAddr(ex, 0, tout, dout), ACLNN_SUCCESS);
+        assert_eq!(
+            api::aclSetOutputTensorAddr(ex, 0, tout, dout),
+            ACLNN_SUCCESS
+        );
         let (_, _, ex2) = phase1(tx, tx, tout);
-        assert_eq!(phase2(null_mut(), 0, ex2, null_mut()), ACLNN_SUCCESS, "{}", err_msg());
-        assert_eq!(api::aclSetAclOpExecutorRepeatable(ex2), ACLNN_ERR_PARAM_INVALID);
+        assert_eq!(
+            phase2(null_mut(), 0, ex2, null_mut()),
+            ACLNN_SUCCESS,
+            "{}",
+            err_msg()
+        );
+        assert_eq!(
+            api::aclSetAclOpExecutorRepeatable(ex2),
+            ACLNN_ERR_PARAM_INVALID
+        );
         assert_eq!(api::aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
     }
     assert_eq!(sync(null_mut()), ACL_SUCCESS);
@@ -370,21 +521,38 @@ fn tensor_data_must_be_live_device_memory_inside_bounds() {
     let th = tensor(&[4], ACL_FLOAT, host.as_mut_ptr().cast());
     let (rc, _, ex) = phase1(th, t, t);
     assert_eq!(rc, ACLNN_SUCCESS);
-    assert_eq!(phase2(null_mut(), 0, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
-    assert!(err_msg().contains("gradOutput data") && err_msg().contains("host memory"), "{}", err_msg());
+    assert_eq!(
+        phase2(null_mut(), 0, ex, null_mut()),
+        ACLNN_ERR_PARAM_INVALID
+    );
+    assert!(
+        err_msg().contains("gradOutput data") && err_msg().contains("host memory"),
+        "{}",
+        err_msg()
+    );
     // SAFETY: live executor (failures do not consume).
     assert_eq!(unsafe { api::aclDestroyAclOpExecutor(ex) }, ACLNN_SUCCESS);
     // A view reaching outside its allocation (offset 1 on a 4-element buffer).
     let tv = tensor_view(&[4], &[1], 1, &[5], ACL_FLOAT, d);
     let (_, _, ex) = phase1(t, tv, t);
-    assert_eq!(phase2(null_mut(), 0, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
-    assert!(err_msg().contains("self") && err_msg().contains("reaches bytes"), "{}", err_msg());
+    assert_eq!(
+        phase2(null_mut(), 0, ex, null_mut()),
+        ACLNN_ERR_PARAM_INVALID
+    );
+    assert!(
+        err_msg().contains("self") && err_msg().contains("reaches bytes"),
+        "{}",
+        err_msg()
+    );
     // SAFETY: live executor.
     assert_eq!(unsafe { api::aclDestroyAclOpExecutor(ex) }, ACLNN_SUCCESS);
     // A view outside its declared storage.
     let ts = tensor_view(&[4], &[1], 0, &[3], ACL_FLOAT, d);
     let (_, _, ex) = phase1(t, t, ts);
-    assert_eq!(phase2(null_mut(), 0, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
+    assert_eq!(
+        phase2(null_mut(), 0, ex, null_mut()),
+        ACLNN_ERR_PARAM_INVALID
+    );
     assert!(err_msg().contains("storage"), "{}", err_msg());
     // SAFETY: live executor.
     assert_eq!(unsafe { api::aclDestroyAclOpExecutor(ex) }, ACLNN_SUCCESS);
@@ -392,8 +560,15 @@ fn tensor_data_must_be_live_device_memory_inside_bounds() {
     let t2 = tensor(&[4], ACL_FLOAT, d);
     let (_, _, ex) = phase1(t, t2, t);
     destroy_tensor(t2);
-    assert_eq!(phase2(null_mut(), 0, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
-    assert!(err_msg().contains("destroyed before aclnnMishBackward"), "{}", err_msg());
+    assert_eq!(
+        phase2(null_mut(), 0, ex, null_mut()),
+        ACLNN_ERR_PARAM_INVALID
+    );
+    assert!(
+        err_msg().contains("destroyed before aclnnMishBackward"),
+        "{}",
+        err_msg()
+    );
     // SAFETY: live executor.
     assert_eq!(unsafe { api::aclDestroyAclOpExecutor(ex) }, ACLNN_SUCCESS);
     // Input freed while the launch is queued.
@@ -404,7 +579,11 @@ fn tensor_data_must_be_live_device_memory_inside_bounds() {
     free(d);
     hold.release();
     assert_eq!(sync(s), ACL_ERROR_RT_INTERNAL_ERROR);
-    assert!(err_msg().contains("freed while queued work"), "{}", err_msg());
+    assert!(
+        err_msg().contains("freed while queued work"),
+        "{}",
+        err_msg()
+    );
     destroy_stream(s);
     for t in [t, th, tv, ts] {
         destroy_tensor(t);

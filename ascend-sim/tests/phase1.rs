@@ -7,7 +7,13 @@ use ascend_sys::*;
 use common::*;
 use std::ptr::null_mut;
 
-const SOCS: [&str; 5] = ["Ascend910B4", "Ascend910A", "Ascend310P3", "Ascend310B1", "Ascend910_9391"];
+const SOCS: [&str; 5] = [
+    "Ascend910B4",
+    "Ascend910A",
+    "Ascend310P3",
+    "Ascend310B1",
+    "Ascend910_9391",
+];
 
 fn init() {
     init_with(&[("ASCEND_SIM_DEVICES", &SOCS.join(","))]);
@@ -26,13 +32,29 @@ fn on_device(d: i32, f: impl FnOnce() + Send + 'static) {
 }
 
 const ALL_DTYPES: [aclDataType; 16] = [
-    ACL_FLOAT, ACL_FLOAT16, ACL_INT8, ACL_INT32, ACL_UINT8, ACL_INT16, ACL_UINT16, ACL_UINT32,
-    ACL_INT64, ACL_UINT64, ACL_DOUBLE, ACL_BOOL, ACL_STRING, ACL_COMPLEX64, ACL_COMPLEX128, ACL_BF16,
+    ACL_FLOAT,
+    ACL_FLOAT16,
+    ACL_INT8,
+    ACL_INT32,
+    ACL_UINT8,
+    ACL_INT16,
+    ACL_UINT16,
+    ACL_UINT32,
+    ACL_INT64,
+    ACL_UINT64,
+    ACL_DOUBLE,
+    ACL_BOOL,
+    ACL_STRING,
+    ACL_COMPLEX64,
+    ACL_COMPLEX128,
+    ACL_BF16,
 ];
 
 /// Phase 1 on metadata-only tensors (phase 1 never touches data).
 fn check(shapes: [&[i64]; 3], dtypes: [aclDataType; 3]) -> (i32, u64, String) {
-    let ts: Vec<_> = (0..3).map(|i| tensor(shapes[i], dtypes[i], null_mut())).collect();
+    let ts: Vec<_> = (0..3)
+        .map(|i| tensor(shapes[i], dtypes[i], null_mut()))
+        .collect();
     let (rc, ws, ex) = phase1(ts[0], ts[1], ts[2]);
     let msg = err_msg();
     if rc == ACLNN_SUCCESS {
@@ -54,7 +76,10 @@ fn socs_are_per_device() {
             // SAFETY: no arguments.
             let p = unsafe { api::aclrtGetSocName() };
             // SAFETY: non-null static string.
-            assert_eq!(unsafe { std::ffi::CStr::from_ptr(p) }.to_str().unwrap(), soc);
+            assert_eq!(
+                unsafe { std::ffi::CStr::from_ptr(p) }.to_str().unwrap(),
+                soc
+            );
         });
     }
 }
@@ -93,7 +118,10 @@ fn mixed_dtypes_and_castability() {
         // self FLOAT cannot be cast to gradInput INT32: the castability check fires first.
         let (rc, _, msg) = check([s, s, s], [ACL_FLOAT, ACL_FLOAT, ACL_INT32]);
         assert_eq!(rc, ACLNN_ERR_PARAM_INVALID);
-        assert!(msg.contains("self dtype FLOAT can not cast to gradInput dtype INT32"), "{msg}");
+        assert!(
+            msg.contains("self dtype FLOAT can not cast to gradInput dtype INT32"),
+            "{msg}"
+        );
         // FLOAT16 -> BOOL is not castable either.
         let (rc, _, msg) = check([s, s, s], [ACL_FLOAT16, ACL_FLOAT16, ACL_BOOL]);
         assert_eq!(rc, ACLNN_ERR_PARAM_INVALID);
@@ -101,7 +129,10 @@ fn mixed_dtypes_and_castability() {
         // INT32 -> FLOAT is castable, so the dtype list rejects self.
         let (rc, _, msg) = check([s, s, s], [ACL_FLOAT, ACL_INT32, ACL_FLOAT]);
         assert_eq!(rc, ACLNN_ERR_PARAM_INVALID);
-        assert!(msg.contains("self dtype INT32 is not supported on Ascend910B4"), "{msg}");
+        assert!(
+            msg.contains("self dtype INT32 is not supported on Ascend910B4"),
+            "{msg}"
+        );
         let (rc, _, msg) = check([s, s, s], [ACL_DOUBLE, ACL_FLOAT, ACL_FLOAT]);
         assert_eq!(rc, ACLNN_ERR_PARAM_INVALID);
         assert!(msg.contains("gradOutput dtype DOUBLE"), "{msg}");
@@ -122,7 +153,12 @@ fn mixed_dtypes_and_castability() {
         let s: &[i64] = &[4];
         let (rc, _, msg) = check([s, s, s], [ACL_FLOAT, ACL_FLOAT, ACL_BF16]);
         assert_eq!(rc, ACLNN_ERR_PARAM_INVALID);
-        assert!(msg.contains("gradInput dtype BF16 is not supported on Ascend910A, should be in [FLOAT, FLOAT16]"), "{msg}");
+        assert!(
+            msg.contains(
+                "gradInput dtype BF16 is not supported on Ascend910A, should be in [FLOAT, FLOAT16]"
+            ),
+            "{msg}"
+        );
     });
 }
 
@@ -141,7 +177,11 @@ fn nulls_come_first() {
             ] {
                 let rc = api::aclnnMishBackwardGetWorkspaceSize(g, x, o, &mut ws, &mut ex);
                 assert_eq!(rc, ACLNN_ERR_PARAM_NULLPTR);
-                assert!(err_msg().contains(&format!("{name} is nullptr")), "{}", err_msg());
+                assert!(
+                    err_msg().contains(&format!("{name} is nullptr")),
+                    "{}",
+                    err_msg()
+                );
             }
             let rc = api::aclnnMishBackwardGetWorkspaceSize(t, t, t, null_mut(), &mut ex);
             assert_eq!(rc, ACLNN_ERR_PARAM_NULLPTR);
@@ -163,7 +203,11 @@ fn shapes() {
         let f = [ACL_FLOAT; 3];
         let nine: &[i64] = &[1, 1, 1, 1, 1, 1, 1, 1, 2];
         let eight: &[i64] = &[1, 1, 1, 1, 1, 1, 1, 2];
-        for shapes in [[nine, nine, nine], [eight, nine, nine], [eight, eight, nine]] {
+        for shapes in [
+            [nine, nine, nine],
+            [eight, nine, nine],
+            [eight, eight, nine],
+        ] {
             let (rc, _, msg) = check(shapes, f);
             assert_eq!(rc, ACLNN_ERR_PARAM_INVALID);
             assert!(msg.contains("more than the supported maximum 8"), "{msg}");
@@ -181,7 +225,10 @@ fn shapes() {
         // Wrong output shape.
         let (rc, _, msg) = check([&[2, 3], &[1, 3], &[1, 3]], f);
         assert_eq!(rc, ACLNN_ERR_PARAM_INVALID);
-        assert!(msg.contains("gradInput shape [1, 3] is not equal to the broadcast shape [2, 3]"), "{msg}");
+        assert!(
+            msg.contains("gradInput shape [1, 3] is not equal to the broadcast shape [2, 3]"),
+            "{msg}"
+        );
         // Broadcasting is fine and needs workspace.
         let (rc, ws, msg) = check([&[2, 3], &[3], &[2, 3]], f);
         assert_eq!(rc, ACLNN_SUCCESS, "{msg}");
@@ -203,7 +250,9 @@ fn empty_tensors_succeed_with_no_workspace() {
             [&[2, 0, 3], &[2, 0, 3], &[2, 0, 3]],
             [&[0, 3], &[3], &[0, 3]],
         ] {
-            let ts: Vec<_> = (0..3).map(|i| tensor(shapes[i], ACL_FLOAT16, null_mut())).collect();
+            let ts: Vec<_> = (0..3)
+                .map(|i| tensor(shapes[i], ACL_FLOAT16, null_mut()))
+                .collect();
             let (rc, ws, ex) = phase1(ts[0], ts[1], ts[2]);
             assert_eq!((rc, ws), (ACLNN_SUCCESS, 0), "{}", err_msg());
             let s = create_stream();
@@ -267,7 +316,10 @@ fn stream_of_another_device_is_stream_context_error() {
         reset_device(0);
         // Reset below zero is a finding.
         // SAFETY: plain value.
-        assert_eq!(unsafe { api::aclrtResetDevice(0) }, ACL_ERROR_RT_PARAM_INVALID);
+        assert_eq!(
+            unsafe { api::aclrtResetDevice(0) },
+            ACL_ERROR_RT_PARAM_INVALID
+        );
     })
     .join()
     .unwrap();

@@ -11,7 +11,10 @@ use std::ptr::null_mut;
 fn init_twice_is_repeat_initialize() {
     setup();
     // SAFETY: NULL config path.
-    assert_eq!(unsafe { api::aclInit(std::ptr::null()) }, ACL_ERROR_REPEAT_INITIALIZE);
+    assert_eq!(
+        unsafe { api::aclInit(std::ptr::null()) },
+        ACL_ERROR_REPEAT_INITIALIZE
+    );
     assert!(err_msg().contains("only once"), "{}", err_msg());
 }
 
@@ -29,8 +32,14 @@ fn calls_without_context_fail_with_context_null() {
             let mut d = -1;
             assert_eq!(api::aclrtGetDevice(&mut d), ACL_ERROR_RT_CONTEXT_NULL);
             let mut c = null_mut();
-            assert_eq!(api::aclrtGetCurrentContext(&mut c), ACL_ERROR_RT_CONTEXT_NULL);
-            assert_eq!(api::aclrtSynchronizeStream(null_mut()), ACL_ERROR_RT_CONTEXT_NULL);
+            assert_eq!(
+                api::aclrtGetCurrentContext(&mut c),
+                ACL_ERROR_RT_CONTEXT_NULL
+            );
+            assert_eq!(
+                api::aclrtSynchronizeStream(null_mut()),
+                ACL_ERROR_RT_CONTEXT_NULL
+            );
             let mut e = null_mut();
             assert_eq!(api::aclrtCreateEvent(&mut e), ACL_ERROR_RT_CONTEXT_NULL);
         }
@@ -62,7 +71,10 @@ fn explicit_context_and_stale_handles() {
                 ACL_ERROR_RT_INVALID_HANDLE
             );
             assert_eq!(api::aclrtDestroyContext(ctx), ACL_SUCCESS);
-            assert_eq!(api::aclrtSetCurrentContext(ctx), ACL_ERROR_RT_INVALID_HANDLE);
+            assert_eq!(
+                api::aclrtSetCurrentContext(ctx),
+                ACL_ERROR_RT_INVALID_HANDLE
+            );
             // The destroyed context was current: no context any more.
             let mut p = null_mut();
             assert_eq!(api::aclrtMalloc(&mut p, 64, 0), ACL_ERROR_RT_CONTEXT_NULL);
@@ -86,7 +98,10 @@ fn device_ids_and_soc() {
         let soc = std::ffi::CStr::from_ptr(api::aclrtGetSocName());
         assert_eq!(soc.to_str().unwrap(), "Ascend910B4");
         let (mut free, mut total) = (0usize, 0usize);
-        assert_eq!(api::aclrtGetMemInfo(ACL_HBM_MEM, &mut free, &mut total), ACL_SUCCESS);
+        assert_eq!(
+            api::aclrtGetMemInfo(ACL_HBM_MEM, &mut free, &mut total),
+            ACL_SUCCESS
+        );
         assert_eq!(total, 1 << 30);
         assert!(free <= total);
     }
@@ -113,10 +128,16 @@ fn malloc_rules() {
         assert_eq!(api::aclrtFree(q), ACL_ERROR_INVALID_PARAM);
         assert!(err_msg().contains("double free"), "{}", err_msg());
         let mut host = 0u8;
-        assert_eq!(api::aclrtFree((&mut host as *mut u8).cast()), ACL_ERROR_INVALID_PARAM);
+        assert_eq!(
+            api::aclrtFree((&mut host as *mut u8).cast()),
+            ACL_ERROR_INVALID_PARAM
+        );
         assert!(err_msg().contains("not device memory"), "{}", err_msg());
         let q = malloc(64);
-        assert_eq!(api::aclrtFree(q.cast::<u8>().add(32).cast()), ACL_ERROR_INVALID_PARAM);
+        assert_eq!(
+            api::aclrtFree(q.cast::<u8>().add(32).cast()),
+            ACL_ERROR_INVALID_PARAM
+        );
         free(q);
         // Host memory.
         let mut h = null_mut();
@@ -125,7 +146,10 @@ fn malloc_rules() {
         assert_eq!(api::aclrtFreeHost(h), ACL_SUCCESS);
         assert_eq!(api::aclrtFreeHost(h), ACL_ERROR_INVALID_PARAM);
         // Exceeding device memory.
-        assert_eq!(api::aclrtMalloc(&mut p, 2 << 30, 0), ACL_ERROR_RT_MEMORY_ALLOCATION);
+        assert_eq!(
+            api::aclrtMalloc(&mut p, 2 << 30, 0),
+            ACL_ERROR_RT_MEMORY_ALLOCATION
+        );
     }
 }
 
@@ -138,22 +162,47 @@ fn memcpy_misuse_is_caught() {
     let hp = host.as_ptr().cast::<c_void>();
     let bp = back.as_mut_ptr().cast::<c_void>();
     // Wrong kinds.
-    assert_eq!(memcpy(bp, 64, hp, 64, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
-    assert!(err_msg().contains("dst") && err_msg().contains("host memory"), "{}", err_msg());
-    assert_eq!(memcpy(d, 64, hp, 64, ACL_MEMCPY_DEVICE_TO_HOST), ACL_ERROR_INVALID_PARAM);
-    assert_eq!(memcpy(d, 64, hp, 64, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    assert_eq!(
+        memcpy(bp, 64, hp, 64, ACL_MEMCPY_HOST_TO_DEVICE),
+        ACL_ERROR_INVALID_PARAM
+    );
+    assert!(
+        err_msg().contains("dst") && err_msg().contains("host memory"),
+        "{}",
+        err_msg()
+    );
+    assert_eq!(
+        memcpy(d, 64, hp, 64, ACL_MEMCPY_DEVICE_TO_HOST),
+        ACL_ERROR_INVALID_PARAM
+    );
+    assert_eq!(
+        memcpy(d, 64, hp, 64, ACL_MEMCPY_DEVICE_TO_DEVICE),
+        ACL_ERROR_INVALID_PARAM
+    );
     assert_eq!(memcpy(bp, 64, hp, 64, 9), ACL_ERROR_INVALID_PARAM);
     // count > destMax.
-    assert_eq!(memcpy(d, 32, hp, 64, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    assert_eq!(
+        memcpy(d, 32, hp, 64, ACL_MEMCPY_HOST_TO_DEVICE),
+        ACL_ERROR_INVALID_PARAM
+    );
     assert!(err_msg().contains("exceeds destMax"), "{}", err_msg());
     // Outside the allocation (64 bytes; padding is not usable).
-    assert_eq!(memcpy(d, 128, hp, 65, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    assert_eq!(
+        memcpy(d, 128, hp, 65, ACL_MEMCPY_HOST_TO_DEVICE),
+        ACL_ERROR_INVALID_PARAM
+    );
     assert!(err_msg().contains("overruns"), "{}", err_msg());
     // SAFETY: pointer arithmetic only; the simulator checks the address.
     let inner = unsafe { d.cast::<u8>().add(60) }.cast::<c_void>();
-    assert_eq!(memcpy(inner, 8, hp, 8, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    assert_eq!(
+        memcpy(inner, 8, hp, 8, ACL_MEMCPY_HOST_TO_DEVICE),
+        ACL_ERROR_INVALID_PARAM
+    );
     // Correct uses, including DEFAULT inference and an interior pointer.
-    assert_eq!(memcpy(d, 64, hp, 64, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    assert_eq!(
+        memcpy(d, 64, hp, 64, ACL_MEMCPY_HOST_TO_DEVICE),
+        ACL_SUCCESS
+    );
     assert_eq!(memcpy(inner, 4, hp, 4, ACL_MEMCPY_DEFAULT), ACL_SUCCESS);
     assert_eq!(memcpy(bp, 64, d, 64, ACL_MEMCPY_DEFAULT), ACL_SUCCESS);
     assert_eq!(&back[..64], &host[..64]);
@@ -168,10 +217,20 @@ fn memcpy_misuse_is_caught() {
     assert_eq!(d2h::<u8>(d, 64), vec![3u8; 64]);
     // Freed pointer.
     free(d);
-    assert_eq!(memcpy(bp, 64, d, 64, ACL_MEMCPY_DEVICE_TO_HOST), ACL_ERROR_INVALID_PARAM);
-    assert!(err_msg().contains("not inside any live device allocation"), "{}", err_msg());
+    assert_eq!(
+        memcpy(bp, 64, d, 64, ACL_MEMCPY_DEVICE_TO_HOST),
+        ACL_ERROR_INVALID_PARAM
+    );
+    assert!(
+        err_msg().contains("not inside any live device allocation"),
+        "{}",
+        err_msg()
+    );
     let s = create_stream();
-    assert_eq!(memcpy_async(bp, 64, d, 64, ACL_MEMCPY_DEVICE_TO_HOST, s), ACL_ERROR_INVALID_PARAM);
+    assert_eq!(
+        memcpy_async(bp, 64, d, 64, ACL_MEMCPY_DEVICE_TO_HOST, s),
+        ACL_ERROR_INVALID_PARAM
+    );
     destroy_stream(s);
 }
 
@@ -184,8 +243,28 @@ fn missing_event_wait_is_observable_and_events_order_streams() {
     let mut seen = [0u32; 4];
     // Without a wait, b's read runs before a's (held) write.
     let hold = testing::hold_stream(a).unwrap();
-    assert_eq!(memcpy_async(buf, 16, newer.as_ptr().cast(), 16, ACL_MEMCPY_HOST_TO_DEVICE, a), 0);
-    assert_eq!(memcpy_async(seen.as_mut_ptr().cast(), 16, buf, 16, ACL_MEMCPY_DEVICE_TO_HOST, b), 0);
+    assert_eq!(
+        memcpy_async(
+            buf,
+            16,
+            newer.as_ptr().cast(),
+            16,
+            ACL_MEMCPY_HOST_TO_DEVICE,
+            a
+        ),
+        0
+    );
+    assert_eq!(
+        memcpy_async(
+            seen.as_mut_ptr().cast(),
+            16,
+            buf,
+            16,
+            ACL_MEMCPY_DEVICE_TO_HOST,
+            b
+        ),
+        0
+    );
     assert_eq!(sync(b), ACL_SUCCESS);
     assert_eq!(seen, [0; 4], "the read raced ahead of the unordered write");
     hold.release();
@@ -194,13 +273,33 @@ fn missing_event_wait_is_observable_and_events_order_streams() {
     let ev = create_event();
     let newest = [5u32; 4];
     let hold = testing::hold_stream(a).unwrap();
-    assert_eq!(memcpy_async(buf, 16, newest.as_ptr().cast(), 16, ACL_MEMCPY_HOST_TO_DEVICE, a), 0);
+    assert_eq!(
+        memcpy_async(
+            buf,
+            16,
+            newest.as_ptr().cast(),
+            16,
+            ACL_MEMCPY_HOST_TO_DEVICE,
+            a
+        ),
+        0
+    );
     // SAFETY: live handles.
     unsafe {
         assert_eq!(api::aclrtRecordEvent(ev, a), ACL_SUCCESS);
         assert_eq!(api::aclrtStreamWaitEvent(b, ev), ACL_SUCCESS);
     }
-    assert_eq!(memcpy_async(seen.as_mut_ptr().cast(), 16, buf, 16, ACL_MEMCPY_DEVICE_TO_HOST, b), 0);
+    assert_eq!(
+        memcpy_async(
+            seen.as_mut_ptr().cast(),
+            16,
+            buf,
+            16,
+            ACL_MEMCPY_DEVICE_TO_HOST,
+            b
+        ),
+        0
+    );
     std::thread::sleep(std::time::Duration::from_millis(20));
     assert_eq!(seen, [0; 4], "b must still be waiting");
     hold.release();
@@ -225,11 +324,25 @@ fn buffer_freed_while_queued_work_uses_it_is_reported() {
     let buf = malloc(64);
     let mut back = [0u8; 64];
     let hold = testing::hold_stream(s).unwrap();
-    assert_eq!(memcpy_async(back.as_mut_ptr().cast(), 64, buf, 64, ACL_MEMCPY_DEVICE_TO_HOST, s), 0);
+    assert_eq!(
+        memcpy_async(
+            back.as_mut_ptr().cast(),
+            64,
+            buf,
+            64,
+            ACL_MEMCPY_DEVICE_TO_HOST,
+            s
+        ),
+        0
+    );
     free(buf);
     hold.release();
     assert_eq!(sync(s), ACL_ERROR_RT_INTERNAL_ERROR);
-    assert!(err_msg().contains("freed while queued work"), "{}", err_msg());
+    assert!(
+        err_msg().contains("freed while queued work"),
+        "{}",
+        err_msg()
+    );
     // The error was consumed by that synchronize.
     assert_eq!(sync(s), ACL_SUCCESS);
     destroy_stream(s);
@@ -241,8 +354,28 @@ fn default_stream_and_async_copies() {
     let buf = malloc(8);
     let v = [1u32, 2];
     let mut back = [0u32; 2];
-    assert_eq!(memcpy_async(buf, 8, v.as_ptr().cast(), 8, ACL_MEMCPY_HOST_TO_DEVICE, null_mut()), 0);
-    assert_eq!(memcpy_async(back.as_mut_ptr().cast(), 8, buf, 8, ACL_MEMCPY_DEVICE_TO_HOST, null_mut()), 0);
+    assert_eq!(
+        memcpy_async(
+            buf,
+            8,
+            v.as_ptr().cast(),
+            8,
+            ACL_MEMCPY_HOST_TO_DEVICE,
+            null_mut()
+        ),
+        0
+    );
+    assert_eq!(
+        memcpy_async(
+            back.as_mut_ptr().cast(),
+            8,
+            buf,
+            8,
+            ACL_MEMCPY_DEVICE_TO_HOST,
+            null_mut()
+        ),
+        0
+    );
     assert_eq!(sync(null_mut()), ACL_SUCCESS);
     assert_eq!(back, v);
     free(buf);
@@ -271,7 +404,10 @@ fn tensors_validate_their_descriptor() {
         assert!(!t.is_null());
         assert_eq!(api::aclDestroyTensor(t), ACLNN_SUCCESS);
         assert_eq!(api::aclDestroyTensor(t), ACLNN_ERR_PARAM_INVALID);
-        assert_eq!(api::aclDestroyTensor(std::ptr::null()), ACLNN_ERR_PARAM_NULLPTR);
+        assert_eq!(
+            api::aclDestroyTensor(std::ptr::null()),
+            ACLNN_ERR_PARAM_NULLPTR
+        );
     }
 }
 

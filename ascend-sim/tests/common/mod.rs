@@ -229,7 +229,13 @@ pub fn mish_backward_f32(grad: &[f32], x: &[f32], shape: &[i64]) -> Vec<f32> {
 }
 
 /// `aclrtMemcpy` returning the code.
-pub fn memcpy(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: u32) -> i32 {
+pub fn memcpy(
+    dst: *mut c_void,
+    dest_max: usize,
+    src: *const c_void,
+    count: usize,
+    kind: u32,
+) -> i32 {
     // SAFETY: tests pass live host buffers of at least `count` bytes or device addresses.
     unsafe { api::aclrtMemcpy(dst, dest_max, src, count, kind) }
 }
@@ -256,7 +262,12 @@ pub fn phase2(ws: *mut c_void, size: u64, ex: *mut aclOpExecutor, s: aclrtStream
 pub fn create_event() -> aclrtEvent {
     let mut e = std::ptr::null_mut();
     // SAFETY: valid out-pointer.
-    assert_eq!(unsafe { api::aclrtCreateEvent(&mut e) }, ACL_SUCCESS, "{}", err_msg());
+    assert_eq!(
+        unsafe { api::aclrtCreateEvent(&mut e) },
+        ACL_SUCCESS,
+        "{}",
+        err_msg()
+    );
     e
 }
 
