@@ -180,12 +180,13 @@ fn every_failure_mid_protocol_releases_everything() {
     ];
     for (symbol, nth, check) in cases {
         // A fresh stream each time, so the workspace must be allocated (aclrtMalloc case).
-        let s = stream.device().stream().unwrap();
         let s_before = ascend_sim::counters();
+        let s = stream.device().stream().unwrap();
         ascend_sim::set_fault(symbol, nth).unwrap();
         // A new thread has no bound context, so aclrtSetCurrentContext is called there.
         let result = std::thread::scope(|sc| sc.spawn(|| mish_backward(&g, &x, &mut out, &s)).join().unwrap());
         ascend_sim::set_fault(symbol, 0).unwrap();
+        drop(s); // its workspace cache (if any) goes with it
         let after = ascend_sim::counters();
         match result {
             Err(e) => {
@@ -201,7 +202,6 @@ fn every_failure_mid_protocol_releases_everything() {
             (s_before.tensors, s_before.executors, s_before.allocations),
             "{symbol}: released everything"
         );
-        drop(s);
     }
     ascend_sim::clear_last_report();
     mish_backward(&g, &x, &mut out, &stream).unwrap();
