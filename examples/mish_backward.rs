@@ -45,10 +45,7 @@ fn main() -> ascendcl::Result<()> {
         .zip(out.iter().zip(reference.iter()))
         .enumerate()
     {
-        println!(
-            "{i:3} {g:6.1} {s:7.1} {o:12.6} {r:12.6} {:13.3e}",
-            o - r
-        );
+        println!("{i:3} {g:6.1} {s:7.1} {o:12.6} {r:12.6} {:13.3e}", o - r);
     }
     Ok(())
 }

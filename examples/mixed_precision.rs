@@ -20,7 +20,9 @@ fn main() -> ascendcl::Result<()> {
     let stream = device.stream()?;
 
     // Activations x: [3, 5] in bf16, used transposed as a [5, 3] view.
-    let x = Array2::from_shape_fn((3, 5), |(i, j)| bf16::from_f32(i as f32 * 0.7 - j as f32 * 0.45 + 0.3));
+    let x = Array2::from_shape_fn((3, 5), |(i, j)| {
+        bf16::from_f32(i as f32 * 0.7 - j as f32 * 0.45 + 0.3)
+    });
     // Gradients: one row of 3 values in f32, broadcast over the 5 rows.
     let grad = Array::from_vec(vec![0.5f32, -1.25, 2.0]);
 
@@ -55,7 +57,11 @@ fn main() -> ascendcl::Result<()> {
     println!(
         "MERE {mere:.3e} (< {threshold:.3e}), MARE {max:.3e} (< {:.3e}): {}",
         10.0 * threshold,
-        if mere < threshold && max < 10.0 * threshold { "pass" } else { "FAIL" }
+        if mere < threshold && max < 10.0 * threshold {
+            "pass"
+        } else {
+            "FAIL"
+        }
     );
     Ok(())
 }

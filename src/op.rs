@@ -120,7 +120,8 @@ impl Drop for Executor<'_> {
 }
 
 /// Phase 2 of an operator: `aclnnXxx(workspace, size, executor, stream)`.
-pub(crate) type Phase2 = unsafe extern "C" fn(*mut c_void, u64, *mut aclOpExecutor, aclrtStream) -> i32;
+pub(crate) type Phase2 =
+    unsafe extern "C" fn(*mut c_void, u64, *mut aclOpExecutor, aclrtStream) -> i32;
 
 /// Runs the whole protocol for one call.
 ///

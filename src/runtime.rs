@@ -185,4 +185,3 @@ fn init(
     *guard = Some(inner);
     Ok(Runtime { inner })
 }
-

@@ -136,7 +136,9 @@ impl StreamState {
 
     #[cold]
     fn grow_workspace(&mut self, t: &FnTable, size: u64, ticket: u64) -> Result<*mut c_void> {
-        let new_size = size.max(self.workspace_size.saturating_mul(2)).next_multiple_of(512);
+        let new_size = size
+            .max(self.workspace_size.saturating_mul(2))
+            .next_multiple_of(512);
         let bytes = usize::try_from(new_size)
             .map_err(|_| Error::InvalidArgument(format!("workspace of {size} bytes")))?;
         let mut p: *mut c_void = std::ptr::null_mut();
@@ -222,7 +224,10 @@ impl Uses {
     pub(crate) fn record(&self, stream: &Arc<StreamInner>, ticket: u64) {
         let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
         let me = Arc::as_ptr(stream);
-        if let Some(slot) = slots.iter_mut().find(|s| std::ptr::eq(s.stream.as_ptr(), me)) {
+        if let Some(slot) = slots
+            .iter_mut()
+            .find(|s| std::ptr::eq(s.stream.as_ptr(), me))
+        {
             slot.ticket = slot.ticket.max(ticket);
             return;
         }
@@ -364,7 +369,11 @@ impl Stream {
             sys::acl(t, "aclrtRecordEvent", code)
         })?;
         event.inner.uses.record(&self.inner, ticket);
-        let mut last = event.inner.last_record.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut last = event
+            .inner
+            .last_record
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         *last = (Arc::downgrade(&self.inner), ticket);
         Ok(())
     }
@@ -470,7 +479,11 @@ impl Event {
         // SAFETY: the event is live and belongs to the current context.
         let code = unsafe { (t.aclrtSynchronizeEvent)(self.inner.raw) };
         sys::acl(t, "aclrtSynchronizeEvent", code)?;
-        let last = self.inner.last_record.lock().unwrap_or_else(PoisonError::into_inner);
+        let last = self
+            .inner
+            .last_record
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         if let Some(stream) = last.0.upgrade() {
             stream.completed.fetch_max(last.1, Ordering::AcqRel);
         }

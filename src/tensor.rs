@@ -41,7 +41,8 @@ impl Buffer {
         let t = device.table();
         let mut ptr: *mut c_void = std::ptr::null_mut();
         // SAFETY: the out-pointer is valid; the device's context is current.
-        let code = unsafe { (t.aclrtMalloc)(&mut ptr, bytes, ascend_sys::ACL_MEM_MALLOC_HUGE_FIRST) };
+        let code =
+            unsafe { (t.aclrtMalloc)(&mut ptr, bytes, ascend_sys::ACL_MEM_MALLOC_HUGE_FIRST) };
         sys::acl(t, "aclrtMalloc", code)?;
         Ok(Buffer {
             device: Arc::clone(device),
@@ -189,9 +190,9 @@ impl Layout {
         let n = self.dims.ndim();
         let mut seen = [false; MAX_DIMS];
         let valid = axes.len() == n
-            && axes.iter().all(|&a| {
-                a < n && !std::mem::replace(seen.get_mut(a).unwrap_or(&mut true), true)
-            });
+            && axes
+                .iter()
+                .all(|&a| a < n && !std::mem::replace(seen.get_mut(a).unwrap_or(&mut true), true));
         if !valid {
             return Err(Error::InvalidArgument(format!(
                 "permutation {axes:?} is not a permutation of {n} axes"
@@ -384,7 +385,14 @@ impl<T: Element> DeviceTensor<T> {
             // pinned host memory that stays alive until the stream finishes this copy
             // (handed to the stream below).
             let code = unsafe {
-                (t.aclrtMemcpyAsync)(dst, bytes, src, bytes, ascend_sys::ACL_MEMCPY_HOST_TO_DEVICE, raw)
+                (t.aclrtMemcpyAsync)(
+                    dst,
+                    bytes,
+                    src,
+                    bytes,
+                    ascend_sys::ACL_MEMCPY_HOST_TO_DEVICE,
+                    raw,
+                )
             };
             sys::acl(t, "aclrtMemcpyAsync", code)?;
             if let Some(s) = staging.take() {
@@ -637,20 +645,33 @@ impl<'a, T: Element> TensorView<'a, T> {
                 .map_err(|e| Error::InvalidArgument(e.to_string()));
         };
         let size = T::DTYPE.size();
-        let count = usize::try_from(hi - lo + 1).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let count =
+            usize::try_from(hi - lo + 1).map_err(|e| Error::InvalidArgument(e.to_string()))?;
         let first = usize::try_from(lo).map_err(|e| Error::InvalidArgument(e.to_string()))?;
         let bytes = count * size;
         let device = &stream.inner.device;
         let staging = HostBuf::alloc(device, bytes)?;
         let t = device.table();
         // In bounds: `check_within` guarantees `hi < buf.len`.
-        let src = self.buf.ptr.cast::<u8>().wrapping_add(first * size).cast::<c_void>();
+        let src = self
+            .buf
+            .ptr
+            .cast::<u8>()
+            .wrapping_add(first * size)
+            .cast::<c_void>();
         let ticket = stream.inner.submit(|_, raw, _| {
             // SAFETY: `src..src+bytes` lies inside the tensor's allocation (checked view
             // bounds); `staging` holds `bytes` bytes and outlives the copy (synchronised
             // below before it is read or freed).
             let code = unsafe {
-                (t.aclrtMemcpyAsync)(staging.ptr, staging.bytes.max(1), src, bytes, ascend_sys::ACL_MEMCPY_DEVICE_TO_HOST, raw)
+                (t.aclrtMemcpyAsync)(
+                    staging.ptr,
+                    staging.bytes.max(1),
+                    src,
+                    bytes,
+                    ascend_sys::ACL_MEMCPY_DEVICE_TO_HOST,
+                    raw,
+                )
             };
             sys::acl(t, "aclrtMemcpyAsync", code)
         });

@@ -38,7 +38,12 @@ fn dropping_inputs_while_queued_waits_for_the_work() {
         t.join().unwrap();
     }
     assert_eq!(ascend_sim::last_report(), None);
-    assert_precise(&out.to_array(&stream).unwrap(), &expected(&g, &x), threshold(ascendcl::DType::F32), "after drop");
+    assert_precise(
+        &out.to_array(&stream).unwrap(),
+        &expected(&g, &x),
+        threshold(ascendcl::DType::F32),
+        "after drop",
+    );
 }
 
 #[test]
@@ -56,7 +61,12 @@ fn dropping_the_stream_and_device_handles_first_is_fine() {
         (gd, xd, out) // stream (drained) and device handle dropped here
     };
     let stream = device(A2).stream().unwrap();
-    assert_precise(&out.to_array(&stream).unwrap(), &expected(&g, &x), threshold(ascendcl::DType::F32), "new stream");
+    assert_precise(
+        &out.to_array(&stream).unwrap(),
+        &expected(&g, &x),
+        threshold(ascendcl::DType::F32),
+        "new stream",
+    );
     mish_backward(&gd, &xd, &mut out, &stream).unwrap();
     drop(stream); // drains
     drop((gd, xd));
@@ -130,10 +140,21 @@ fn events_order_two_streams() {
     // The download on `consumer` is ordered after the kernel on `producer`.
     let result = out.to_array(&consumer).unwrap();
     t.join().unwrap();
-    assert_precise(&result, &expected(&g, &x), threshold(ascendcl::DType::F32), "events");
+    assert_precise(
+        &result,
+        &expected(&g, &x),
+        threshold(ascendcl::DType::F32),
+        "events",
+    );
     event.synchronize().unwrap();
     let other = super_device_event_mismatch();
-    assert!(matches!(consumer.record(&other), Err(Error::DeviceMismatch { argument: "event", .. })));
+    assert!(matches!(
+        consumer.record(&other),
+        Err(Error::DeviceMismatch {
+            argument: "event",
+            ..
+        })
+    ));
 }
 
 fn super_device_event_mismatch() -> ascendcl::Event {
@@ -153,7 +174,11 @@ fn workspace_is_cached_per_stream() {
     for _ in 0..100 {
         mish_backward(&g, &x, &mut out, &stream).unwrap();
     }
-    assert_eq!(ascend_sim::call_count("aclrtMalloc"), mallocs, "no allocation per call");
+    assert_eq!(
+        ascend_sim::call_count("aclrtMalloc"),
+        mallocs,
+        "no allocation per call"
+    );
     stream.synchronize().unwrap();
 }
 
@@ -166,15 +191,56 @@ fn every_failure_mid_protocol_releases_everything() {
     let mut out = DeviceTensor::<f32>::zeros(&stream, &[8, 8]).unwrap();
     stream.synchronize().unwrap();
     let before = ascend_sim::counters();
-    let cases: [(&str, u64, fn(&Error) -> bool); 6] = [
-        ("aclCreateTensor", 1, |e| matches!(e, Error::Aclnn { api: "aclCreateTensor", .. })),
-        ("aclCreateTensor", 3, |e| matches!(e, Error::Aclnn { api: "aclCreateTensor", .. })),
-        ("aclnnMishBackwardGetWorkspaceSize", 1, |e| {
-            matches!(e, Error::Aclnn { api: "aclnnMishBackwardGetWorkspaceSize", status: 561101, .. })
+    type Check = fn(&Error) -> bool;
+    let cases: [(&str, u64, Check); 6] = [
+        ("aclCreateTensor", 1, |e| {
+            matches!(
+                e,
+                Error::Aclnn {
+                    api: "aclCreateTensor",
+                    ..
+                }
+            )
         }),
-        ("aclrtMalloc", 1, |e| matches!(e, Error::Acl { api: "aclrtMalloc", code: 207001, .. })),
+        ("aclCreateTensor", 3, |e| {
+            matches!(
+                e,
+                Error::Aclnn {
+                    api: "aclCreateTensor",
+                    ..
+                }
+            )
+        }),
+        ("aclnnMishBackwardGetWorkspaceSize", 1, |e| {
+            matches!(
+                e,
+                Error::Aclnn {
+                    api: "aclnnMishBackwardGetWorkspaceSize",
+                    status: 561101,
+                    ..
+                }
+            )
+        }),
+        ("aclrtMalloc", 1, |e| {
+            matches!(
+                e,
+                Error::Acl {
+                    api: "aclrtMalloc",
+                    code: 207001,
+                    ..
+                }
+            )
+        }),
         ("aclnnMishBackward", 1, |e| {
-            matches!(e, Error::Aclnn { api: "aclnnMishBackward", status: 361001, name: "ACLNN_ERR_RUNTIME_ERROR", .. })
+            matches!(
+                e,
+                Error::Aclnn {
+                    api: "aclnnMishBackward",
+                    status: 361001,
+                    name: "ACLNN_ERR_RUNTIME_ERROR",
+                    ..
+                }
+            )
         }),
         ("aclrtSetCurrentContext", 1, |_| true),
     ];
@@ -184,7 +250,11 @@ fn every_failure_mid_protocol_releases_everything() {
         let s = stream.device().stream().unwrap();
         ascend_sim::set_fault(symbol, nth).unwrap();
         // A new thread has no bound context, so aclrtSetCurrentContext is called there.
-        let result = std::thread::scope(|sc| sc.spawn(|| mish_backward(&g, &x, &mut out, &s)).join().unwrap());
+        let result = std::thread::scope(|sc| {
+            sc.spawn(|| mish_backward(&g, &x, &mut out, &s))
+                .join()
+                .unwrap()
+        });
         ascend_sim::set_fault(symbol, 0).unwrap();
         drop(s); // its workspace cache (if any) goes with it
         let after = ascend_sim::counters();
@@ -207,7 +277,10 @@ fn every_failure_mid_protocol_releases_everything() {
     mish_backward(&g, &x, &mut out, &stream).unwrap();
     stream.synchronize().unwrap();
     let after = ascend_sim::counters();
-    assert_eq!((after.tensors, after.executors), (before.tensors, before.executors));
+    assert_eq!(
+        (after.tensors, after.executors),
+        (before.tensors, before.executors)
+    );
 }
 
 #[test]
@@ -229,17 +302,33 @@ fn plan_reuses_one_executor() {
         plan.launch(&gd1, xd.view().t(), &mut o1, &stream).unwrap();
         plan.launch(&gd2, xd.view().t(), &mut o2, &stream).unwrap();
     }
-    assert_eq!(phase1, ascend_sim::call_count("aclnnMishBackwardGetWorkspaceSize"));
+    assert_eq!(
+        phase1,
+        ascend_sim::call_count("aclnnMishBackwardGetWorkspaceSize")
+    );
     let xt = x.t().into_owned().into_dyn();
     let want1: ArrayD<f32> = reference::mish_backward(g1.view(), xt.view()).unwrap();
     let want2: ArrayD<f32> = reference::mish_backward(g2.view(), xt.view()).unwrap();
-    assert_precise(&o1.to_array(&stream).unwrap(), &want1, threshold(ascendcl::DType::F32), "plan 1");
-    assert_precise(&o2.to_array(&stream).unwrap(), &want2, threshold(ascendcl::DType::F32), "plan 2");
+    assert_precise(
+        &o1.to_array(&stream).unwrap(),
+        &want1,
+        threshold(ascendcl::DType::F32),
+        "plan 1",
+    );
+    assert_precise(
+        &o2.to_array(&stream).unwrap(),
+        &want2,
+        threshold(ascendcl::DType::F32),
+        "plan 2",
+    );
     // a tensor with another layout is rejected
     let xc = DeviceTensor::from_array(&stream, &x.t().to_owned()).unwrap();
     assert!(matches!(
         plan.launch(&gd1, &xc, &mut o1, &stream),
-        Err(Error::PlanMismatch { argument: "self", .. })
+        Err(Error::PlanMismatch {
+            argument: "self",
+            ..
+        })
     ));
     let executors = ascend_sim::counters().executors;
     drop(plan);

@@ -134,7 +134,11 @@ fn zero_d_and_eight_d() {
     let stream = device(A2).stream().unwrap();
     run_case::<f32, f32, f32>(&stream, &[], &[]);
     run_case::<f16, f16, f16>(&stream, &[], &[]);
-    run_case::<f32, f32, f32>(&stream, &[2, 1, 2, 3, 1, 2, 2, 3], &[2, 1, 2, 3, 1, 2, 2, 3]);
+    run_case::<f32, f32, f32>(
+        &stream,
+        &[2, 1, 2, 3, 1, 2, 2, 3],
+        &[2, 1, 2, 3, 1, 2, 2, 3],
+    );
     run_case::<bf16, f32, f16>(&stream, &[2, 1, 2, 3, 1, 2, 2, 3], &[1, 2, 3]);
 }
 
@@ -158,9 +162,20 @@ fn non_contiguous_inputs_and_output() {
     let xd = DeviceTensor::from_array(&stream, &x).unwrap();
 
     // grad: rows 1, 3, 5 (step 2) and every other column from 1 -> [3, 4]
-    let gv = gd.view().slice(0, 1, 6, 2).unwrap().slice(1, 1, 8, 2).unwrap();
+    let gv = gd
+        .view()
+        .slice(0, 1, 6, 2)
+        .unwrap()
+        .slice(1, 1, 8, 2)
+        .unwrap();
     // x: transposed [6, 8], then the same window
-    let xv = xd.view().t().slice(0, 1, 6, 2).unwrap().slice(1, 1, 8, 2).unwrap();
+    let xv = xd
+        .view()
+        .t()
+        .slice(0, 1, 6, 2)
+        .unwrap()
+        .slice(1, 1, 8, 2)
+        .unwrap();
     assert_eq!(gv.shape(), &[3, 4]);
     assert_eq!(xv.shape(), &[3, 4]);
     assert!(!xv.is_contiguous());
@@ -168,7 +183,13 @@ fn non_contiguous_inputs_and_output() {
     // output: a transposed window of a larger tensor, [3, 4] with strides [1, 10]
     let mut od = DeviceTensor::<f32>::zeros(&stream, &[6, 10]).unwrap();
     {
-        let ov = od.view_mut().slice(0, 2, 6, 1).unwrap().slice(1, 3, 6, 1).unwrap().t();
+        let ov = od
+            .view_mut()
+            .slice(0, 2, 6, 1)
+            .unwrap()
+            .slice(1, 3, 6, 1)
+            .unwrap()
+            .t();
         assert_eq!(ov.shape(), &[3, 4]);
         mish_backward(gv, xv, ov, &stream).unwrap();
     }
@@ -205,11 +226,25 @@ fn non_contiguous_inputs_and_output() {
     )
     .unwrap();
     let actual = o3.to_array(&stream).unwrap();
-    assert_precise(&actual, &expected, threshold(DType::BF16), "permuted/broadcast");
+    assert_precise(
+        &actual,
+        &expected,
+        threshold(DType::BF16),
+        "permuted/broadcast",
+    );
 
     // downloading a view gives the view's elements
-    let back = xd.view().t().slice(1, 0, 8, 3).unwrap().to_array(&stream).unwrap();
-    assert_eq!(back, x.t().slice(ndarray::s![.., 0..8;3]).to_owned().into_dyn());
+    let back = xd
+        .view()
+        .t()
+        .slice(1, 0, 8, 3)
+        .unwrap()
+        .to_array(&stream)
+        .unwrap();
+    assert_eq!(
+        back,
+        x.t().slice(ndarray::s![.., 0..8;3]).to_owned().into_dyn()
+    );
 }
 
 #[test]
@@ -229,7 +264,11 @@ fn invalid_cases_give_typed_errors_without_ffi_calls() {
     // more than 8 dims cannot even be created
     assert!(matches!(
         DeviceTensor::<f32>::zeros(&stream, &nine),
-        Err(Error::TooManyDims { dims: 9, max: 8, .. })
+        Err(Error::TooManyDims {
+            dims: 9,
+            max: 8,
+            ..
+        })
     ));
     // a view with 9 dims neither
     assert!(matches!(
@@ -262,20 +301,45 @@ fn invalid_cases_give_typed_errors_without_ffi_calls() {
     }
     assert!(matches!(
         mish_backward(&a, &a, &mut out23, &other),
-        Err(Error::DeviceMismatch { argument: "grad_output", expected: 1, found: 0 })
+        Err(Error::DeviceMismatch {
+            argument: "grad_output",
+            expected: 1,
+            found: 0
+        })
     ));
     assert!(matches!(
         far.to_array(&stream),
         Err(Error::DeviceMismatch { .. })
     ));
     // views are bounds-checked
-    assert!(matches!(a.view().slice(1, 0, 4, 1), Err(Error::InvalidArgument(_))));
-    assert!(matches!(a.view().slice(2, 0, 1, 1), Err(Error::InvalidArgument(_))));
-    assert!(matches!(a.view().slice(0, 0, 2, 0), Err(Error::InvalidArgument(_))));
-    assert!(matches!(a.view().permute(&[0, 0]), Err(Error::InvalidArgument(_))));
-    assert!(matches!(a.view().broadcast_to(&[3, 3]), Err(Error::InvalidArgument(_))));
-    assert!(matches!(a.view().t().reshape(&[6]), Err(Error::InvalidArgument(_))));
-    assert!(matches!(a.view().reshape(&[7]), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        a.view().slice(1, 0, 4, 1),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        a.view().slice(2, 0, 1, 1),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        a.view().slice(0, 0, 2, 0),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        a.view().permute(&[0, 0]),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        a.view().broadcast_to(&[3, 3]),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        a.view().t().reshape(&[6]),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        a.view().reshape(&[7]),
+        Err(Error::InvalidArgument(_))
+    ));
     assert_eq!(before, ascend_sim::call_count("aclCreateTensor"));
 }
 
@@ -284,14 +348,17 @@ fn vendor_sample_values() {
     let _leaks = LeakCheck::start();
     let stream = device(A2).stream().unwrap();
     let g = ndarray::Array::from_shape_vec((4, 2), (0..8).map(|v| v as f32).collect()).unwrap();
-    let x = ndarray::Array::from_shape_vec((4, 2), vec![1.0f32, 1., 1., 2., 2., 2., 3., 3.]).unwrap();
+    let x =
+        ndarray::Array::from_shape_vec((4, 2), vec![1.0f32, 1., 1., 2., 2., 2., 3., 3.]).unwrap();
     let gd = DeviceTensor::from_array(&stream, &g).unwrap();
     let xd = DeviceTensor::from_array(&stream, &x).unwrap();
     let mut od = DeviceTensor::<f32>::zeros(&stream, &[4, 2]).unwrap();
     mish_backward(&gd, &xd, &mut od, &stream).unwrap();
     let out = od.to_array(&stream).unwrap();
-    let want = [0.0, 1.049036, 2.098072, 3.207954, 4.277272, 5.346590, 6.126641, 7.147748];
+    let want: [f64; 8] = [
+        0.0, 1.049036, 2.098072, 3.207954, 4.277272, 5.346590, 6.126641, 7.147748,
+    ];
     for (o, w) in out.iter().zip(want) {
-        assert!((o - w).abs() < 1e-5, "{o} vs {w}");
+        assert!((f64::from(*o) - w).abs() < 1e-5, "{o} vs {w}");
     }
 }

@@ -331,13 +331,27 @@ impl<G: Element, X: Element, O: Element> MishBackwardPlan<G, X, O> {
         let inner = &stream.inner;
         inner.device.bind()?;
         let [d0, d1, d2] = plan.descriptors;
-        if let (Some(set_in), Some(set_out)) = (table.aclSetInputTensorAddr, table.aclSetOutputTensorAddr) {
+        if let (Some(set_in), Some(set_out)) =
+            (table.aclSetInputTensorAddr, table.aclSetOutputTensorAddr)
+        {
             // SAFETY: the plan's live repeatable executor and its own descriptors; the
             // addresses are live device allocations of the sizes the plan was built for.
             unsafe {
-                sys::aclnn(table, "aclSetInputTensorAddr", set_in(plan.executor, 0, d0, g.buf.ptr))?;
-                sys::aclnn(table, "aclSetInputTensorAddr", set_in(plan.executor, 1, d1, s.buf.ptr))?;
-                sys::aclnn(table, "aclSetOutputTensorAddr", set_out(plan.executor, 0, d2, o.buf.ptr))?;
+                sys::aclnn(
+                    table,
+                    "aclSetInputTensorAddr",
+                    set_in(plan.executor, 0, d0, g.buf.ptr),
+                )?;
+                sys::aclnn(
+                    table,
+                    "aclSetInputTensorAddr",
+                    set_in(plan.executor, 1, d1, s.buf.ptr),
+                )?;
+                sys::aclnn(
+                    table,
+                    "aclSetOutputTensorAddr",
+                    set_out(plan.executor, 0, d2, o.buf.ptr),
+                )?;
             }
         }
         let (executor, workspace_size) = (plan.executor, plan.workspace_size);
@@ -345,7 +359,9 @@ impl<G: Element, X: Element, O: Element> MishBackwardPlan<G, X, O> {
             let workspace = state.workspace(table, workspace_size, ticket)?;
             // SAFETY: a repeatable executor (not consumed by phase 2); the workspace and
             // tensors stay allocated until the stream has run this launch.
-            let status = unsafe { (table.aclnnMishBackward)(workspace, workspace_size, executor, raw_stream) };
+            let status = unsafe {
+                (table.aclnnMishBackward)(workspace, workspace_size, executor, raw_stream)
+            };
             sys::aclnn(table, OPERATOR, status)
         })?;
         plan.uses.record(inner, ticket);

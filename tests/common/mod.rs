@@ -55,7 +55,13 @@ impl Drop for LeakCheck {
         }
         let after = ascend_sim::counters();
         assert_eq!(
-            (after.allocations, after.tensors, after.executors, after.streams, after.events),
+            (
+                after.allocations,
+                after.tensors,
+                after.executors,
+                after.streams,
+                after.events
+            ),
             (
                 self.before.allocations,
                 self.before.tensors,
@@ -76,13 +82,21 @@ impl Drop for LeakCheck {
 /// Deterministic inputs: `n` values in `[lo, hi)`, staying away from the zero of mish'
 /// (x ≈ -1.19) where relative errors are meaningless.
 pub fn values(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     (0..n)
         .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let u = (s >> 40) as f32 / (1u64 << 24) as f32;
             let v = lo + (hi - lo) * u;
-            if (-1.35..-1.05).contains(&v) { v + 0.5 } else { v }
+            if (-1.35..-1.05).contains(&v) {
+                v + 0.5
+            } else {
+                v
+            }
         })
         .collect()
 }
@@ -91,7 +105,10 @@ pub fn array<T: Element>(shape: &[usize], seed: u64, lo: f32, hi: f32) -> ArrayD
     let n = shape.iter().product();
     ArrayD::from_shape_vec(
         IxDyn(shape),
-        values(n, seed, lo, hi).into_iter().map(T::from_f32).collect(),
+        values(n, seed, lo, hi)
+            .into_iter()
+            .map(T::from_f32)
+            .collect(),
     )
     .expect("shape")
 }
