@@ -35,7 +35,7 @@
 //! * [`mish_backward`] — the operator: validation in Rust with typed errors, then the
 //!   two-phase aclnn protocol (descriptors on the stack, workspace from a per-stream
 //!   cache, no allocation in steady state).
-//! * [`reference`](crate#) — a CPU reference used to check results.
+//! * [`reference`](mod@reference) — the CPU reference of the operators, used to check results.
 //!
 //! # Lifetimes
 //! Work is asynchronous. Each stream numbers its submissions (tickets) and remembers the

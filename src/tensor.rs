@@ -232,13 +232,23 @@ impl Layout {
         let mut dims = [0usize; MAX_DIMS];
         dims[..n].copy_from_slice(&self.dims);
         dims[axis] = (end - start).div_ceil(step);
+        let overflow = || Error::InvalidArgument(format!("slice step {step} overflows i64"));
         let mut strides = self.strides;
         let offset = if dims[axis] == 0 {
             self.offset
         } else {
-            self.offset + to_i64(start)? * self.strides[axis]
+            to_i64(start)?
+                .checked_mul(self.strides[axis])
+                .and_then(|o| o.checked_add(self.offset))
+                .ok_or_else(overflow)?
         };
-        strides[axis] = self.strides[axis] * to_i64(step)?;
+        strides[axis] = if dims[axis] <= 1 {
+            self.strides[axis]
+        } else {
+            self.strides[axis]
+                .checked_mul(to_i64(step)?)
+                .ok_or_else(overflow)?
+        };
         Ok(Layout {
             dims: Dims::new("view", &dims[..n])?,
             strides,
