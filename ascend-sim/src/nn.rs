@@ -853,7 +853,7 @@ unsafe fn set_addr(
         return fail(ACLNN_ERR_PARAM_NULLPTR, "addr is nullptr".into());
     }
     let a = addr as usize;
-    if a % ALIGN != 0 {
+    if !a.is_multiple_of(ALIGN) {
         return finding(
             ACLNN_ERR_PARAM_INVALID,
             format!("addr {a:#x} is not {ALIGN}-byte aligned"),
