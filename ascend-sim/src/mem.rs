@@ -85,11 +85,12 @@ impl Arena {
         self.used -= padded;
         let (mut s, mut l) = (start, padded);
         if let Some((&ps, &pl)) = self.free.range(..s).next_back()
-            && ps + pl == s {
-                self.free.remove(&ps);
-                s = ps;
-                l += pl;
-            }
+            && ps + pl == s
+        {
+            self.free.remove(&ps);
+            s = ps;
+            l += pl;
+        }
         if let Some(&nl) = self.free.get(&(s + l)) {
             self.free.remove(&(s + l));
             l += nl;
