@@ -131,6 +131,21 @@ impl Runtime {
         }
     }
 
+    /// The CANN toolkit root that the build script found (`ASCEND_HOME_PATH`,
+    /// `ASCEND_TOOLKIT_HOME` or a standard install path holding `lib64/libascendcl.so`),
+    /// if any. Informational: the libraries are located again at run time by
+    /// [`Runtime::cann`].
+    ///
+    /// ```
+    /// match ascendcl::Runtime::build_toolkit() {
+    ///     Some(root) => println!("built next to the CANN toolkit at {root}"),
+    ///     None => println!("built without a CANN toolkit"),
+    /// }
+    /// ```
+    pub fn build_toolkit() -> Option<&'static str> {
+        Some(env!("ASCENDCL_BUILD_TOOLKIT")).filter(|root| !root.is_empty())
+    }
+
     /// Which backend this runtime drives.
     pub fn backend(&self) -> Backend {
         self.inner.backend
