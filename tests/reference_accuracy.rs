@@ -132,7 +132,11 @@ fn rb16(v: f64) -> f64 {
 /// Distance in ulps of two f32 (0 for +0/−0, u64::MAX when one is NaN and the other not).
 fn ulps(a: f32, b: f32) -> u64 {
     if a.is_nan() || b.is_nan() {
-        return if a.is_nan() && b.is_nan() { 0 } else { u64::MAX };
+        return if a.is_nan() && b.is_nan() {
+            0
+        } else {
+            u64::MAX
+        };
     }
     let ord = |f: f32| {
         let b = f.to_bits();
@@ -178,7 +182,10 @@ fn check_f32(golden: &mut Golden, g: &[f32], x: &[f32]) -> Stats {
             st.correct += 1;
         } else {
             st.max_ulps = st.max_ulps.max(u);
-            assert!(u <= 1, "g={g:e} x={x:e}: got {got:e}, want {want:e} ({u} ulps)");
+            assert!(
+                u <= 1,
+                "g={g:e} x={x:e}: got {got:e}, want {want:e} ({u} ulps)"
+            );
         }
     }
     st
@@ -209,7 +216,14 @@ impl Rng {
 
 #[test]
 fn golden_conversion_roundtrips() {
-    for v in [1.0, -3.5, 1e-30, 123_456.789, f64::from(f32::MAX), 2f64.powi(-149)] {
+    for v in [
+        1.0,
+        -3.5,
+        1e-30,
+        123_456.789,
+        f64::from(f32::MAX),
+        2f64.powi(-149),
+    ] {
         assert_eq!(to_f64_odd(&BigFloat::from_f64(v, PREC)), v);
     }
     // golden mish'(0) = 0.6
@@ -235,7 +249,10 @@ fn f32_random_in_pm100_correctly_rounded() {
         });
     }
     let st = check_f32(&mut golden, &g, &x);
-    eprintln!("f32 random [-100,100]: {st:?}, correctly rounded {:.6}", st.fraction());
+    eprintln!(
+        "f32 random [-100,100]: {st:?}, correctly rounded {:.6}",
+        st.fraction()
+    );
     assert!(st.fraction() >= 0.9999, "{st:?}");
     assert!(st.max_ulps <= 1);
 }
@@ -263,7 +280,10 @@ fn f32_near_root_correctly_rounded() {
         g.push(rng.finite_f32());
     }
     let st = check_f32(&mut golden, &g, &x);
-    eprintln!("f32 near root: {st:?}, correctly rounded {:.6}", st.fraction());
+    eprintln!(
+        "f32 near root: {st:?}, correctly rounded {:.6}",
+        st.fraction()
+    );
     assert!(st.fraction() >= 0.9999, "{st:?}");
 }
 
@@ -351,13 +371,13 @@ fn f32_fixed_cases() {
 /// All 65536 f16 values of x (times a few gradients) in f16 compute: always correct.
 #[test]
 fn f16_exhaustive_x_always_correctly_rounded() {
-    exhaustive_16::<f16>(r16, |b| f16::from_bits(b));
+    exhaustive_16::<f16>(r16, f16::from_bits);
 }
 
 /// All 65536 bf16 values of x (times a few gradients) in bf16 compute: always correct.
 #[test]
 fn bf16_exhaustive_x_always_correctly_rounded() {
-    exhaustive_16::<bf16>(rb16, |b| bf16::from_bits(b));
+    exhaustive_16::<bf16>(rb16, bf16::from_bits);
 }
 
 fn exhaustive_16<T: Element>(round: fn(f64) -> f64, from_bits: fn(u16) -> T) {
@@ -384,7 +404,10 @@ fn exhaustive_16<T: Element>(round: fn(f64) -> f64, from_bits: fn(u16) -> T) {
             );
         }
     }
-    eprintln!("{:?} exhaustive: {cases} cases, all correctly rounded", T::DTYPE);
+    eprintln!(
+        "{:?} exhaustive: {cases} cases, all correctly rounded",
+        T::DTYPE
+    );
 }
 
 /// Mixed dtypes promote to f32, round once, then round again to the output type.
@@ -393,8 +416,12 @@ fn promotion_and_output_cast() {
     let mut golden = Golden::new();
     let mut rng = Rng(7);
     let n = 2000;
-    let g16: Vec<f16> = (0..n).map(|_| f16::from_f64((rng.unit() - 0.5) * 8.0)).collect();
-    let xb: Vec<bf16> = (0..n).map(|_| bf16::from_f64((rng.unit() - 0.5) * 40.0)).collect();
+    let g16: Vec<f16> = (0..n)
+        .map(|_| f16::from_f64((rng.unit() - 0.5) * 8.0))
+        .collect();
+    let xb: Vec<bf16> = (0..n)
+        .map(|_| bf16::from_f64((rng.unit() - 0.5) * 40.0))
+        .collect();
     let ga = Array1::from(g16.clone()).into_dyn();
     let xa = Array1::from(xb.clone()).into_dyn();
     // f16 + bf16 -> computes in f32; output f16 (second rounding) and f32.

@@ -31,8 +31,16 @@ fn values(n: usize, seed: u32) -> Vec<f32> {
 /// Expected output: the same inputs made contiguous (broadcast materialized here, in the
 /// test only) through the contiguous path.
 fn expected(g: &ArrayD<f32>, x: &ArrayD<f32>, shape: &[usize]) -> ArrayD<f32> {
-    let gb = g.broadcast(shape).unwrap().as_standard_layout().into_owned();
-    let xb = x.broadcast(shape).unwrap().as_standard_layout().into_owned();
+    let gb = g
+        .broadcast(shape)
+        .unwrap()
+        .as_standard_layout()
+        .into_owned();
+    let xb = x
+        .broadcast(shape)
+        .unwrap()
+        .as_standard_layout()
+        .into_owned();
     mish_backward(gb.view(), xb.view()).unwrap()
 }
 
@@ -42,7 +50,11 @@ fn errors_are_typed_and_leave_out_untouched() {
     let one = ArrayD::<f32>::zeros(IxDyn(&[1]));
     assert!(matches!(
         mish_backward::<f32, f32, f32>(nine.view(), one.view()),
-        Err(Error::TooManyDims { dims: 9, max: 8, .. })
+        Err(Error::TooManyDims {
+            dims: 9,
+            max: 8,
+            ..
+        })
     ));
     assert!(matches!(
         mish_backward::<f32, f32, f32>(one.view(), nine.view()),
@@ -93,7 +105,8 @@ fn empty_and_zero_dim() {
     mish_backward_into(e.view(), x.view(), o.view_mut()).unwrap();
     // 8 dims are fine
     let g8 = ArrayD::<f32>::ones(IxDyn(&[1, 2, 1, 2, 1, 2, 1, 2]));
-    let out: ArrayD<f32> = mish_backward(g8.view(), ndarray::arr0(0.0f32).into_dyn().view()).unwrap();
+    let out: ArrayD<f32> =
+        mish_backward(g8.view(), ndarray::arr0(0.0f32).into_dyn().view()).unwrap();
     assert!(out.iter().all(|&v| v == 0.6));
     // 0-d with 0-d
     let out: ArrayD<f32> = mish_backward(
@@ -120,15 +133,18 @@ fn layouts_match_contiguous_bitwise() {
         let mut xf = Array::from_shape_vec((rows, cols).f(), vec![0.0; rows * cols]).unwrap();
         xf.assign(&x);
         let mut of = Array::from_shape_vec((rows, cols).f(), vec![0.0f32; rows * cols]).unwrap();
-        mish_backward_into(gf.view().into_dyn(), xf.view().into_dyn(), of.view_mut().into_dyn())
-            .unwrap();
+        mish_backward_into(
+            gf.view().into_dyn(),
+            xf.view().into_dyn(),
+            of.view_mut().into_dyn(),
+        )
+        .unwrap();
         assert_eq!(bits(&of.into_dyn()), bits(&want));
 
         // transposed inputs, standard output
         let gt = g.t().as_standard_layout().into_owned();
         let xt = x.t().as_standard_layout().into_owned();
-        let out: ArrayD<f32> =
-            mish_backward(gt.t().into_dyn(), xt.t().into_dyn()).unwrap();
+        let out: ArrayD<f32> = mish_backward(gt.t().into_dyn(), xt.t().into_dyn()).unwrap();
         assert_eq!(bits(&out), bits(&want));
 
         // negative strides everywhere, output written through a reversed view
@@ -146,20 +162,33 @@ fn layouts_match_contiguous_bitwise() {
         // out[i][cols-1-j] = f(g[i][j], x[i][cols-1-j])... compare via an explicit oracle
         let mut xr = x.clone();
         xr.invert_axis(Axis(1));
-        let want_r = expected(&g.clone().into_dyn(), &xr.as_standard_layout().into_owned().into_dyn(), &[rows, cols]);
+        let want_r = expected(
+            &g.clone().into_dyn(),
+            &xr.as_standard_layout().into_owned().into_dyn(),
+            &[rows, cols],
+        );
         let mut got = out.clone();
         got.invert_axis(Axis(1));
-        assert_eq!(bits(&got.as_standard_layout().into_owned().into_dyn()), bits(&want_r));
+        assert_eq!(
+            bits(&got.as_standard_layout().into_owned().into_dyn()),
+            bits(&want_r)
+        );
 
         // stepped slices of bigger arrays, non-contiguous output
-        let big_g = Array::from_shape_vec((rows * 2, cols * 3), values(rows * cols * 6, 5)).unwrap();
-        let big_x = Array::from_shape_vec((rows * 2, cols * 3), values(rows * cols * 6, 6)).unwrap();
+        let big_g =
+            Array::from_shape_vec((rows * 2, cols * 3), values(rows * cols * 6, 5)).unwrap();
+        let big_x =
+            Array::from_shape_vec((rows * 2, cols * 3), values(rows * cols * 6, 6)).unwrap();
         let sg = big_g.slice(s![..;2, ..;3]);
         let sx = big_x.slice(s![1..;2, 2..;3]);
         let mut big_o = Array::<f32, _>::from_elem((rows * 3, cols * 2), 42.0);
         let mut so = big_o.slice_mut(s![..;3, 1..;2]);
         mish_backward_into(sg.into_dyn(), sx.into_dyn(), so.view_mut().into_dyn()).unwrap();
-        let want_s = expected(&sg.to_owned().into_dyn(), &sx.to_owned().into_dyn(), &[rows, cols]);
+        let want_s = expected(
+            &sg.to_owned().into_dyn(),
+            &sx.to_owned().into_dyn(),
+            &[rows, cols],
+        );
         assert_eq!(bits(&so.to_owned().into_dyn()), bits(&want_s));
         // untouched elsewhere
         assert!(big_o.slice(s![1..;3, ..]).iter().all(|&v| v == 42.0));
@@ -172,19 +201,35 @@ fn broadcast_inputs_match_materialized() {
     // row and column vectors against a matrix, large enough to go parallel
     let (r, c) = (400usize, 300usize);
     assert!(r * c >= PARALLEL_THRESHOLD);
-    let gcol = Array::from_shape_vec((r, 1), values(r, 3)).unwrap().into_dyn();
-    let xrow = Array::from_shape_vec((c,), values(c, 4)).unwrap().into_dyn();
+    let gcol = Array::from_shape_vec((r, 1), values(r, 3))
+        .unwrap()
+        .into_dyn();
+    let xrow = Array::from_shape_vec((c,), values(c, 4))
+        .unwrap()
+        .into_dyn();
     let want = expected(&gcol, &xrow, &[r, c]);
     let got: ArrayD<f32> = mish_backward(gcol.view(), xrow.view()).unwrap();
     assert_eq!(bits(&got), bits(&want));
     // scalar grad, 3-d x with a transposed output
-    let x3 = Array::from_shape_vec((5, 6, 7), values(210, 8)).unwrap().into_dyn();
+    let x3 = Array::from_shape_vec((5, 6, 7), values(210, 8))
+        .unwrap()
+        .into_dyn();
     let g0 = ndarray::arr0(-1.5f32).into_dyn();
     let want = expected(&g0, &x3, &[5, 6, 7]);
     let mut out = Array::<f32, _>::zeros((7, 6, 5));
-    mish_backward_into(g0.view(), x3.view(), out.view_mut().reversed_axes().into_dyn()).unwrap();
+    mish_backward_into(
+        g0.view(),
+        x3.view(),
+        out.view_mut().reversed_axes().into_dyn(),
+    )
+    .unwrap();
     assert_eq!(
-        bits(&out.reversed_axes().as_standard_layout().into_owned().into_dyn()),
+        bits(
+            &out.reversed_axes()
+                .as_standard_layout()
+                .into_owned()
+                .into_dyn()
+        ),
         bits(&want)
     );
 }

@@ -19,7 +19,7 @@
 //! gradient) as the exact value; for `x > 708` it is 1, as the exact value rounds.
 //!
 //! Near the root `r ≈ −1.1924` of `mish'` the terms of `ω` cancel; for `|x − r| < 1/16`
-//! the slow path uses a degree-12 Taylor expansion around `r`, with `x − r` computed from
+//! a degree-12 Taylor expansion (vectorized too) around `r`, with `x − r` computed from
 //! a double-double `r` (exact subtraction of the high part by Sterbenz' lemma).
 
 /// Double-double root of mish': `R_HI + R_LO`.
@@ -55,9 +55,9 @@ const ROOT_TAYLOR: [f64; 12] = [
 /// Lower clamp of the exp argument (keeps `exp` normal, see the module docs).
 pub(crate) const EXP_MIN_ARG: f64 = -708.0;
 /// `1/ln 2` rounded to f64.
-pub(crate) const LOG2E: f64 = 1.442_695_040_888_963_4;
+pub(crate) const LOG2E: f64 = std::f64::consts::LOG2_E;
 /// `ln 2` rounded to f64 and the rounding remainder (mpmath, 300 bits).
-pub(crate) const LN2_HI: f64 = 0.693_147_180_559_945_3;
+pub(crate) const LN2_HI: f64 = std::f64::consts::LN_2;
 pub(crate) const LN2_LO: f64 = 2.319_046_813_846_299_6e-17;
 /// 1.5·2^52: adding it rounds to an integer held in the low mantissa bits.
 pub(crate) const SHIFTER: f64 = 6_755_399_441_055_744.0;
@@ -78,10 +78,22 @@ pub(crate) const EXP_TAYLOR: [f64; 12] = [
     0.5,
 ];
 
-/// Whether `x` takes the common (vectorized) path: finite and outside the root window.
+/// Whether `x` is inside the window around the root that uses the Taylor expansion.
 #[inline]
-pub(crate) fn is_fast(x: f64) -> bool {
-    x.abs() < f64::INFINITY && (x - R_HI).abs() >= ROOT_WINDOW
+pub(crate) fn in_root_window(x: f64) -> bool {
+    (x - R_HI).abs() < ROOT_WINDOW
+}
+
+/// `mish'(x)` for `|x − r| < ROOT_WINDOW`: Taylor expansion around the root, in
+/// `d = x − r` computed from the double-double root (exact first subtraction).
+#[inline]
+pub(crate) fn root_dmish(x: f64) -> f64 {
+    let d = (x - R_HI) - R_LO;
+    let mut p = ROOT_TAYLOR[11];
+    for &c in ROOT_TAYLOR[..11].iter().rev() {
+        p = p.mul_add(d, c);
+    }
+    d * p
 }
 
 /// `exp(a)` for `a ∈ [−708, 0]`, the exact operation sequence of the vector code.
@@ -101,7 +113,7 @@ fn exp_reduced(a: f64) -> f64 {
     p * scale
 }
 
-/// `mish'(x)` on the common path (`is_fast(x)`), bitwise equal to the vector code.
+/// `mish'(x)` by the direct formula for finite `x`, bitwise equal to the vector code.
 #[inline]
 pub(crate) fn fast_dmish(x: f64) -> f64 {
     let a = (-x.abs()).max(EXP_MIN_ARG);
@@ -118,37 +130,30 @@ pub(crate) fn fast_dmish(x: f64) -> f64 {
     (pre * q) / (d * d)
 }
 
-/// `mish'(x)` for the lanes `is_fast` rejects: NaN, ±∞ and the root window.
+/// `mish'(x)` for the lanes the vector code leaves to scalar code: NaN and ±∞.
 ///
 /// `mish'(−∞)` is taken as −0, the sign of the limit (mish' is negative below the root),
 /// so that a finite gradient gives the same signed zero as at very negative finite `x`.
 #[cold]
-pub(crate) fn slow_dmish(x: f64) -> f64 {
-    if x.is_nan() {
-        x
-    } else if x == f64::INFINITY {
+pub(crate) fn nonfinite_dmish(x: f64) -> f64 {
+    if x == f64::INFINITY {
         1.0
     } else if x == f64::NEG_INFINITY {
         -0.0
-    } else if !is_fast(x) {
-        let d = (x - R_HI) - R_LO;
-        let mut p = ROOT_TAYLOR[11];
-        for &c in ROOT_TAYLOR[..11].iter().rev() {
-            p = p.mul_add(d, c);
-        }
-        d * p
     } else {
-        fast_dmish(x)
+        x // NaN
     }
 }
 
 /// `mish'(x)` for any f64 holding an f32 value.
 #[inline]
 pub(crate) fn dmish(x: f64) -> f64 {
-    if is_fast(x) {
-        fast_dmish(x)
+    if !x.is_finite() {
+        nonfinite_dmish(x)
+    } else if in_root_window(x) {
+        root_dmish(x)
     } else {
-        slow_dmish(x)
+        fast_dmish(x)
     }
 }
 
@@ -257,11 +262,13 @@ pub(crate) fn products_f64(isa: Isa, grad: &[f32], x: &[f32], out: &mut [f64]) {
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     //! AVX2+FMA (4 f64 lanes) and AVX-512F (8 f64 lanes) versions of
-    //! [`super::fast_dmish`]; lanes rejected by [`super::is_fast`] are recomputed with
-    //! [`super::slow_dmish`].
+    //! [`super::dmish`]: the direct formula in all lanes, the root Taylor expansion blended
+    //! in when a lane is in the root window, and non-finite lanes recomputed with
+    //! [`super::nonfinite_dmish`].
 
     use super::{
-        EXP_MIN_ARG, EXP_TAYLOR, LN2_HI, LN2_LO, LOG2E, R_HI, ROOT_WINDOW, SHIFTER, slow_dmish,
+        EXP_MIN_ARG, EXP_TAYLOR, LN2_HI, LN2_LO, LOG2E, R_HI, R_LO, ROOT_TAYLOR, ROOT_WINDOW,
+        SHIFTER, nonfinite_dmish,
     };
     use std::arch::x86_64::*;
 
@@ -273,12 +280,9 @@ mod x86 {
     fn product8(g: __m512d, x: __m512d) -> __m512d {
         let c = _mm512_set1_pd;
         let absx = _mm512_abs_pd(x);
-        let finite = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(absx, c(f64::INFINITY));
-        let away = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(
-            _mm512_abs_pd(_mm512_sub_pd(x, c(R_HI))),
-            c(ROOT_WINDOW),
-        );
-        let slow = !(finite & away);
+        let slow = !_mm512_cmp_pd_mask::<_CMP_LT_OQ>(absx, c(f64::INFINITY));
+        let dhi = _mm512_sub_pd(x, c(R_HI));
+        let window = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(_mm512_abs_pd(dhi), c(ROOT_WINDOW));
 
         // v = exp(max(-|x|, -708))
         let a = _mm512_max_pd(
@@ -312,13 +316,17 @@ mod x86 {
         let pre = _mm512_mask_blend_pd(neg, c(1.0), v);
         let k2 = _mm512_mask_blend_pd(neg, c(2.0), c(1.0));
         let k0 = _mm512_mask_blend_pd(neg, c(1.0), c(2.0));
-        let q = _mm512_fmadd_pd(
-            _mm512_fmadd_pd(_mm512_fmadd_pd(h3, v, h2), v, h1),
-            v,
-            h0,
-        );
+        let q = _mm512_fmadd_pd(_mm512_fmadd_pd(_mm512_fmadd_pd(h3, v, h2), v, h1), v, h0);
         let d = _mm512_fmadd_pd(_mm512_fmadd_pd(k2, v, c(2.0)), v, k0);
-        let m = _mm512_div_pd(_mm512_mul_pd(pre, q), _mm512_mul_pd(d, d));
+        let mut m = _mm512_div_pd(_mm512_mul_pd(pre, q), _mm512_mul_pd(d, d));
+        if window != 0 {
+            let dd = _mm512_sub_pd(dhi, c(R_LO));
+            let mut p = c(ROOT_TAYLOR[11]);
+            for &k in ROOT_TAYLOR[..11].iter().rev() {
+                p = _mm512_fmadd_pd(p, dd, c(k));
+            }
+            m = _mm512_mask_blend_pd(window, m, _mm512_mul_pd(dd, p));
+        }
         let prod = _mm512_mul_pd(g, m);
         if slow == 0 {
             prod
@@ -340,7 +348,7 @@ mod x86 {
         }
         for lane in 0..8 {
             if slow & (1 << lane) != 0 {
-                pa[lane] = ga[lane] * slow_dmish(xa[lane]);
+                pa[lane] = ga[lane] * nonfinite_dmish(xa[lane]);
             }
         }
         // SAFETY: `pa` holds 8 f64.
@@ -363,11 +371,26 @@ mod x86 {
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn rounded_f32_avx512(grad: &[f32], x: &[f32], out: &mut [f32]) {
         let n = out.len();
+        // two independent vectors per iteration, for instruction-level parallelism
+        let body2 = n - n % 16;
+        for ((o, g), x) in out[..body2]
+            .chunks_exact_mut(16)
+            .zip(grad[..body2].chunks_exact(16))
+            .zip(x[..body2].chunks_exact(16))
+        {
+            let r0 = _mm512_cvtpd_ps(product8(load8(&g[..8]), load8(&x[..8])));
+            let r1 = _mm512_cvtpd_ps(product8(load8(&g[8..]), load8(&x[8..])));
+            // SAFETY: `o` has exactly 16 elements; unaligned stores of 8 at 0 and 8.
+            unsafe {
+                _mm256_storeu_ps(o.as_mut_ptr(), r0);
+                _mm256_storeu_ps(o.as_mut_ptr().add(8), r1);
+            }
+        }
         let body = n - n % 8;
-        for ((o, g), x) in out[..body]
+        for ((o, g), x) in out[body2..body]
             .chunks_exact_mut(8)
-            .zip(grad[..body].chunks_exact(8))
-            .zip(x[..body].chunks_exact(8))
+            .zip(grad[body2..body].chunks_exact(8))
+            .zip(x[body2..body].chunks_exact(8))
         {
             let r = _mm512_cvtpd_ps(product8(load8(g), load8(x)));
             // SAFETY: `o` has exactly 8 elements; unaligned store.
@@ -422,11 +445,9 @@ mod x86 {
         let sign = c(-0.0);
         let absx = _mm256_andnot_pd(sign, x);
         let finite = _mm256_cmp_pd::<_CMP_LT_OQ>(absx, c(f64::INFINITY));
-        let away = _mm256_cmp_pd::<_CMP_GE_OQ>(
-            _mm256_andnot_pd(sign, _mm256_sub_pd(x, c(R_HI))),
-            c(ROOT_WINDOW),
-        );
-        let slow = !_mm256_movemask_pd(_mm256_and_pd(finite, away)) & 0xf;
+        let slow = !_mm256_movemask_pd(finite) & 0xf;
+        let dhi = _mm256_sub_pd(x, c(R_HI));
+        let window = _mm256_cmp_pd::<_CMP_LT_OQ>(_mm256_andnot_pd(sign, dhi), c(ROOT_WINDOW));
 
         let a = _mm256_max_pd(
             _mm256_min_pd(x, _mm256_sub_pd(_mm256_setzero_pd(), x)),
@@ -459,13 +480,17 @@ mod x86 {
         let pre = _mm256_blendv_pd(c(1.0), v, neg);
         let k2 = _mm256_blendv_pd(c(2.0), c(1.0), neg);
         let k0 = _mm256_blendv_pd(c(1.0), c(2.0), neg);
-        let q = _mm256_fmadd_pd(
-            _mm256_fmadd_pd(_mm256_fmadd_pd(h3, v, h2), v, h1),
-            v,
-            h0,
-        );
+        let q = _mm256_fmadd_pd(_mm256_fmadd_pd(_mm256_fmadd_pd(h3, v, h2), v, h1), v, h0);
         let d = _mm256_fmadd_pd(_mm256_fmadd_pd(k2, v, c(2.0)), v, k0);
-        let m = _mm256_div_pd(_mm256_mul_pd(pre, q), _mm256_mul_pd(d, d));
+        let mut m = _mm256_div_pd(_mm256_mul_pd(pre, q), _mm256_mul_pd(d, d));
+        if _mm256_movemask_pd(window) != 0 {
+            let dd = _mm256_sub_pd(dhi, c(R_LO));
+            let mut p = c(ROOT_TAYLOR[11]);
+            for &k in ROOT_TAYLOR[..11].iter().rev() {
+                p = _mm256_fmadd_pd(p, dd, c(k));
+            }
+            m = _mm256_blendv_pd(m, _mm256_mul_pd(dd, p), window);
+        }
         let prod = _mm256_mul_pd(g, m);
         if slow == 0 {
             prod
@@ -487,7 +512,7 @@ mod x86 {
         }
         for lane in 0..4 {
             if slow & (1 << lane) != 0 {
-                pa[lane] = ga[lane] * slow_dmish(xa[lane]);
+                pa[lane] = ga[lane] * nonfinite_dmish(xa[lane]);
             }
         }
         // SAFETY: `pa` holds 4 f64.
@@ -667,14 +692,12 @@ mod tests {
     #[test]
     fn taylor_and_direct_agree_at_window_edge() {
         for x in [R_HI - ROOT_WINDOW, R_HI + ROOT_WINDOW] {
-            let d = (x - R_HI) - R_LO;
-            let mut p = ROOT_TAYLOR[11];
-            for &c in ROOT_TAYLOR[..11].iter().rev() {
-                p = p.mul_add(d, c);
-            }
-            let taylor = d * p;
+            let taylor = root_dmish(x);
             let direct = fast_dmish(x);
-            assert!(((taylor - direct) / direct).abs() < 4e-15, "{taylor} {direct}");
+            assert!(
+                ((taylor - direct) / direct).abs() < 4e-15,
+                "{taylor} {direct}"
+            );
         }
     }
 }

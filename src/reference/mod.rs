@@ -110,9 +110,9 @@ pub fn mish_backward<G: Element, X: Element, O: Element>(
 /// let x = array![0.0f32, 1.0];
 /// let mut out = Array2::<f32>::zeros((2, 2));
 /// // transposed output view
-/// mish_backward_into(grad.view().into_dyn(), x.view().into_dyn(), out.t_mut().into_dyn())?;
+/// mish_backward_into(grad.view().into_dyn(), x.view().into_dyn(), out.view_mut().reversed_axes().into_dyn())?;
 /// assert_eq!(out[[0, 0]], 0.6);
-/// assert_eq!(out[[0, 1]], 3.0 * 0.6);
+/// assert_eq!(out[[0, 1]], 1.8); // grad[1][0] · mish'(x[0]), rounded once
 ///
 /// // a wrong output shape is a typed error
 /// let mut bad = Array2::<f32>::zeros((3, 2));
@@ -133,7 +133,9 @@ pub fn mish_backward_into<G: Element, X: Element, O: Element>(
         grad: grad.shape().to_vec(),
         x: x.shape().to_vec(),
     };
-    let g = grad.broadcast(out.raw_dim()).ok_or_else(not_broadcastable)?;
+    let g = grad
+        .broadcast(out.raw_dim())
+        .ok_or_else(not_broadcastable)?;
     let xb = x.broadcast(out.raw_dim()).ok_or_else(not_broadcastable)?;
     let isa = Isa::detect();
 
@@ -180,7 +182,11 @@ fn flat<G: Element, X: Element, O: Element>(isa: Isa, g: &[G], x: &[X], o: &mut 
 fn flat_serial<G: Element, X: Element, O: Element>(isa: Isa, g: &[G], x: &[X], o: &mut [O]) {
     let mut gb = [0.0f32; BLOCK];
     let mut xb = [0.0f32; BLOCK];
-    for ((o, g), x) in o.chunks_mut(BLOCK).zip(g.chunks(BLOCK)).zip(x.chunks(BLOCK)) {
+    for ((o, g), x) in o
+        .chunks_mut(BLOCK)
+        .zip(g.chunks(BLOCK))
+        .zip(x.chunks(BLOCK))
+    {
         let n = o.len();
         for (d, s) in gb.iter_mut().zip(g) {
             *d = s.to_f32();
