@@ -38,7 +38,7 @@ use crate::element::{DType, Element};
 use crate::error::{Error, Result};
 use crate::shape::check_mish_backward;
 use half::{bf16, f16};
-use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, Axis, IxDyn, Zip};
+use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, Axis, IxDyn, Slice, Zip};
 use rayon::prelude::*;
 
 use kernel::Isa;
@@ -295,8 +295,53 @@ fn strided_split<G: Element, X: Element, O: Element>(
     }
 }
 
+/// Rows at least this long are processed row by row (strided 1-D gathers); shorter
+/// inner rows go through the element-wise gather of [`strided_elementwise`].
+const MIN_ROW: usize = 64;
+
+/// Serial work on any layout (axes already ordered and merged).
+fn strided_serial<G: Element, X: Element, O: Element>(
+    isa: Isa,
+    g: ArrayViewD<'_, G>,
+    x: ArrayViewD<'_, X>,
+    mut o: ArrayViewMutD<'_, O>,
+) {
+    let Some(inner) = o.ndim().checked_sub(1) else {
+        return strided_elementwise(isa, g, x, o);
+    };
+    if o.len_of(Axis(inner)) < MIN_ROW {
+        return strided_elementwise(isa, g, x, o);
+    }
+    let mut gb = [0.0f32; BLOCK];
+    let mut xb = [0.0f32; BLOCK];
+    let mut ob = [O::default(); BLOCK];
+    Zip::from(o.lanes_mut(Axis(inner)))
+        .and(g.lanes(Axis(inner)))
+        .and(x.lanes(Axis(inner)))
+        .for_each(|mut orow, grow, xrow| {
+            let len = orow.len();
+            let mut start = 0;
+            while start < len {
+                let end = (start + BLOCK).min(len);
+                let n = end - start;
+                let part = Slice::from(start..end);
+                for (d, s) in gb.iter_mut().zip(grow.slice_axis(Axis(0), part)) {
+                    *d = s.to_f32();
+                }
+                for (d, s) in xb.iter_mut().zip(xrow.slice_axis(Axis(0), part)) {
+                    *d = s.to_f32();
+                }
+                block::<G, X, O>(isa, &gb[..n], &xb[..n], &mut ob[..n]);
+                for (d, &v) in orow.slice_axis_mut(Axis(0), part).iter_mut().zip(&ob[..n]) {
+                    *d = v;
+                }
+                start = end;
+            }
+        });
+}
+
 /// Gathers blocks of inputs through `Zip` (in logical order), computes, scatters.
-fn strided_serial<'a, G: Element, X: Element, O: Element>(
+fn strided_elementwise<'a, G: Element, X: Element, O: Element>(
     isa: Isa,
     g: ArrayViewD<'_, G>,
     x: ArrayViewD<'_, X>,
