@@ -96,3 +96,8 @@ const _: () = {
     send_sync::<Error>();
     send_sync::<ops::mish_backward::MishBackwardPlan<f32, half::f16, half::bf16>>();
 };
+
+/// The README's Rust examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
