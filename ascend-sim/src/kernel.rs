@@ -114,7 +114,7 @@ fn for_each_offset(shape: &[usize], strides: &[i64], mut f: impl FnMut(usize, i6
     }
     let last = shape.len() - 1;
     let (inner, inner_stride) = (shape[last], strides[last]);
-    let mut idx = vec![0usize; shape.len()];
+    let mut idx = crate::slab::Shape::zeroed(shape.len());
     let mut base: i64 = 0;
     let mut linear = 0;
     loop {
@@ -190,22 +190,26 @@ impl View<'_> {
 }
 
 /// Strides that broadcast `dims`/`strides` to `out` (numpy rules, already validated).
-pub(crate) fn broadcast_strides(dims: &[usize], strides: &[i64], out: &[usize]) -> Vec<i64> {
+pub(crate) fn broadcast_strides(
+    dims: &[usize],
+    strides: &[i64],
+    out: &[usize],
+) -> crate::slab::Dims64 {
     let lead = out.len() - dims.len();
-    (0..out.len())
-        .map(|k| {
-            if k < lead {
+    let mut bs = crate::slab::Dims64::zeroed(out.len());
+    for (k, b) in bs.iter_mut().enumerate() {
+        *b = if k < lead {
+            0
+        } else {
+            let j = k - lead;
+            if dims[j] == 1 && out[k] != 1 {
                 0
             } else {
-                let j = k - lead;
-                if dims[j] == 1 && out[k] != 1 {
-                    0
-                } else {
-                    strides[j]
-                }
+                strides[j]
             }
-        })
-        .collect()
+        };
+    }
+    bs
 }
 
 /// Reads a (bounds-checked) view, broadcast to `out`, widening to f32.
@@ -249,8 +253,15 @@ pub(crate) fn compute(g: &mut [f32], x: &[f32], compute_dtype: DType) {
         }
     };
     const CHUNK: usize = 1 << 16;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    if g.len() < 4 * CHUNK || threads < 2 {
+    // Asked once: `available_parallelism` reads cgroup files (and allocates) every time.
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    if g.len() < 4 * CHUNK {
+        work(g, x);
+        return;
+    }
+    let threads =
+        *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)));
+    if threads < 2 {
         work(g, x);
         return;
     }

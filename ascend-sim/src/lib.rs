@@ -30,9 +30,12 @@
 //!     from process start fails (see [Fault injection](#fault-injection)).
 //!   * `ASCEND_SIM_VERBOSE`: when set, every sanitizer finding is also printed to stderr.
 //! * **Handles.** Contexts, streams, events, tensors and executors are fake pointers
-//!   (`tag << 48 | id`, non-canonical addresses, never dereferenced); ids are never
-//!   reused, so a stale or foreign handle is always recognised: 107017 for runtime handles,
-//!   161002 for tensors and executors.
+//!   (`tag << 48 | id`, non-canonical addresses, never dereferenced); no handle is ever
+//!   valid twice, so a stale or foreign handle is always recognised: 107017 for runtime
+//!   handles, 161002 for tensors and executors. Tensors and executors live in
+//!   generation-checked slabs (id = generation and slot; a freed slot comes back only with
+//!   the next generation, first-in first-out, and is retired before its generation could
+//!   wrap), so their steady state (create, use, destroy) does not touch the allocator.
 //! * **Contexts.** The current context is per thread. `aclrtSetDevice` is reference
 //!   counted and makes the device's default context current; when the count drops to 0,
 //!   `aclrtResetDevice` releases the default context, its default stream and the streams
@@ -152,6 +155,7 @@ pub mod kernel;
 mod mem;
 mod nn;
 mod runtime;
+mod slab;
 mod state;
 mod stream;
 
@@ -258,10 +262,12 @@ pub mod testing {
         let s = st.streams.get(&id)?;
         let gate = Arc::new(Gate::default());
         let g = Arc::clone(&gate);
-        s.handle.shared.submit(Box::new(move || {
-            g.wait();
-            Ok(())
-        }));
+        s.handle
+            .shared
+            .submit(crate::stream::Task::Fn(Box::new(move || {
+                g.wait();
+                Ok(())
+            })));
         Some(StreamHold { gate })
     }
 }

@@ -3,7 +3,9 @@
 use crate::kernel::{self, DType, View, offset_range};
 use crate::mem::{Alloc, Class, still_live};
 use crate::runtime::resolve_stream;
+use crate::slab::{Dims64, Shape};
 use crate::state::{Kind, Life, State, decode, encode, fail, finding, lock, state};
+use crate::stream::{Scratch, Task};
 use ascend_sys::*;
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -18,19 +20,23 @@ const ALIGN: usize = 32;
 /// The recorded descriptor of an `aclTensor`.
 #[derive(Debug, Clone)]
 pub(crate) struct TensorDesc {
-    pub dims: Vec<i64>,
-    pub strides: Vec<i64>,
+    pub dims: Dims64,
+    pub strides: Dims64,
     pub offset: i64,
     pub dtype: aclDataType,
     #[allow(dead_code)]
     pub format: aclFormat,
-    pub storage: Vec<i64>,
+    pub storage: Dims64,
     pub data: usize,
 }
 
 impl TensorDesc {
-    fn udims(&self) -> Vec<usize> {
-        self.dims.iter().map(|&d| d as usize).collect()
+    fn udims(&self) -> Shape {
+        let mut s = Shape::zeroed(self.dims.len());
+        for (u, &d) in s.iter_mut().zip(self.dims.iter()) {
+            *u = d as usize;
+        }
+        s
     }
 
     fn is_empty(&self) -> bool {
@@ -40,7 +46,7 @@ impl TensorDesc {
     /// Row-major contiguity (dims of size 1 may have any stride).
     fn is_contiguous(&self) -> bool {
         let mut expect = 1i64;
-        for (&d, &s) in self.dims.iter().zip(&self.strides).rev() {
+        for (&d, &s) in self.dims.iter().zip(self.strides.iter()).rev() {
             if d != 1 && s != expect {
                 return false;
             }
@@ -179,13 +185,13 @@ pub(crate) unsafe fn create_tensor(
         fail(ACLNN_ERR_PARAM_NULLPTR, "storageDims is NULL".into());
         return null;
     }
-    let read = |p: *const i64, n: u64| -> Vec<i64> {
+    let read = |p: *const i64, n: u64| -> Dims64 {
         if n == 0 {
-            Vec::new()
+            Dims64::from_slice(&[])
         } else {
             // SAFETY: p is non-null (checked above) and by the C contract points to n
             // readable int64_t values.
-            unsafe { std::slice::from_raw_parts(p, n as usize) }.to_vec()
+            Dims64::from_slice(unsafe { std::slice::from_raw_parts(p, n as usize) })
         }
     };
     let dims = read(view_dims, view_dims_num);
@@ -245,19 +251,15 @@ pub(crate) unsafe fn create_tensor(
         return null;
     }
     let mut st = state();
-    let id = st.fresh_id();
-    st.tensors.insert(
-        id,
-        TensorDesc {
-            dims,
-            strides,
-            offset,
-            dtype: data_type,
-            format,
-            storage,
-            data: tensor_data as usize,
-        },
-    );
+    let id = st.tensors.insert(TensorDesc {
+        dims,
+        strides,
+        offset,
+        dtype: data_type,
+        format,
+        storage,
+        data: tensor_data as usize,
+    });
     encode(Kind::Tensor, id)
 }
 
@@ -270,23 +272,40 @@ pub(crate) unsafe fn destroy_tensor(tensor: *const aclTensor) -> aclnnStatus {
         Ok(id) => id,
         Err(m) => return finding(ACLNN_ERR_PARAM_INVALID, m),
     };
-    if st.tensors.remove(&id).is_none() {
+    if st
+        .tensors
+        .remove(id, "destroyed by aclDestroyTensor")
+        .is_none()
+    {
         let m = st.stale(Kind::Tensor, id);
         return finding(ACLNN_ERR_PARAM_INVALID, m);
     }
-    st.dead.insert(id, "destroyed by aclDestroyTensor");
     ACLNN_SUCCESS
 }
 
 fn lookup_tensor(st: &State, t: *const aclTensor, name: &str) -> Result<(u64, TensorDesc), i32> {
     let id = decode(Kind::Tensor, t)
         .map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, format!("{name}: {m}")))?;
-    match st.tensors.get(&id) {
+    match st.tensors.get(id) {
         Some(d) => Ok((id, d.clone())),
         None => Err(finding(
             ACLNN_ERR_PARAM_INVALID,
             format!("{name}: {}", st.stale(Kind::Tensor, id)),
         )),
+    }
+}
+
+/// Like [`lookup_tensor`], without copying the descriptor.
+fn lookup_tensor_id(st: &State, t: *const aclTensor, name: &str) -> Result<u64, i32> {
+    let id = decode(Kind::Tensor, t)
+        .map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, format!("{name}: {m}")))?;
+    if st.tensors.contains(id) {
+        Ok(id)
+    } else {
+        Err(finding(
+            ACLNN_ERR_PARAM_INVALID,
+            format!("{name}: {}", st.stale(Kind::Tensor, id)),
+        ))
     }
 }
 
@@ -297,7 +316,7 @@ fn lookup_tensor(st: &State, t: *const aclTensor, name: &str) -> Result<(u64, Te
 #[derive(Debug, Clone)]
 pub(crate) struct Plan {
     pub compute: DType,
-    pub out_shape: Vec<usize>,
+    pub out_shape: Shape,
     pub empty: bool,
     /// Workspace byte offsets of the temporaries (gradOutput, self, result).
     pub ws_g: Option<usize>,
@@ -319,9 +338,9 @@ pub(crate) struct Executor {
 
 const NAMES: [&str; 3] = ["gradOutput", "self", "gradInput"];
 
-fn broadcast(a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
+fn broadcast(a: &[i64], b: &[i64]) -> Option<Dims64> {
     let n = a.len().max(b.len());
-    let mut out = vec![0; n];
+    let mut out = Dims64::zeroed(n);
     for k in 0..n {
         let da = if k + a.len() >= n {
             a[k + a.len() - n]
@@ -373,7 +392,7 @@ pub(crate) unsafe fn get_workspace_size(
     }
     let mut st = state();
     let mut ids = [0u64; 3];
-    let mut descs = Vec::with_capacity(3);
+    let mut found: [Option<TensorDesc>; 3] = [None, None, None];
     for (i, p) in [grad_output, self_, grad_input.cast_const()]
         .into_iter()
         .enumerate()
@@ -381,11 +400,15 @@ pub(crate) unsafe fn get_workspace_size(
         match lookup_tensor(&st, p, NAMES[i]) {
             Ok((id, d)) => {
                 ids[i] = id;
-                descs.push(d);
+                found[i] = Some(d);
             }
             Err(e) => return e,
         }
     }
+    let [Some(d0), Some(d1), Some(d2)] = found else {
+        return fail(ACLNN_ERR_INNER, "descriptor lookup".into());
+    };
+    let descs = [d0, d1, d2];
     if st.life != Life::Active {
         return fail(
             ACLNN_ERR_RUNTIME_ERROR,
@@ -401,8 +424,11 @@ pub(crate) unsafe fn get_workspace_size(
             );
         }
     };
-    let soc = st.devices[device].soc.to_string_lossy().into_owned();
-    if !op_available(&soc) {
+    let soc: &'static str = st.devices[device]
+        .soc
+        .to_str()
+        .unwrap_or("<non-UTF-8 SoC name>");
+    if !op_available(soc) {
         return fail(
             ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
             format!("MishBackward is not supported on {soc} (no kernel for this product)"),
@@ -420,7 +446,7 @@ pub(crate) unsafe fn get_workspace_size(
             ),
         );
     }
-    let supported = supported_dtypes(&soc);
+    let supported = supported_dtypes(soc);
     for (d, name) in descs.iter().zip(NAMES) {
         if !supported.contains(&d.dtype) {
             let list: Vec<String> = supported.iter().map(|&t| dtype_name(t)).collect();
@@ -455,7 +481,7 @@ pub(crate) unsafe fn get_workspace_size(
             ),
         );
     };
-    if out.dims != bshape {
+    if *out.dims != *bshape {
         return fail(
             ACLNN_ERR_PARAM_INVALID,
             format!(
@@ -475,7 +501,10 @@ pub(crate) unsafe fn get_workspace_size(
     };
     let compute = DType::promote(xd, gd);
     let empty = descs.iter().any(TensorDesc::is_empty);
-    let out_shape: Vec<usize> = bshape.iter().map(|&d| d as usize).collect();
+    let mut out_shape = Shape::zeroed(bshape.len());
+    for (u, &d) in out_shape.iter_mut().zip(bshape.iter()) {
+        *u = d as usize;
+    }
     let n: usize = out_shape.iter().product();
     let region = align_up(n * compute.size(), 512);
     let mut plan = Plan {
@@ -496,25 +525,20 @@ pub(crate) unsafe fn get_workspace_size(
                 at
             })
         };
-        plan.ws_g = take(gd != compute || g.dims != bshape || !g.is_contiguous());
-        plan.ws_x = take(xd != compute || x.dims != bshape || !x.is_contiguous());
+        plan.ws_g = take(gd != compute || *g.dims != *bshape || !g.is_contiguous());
+        plan.ws_x = take(xd != compute || *x.dims != *bshape || !x.is_contiguous());
         plan.ws_out = take(od != compute || !out.is_contiguous());
         plan.ws_size = used as u64;
     }
     let ws = plan.ws_size;
-    let id = st.fresh_id();
-    let descs: [TensorDesc; 3] = [descs[0].clone(), descs[1].clone(), descs[2].clone()];
-    st.executors.insert(
-        id,
-        Executor {
-            device,
-            tensors: ids,
-            descs,
-            plan,
-            repeatable: false,
-            launched: 0,
-        },
-    );
+    let id = st.executors.insert(Executor {
+        device,
+        tensors: ids,
+        descs,
+        plan,
+        repeatable: false,
+        launched: 0,
+    });
     // SAFETY: both out-pointers are non-null (checked) and writable by the C contract.
     unsafe {
         *workspace_size = ws;
@@ -528,7 +552,7 @@ fn lookup_executor(st: &State, e: *const aclOpExecutor) -> Result<u64, i32> {
         return Err(fail(ACLNN_ERR_PARAM_NULLPTR, "executor is nullptr".into()));
     }
     let id = decode(Kind::Executor, e).map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, m))?;
-    if st.executors.contains_key(&id) {
+    if st.executors.contains(id) {
         Ok(id)
     } else {
         Err(finding(
@@ -542,7 +566,7 @@ fn lookup_executor(st: &State, e: *const aclOpExecutor) -> Result<u64, i32> {
 struct Operand {
     alloc: Arc<Alloc>,
     desc: TensorDesc,
-    dims: Vec<usize>,
+    dims: Shape,
     dtype: DType,
 }
 
@@ -559,7 +583,7 @@ impl Operand {
 }
 
 /// Everything a queued MishBackward needs.
-struct Launch {
+pub(crate) struct Launch {
     ops: [Operand; 3],
     ws: Option<Arc<Alloc>>,
     ws_off: usize,
@@ -570,7 +594,7 @@ struct Launch {
 fn bind_operand(st: &State, d: &TensorDesc, name: &str) -> Result<Operand, i32> {
     let dtype = DType::from_acl(d.dtype)
         .ok_or_else(|| fail(ACLNN_ERR_INNER, format!("{name}: unexpected dtype")))?;
-    let dims: Vec<usize> = d.udims();
+    let dims = d.udims();
     if d.data == 0 {
         return Err(finding(
             ACLNN_ERR_PARAM_NULLPTR,
@@ -657,7 +681,9 @@ pub(crate) unsafe fn mish_backward(
             );
         }
     };
-    let ex = &st.executors[&id];
+    let Some(ex) = st.executors.get(id) else {
+        return fail(ACLNN_ERR_INNER, "executor vanished".into());
+    };
     if ex.device != device {
         return finding(
             ACLNN_ERR_RUNTIME_ERROR,
@@ -668,7 +694,7 @@ pub(crate) unsafe fn mish_backward(
         );
     }
     for (tid, name) in ex.tensors.iter().zip(NAMES) {
-        if !st.tensors.contains_key(tid) {
+        if !st.tensors.contains(*tid) {
             return finding(
                 ACLNN_ERR_PARAM_INVALID,
                 format!(
@@ -719,16 +745,17 @@ pub(crate) unsafe fn mish_backward(
     let launch = if plan.empty {
         None
     } else {
-        let mut ops = Vec::with_capacity(3);
-        for (d, name) in descs.iter().zip(NAMES) {
+        let mut bound: [Option<Operand>; 3] = [None, None, None];
+        for ((d, name), slot) in descs.iter().zip(NAMES).zip(&mut bound) {
             match bind_operand(&st, d, name) {
-                Ok(op) => ops.push(op),
+                Ok(op) => *slot = Some(op),
                 Err(e) => return e,
             }
         }
-        let Ok(ops) = <[Operand; 3]>::try_from(ops) else {
+        let [Some(o0), Some(o1), Some(o2)] = bound else {
             return fail(ACLNN_ERR_INNER, "operand count".into());
         };
+        let ops = [o0, o1, o2];
         Some(Launch {
             ops,
             ws,
@@ -737,23 +764,23 @@ pub(crate) unsafe fn mish_backward(
         })
     };
     // Consume the executor unless it is repeatable.
-    let ex = st.executors.get_mut(&id).expect("checked above");
+    let ex = st.executors.get_mut(id).expect("checked above");
     ex.launched += 1;
     if !ex.repeatable {
-        st.executors.remove(&id);
-        st.dead.insert(
+        st.executors.remove(
             id,
             "consumed by its aclnnMishBackward call (not made repeatable with aclSetAclOpExecutorRepeatable)",
         );
     }
     if let Some(launch) = launch {
-        shared.submit(Box::new(move || run_launch(&launch)));
+        shared.submit(Task::Mish(launch));
     }
     ACLNN_SUCCESS
 }
 
-/// The queued compute.
-fn run_launch(l: &Launch) -> Result<(), String> {
+/// The queued compute. The f32 temporaries live in the stream worker's grow-only
+/// `scratch`, so a steady stream of launches does not allocate.
+pub(crate) fn run_launch(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
     let prefix = |m: String| format!("aclnnMishBackward (queued): {m}");
     for (op, name) in l.ops.iter().zip(NAMES) {
         still_live(name, &op.alloc).map_err(prefix)?;
@@ -765,9 +792,8 @@ fn run_launch(l: &Launch) -> Result<(), String> {
     let n: usize = plan.out_shape.iter().product();
     let compute = plan.compute;
     let [g, x, out] = &l.ops;
-    let mut gv = vec![0f32; n];
-    let mut xv = vec![0f32; n];
-    for (op, dst, name) in [(g, &mut gv, NAMES[0]), (x, &mut xv, NAMES[1])] {
+    let (gv, xv) = scratch.two(n);
+    for (op, dst, name) in [(g, &mut *gv, NAMES[0]), (x, &mut *xv, NAMES[1])] {
         let buf = lock(&op.alloc.data);
         let v = op.view();
         v.check_bounds(buf.len(), name).map_err(prefix)?;
@@ -790,15 +816,14 @@ fn run_launch(l: &Launch) -> Result<(), String> {
         kernel::through_workspace(&mut buf, start, compute, vals);
         Ok(())
     };
-    ws_pass(plan.ws_g, &mut gv, "gradOutput")?;
-    ws_pass(plan.ws_x, &mut xv, "self")?;
-    kernel::compute(&mut gv, &xv, compute);
-    drop(xv);
-    ws_pass(plan.ws_out, &mut gv, "result")?;
+    ws_pass(plan.ws_g, gv, "gradOutput")?;
+    ws_pass(plan.ws_x, xv, "self")?;
+    kernel::compute(gv, xv, compute);
+    ws_pass(plan.ws_out, gv, "result")?;
     let mut buf = lock(&out.alloc.data);
     let v = out.view();
     v.check_bounds(buf.len(), NAMES[2]).map_err(prefix)?;
-    kernel::scatter(&mut buf, &v, &gv);
+    kernel::scatter(&mut buf, &v, gv);
     drop(buf);
     for (op, name) in l.ops.iter().zip(NAMES) {
         still_live(name, &op.alloc).map_err(prefix)?;
@@ -812,7 +837,7 @@ pub(crate) unsafe fn set_repeatable(executor: *mut aclOpExecutor) -> aclnnStatus
         Ok(id) => id,
         Err(e) => return e,
     };
-    let ex = st.executors.get_mut(&id).expect("checked above");
+    let ex = st.executors.get_mut(id).expect("checked above");
     if ex.launched > 0 && !ex.repeatable {
         return finding(
             ACLNN_ERR_PARAM_INVALID,
@@ -829,8 +854,8 @@ pub(crate) unsafe fn destroy_executor(executor: *mut aclOpExecutor) -> aclnnStat
         Ok(id) => id,
         Err(e) => return e,
     };
-    st.executors.remove(&id);
-    st.dead.insert(id, "destroyed by aclDestroyAclOpExecutor");
+    st.executors
+        .remove(id, "destroyed by aclDestroyAclOpExecutor");
     ACLNN_SUCCESS
 }
 
@@ -859,11 +884,11 @@ unsafe fn set_addr(
             format!("addr {a:#x} is not {ALIGN}-byte aligned"),
         );
     }
-    let tid = match lookup_tensor(&st, tensor, NAMES[slot]) {
-        Ok((tid, _)) => tid,
+    let tid = match lookup_tensor_id(&st, tensor, NAMES[slot]) {
+        Ok(tid) => tid,
         Err(e) => return e,
     };
-    let ex = st.executors.get_mut(&id).expect("checked above");
+    let ex = st.executors.get_mut(id).expect("checked above");
     if ex.tensors[slot] != tid {
         return finding(
             ACLNN_ERR_PARAM_INVALID,
@@ -874,7 +899,7 @@ unsafe fn set_addr(
         );
     }
     ex.descs[slot].data = a;
-    if let Some(t) = st.tensors.get_mut(&tid) {
+    if let Some(t) = st.tensors.get_mut(tid) {
         t.data = a;
     }
     ACLNN_SUCCESS

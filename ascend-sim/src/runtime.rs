@@ -1,6 +1,6 @@
 //! `libascendcl.so`: process, devices, contexts, streams and events.
 
-use crate::mem::{Arena, plan_copy, run_copy};
+use crate::mem::{Arena, plan_copy};
 use crate::state::{
     CURRENT_CTX, Context, Device, EventRec, Kind, Life, State, StreamRec, decode, encode, fail,
     finding, set_fault_absolute, state, symbol_index,
@@ -645,11 +645,7 @@ pub(crate) unsafe fn memcpy_async(
         Err(e) => return e,
     };
     if let Some((plan, count)) = plan {
-        shared.submit(Box::new(move || {
-            // SAFETY: the caller of aclrtMemcpyAsync keeps host buffers valid until the
-            // stream has executed the copy (documented CANN contract).
-            unsafe { run_copy(&plan, count) }.map_err(|m| format!("aclrtMemcpyAsync: {m}"))
-        }));
+        shared.submit(crate::stream::Task::Copy(plan, count));
     }
     ACL_SUCCESS
 }

@@ -3,6 +3,7 @@
 
 use crate::mem::{Alloc, Arena, HostAlloc};
 use crate::nn::{Executor, TensorDesc};
+use crate::slab::Slab;
 use crate::stream::{EventShared, StreamHandle};
 use crate::{SYMBOL_COUNT, SYMBOLS, Sym};
 use std::cell::{Cell, RefCell};
@@ -66,13 +67,15 @@ pub(crate) struct State {
     pub contexts: HashMap<u64, Context>,
     pub streams: HashMap<u64, StreamRec>,
     pub events: HashMap<u64, EventRec>,
-    pub tensors: HashMap<u64, TensorDesc>,
-    pub executors: HashMap<u64, Executor>,
+    /// Tensors and executors: generation-checked slabs (allocation-free steady state).
+    pub tensors: Slab<TensorDesc>,
+    pub executors: Slab<Executor>,
     /// Live device allocations by start address.
     pub allocs: BTreeMap<usize, Arc<Alloc>>,
     /// Live `aclrtMallocHost` buffers by address.
     pub host_allocs: HashMap<usize, HostAlloc>,
-    /// Why a handle id is no longer valid (destroyed, consumed), for precise messages.
+    /// Why a context, stream or event id is no longer valid, for precise messages
+    /// (tensors and executors keep theirs in their slab).
     pub dead: HashMap<u64, &'static str>,
 }
 
@@ -85,8 +88,8 @@ impl State {
             contexts: HashMap::new(),
             streams: HashMap::new(),
             events: HashMap::new(),
-            tensors: HashMap::new(),
-            executors: HashMap::new(),
+            tensors: Slab::new(),
+            executors: Slab::new(),
             allocs: BTreeMap::new(),
             host_allocs: HashMap::new(),
             dead: HashMap::new(),
@@ -326,7 +329,8 @@ pub(crate) fn guard<R: Copy>(failure: R, body: impl FnOnce() -> R) -> R {
 
 // ---------------------------------------------------------------------------------------
 // Handles: fake pointers `tag << 48 | id`, non-canonical on x86-64 and AArch64, so the
-// host can never dereference one, and ids are never reused, so a stale handle is always
+// host can never dereference one, and no handle is ever valid twice (runtime ids are never
+// reused; tensor and executor ids carry a slab generation), so a stale handle is always
 // recognised.
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -378,7 +382,11 @@ impl State {
             "{} handle {:#x} is stale ({})",
             kind.name(),
             ((kind as usize) << 48) | id as usize,
-            self.dead.get(&id).copied().unwrap_or("never created")
+            match kind {
+                Kind::Tensor => self.tensors.why_dead(id),
+                Kind::Executor => self.executors.why_dead(id),
+                _ => self.dead.get(&id).copied().unwrap_or("never created"),
+            }
         )
     }
 }

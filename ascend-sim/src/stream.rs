@@ -1,57 +1,156 @@
 //! Asynchronous streams (one worker thread each) and events.
+//!
+//! The queue is a grow-only ring of [`Task`]s behind one mutex: operator launches and
+//! copies are stored by value (no box per task), the worker keeps grow-only scratch
+//! buffers for the kernel's temporaries, and neither side issues a wake-up unless the
+//! other is actually waiting. After warm-up a stream of launches touches no allocator.
 
+use crate::mem::{CopyPlan, run_copy};
+use crate::nn::{Launch, run_launch};
 use crate::state::{lock, report};
+use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::mpsc::{Sender, channel};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 /// A unit of queued work; `Err` is a sanitizer finding that fails the next synchronize.
-pub(crate) type Task = Box<dyn FnOnce() -> Result<(), String> + Send>;
-
-enum Msg {
-    Run(Task),
-    Stop,
+///
+/// Launches are stored by value on purpose (about 1 KiB): boxing them would cost an
+/// allocation per launch, which is what the ring avoids.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Task {
+    /// A MishBackward launch (phase 2).
+    Mish(Launch),
+    /// An `aclrtMemcpyAsync` of `count` bytes.
+    Copy(CopyPlan, usize),
+    /// Anything else (event records and waits, test gates).
+    Fn(Box<dyn FnOnce() -> Result<(), String> + Send>),
 }
 
+/// Tasks queued before the first growth of a stream's ring.
+const INITIAL_QUEUE: usize = 64;
+
+/// Grow-only f32 temporaries of one worker.
 #[derive(Default)]
-struct Progress {
+pub(crate) struct Scratch {
+    a: Vec<f32>,
+    b: Vec<f32>,
+}
+
+impl Scratch {
+    /// Two buffers of `n` elements (contents unspecified; callers overwrite them).
+    pub fn two(&mut self, n: usize) -> (&mut [f32], &mut [f32]) {
+        if self.a.len() < n {
+            self.a.resize(n, 0.0);
+            self.b.resize(n, 0.0);
+        }
+        (&mut self.a[..n], &mut self.b[..n])
+    }
+}
+
+fn run_task(task: Task, scratch: &mut Scratch) -> Result<(), String> {
+    match task {
+        Task::Mish(l) => run_launch(&l, scratch),
+        // SAFETY: the caller of aclrtMemcpyAsync keeps host buffers valid until the
+        // stream has executed the copy (documented CANN contract).
+        Task::Copy(plan, count) => {
+            unsafe { run_copy(&plan, count) }.map_err(|m| format!("aclrtMemcpyAsync: {m}"))
+        }
+        Task::Fn(f) => f(),
+    }
+}
+
+struct Queue {
+    tasks: VecDeque<Task>,
     submitted: u64,
     completed: u64,
     /// First error since the last synchronize.
     error: Option<String>,
+    stop: bool,
+    /// The worker is gone: tasks cannot run any more.
+    dead: bool,
+    /// The worker is blocked waiting for work.
+    worker_idle: bool,
+    /// Threads blocked in `synchronize`.
+    waiters: u32,
 }
 
 /// The part of a stream shared with its worker and with synchronizing threads.
 pub(crate) struct StreamShared {
-    tx: Mutex<Sender<Msg>>,
-    progress: Mutex<Progress>,
-    cv: Condvar,
+    q: Mutex<Queue>,
+    /// Signalled when work arrives (only if the worker is idle).
+    work: Condvar,
+    /// Signalled when work completes (only if someone waits).
+    done: Condvar,
 }
 
 impl StreamShared {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        lock(&self.q)
+    }
+
     /// Enqueues a task.
     pub fn submit(&self, task: Task) {
-        lock(&self.progress).submitted += 1;
-        if lock(&self.tx).send(Msg::Run(task)).is_err() {
+        let mut q = self.lock();
+        q.submitted += 1;
+        if q.dead || q.stop {
             // The worker is gone (cannot happen while the stream is registered); account
             // the task as finished so synchronize does not hang.
-            let mut p = lock(&self.progress);
-            p.completed += 1;
-            p.error
+            q.completed += 1;
+            q.error
                 .get_or_insert_with(|| "stream worker is gone; task dropped".into());
-            self.cv.notify_all();
+            if q.waiters > 0 {
+                self.done.notify_all();
+            }
+            return;
+        }
+        q.tasks.push_back(task);
+        if q.worker_idle {
+            q.worker_idle = false;
+            self.work.notify_one();
         }
     }
 
     /// Waits for every task submitted so far; returns (and clears) the first error.
     pub fn synchronize(&self) -> Option<String> {
-        let mut p = lock(&self.progress);
-        let target = p.submitted;
-        while p.completed < target {
-            p = self.cv.wait(p).unwrap_or_else(|e| e.into_inner());
+        let mut q = self.lock();
+        let target = q.submitted;
+        while q.completed < target {
+            q.waiters += 1;
+            q = self.done.wait(q).unwrap_or_else(|e| e.into_inner());
+            q.waiters -= 1;
         }
-        p.error.take()
+        q.error.take()
+    }
+
+    fn worker(&self) {
+        let mut scratch = Scratch::default();
+        let mut q = self.lock();
+        loop {
+            let Some(task) = q.tasks.pop_front() else {
+                if q.stop {
+                    break;
+                }
+                q.worker_idle = true;
+                q = self.work.wait(q).unwrap_or_else(|e| e.into_inner());
+                continue;
+            };
+            drop(q);
+            let result = match catch_unwind(AssertUnwindSafe(|| run_task(task, &mut scratch))) {
+                Ok(r) => r,
+                Err(_) => Err("internal simulator panic in queued work".into()),
+            };
+            q = self.lock();
+            q.completed += 1;
+            if let Err(msg) = result {
+                report(msg.clone());
+                q.error.get_or_insert(msg);
+            }
+            if q.waiters > 0 {
+                self.done.notify_all();
+            }
+        }
+        q.dead = true;
     }
 }
 
@@ -64,31 +163,25 @@ pub(crate) struct StreamHandle {
 impl StreamHandle {
     /// Starts a stream with a small worker thread.
     pub fn spawn(label: String) -> Result<StreamHandle, String> {
-        let (tx, rx) = channel::<Msg>();
         let shared = Arc::new(StreamShared {
-            tx: Mutex::new(tx),
-            progress: Mutex::new(Progress::default()),
-            cv: Condvar::new(),
+            q: Mutex::new(Queue {
+                tasks: VecDeque::with_capacity(INITIAL_QUEUE),
+                submitted: 0,
+                completed: 0,
+                error: None,
+                stop: false,
+                dead: false,
+                worker_idle: false,
+                waiters: 0,
+            }),
+            work: Condvar::new(),
+            done: Condvar::new(),
         });
         let worker_shared = Arc::clone(&shared);
         let worker = std::thread::Builder::new()
             .name(label)
             .stack_size(256 * 1024)
-            .spawn(move || {
-                while let Ok(Msg::Run(task)) = rx.recv() {
-                    let result = match catch_unwind(AssertUnwindSafe(task)) {
-                        Ok(r) => r,
-                        Err(_) => Err("internal simulator panic in queued work".into()),
-                    };
-                    let mut p = lock(&worker_shared.progress);
-                    p.completed += 1;
-                    if let Err(msg) = result {
-                        report(msg.clone());
-                        p.error.get_or_insert(msg);
-                    }
-                    worker_shared.cv.notify_all();
-                }
-            })
+            .spawn(move || worker_shared.worker())
             .map_err(|e| format!("cannot start a stream worker thread: {e}"))?;
         Ok(StreamHandle {
             shared,
@@ -104,8 +197,12 @@ impl StreamHandle {
     }
 
     fn stop(&mut self) {
-        // Sending fails only if the worker already exited, which is fine.
-        let _ = lock(&self.shared.tx).send(Msg::Stop);
+        {
+            let mut q = self.shared.lock();
+            q.stop = true;
+            q.worker_idle = false;
+            self.shared.work.notify_one();
+        }
         if let Some(w) = self.worker.take() {
             let _ = w.join();
         }
@@ -140,22 +237,22 @@ impl EventShared {
             s.recorded
         };
         let ev = Arc::clone(self);
-        stream.submit(Box::new(move || {
+        stream.submit(Task::Fn(Box::new(move || {
             let mut s = lock(&ev.st);
             s.completed = s.completed.max(target);
             ev.cv.notify_all();
             Ok(())
-        }));
+        })));
     }
 
     /// Enqueues on `stream` a wait for the latest record enqueued so far (none: no wait).
     pub fn wait_on(self: &Arc<Self>, stream: &StreamShared) {
         let target = lock(&self.st).recorded;
         let ev = Arc::clone(self);
-        stream.submit(Box::new(move || {
+        stream.submit(Task::Fn(Box::new(move || {
             ev.wait_for(target);
             Ok(())
-        }));
+        })));
     }
 
     /// Blocks until the latest record enqueued so far has executed.
