@@ -272,11 +272,7 @@ pub(crate) unsafe fn destroy_tensor(tensor: *const aclTensor) -> aclnnStatus {
         Ok(id) => id,
         Err(m) => return finding(ACLNN_ERR_PARAM_INVALID, m),
     };
-    if st
-        .tensors
-        .remove(id, "destroyed by aclDestroyTensor")
-        .is_none()
-    {
+    if !st.tensors.discard(id, "destroyed by aclDestroyTensor") {
         let m = st.stale(Kind::Tensor, id);
         return finding(ACLNN_ERR_PARAM_INVALID, m);
     }
@@ -565,7 +561,9 @@ fn lookup_executor(st: &State, e: *const aclOpExecutor) -> Result<u64, i32> {
 /// One operand of a queued launch.
 struct Operand {
     alloc: Arc<Alloc>,
-    desc: TensorDesc,
+    strides: Dims64,
+    offset: i64,
+    data: usize,
     dims: Shape,
     dtype: DType,
 }
@@ -574,9 +572,9 @@ impl Operand {
     fn view(&self) -> View<'_> {
         View {
             dims: &self.dims,
-            strides: &self.desc.strides,
-            offset: self.desc.offset,
-            base_byte: self.desc.data - self.alloc.start,
+            strides: &self.strides,
+            offset: self.offset,
+            base_byte: self.data - self.alloc.start,
             dtype: self.dtype,
         }
     }
@@ -637,7 +635,9 @@ fn bind_operand(st: &State, d: &TensorDesc, name: &str) -> Result<Operand, i32> 
     }
     let op = Operand {
         alloc: Arc::clone(a),
-        desc: d.clone(),
+        strides: d.strides.clone(),
+        offset: d.offset,
+        data: d.data,
         dims,
         dtype,
     };
@@ -704,8 +704,8 @@ pub(crate) unsafe fn mish_backward(
             );
         }
     }
-    let plan = ex.plan.clone();
-    let descs = ex.descs.clone();
+    let plan = &ex.plan;
+    let descs = &ex.descs;
     let mut ws = None;
     let mut ws_off = 0;
     if plan.ws_size > 0 {
@@ -756,18 +756,18 @@ pub(crate) unsafe fn mish_backward(
             return fail(ACLNN_ERR_INNER, "operand count".into());
         };
         let ops = [o0, o1, o2];
-        Some(Launch {
+        Some(shared.boxed_launch(Launch {
             ops,
             ws,
             ws_off,
-            plan,
-        })
+            plan: plan.clone(),
+        }))
     };
     // Consume the executor unless it is repeatable.
     let ex = st.executors.get_mut(id).expect("checked above");
     ex.launched += 1;
     if !ex.repeatable {
-        st.executors.remove(
+        st.executors.discard(
             id,
             "consumed by its aclnnMishBackward call (not made repeatable with aclSetAclOpExecutorRepeatable)",
         );
@@ -855,7 +855,7 @@ pub(crate) unsafe fn destroy_executor(executor: *mut aclOpExecutor) -> aclnnStat
         Err(e) => return e,
     };
     st.executors
-        .remove(id, "destroyed by aclDestroyAclOpExecutor");
+        .discard(id, "destroyed by aclDestroyAclOpExecutor");
     ACLNN_SUCCESS
 }
 

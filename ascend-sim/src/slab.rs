@@ -93,22 +93,23 @@ impl<T> Slab<T> {
         self.get(id).is_some()
     }
 
-    /// Removes a live object; `death` explains later uses of its handle.
-    pub fn remove(&mut self, id: u64, death: &'static str) -> Option<T> {
+    /// Drops a live object in place; `death` explains later uses of its handle.
+    pub fn discard(&mut self, id: u64, death: &'static str) -> bool {
         let (slot, generation) = Self::split(id);
-        let e = self.entries.get_mut(slot)?;
-        if e.generation != generation {
-            return None;
+        let Some(e) = self.entries.get_mut(slot) else {
+            return false;
+        };
+        if e.generation != generation || e.value.is_none() {
+            return false;
         }
-        let v = e.value.take()?;
+        e.value = None;
         self.live -= 1;
         e.death = death;
         if e.generation < GEN_MAX {
             e.generation += 1;
             self.free.push_back(slot as u32);
         }
-        // else: retired, never handed out again.
-        Some(v)
+        true
     }
 
     /// Why `id` is not live.
@@ -202,21 +203,21 @@ mod tests {
         let mut s = Slab::new();
         let a = s.insert(1);
         assert_eq!(s.get(a), Some(&1));
-        assert_eq!(s.remove(a, "gone"), Some(1));
+        assert!(s.discard(a, "gone"));
         assert_eq!(s.get(a), None);
         assert_eq!(s.why_dead(a), "gone");
         let b = s.insert(2);
         assert_ne!(a, b);
         assert_eq!(s.get(a), None);
         assert_eq!(s.get(b), Some(&2));
-        assert_eq!(s.remove(a, "x"), None);
+        assert!(!s.discard(a, "x"));
         assert_eq!(s.len(), 1);
         // Slots come back only after the quarantine, and stale ids stay stale.
         let mut ids = Vec::new();
         for i in 0..3 * QUARANTINE {
             let id = s.insert(i);
             ids.push(id);
-            s.remove(id, "churn");
+            s.discard(id, "churn");
         }
         assert!(s.entries.len() <= QUARANTINE + 3, "{}", s.entries.len());
         assert_eq!(s.get(a), None);
@@ -235,3 +236,32 @@ mod tests {
         assert_eq!(w.len(), 9);
     }
 }
+
+/// Hasher of the simulator's integer keys (sequential ids, addresses): one multiply
+/// (Fibonacci hashing) instead of SipHash. The keys are not attacker-controlled.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0 ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+}
+
+/// A map keyed by ids or addresses.
+pub(crate) type IdMap<K, V> =
+    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<IdHasher>>;

@@ -3,11 +3,11 @@
 
 use crate::mem::{Alloc, Arena, HostAlloc};
 use crate::nn::{Executor, TensorDesc};
-use crate::slab::Slab;
+use crate::slab::{IdMap, Slab};
 use crate::stream::{EventShared, StreamHandle};
 use crate::{SYMBOL_COUNT, SYMBOLS, Sym};
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::ffi::{CStr, CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -64,19 +64,19 @@ pub(crate) struct State {
     pub life: Life,
     pub devices: Vec<Device>,
     pub next_id: u64,
-    pub contexts: HashMap<u64, Context>,
-    pub streams: HashMap<u64, StreamRec>,
-    pub events: HashMap<u64, EventRec>,
+    pub contexts: IdMap<u64, Context>,
+    pub streams: IdMap<u64, StreamRec>,
+    pub events: IdMap<u64, EventRec>,
     /// Tensors and executors: generation-checked slabs (allocation-free steady state).
     pub tensors: Slab<TensorDesc>,
     pub executors: Slab<Executor>,
     /// Live device allocations by start address.
     pub allocs: BTreeMap<usize, Arc<Alloc>>,
     /// Live `aclrtMallocHost` buffers by address.
-    pub host_allocs: HashMap<usize, HostAlloc>,
+    pub host_allocs: IdMap<usize, HostAlloc>,
     /// Why a context, stream or event id is no longer valid, for precise messages
     /// (tensors and executors keep theirs in their slab).
-    pub dead: HashMap<u64, &'static str>,
+    pub dead: IdMap<u64, &'static str>,
 }
 
 impl State {
@@ -85,14 +85,14 @@ impl State {
             life: Life::NotInitialized,
             devices: Vec::new(),
             next_id: 1,
-            contexts: HashMap::new(),
-            streams: HashMap::new(),
-            events: HashMap::new(),
+            contexts: IdMap::default(),
+            streams: IdMap::default(),
+            events: IdMap::default(),
             tensors: Slab::new(),
             executors: Slab::new(),
             allocs: BTreeMap::new(),
-            host_allocs: HashMap::new(),
-            dead: HashMap::new(),
+            host_allocs: IdMap::default(),
+            dead: IdMap::default(),
         }
     }
 

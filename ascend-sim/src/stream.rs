@@ -1,26 +1,24 @@
 //! Asynchronous streams (one worker thread each) and events.
 //!
-//! The queue is a grow-only ring of [`Task`]s behind one mutex: operator launches and
-//! copies are stored by value (no box per task), the worker keeps grow-only scratch
-//! buffers for the kernel's temporaries, and neither side issues a wake-up unless the
-//! other is actually waiting. After warm-up a stream of launches touches no allocator.
+//! The queue is a grow-only ring of [`Task`]s behind one mutex: copies are stored by value,
+//! operator launches in boxes recycled through a per-stream free list (moved as one
+//! pointer), the worker keeps grow-only scratch buffers for the kernel's temporaries, and
+//! neither side issues a wake-up unless the other is actually waiting. After warm-up a
+//! stream of launches touches no allocator.
 
 use crate::mem::{CopyPlan, run_copy};
 use crate::nn::{Launch, run_launch};
 use crate::state::{lock, report};
 use std::collections::VecDeque;
+use std::mem::MaybeUninit;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 /// A unit of queued work; `Err` is a sanitizer finding that fails the next synchronize.
-///
-/// Launches are stored by value on purpose (about 1 KiB): boxing them would cost an
-/// allocation per launch, which is what the ring avoids.
-#[allow(clippy::large_enum_variant)]
 pub(crate) enum Task {
-    /// A MishBackward launch (phase 2).
-    Mish(Launch),
+    /// A MishBackward launch (phase 2), in a recycled box ([`StreamShared::boxed_launch`]).
+    Mish(Box<Launch>),
     /// An `aclrtMemcpyAsync` of `count` bytes.
     Copy(CopyPlan, usize),
     /// Anything else (event records and waits, test gates).
@@ -48,9 +46,32 @@ impl Scratch {
     }
 }
 
-fn run_task(task: Task, scratch: &mut Scratch) -> Result<(), String> {
+/// Most empty launch boxes a stream keeps for reuse.
+const POOL_MAX: usize = 1024;
+
+/// Drops the launch and keeps its box for the next one.
+fn empty_box(b: Box<Launch>) -> Box<MaybeUninit<Launch>> {
+    let raw = Box::into_raw(b);
+    // SAFETY: `raw` is a valid, uniquely owned `Launch` from a `Box`; it is dropped exactly
+    // once, and its allocation (same layout for `MaybeUninit<Launch>`) is handed back to a
+    // `Box` that treats it as uninitialised.
+    unsafe {
+        std::ptr::drop_in_place(raw);
+        Box::from_raw(raw.cast::<MaybeUninit<Launch>>())
+    }
+}
+
+fn run_task(
+    task: Task,
+    scratch: &mut Scratch,
+    spare: &mut Option<Box<MaybeUninit<Launch>>>,
+) -> Result<(), String> {
     match task {
-        Task::Mish(l) => run_launch(&l, scratch),
+        Task::Mish(l) => {
+            let r = run_launch(&l, scratch);
+            *spare = Some(empty_box(l));
+            r
+        }
         // SAFETY: the caller of aclrtMemcpyAsync keeps host buffers valid until the
         // stream has executed the copy (documented CANN contract).
         Task::Copy(plan, count) => {
@@ -73,6 +94,10 @@ struct Queue {
     worker_idle: bool,
     /// Threads blocked in `synchronize`.
     waiters: u32,
+    /// Empty launch boxes (boxed on purpose: a launch moves through the queue as one
+    /// pointer).
+    #[allow(clippy::vec_box)]
+    pool: Vec<Box<MaybeUninit<Launch>>>,
 }
 
 /// The part of a stream shared with its worker and with synchronizing threads.
@@ -87,6 +112,12 @@ pub(crate) struct StreamShared {
 impl StreamShared {
     fn lock(&self) -> MutexGuard<'_, Queue> {
         lock(&self.q)
+    }
+
+    /// `launch` in a box from the stream's free list (allocated only when it is empty).
+    pub fn boxed_launch(&self, launch: Launch) -> Box<Launch> {
+        let b = self.lock().pool.pop().unwrap_or_else(Box::new_uninit);
+        Box::write(b, launch)
     }
 
     /// Enqueues a task.
@@ -136,11 +167,19 @@ impl StreamShared {
                 continue;
             };
             drop(q);
-            let result = match catch_unwind(AssertUnwindSafe(|| run_task(task, &mut scratch))) {
+            let mut spare = None;
+            let result = match catch_unwind(AssertUnwindSafe(|| {
+                run_task(task, &mut scratch, &mut spare)
+            })) {
                 Ok(r) => r,
                 Err(_) => Err("internal simulator panic in queued work".into()),
             };
             q = self.lock();
+            if let Some(b) = spare
+                && q.pool.len() < POOL_MAX
+            {
+                q.pool.push(b);
+            }
             q.completed += 1;
             if let Err(msg) = result {
                 report(msg.clone());
@@ -173,6 +212,7 @@ impl StreamHandle {
                 dead: false,
                 worker_idle: false,
                 waiters: 0,
+                pool: Vec::new(),
             }),
             work: Condvar::new(),
             done: Condvar::new(),
