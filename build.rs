@@ -26,7 +26,11 @@ fn main() {
         .iter()
         .filter_map(|var| env::var_os(var).map(|v| (format!("${var}"), PathBuf::from(v))))
         .filter(|(_, root)| !root.as_os_str().is_empty())
-        .chain(TOOLKIT_DIRS.iter().map(|d| (d.to_string(), PathBuf::from(d))));
+        .chain(
+            TOOLKIT_DIRS
+                .iter()
+                .map(|d| (d.to_string(), PathBuf::from(d))),
+        );
     let mut found = None;
     let mut tried = Vec::new();
     for (source, root) in candidates {
