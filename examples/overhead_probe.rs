@@ -10,8 +10,12 @@
 //!
 //! Variants: `raw` (the C sequence over the `ascend-sys` table: create descriptors →
 //! phase 1 → workspace (cached; 0 bytes here) → phase 2 → destroy), `safe`
-//! ([`ascendcl::mish_backward`]), `plan` ([`ascendcl::MishBackwardPlan::launch`]). Every
-//! variant synchronises the stream every 64 calls and at the end, after 100 warm-up calls.
+//! ([`ascendcl::mish_backward`] on whole tensors: their cached descriptors),
+//! `safe-view` (the same on views with a layout of their own, `reshape(&[1])`: descriptors
+//! built per call, like `raw`), `plan` ([`ascendcl::MishBackwardPlan::launch`] on the same
+//! tensors every call: no address rebinding), `plan-alt` (the plan alternating between two
+//! sets of tensors: all three addresses rebound every call). Every variant synchronises
+//! the stream every 64 calls and at the end, after 100 warm-up calls.
 
 use ascend_sys::{FnTable, aclOpExecutor, aclTensor};
 use ascendcl::{DeviceTensor, MishBackwardPlan, Runtime, mish_backward};
@@ -26,6 +30,9 @@ fn main() -> ascendcl::Result<()> {
     let g = DeviceTensor::<f32>::zeros(&stream, &[1])?;
     let x = DeviceTensor::<f32>::zeros(&stream, &[1])?;
     let mut out = DeviceTensor::<f32>::zeros(&stream, &[1])?;
+    let g2 = DeviceTensor::<f32>::zeros(&stream, &[1])?;
+    let x2 = DeviceTensor::<f32>::zeros(&stream, &[1])?;
+    let mut out2 = DeviceTensor::<f32>::zeros(&stream, &[1])?;
     let mut plan = MishBackwardPlan::new(&g, &x, &out, &stream)?;
 
     let t: &'static FnTable = rt.api();
@@ -77,10 +84,18 @@ fn main() -> ascendcl::Result<()> {
         match variant.as_str() {
             "raw" => raw(),
             "safe" => mish_backward(&g, &x, &mut out, &stream)?,
+            "safe-view" => mish_backward(
+                g.view().reshape(&[1])?,
+                x.view().reshape(&[1])?,
+                out.view_mut().reshape(&[1])?,
+                &stream,
+            )?,
             "plan" => plan.launch(&g, &x, &mut out, &stream)?,
+            "plan-alt" if i % 2 == 0 => plan.launch(&g, &x, &mut out, &stream)?,
+            "plan-alt" => plan.launch(&g2, &x2, &mut out2, &stream)?,
             other => {
                 return Err(ascendcl::Error::InvalidArgument(format!(
-                    "unknown variant {other:?} (raw, safe, plan)"
+                    "unknown variant {other:?} (raw, safe, safe-view, plan, plan-alt)"
                 )));
             }
         }

@@ -31,6 +31,28 @@ pub(crate) struct DeviceInner {
     uid: u64,
     context: aclrtContext,
     soc: String,
+    /// What the SoC supports, decided once from `soc` when the device is opened, so that
+    /// operator calls test flags instead of comparing strings.
+    pub(crate) caps: Caps,
+}
+
+/// Per-device capability flags derived from the SoC name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Caps {
+    /// `aclnnMishBackward` exists on this SoC.
+    pub(crate) mish_backward: bool,
+    /// BF16 is in the SoC's dtype list (Atlas A2/A3).
+    pub(crate) bf16: bool,
+}
+
+impl Caps {
+    pub(crate) fn of(soc: &str) -> Caps {
+        use crate::ops::mish_backward::{available_on, dtype_supported};
+        Caps {
+            mish_backward: available_on(soc),
+            bf16: dtype_supported(soc, crate::element::DType::BF16),
+        }
+    }
 }
 
 // SAFETY: `context` is an opaque handle that CANN allows any thread to make current
@@ -183,6 +205,7 @@ impl Device {
                 id,
                 uid,
                 context,
+                caps: Caps::of(&soc),
                 soc,
             }),
         })

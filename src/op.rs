@@ -1,11 +1,14 @@
 //! The two-phase aclnn protocol, shared by every operator.
 //!
-//! [`launch`] creates one `aclTensor` descriptor per argument (dims and strides in stack
-//! arrays), runs phase 1 through a closure, takes the workspace from the stream's cache,
-//! runs phase 2 on the stream, and destroys the descriptors. Guards release everything
-//! made so far on every error path: descriptors (`aclDestroyTensor`) and an executor that
-//! phase 2 did not consume (`aclDestroyAclOpExecutor`). Nothing here allocates unless an
-//! error is reported.
+//! [`launch`] gets one `aclTensor` descriptor per argument, runs phase 1 through a
+//! closure, takes the workspace from the stream's cache, runs phase 2 on the stream, and
+//! destroys the descriptors it made. An argument that is a whole
+//! [`DeviceTensor`](crate::DeviceTensor) (not a view with another layout) uses the
+//! descriptor cached on the tensor (made on its first use, destroyed with the tensor after
+//! its queued work); any other view gets a descriptor built from stack arrays for this
+//! call only. Guards release everything made so far on every error path: per-call
+//! descriptors (`aclDestroyTensor`) and an executor that phase 2 did not consume
+//! (`aclDestroyAclOpExecutor`). Nothing here allocates unless an error is reported.
 
 use crate::error::Result;
 use crate::shape::MAX_DIMS;
@@ -15,29 +18,71 @@ use crate::tensor::RawTensor;
 use ascend_sys::{FnTable, aclOpExecutor, aclTensor, aclrtStream};
 use std::ffi::c_void;
 
-/// The `aclTensor` descriptors of one call; destroyed on drop.
+/// The `aclTensor` descriptors of one call; the ones it made are destroyed on drop.
 pub(crate) struct Descriptors<'t, const N: usize> {
     table: &'t FnTable,
     pub(crate) raw: [*mut aclTensor; N],
+    /// Made for this call (destroyed on drop), as opposed to cached on a tensor.
+    owned: [bool; N],
 }
 
 impl<'t, const N: usize> Descriptors<'t, N> {
-    /// Creates a descriptor for each argument. The device context must be current.
+    /// Creates a fresh descriptor for each argument, all owned (for plans, which rebind
+    /// addresses and so must never share a descriptor).
     pub(crate) fn new(table: &'t FnTable, tensors: &[RawTensor<'_>; N]) -> Result<Self> {
         let mut d = Descriptors {
             table,
             raw: [std::ptr::null_mut(); N],
+            owned: [false; N],
         };
-        for (slot, t) in d.raw.iter_mut().zip(tensors) {
+        for ((slot, owned), t) in d.raw.iter_mut().zip(&mut d.owned).zip(tensors) {
             *slot = create_tensor(table, t)?;
+            *owned = true;
+        }
+        Ok(d)
+    }
+
+    /// The descriptors of one call: a whole tensor's cached descriptor (made now if it is
+    /// the tensor's first use), or a fresh one for a view with another layout.
+    #[inline]
+    pub(crate) fn for_call(table: &'t FnTable, tensors: &[RawTensor<'_>; N]) -> Result<Self> {
+        let mut d = Descriptors {
+            table,
+            raw: [std::ptr::null_mut(); N],
+            owned: [false; N],
+        };
+        for ((slot, owned), t) in d.raw.iter_mut().zip(&mut d.owned).zip(tensors) {
+            if t.whole {
+                let p = t.buf.cached_desc();
+                *slot = if p.is_null() { cache(table, t)? } else { p };
+            } else {
+                *slot = create_tensor(table, t)?;
+                *owned = true;
+            }
         }
         Ok(d)
     }
 }
 
+/// Makes and installs the cached descriptor of a whole tensor (first use).
+#[cold]
+#[inline(never)]
+fn cache(table: &FnTable, t: &RawTensor<'_>) -> Result<*mut aclTensor> {
+    let new = create_tensor(table, t)?;
+    let (p, installed) = t.buf.install_desc(new);
+    if !installed {
+        // Another thread installed one first; ours was never used.
+        // SAFETY: made above by aclCreateTensor, destroyed once.
+        let _ = unsafe { (table.aclDestroyTensor)(new) };
+    }
+    Ok(p)
+}
+
 impl<const N: usize> Descriptors<'_, N> {
-    /// Gives up ownership of the descriptors (the caller destroys them).
+    /// Gives up ownership of the descriptors (the caller destroys them). Only for
+    /// descriptors made by [`Descriptors::new`].
     pub(crate) fn into_raw(self) -> [*mut aclTensor; N] {
+        debug_assert!(self.owned.iter().all(|o| *o));
         let raw = self.raw;
         std::mem::forget(self);
         raw
@@ -45,10 +90,12 @@ impl<const N: usize> Descriptors<'_, N> {
 }
 
 impl<const N: usize> Drop for Descriptors<'_, N> {
+    #[inline]
     fn drop(&mut self) {
-        for p in self.raw {
-            if !p.is_null() {
-                // SAFETY: `p` was returned by aclCreateTensor and is destroyed once.
+        for (p, owned) in self.raw.into_iter().zip(self.owned) {
+            if owned {
+                // SAFETY: `p` was returned by aclCreateTensor for this call and is
+                // destroyed once (cached descriptors are not owned here).
                 let _ = unsafe { (self.table.aclDestroyTensor)(p) };
             }
         }
@@ -140,7 +187,7 @@ pub(crate) fn launch<const N: usize>(
     let inner = &stream.inner;
     let table = inner.table();
     inner.device.bind()?;
-    let descriptors = Descriptors::new(table, &tensors)?;
+    let descriptors = Descriptors::for_call(table, &tensors)?;
     let mut workspace_size = 0u64;
     let mut raw_executor: *mut aclOpExecutor = std::ptr::null_mut();
     let status = phase1(&descriptors.raw, &mut workspace_size, &mut raw_executor);

@@ -195,8 +195,14 @@ const USE_SLOTS: usize = 4;
 
 struct Slot {
     stream: Weak<StreamInner>,
+    /// `stream`'s address (null for an empty slot), for a cheap identity test. The `Weak`
+    /// keeps the allocation alive, so no other stream can have this address meanwhile.
+    raw: *const StreamInner,
     ticket: u64,
 }
+
+// SAFETY: `raw` is only compared, never dereferenced.
+unsafe impl Send for Slot {}
 
 /// The last use of a resource on each of up to [`USE_SLOTS`] streams (no heap).
 pub(crate) struct Uses {
@@ -212,6 +218,7 @@ impl Uses {
                 [const {
                     Slot {
                         stream: Weak::new(),
+                        raw: std::ptr::null(),
                         ticket: 0,
                     }
                 }; USE_SLOTS],
@@ -221,38 +228,44 @@ impl Uses {
     }
 
     /// Notes that the work with `ticket` on `stream` uses the resource. Never allocates.
+    /// The common case (the stream already has a slot) is inlined into the callers.
+    #[inline]
     pub(crate) fn record(&self, stream: &Arc<StreamInner>, ticket: u64) {
         let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
         let me = Arc::as_ptr(stream);
-        if let Some(slot) = slots
-            .iter_mut()
-            .find(|s| std::ptr::eq(s.stream.as_ptr(), me))
-        {
+        if let Some(slot) = slots.iter_mut().find(|s| std::ptr::eq(s.raw, me)) {
             slot.ticket = slot.ticket.max(ticket);
             return;
         }
+        self.record_new(&mut slots, stream, ticket);
+    }
+
+    /// A stream without a slot yet: take a free slot (empty, or whose stream is gone or
+    /// past its ticket), or wait for the first one and reuse it.
+    #[cold]
+    #[inline(never)]
+    fn record_new(&self, slots: &mut [Slot; USE_SLOTS], stream: &Arc<StreamInner>, ticket: u64) {
+        let new = || Slot {
+            stream: Arc::downgrade(stream),
+            raw: Arc::as_ptr(stream),
+            ticket,
+        };
         let free_slot = slots.iter_mut().find(|s| match s.stream.upgrade() {
             None => true,
             Some(st) => st.is_done(s.ticket),
         });
         if let Some(slot) = free_slot {
-            *slot = Slot {
-                stream: Arc::downgrade(stream),
-                ticket,
-            };
+            *slot = new();
             return;
         }
         // All slots busy with other streams: wait for the first one, then reuse it.
-        let [first, ..] = &mut *slots;
+        let [first, ..] = slots;
         if let Some(st) = first.stream.upgrade()
             && st.synchronize().is_err()
         {
             self.leak.store(true, Ordering::Relaxed);
         }
-        *first = Slot {
-            stream: Arc::downgrade(stream),
-            ticket,
-        };
+        *first = new();
     }
 
     /// Waits until no queued work uses the resource. `false` when that cannot be ensured

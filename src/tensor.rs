@@ -6,12 +6,13 @@ use crate::error::{Error, Result};
 use crate::shape::{Dims, MAX_DIMS};
 use crate::stream::{Stream, Uses};
 use crate::sys;
-use ascend_sys::FnTable;
+use ascend_sys::{FnTable, aclTensor};
 use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn};
 use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 /// Device memory of one tensor, with the streams whose queued work uses it.
 pub(crate) struct Buffer {
@@ -20,6 +21,20 @@ pub(crate) struct Buffer {
     /// Capacity in elements of the tensor's dtype (the storage shape given to aclnn).
     pub(crate) len: usize,
     pub(crate) uses: Uses,
+    /// The `aclTensor` descriptor of the owning [`DeviceTensor`]'s full layout (its dims,
+    /// contiguous strides, offset 0, storage `[len]`, its dtype, format ND, `ptr`), made on
+    /// the first operator call that passes the whole tensor and destroyed when the tensor
+    /// is dropped, after the queued work that used it has finished. Null until then.
+    ///
+    /// Race-free: the first callers may each create one, exactly one wins the
+    /// compare-exchange and the others destroy theirs. Afterwards the descriptor is only
+    /// *read*: it is passed to phase-1 calls (possibly from several threads at once, as an
+    /// input of some calls and the output of another) and never given to
+    /// `aclSetInputTensorAddr` / `aclSetOutputTensorAddr` (plans own their descriptors).
+    /// An `aclTensor` is immutable metadata for aclnn; the simulator serialises phase 1
+    /// and copies the descriptor into the executor, and it allows one descriptor in any
+    /// number of executors.
+    pub(crate) desc: AtomicPtr<aclTensor>,
 }
 
 // SAFETY: `ptr` is device memory, never dereferenced by the host; it is only passed to
@@ -49,7 +64,29 @@ impl Buffer {
             ptr,
             len,
             uses: Uses::new(),
+            desc: AtomicPtr::new(std::ptr::null_mut()),
         })
+    }
+
+    /// The cached descriptor of the whole tensor, if one was made.
+    #[inline]
+    pub(crate) fn cached_desc(&self) -> *mut aclTensor {
+        self.desc.load(Ordering::Acquire)
+    }
+
+    /// Installs `new` as the cached descriptor unless another thread was first; returns the
+    /// descriptor to use and whether `new` was installed (otherwise the caller destroys it).
+    #[cold]
+    pub(crate) fn install_desc(&self, new: *mut aclTensor) -> (*mut aclTensor, bool) {
+        match self.desc.compare_exchange(
+            std::ptr::null_mut(),
+            new,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => (new, true),
+            Err(winner) => (winner, false),
+        }
     }
 }
 
@@ -60,6 +97,13 @@ impl Drop for Buffer {
             return; // leaked rather than freed under running work
         }
         let t = self.device.table();
+        let desc = *self.desc.get_mut();
+        if !desc.is_null() {
+            // SAFETY: made by aclCreateTensor for this tensor and destroyed once; every
+            // phase 2 that referenced it has been called (each within an operator call that
+            // borrowed the tensor) and its queued work has finished (waited above).
+            let _ = unsafe { (t.aclDestroyTensor)(desc) };
+        }
         // SAFETY: `ptr` came from aclrtMalloc on this device (context current), no queued
         // work uses it, and it is freed exactly once.
         let _ = unsafe { (t.aclrtFree)(self.ptr) };
@@ -234,7 +278,9 @@ impl Layout {
         dims[axis] = (end - start).div_ceil(step);
         let overflow = || Error::InvalidArgument(format!("slice step {step} overflows i64"));
         let mut strides = self.strides;
-        let offset = if dims[axis] == 0 {
+        // An empty view touches no element: its offset stays put (advancing it could
+        // point past the end of an empty storage and make a valid slice an error).
+        let offset = if dims[axis] == 0 || self.numel() == 0 {
             self.offset
         } else {
             to_i64(start)?
@@ -485,6 +531,7 @@ impl<T: Element> DeviceTensor<T> {
         TensorView {
             buf: &self.buf,
             layout: self.layout,
+            whole: true,
             _elem: PhantomData,
         }
     }
@@ -494,6 +541,7 @@ impl<T: Element> DeviceTensor<T> {
         TensorViewMut {
             buf: &self.buf,
             layout: self.layout,
+            whole: true,
             _elem: PhantomData,
         }
     }
@@ -506,6 +554,9 @@ impl<T: Element> DeviceTensor<T> {
 pub struct TensorView<'a, T: Element> {
     pub(crate) buf: &'a Buffer,
     pub(crate) layout: Layout,
+    /// The layout is the tensor's own (a view of the whole tensor): operators use the
+    /// tensor's cached descriptor.
+    pub(crate) whole: bool,
     _elem: PhantomData<&'a [T]>,
 }
 
@@ -524,6 +575,8 @@ impl<T: Element> Copy for TensorView<'_, T> {}
 pub struct TensorViewMut<'a, T: Element> {
     pub(crate) buf: &'a Buffer,
     pub(crate) layout: Layout,
+    /// As [`TensorView::whole`].
+    pub(crate) whole: bool,
     _elem: PhantomData<&'a mut [T]>,
 }
 
@@ -570,6 +623,7 @@ macro_rules! view_common {
                 Ok($ty {
                     buf: self.buf,
                     layout,
+                    whole: false,
                     _elem: PhantomData,
                 })
             }
@@ -589,6 +643,7 @@ macro_rules! view_common {
                 $ty {
                     buf: self.buf,
                     layout: l,
+                    whole: false,
                     _elem: PhantomData,
                 }
             }
@@ -740,6 +795,7 @@ impl<'a, T: Element> TensorViewMut<'a, T> {
         TensorViewMut {
             buf: self.buf,
             layout: self.layout,
+            whole: self.whole,
             _elem: PhantomData,
         }
     }
@@ -749,6 +805,7 @@ impl<'a, T: Element> TensorViewMut<'a, T> {
         TensorView {
             buf: self.buf,
             layout: self.layout,
+            whole: self.whole,
             _elem: PhantomData,
         }
     }
@@ -841,6 +898,8 @@ pub(crate) struct RawTensor<'a> {
     pub(crate) buf: &'a Buffer,
     pub(crate) layout: Layout,
     pub(crate) dtype: DType,
+    /// `layout` is the whole tensor's: the buffer's cached descriptor describes it.
+    pub(crate) whole: bool,
 }
 
 impl<'a, T: Element> TensorView<'a, T> {
@@ -849,6 +908,7 @@ impl<'a, T: Element> TensorView<'a, T> {
             buf: self.buf,
             layout: self.layout,
             dtype: T::DTYPE,
+            whole: self.whole,
         }
     }
 }
@@ -859,6 +919,7 @@ impl<'a, T: Element> TensorViewMut<'a, T> {
             buf: self.buf,
             layout: self.layout,
             dtype: T::DTYPE,
+            whole: self.whole,
         }
     }
 }

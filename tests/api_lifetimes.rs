@@ -186,11 +186,19 @@ fn workspace_is_cached_per_stream() {
 fn every_failure_mid_protocol_releases_everything() {
     let _leaks = LeakCheck::start();
     let stream = device(A2).stream().unwrap();
-    let g = DeviceTensor::from_array(&stream, &array::<f16>(&[8, 8], 9, -2.0, 2.0)).unwrap();
-    let x = DeviceTensor::from_array(&stream, &array::<f32>(&[8], 10, -2.0, 2.0)).unwrap();
-    let mut out = DeviceTensor::<f32>::zeros(&stream, &[8, 8]).unwrap();
     stream.synchronize().unwrap();
     let before = ascend_sim::counters();
+    // Fresh tensors per case: a whole tensor caches its aclTensor descriptor from its first
+    // call until it is dropped, so every case starts without cached descriptors (the
+    // aclCreateTensor faults hit the same calls as without a cache) and the check below,
+    // made after the tensors are dropped, also covers the cached descriptors' release.
+    let tensors = || {
+        let g = DeviceTensor::from_array(&stream, &array::<f16>(&[8, 8], 9, -2.0, 2.0)).unwrap();
+        let x = DeviceTensor::from_array(&stream, &array::<f32>(&[8], 10, -2.0, 2.0)).unwrap();
+        let out = DeviceTensor::<f32>::zeros(&stream, &[8, 8]).unwrap();
+        stream.synchronize().unwrap();
+        (g, x, out)
+    };
     type Check = fn(&Error) -> bool;
     let cases: [(&str, u64, Check); 6] = [
         ("aclCreateTensor", 1, |e| {
@@ -247,6 +255,7 @@ fn every_failure_mid_protocol_releases_everything() {
     for (symbol, nth, check) in cases {
         // A fresh stream each time, so the workspace must be allocated (aclrtMalloc case).
         let s_before = ascend_sim::counters();
+        let (g, x, mut out) = tensors();
         let s = stream.device().stream().unwrap();
         ascend_sim::set_fault(symbol, nth).unwrap();
         // A new thread has no bound context, so aclrtSetCurrentContext is called there.
@@ -257,6 +266,7 @@ fn every_failure_mid_protocol_releases_everything() {
         });
         ascend_sim::set_fault(symbol, 0).unwrap();
         drop(s); // its workspace cache (if any) goes with it
+        drop((g, x, out)); // and their cached descriptors (if any) with them
         let after = ascend_sim::counters();
         match result {
             Err(e) => {
@@ -274,8 +284,10 @@ fn every_failure_mid_protocol_releases_everything() {
         );
     }
     ascend_sim::clear_last_report();
+    let (g, x, mut out) = tensors();
     mish_backward(&g, &x, &mut out, &stream).unwrap();
     stream.synchronize().unwrap();
+    drop((g, x, out));
     let after = ascend_sim::counters();
     assert_eq!(
         (after.tensors, after.executors),

@@ -9,6 +9,7 @@ use crate::stream::{Stream, Uses};
 use crate::sys;
 use crate::tensor::{AsTensorView, AsTensorViewMut, Layout, RawTensor};
 use ascend_sys::{FnTable, aclOpExecutor, aclTensor};
+use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -31,7 +32,9 @@ pub fn dtype_supported(soc: &str, dtype: DType) -> bool {
 
 /// Validates in the vendor's order, entirely in Rust: devices of the three tensors against
 /// the stream, operator availability on the SoC, dtypes of grad_output / self / grad_input,
-/// then the shape rules of [`shape::check_mish_backward`].
+/// then the shape rules of [`shape::check_mish_backward`]. The SoC tests read the flags the
+/// device computed from its SoC name when it was opened ([`Caps`](crate::device::Caps)).
+#[inline]
 pub(crate) fn validate(
     stream: &Stream,
     grad: &RawTensor<'_>,
@@ -41,32 +44,60 @@ pub(crate) fn validate(
     let device = &stream.inner.device;
     for (argument, t) in [("grad_output", grad), ("self", x), ("grad_input", out)] {
         if !t.buf.device.same_as(device) {
-            return Err(Error::DeviceMismatch {
-                argument,
-                expected: device.id,
-                found: t.buf.device.id,
-            });
+            return Err(device_mismatch(argument, device, &t.buf.device));
         }
     }
-    let soc = device.soc();
-    if !available_on(soc) {
-        return Err(Error::UnsupportedOperator {
-            operator: OPERATOR,
-            soc: soc.to_owned(),
-        });
+    let caps = device.caps;
+    if !caps.mish_backward {
+        return Err(unsupported_operator(device));
     }
     for (argument, t) in [("grad_output", grad), ("self", x), ("grad_input", out)] {
-        if !dtype_supported(soc, t.dtype) {
-            return Err(Error::UnsupportedDtype {
-                argument,
-                dtype: t.dtype,
-                operator: OPERATOR,
-                soc: soc.to_owned(),
-            });
+        let supported = match t.dtype {
+            DType::F32 | DType::F16 => true,
+            DType::BF16 => caps.bf16,
+        };
+        if !supported {
+            return Err(unsupported_dtype(argument, t.dtype, device));
         }
     }
-    shape::check_mish_backward(&grad.layout.dims, &x.layout.dims, Some(&out.layout.dims))?;
+    // Three equal shapes (the common case) pass every shape rule: a `Dims` has at most
+    // 8 dims, equal shapes broadcast to themselves, and the output equals that shape.
+    let (g, s, o) = (&grad.layout.dims, &x.layout.dims, &out.layout.dims);
+    if g == s && s == o {
+        return Ok(());
+    }
+    shape::check_mish_backward(g, s, Some(o))?;
     Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn device_mismatch(argument: &'static str, expected: &DeviceInner, found: &DeviceInner) -> Error {
+    Error::DeviceMismatch {
+        argument,
+        expected: expected.id,
+        found: found.id,
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn unsupported_operator(device: &DeviceInner) -> Error {
+    Error::UnsupportedOperator {
+        operator: OPERATOR,
+        soc: device.soc().to_owned(),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn unsupported_dtype(argument: &'static str, dtype: DType, device: &DeviceInner) -> Error {
+    Error::UnsupportedDtype {
+        argument,
+        dtype,
+        operator: OPERATOR,
+        soc: device.soc().to_owned(),
+    }
 }
 
 /// `grad_input = grad_output * mish'(self)`, queued on `stream` (`aclnnMishBackward`).
@@ -142,9 +173,15 @@ fn run(stream: &Stream, g: RawTensor<'_>, s: RawTensor<'_>, o: RawTensor<'_>) ->
 
 /// A reusable `aclnnMishBackward` for fixed shapes, dtypes and layouts: phase 1 runs once
 /// (with `aclSetAclOpExecutorRepeatable`), and every [`launch`](Self::launch) only rebinds
-/// the three device addresses (`aclSetInputTensorAddr` / `aclSetOutputTensorAddr`) and
-/// runs phase 2. The executor and descriptors are released (`aclDestroyAclOpExecutor`,
-/// `aclDestroyTensor`) when the plan is dropped, after the queued launches have run.
+/// the device addresses (`aclSetInputTensorAddr` / `aclSetOutputTensorAddr`) and runs
+/// phase 2. An address is rebound only when it differs from the one the plan's descriptor
+/// already holds (the address of the previous launch, or of the tensor the plan was built
+/// with), so relaunching on the same tensors runs phase 2 alone; shapes, strides, offsets,
+/// storage sizes, dtypes (by type) and device are still checked on every launch. The plan
+/// owns its descriptors and executor (they are never shared with other calls, whose
+/// descriptors may be cached on the tensors), and releases them
+/// (`aclDestroyAclOpExecutor`, `aclDestroyTensor`) when it is dropped, after the queued
+/// launches have run.
 ///
 /// Where the library lacks the executor-reuse functions (CANN before 8.0), the plan falls
 /// back to a plain [`mish_backward`] per launch; [`is_reusable`](Self::is_reusable) says
@@ -181,6 +218,10 @@ struct Reusable {
     executor: *mut aclOpExecutor,
     workspace_size: u64,
     uses: Uses,
+    /// The device address each descriptor currently holds (the one it was created with,
+    /// or the last one rebound): a launch calls `aclSet{Input,Output}TensorAddr` only for
+    /// the arguments whose address differs.
+    bound: [*mut c_void; 3],
 }
 
 // SAFETY: the descriptors and executor are opaque library handles used only through
@@ -251,6 +292,7 @@ impl<G: Element, X: Element, O: Element> MishBackwardPlan<G, X, O> {
             });
         }
         device.bind()?;
+        let (g_ptr, s_ptr, o_ptr) = (g.buf.ptr, s.buf.ptr, o.buf.ptr);
         let descriptors = op::Descriptors::new(table, &[g, s, o])?;
         let [d0, d1, d2] = descriptors.raw;
         let mut workspace_size = 0u64;
@@ -277,6 +319,7 @@ impl<G: Element, X: Element, O: Element> MishBackwardPlan<G, X, O> {
                 executor: executor_raw,
                 workspace_size,
                 uses: Uses::new(),
+                bound: [g_ptr, s_ptr, o_ptr],
             }),
             _elem: PhantomData,
         })
@@ -290,7 +333,8 @@ impl<G: Element, X: Element, O: Element> MishBackwardPlan<G, X, O> {
 
     /// Queues the operator on `stream` for tensors laid out exactly like the ones the plan
     /// was built with (same shapes, strides, offsets and storage sizes; any storage).
-    /// Does not allocate.
+    /// Arguments whose device address differs from the previous launch's are rebound
+    /// first. Does not allocate.
     ///
     /// # Errors
     /// [`Error::DeviceMismatch`], [`Error::PlanMismatch`]; [`Error::Aclnn`] from the
@@ -324,41 +368,22 @@ impl<G: Element, X: Element, O: Element> MishBackwardPlan<G, X, O> {
                 return Err(plan_mismatch(argument, t, key));
             }
         }
-        let Some(plan) = self.reusable.as_ref() else {
+        let Some(plan) = self.reusable.as_mut() else {
             return run(stream, g, s, o);
         };
         let table = plan.table;
         let inner = &stream.inner;
         inner.device.bind()?;
-        let [d0, d1, d2] = plan.descriptors;
-        if let (Some(set_in), Some(set_out)) =
-            (table.aclSetInputTensorAddr, table.aclSetOutputTensorAddr)
-        {
-            // SAFETY: the plan's live repeatable executor and its own descriptors; the
-            // addresses are live device allocations of the sizes the plan was built for.
-            unsafe {
-                sys::aclnn(
-                    table,
-                    "aclSetInputTensorAddr",
-                    set_in(plan.executor, 0, d0, g.buf.ptr),
-                )?;
-                sys::aclnn(
-                    table,
-                    "aclSetInputTensorAddr",
-                    set_in(plan.executor, 1, d1, s.buf.ptr),
-                )?;
-                sys::aclnn(
-                    table,
-                    "aclSetOutputTensorAddr",
-                    set_out(plan.executor, 0, d2, o.buf.ptr),
-                )?;
-            }
+        let addrs = [g.buf.ptr, s.buf.ptr, o.buf.ptr];
+        if addrs != plan.bound {
+            plan.rebind(addrs)?;
         }
         let (executor, workspace_size) = (plan.executor, plan.workspace_size);
         let ticket = inner.submit(|state, raw_stream, ticket| {
             let workspace = state.workspace(table, workspace_size, ticket)?;
-            // SAFETY: a repeatable executor (not consumed by phase 2); the workspace and
-            // tensors stay allocated until the stream has run this launch.
+            // SAFETY: a repeatable executor (not consumed by phase 2) whose descriptors hold
+            // the addresses of `g`, `s`, `o` (rebound above); the workspace and tensors stay
+            // allocated until the stream has run this launch.
             let status = unsafe {
                 (table.aclnnMishBackward)(workspace, workspace_size, executor, raw_stream)
             };
@@ -367,6 +392,48 @@ impl<G: Element, X: Element, O: Element> MishBackwardPlan<G, X, O> {
         plan.uses.record(inner, ticket);
         for t in [&g, &s, &o] {
             t.buf.uses.record(inner, ticket);
+        }
+        Ok(())
+    }
+}
+
+impl Reusable {
+    /// Points the executor's descriptors at `addrs` (`aclSetInputTensorAddr` for
+    /// grad_output and self, `aclSetOutputTensorAddr` for grad_input), skipping the ones
+    /// that already hold that address. The device context must be current.
+    #[inline(never)]
+    fn rebind(&mut self, addrs: [*mut c_void; 3]) -> Result<()> {
+        let table = self.table;
+        let (Some(set_in), Some(set_out)) =
+            (table.aclSetInputTensorAddr, table.aclSetOutputTensorAddr)
+        else {
+            // Unreachable: a plan is reusable only when the library has both.
+            return Err(Error::InvalidArgument(
+                "executor reuse without aclSet{Input,Output}TensorAddr".into(),
+            ));
+        };
+        for (i, (&addr, bound)) in addrs.iter().zip(&mut self.bound).enumerate() {
+            if addr == *bound {
+                continue;
+            }
+            // SAFETY: the plan's live repeatable executor and its own descriptor of this
+            // argument (never shared with other calls); `addr` is a live device allocation
+            // of the storage size the plan was built for (checked by the caller).
+            let (api, status) = unsafe {
+                if i < 2 {
+                    (
+                        "aclSetInputTensorAddr",
+                        set_in(self.executor, i, self.descriptors[i], addr),
+                    )
+                } else {
+                    (
+                        "aclSetOutputTensorAddr",
+                        set_out(self.executor, 0, self.descriptors[i], addr),
+                    )
+                }
+            };
+            sys::aclnn(table, api, status)?;
+            *bound = addr;
         }
         Ok(())
     }
