@@ -116,6 +116,31 @@ impl Runtime {
         })
     }
 
+    /// The simulator with the four executor-reuse functions (`aclSetAclOpExecutorRepeatable`,
+    /// `aclDestroyAclOpExecutor`, `aclSetInputTensorAddr`, `aclSetOutputTensorAddr`) removed
+    /// from the table, like a CANN release before 8.0: a separate runtime handle over the
+    /// same (already initialised) simulator, for testing the fallbacks.
+    #[cfg(all(test, feature = "sim"))]
+    pub(crate) fn simulator_without_executor_reuse() -> Result<Runtime> {
+        static NO_REUSE: Mutex<Option<&'static RuntimeInner>> = Mutex::new(None);
+        Self::simulator()?; // aclInit, once per process
+        let mut guard = NO_REUSE.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(inner) = *guard {
+            return Ok(Runtime { inner });
+        }
+        let mut table = ascend_sim::fn_table();
+        table.aclSetAclOpExecutorRepeatable = None;
+        table.aclDestroyAclOpExecutor = None;
+        table.aclSetInputTensorAddr = None;
+        table.aclSetOutputTensorAddr = None;
+        let inner: &'static RuntimeInner = Box::leak(Box::new(RuntimeInner {
+            api: Api::from_table(table, "ascend-sim without executor reuse"),
+            backend: Backend::Simulator,
+        }));
+        *guard = Some(inner);
+        Ok(Runtime { inner })
+    }
+
     /// CANN when its libraries load, otherwise the simulator (with feature `sim`).
     /// [`Runtime::backend`] tells which one was chosen.
     ///

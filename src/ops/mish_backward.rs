@@ -456,3 +456,74 @@ fn plan_mismatch(argument: &'static str, t: &RawTensor<'_>, key: &(Layout, usize
         ),
     }
 }
+
+#[cfg(all(test, feature = "sim"))]
+mod tests {
+    use super::*;
+    use crate::{DeviceTensor, Runtime};
+    use ndarray::{ArrayD, array};
+
+    fn calls(symbol: &str) -> u64 {
+        ascend_sim::call_count(symbol)
+    }
+
+    /// Without the executor-reuse functions a plan runs plain calls: no phase 1 when it is
+    /// built, then the whole protocol (phase 1, phase 2) per launch, with correct results
+    /// and the usual checks.
+    #[test]
+    fn plan_falls_back_to_plain_calls_without_executor_reuse() {
+        let rt = Runtime::simulator_without_executor_reuse().unwrap();
+        assert!(!rt.api().supports_executor_reuse());
+        let stream = rt.device(0).unwrap().stream().unwrap();
+        let g = DeviceTensor::from_array(&stream, &array![[1.0f32, -2.0], [0.5, 3.0]]).unwrap();
+        let x = DeviceTensor::from_array(&stream, &array![0.0f32, 1.0]).unwrap(); // broadcast
+        let mut out = DeviceTensor::<f32>::zeros(&stream, &[2, 2]).unwrap();
+        let (phase1, repeatable, set_in, set_out) = (
+            calls("aclnnMishBackwardGetWorkspaceSize"),
+            calls("aclSetAclOpExecutorRepeatable"),
+            calls("aclSetInputTensorAddr"),
+            calls("aclSetOutputTensorAddr"),
+        );
+        let mut plan = MishBackwardPlan::new(&g, &x, &out, &stream).unwrap();
+        assert!(!plan.is_reusable());
+        assert_eq!(
+            calls("aclnnMishBackwardGetWorkspaceSize"),
+            phase1,
+            "no phase 1 yet"
+        );
+        for _ in 0..3 {
+            plan.launch(&g, &x, &mut out, &stream).unwrap();
+        }
+        assert_eq!(
+            calls("aclnnMishBackwardGetWorkspaceSize"),
+            phase1 + 3,
+            "one plain call (phase 1 + phase 2) per launch"
+        );
+        assert_eq!(calls("aclSetAclOpExecutorRepeatable"), repeatable);
+        assert_eq!(calls("aclSetInputTensorAddr"), set_in);
+        assert_eq!(calls("aclSetOutputTensorAddr"), set_out);
+        let got = out.to_array(&stream).unwrap();
+        let want: ArrayD<f32> = crate::reference::mish_backward(
+            array![[1.0f32, -2.0], [0.5, 3.0]].into_dyn().view(),
+            array![0.0f32, 1.0].into_dyn().view(),
+        )
+        .unwrap();
+        for (a, b) in got.iter().zip(want.iter()) {
+            assert!(
+                (a - b).abs() <= 1e-6 * b.abs().max(1.0),
+                "{got:?} vs {want:?}"
+            );
+        }
+        // The checks still apply in the fallback.
+        let mut other = DeviceTensor::<f32>::zeros(&stream, &[2, 3]).unwrap();
+        assert!(matches!(
+            plan.launch(&g, &x, other.view_mut().slice(1, 0, 2, 1).unwrap(), &stream),
+            Err(Error::PlanMismatch {
+                argument: "grad_input",
+                ..
+            })
+        ));
+        drop(plan);
+        stream.synchronize().unwrap();
+    }
+}
