@@ -4,6 +4,10 @@
 //! `src/bindings.rs` is used, so a build needs neither libclang nor CANN. With it,
 //! bindgen runs against the real CANN headers when a toolkit is found, else against
 //! the project's own `include/ascendcl_sys.h`, and writes `$OUT_DIR/bindings.rs`.
+//!
+//! It also tells dependents' build scripts which toolkit it saw (`links = "ascendcl"`):
+//! `DEP_ASCENDCL_ROOT` is the toolkit root holding `lib64/libascendcl.so`, empty when
+//! none, and `DEP_ASCENDCL_SEARCHED` the roots that were tried (`:`-separated).
 
 use std::env;
 use std::path::PathBuf;
@@ -25,19 +29,35 @@ fn main() {
     }
     println!("cargo::rustc-check-cfg=cfg(ascend_sys_generated)");
 
+    let roots = toolkit_roots();
+    let found = roots
+        .iter()
+        .find(|root| root.join("lib64/libascendcl.so").is_file());
+    let show = |p: &PathBuf| p.display().to_string();
+    println!("cargo:root={}", found.map(show).unwrap_or_default());
+    let searched: Vec<String> = roots.iter().map(show).collect();
+    println!("cargo:searched={}", searched.join(":"));
+
     #[cfg(feature = "bindgen")]
     generate::run();
+}
+
+/// Candidate toolkit roots, in the order the run-time loader searches them.
+fn toolkit_roots() -> Vec<PathBuf> {
+    TOOLKIT_VARS
+        .iter()
+        .filter_map(env::var_os)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .chain(TOOLKIT_DIRS.iter().map(PathBuf::from))
+        .collect()
 }
 
 /// The include directory of an installed toolkit, if any.
 #[cfg_attr(not(feature = "bindgen"), allow(dead_code))]
 fn toolkit_include_dir() -> Option<PathBuf> {
-    let from_env = TOOLKIT_VARS
-        .iter()
-        .filter_map(env::var_os)
-        .map(PathBuf::from);
-    from_env
-        .chain(TOOLKIT_DIRS.iter().map(PathBuf::from))
+    toolkit_roots()
+        .into_iter()
         .map(|root| root.join("include"))
         .find(|inc| inc.join("acl/acl.h").is_file())
 }
