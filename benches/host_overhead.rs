@@ -3,8 +3,10 @@
 //! raw sequence over the `ascend-sys` function table, side by side in one criterion group
 //! so that the ratios come from the same run.
 //!
-//! * `host_overhead_1elem`: 1-element f32 tensors, enqueue cost: each variant runs its
-//!   calls back to back with a stream synchronisation every [`SYNC_EVERY`] calls (the same
+//! * `host_overhead_1elem`: 1-element f32 tensors, enqueue cost of `raw`, `safe` (whole
+//!   tensors: their cached descriptors), `plan` (the same tensors every launch: no address
+//!   rebinding) and `plan-alt` (two sets of tensors alternately: three rebinds per launch);
+//!   each variant runs its calls back to back with a stream synchronisation every [`SYNC_EVERY`] calls (the same
 //!   for all three; the time of those synchronisations is included in all three).
 //! * `host_overhead_sizes`: the same three for 1 … 10^7 elements with a synchronisation
 //!   after every call, to show where the simulator turns from host-bound to compute-bound.
@@ -128,12 +130,17 @@ impl Drop for Raw {
     }
 }
 
-/// The three variants on `n`-element f32 tensors.
+/// The variants on `n`-element f32 tensors.
 struct Setup {
     stream: Stream,
     g: DeviceTensor<f32>,
     x: DeviceTensor<f32>,
     out: DeviceTensor<f32>,
+    /// A second set for `plan-alt`, which alternates between the two.
+    g2: DeviceTensor<f32>,
+    x2: DeviceTensor<f32>,
+    out2: DeviceTensor<f32>,
+    flip: bool,
     plan: MishBackwardPlan<f32, f32, f32>,
     raw: Raw,
 }
@@ -143,6 +150,9 @@ impl Setup {
         let g = DeviceTensor::<f32>::zeros(stream, &[n]).unwrap();
         let x = DeviceTensor::<f32>::zeros(stream, &[n]).unwrap();
         let out = DeviceTensor::<f32>::zeros(stream, &[n]).unwrap();
+        let g2 = DeviceTensor::<f32>::zeros(stream, &[n]).unwrap();
+        let x2 = DeviceTensor::<f32>::zeros(stream, &[n]).unwrap();
+        let out2 = DeviceTensor::<f32>::zeros(stream, &[n]).unwrap();
         let plan = MishBackwardPlan::new(&g, &x, &out, stream).unwrap();
         assert!(plan.is_reusable());
         let raw = Raw::new(rt, stream, n);
@@ -151,6 +161,10 @@ impl Setup {
             g,
             x,
             out,
+            g2,
+            x2,
+            out2,
+            flip: false,
             plan,
             raw,
         }
@@ -161,15 +175,28 @@ impl Setup {
         match variant {
             "raw" => self.raw.call(),
             "safe" => mish_backward(&self.g, &self.x, &mut self.out, &self.stream).unwrap(),
-            _ => self
+            "plan" => self
                 .plan
                 .launch(&self.g, &self.x, &mut self.out, &self.stream)
                 .unwrap(),
+            _ => {
+                self.flip = !self.flip;
+                if self.flip {
+                    self.plan
+                        .launch(&self.g2, &self.x2, &mut self.out2, &self.stream)
+                } else {
+                    self.plan
+                        .launch(&self.g, &self.x, &mut self.out, &self.stream)
+                }
+                .unwrap()
+            }
         }
     }
 }
 
-const VARIANTS: [&str; 3] = ["raw", "safe", "plan"];
+/// `plan` relaunches on the same tensors (no address rebinding); `plan-alt` alternates
+/// between two sets, so all three addresses are rebound on every launch.
+const VARIANTS: [&str; 4] = ["raw", "safe", "plan", "plan-alt"];
 
 fn enqueue_cost(c: &mut Criterion) {
     let rt = Runtime::simulator().unwrap();
@@ -219,7 +246,7 @@ fn sizes(c: &mut Criterion) {
                 .warm_up_time(Duration::from_millis(300))
                 .measurement_time(Duration::from_millis(1200));
         }
-        for variant in VARIANTS {
+        for &variant in &VARIANTS[..3] {
             group.bench_with_input(BenchmarkId::new(variant, n), &n, |b, _| {
                 b.iter(|| {
                     s.run(black_box(variant));

@@ -11,8 +11,8 @@
 //! Variants: `raw` (the C sequence over the `ascend-sys` table: create descriptors →
 //! phase 1 → workspace (cached; 0 bytes here) → phase 2 → destroy), `safe`
 //! ([`ascendcl::mish_backward`] on whole tensors: their cached descriptors),
-//! `safe-view` (the same on views with a layout of their own, `reshape(&[1])`: descriptors
-//! built per call, like `raw`), `plan` ([`ascendcl::MishBackwardPlan::launch`] on the same
+//! `safe-view` (the same on views with a layout of their own, `reshape(&[1])`, made once
+//! before the loop: descriptors built per call, like `raw`), `plan` ([`ascendcl::MishBackwardPlan::launch`] on the same
 //! tensors every call: no address rebinding), `plan-alt` (the plan alternating between two
 //! sets of tensors: all three addresses rebound every call). Every variant synchronises
 //! the stream every 64 calls and at the end, after 100 warm-up calls.
@@ -34,6 +34,13 @@ fn main() -> ascendcl::Result<()> {
     let x2 = DeviceTensor::<f32>::zeros(&stream, &[1])?;
     let mut out2 = DeviceTensor::<f32>::zeros(&stream, &[1])?;
     let mut plan = MishBackwardPlan::new(&g, &x, &out, &stream)?;
+    // Views with a layout of their own (not the whole tensor's), made once: per-call
+    // descriptors.
+    let g3 = DeviceTensor::<f32>::zeros(&stream, &[1])?;
+    let x3 = DeviceTensor::<f32>::zeros(&stream, &[1])?;
+    let mut out3 = DeviceTensor::<f32>::zeros(&stream, &[1])?;
+    let (gv, xv) = (g3.view().reshape(&[1])?, x3.view().reshape(&[1])?);
+    let mut ov = out3.view_mut().reshape(&[1])?;
 
     let t: &'static FnTable = rt.api();
     let mut bufs = [std::ptr::null_mut::<c_void>(); 3];
@@ -84,14 +91,9 @@ fn main() -> ascendcl::Result<()> {
         match variant.as_str() {
             "raw" => raw(),
             "safe" => mish_backward(&g, &x, &mut out, &stream)?,
-            "safe-view" => mish_backward(
-                g.view().reshape(&[1])?,
-                x.view().reshape(&[1])?,
-                out.view_mut().reshape(&[1])?,
-                &stream,
-            )?,
+            "safe-view" => mish_backward(gv, xv, &mut ov, &stream)?,
             "plan" => plan.launch(&g, &x, &mut out, &stream)?,
-            "plan-alt" if i % 2 == 0 => plan.launch(&g, &x, &mut out, &stream)?,
+            "plan-alt" if i.is_multiple_of(2) => plan.launch(&g, &x, &mut out, &stream)?,
             "plan-alt" => plan.launch(&g2, &x2, &mut out2, &stream)?,
             other => {
                 return Err(ascendcl::Error::InvalidArgument(format!(
