@@ -15,13 +15,22 @@ const SOCS: [&str; 5] = [
     "Ascend910_9391",
 ];
 
-fn init() {
+/// Initialises the runtime once and serialises the tests of this file: device reference
+/// counts are process-wide, and one test below releases device 0 past zero on purpose,
+/// which would take the reference of any concurrent test using that device.
+#[must_use]
+fn init() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let guard = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     init_with(&[("ASCEND_SIM_DEVICES", &SOCS.join(","))]);
+    guard
 }
 
 /// Runs `f` on a fresh thread with device `d` current.
 fn on_device(d: i32, f: impl FnOnce() + Send + 'static) {
-    init();
+    let _serial = init();
     std::thread::spawn(move || {
         set_device(d);
         f();
@@ -69,7 +78,6 @@ fn check(shapes: [&[i64]; 3], dtypes: [aclDataType; 3]) -> (i32, u64, String) {
 
 #[test]
 fn socs_are_per_device() {
-    init();
     for (d, soc) in SOCS.iter().enumerate() {
         let soc = soc.to_string();
         on_device(d as i32, move || {
@@ -271,7 +279,7 @@ fn empty_tensors_succeed_with_no_workspace() {
 
 #[test]
 fn no_context_in_phase1_is_runtime_error() {
-    init();
+    let _serial = init();
     std::thread::spawn(|| {
         let t = tensor(&[2], ACL_FLOAT, null_mut());
         let (rc, _, _) = phase1(t, t, t);
@@ -285,7 +293,7 @@ fn no_context_in_phase1_is_runtime_error() {
 
 #[test]
 fn stream_of_another_device_is_stream_context_error() {
-    init();
+    let _serial = init();
     std::thread::spawn(|| {
         set_device(0);
         let s = create_stream();
