@@ -2,6 +2,8 @@
 //! the CANN precision standard.
 #![allow(dead_code)]
 
+pub mod props;
+
 use ascendcl::{DType, Device, Element, Runtime};
 use ndarray::{ArrayD, IxDyn};
 use std::sync::{Mutex, MutexGuard, Once};
