@@ -196,7 +196,18 @@ impl Device {
         }
         // SAFETY: aclrtGetSocName has no preconditions beyond an initialised runtime with
         // a current context; the returned string is copied immediately.
-        let soc = unsafe { sys::c_string((t.aclrtGetSocName)()) };
+        let soc_ptr = unsafe { (t.aclrtGetSocName)() };
+        if soc_ptr.is_null() {
+            // NULL is aclrtGetSocName's failure value; without the SoC name the dtype and
+            // operator rules cannot be applied, so the device is not usable.
+            return Err(reset(sys::acl_error(
+                t,
+                "aclrtGetSocName",
+                ascend_sys::ACL_ERROR_INTERNAL_ERROR,
+            )));
+        }
+        // SAFETY: non-null, NUL-terminated string owned by the runtime; copied here.
+        let soc = unsafe { sys::c_string(soc_ptr) };
         let uid = next_uid();
         let _ = BOUND.try_with(|b| b.set(uid));
         Ok(Device {
