@@ -14,7 +14,12 @@ fn simulator_cdylib() -> PathBuf {
         .parent()
         .and_then(Path::parent)
         .expect("tests run from target/<profile>/deps");
-    let lib = profile_dir.join("libascend_sim.so");
+    // `cargo build` uplifts the cdylib to target/<profile>/; `cargo test --workspace` only
+    // builds it as a dependency, in target/<profile>/deps/ next to this executable.
+    let mut lib = profile_dir.join("libascend_sim.so");
+    if !lib.is_file() {
+        lib = profile_dir.join("deps").join("libascend_sim.so");
+    }
     assert!(
         lib.is_file(),
         "{} is missing: build the simulator first (`cargo build -p ascend-sim`), or run the \
