@@ -82,14 +82,20 @@ fn count(stream: &Stream, mut f: impl FnMut()) -> (u64, u64) {
     )
 }
 
+/// Runs `f` until every grow-only buffer on the path (the simulator's launch-box pool and
+/// queue, its slabs, the crate's caches) has reached the size the measured loop can need.
+/// The stream is held while each batch is submitted, so a whole batch of `SYNC_EVERY`
+/// launches is in flight at once: the most the measured loop (which synchronises every
+/// `SYNC_EVERY` calls) can ever have queued, however the worker thread is scheduled.
 fn warm_up(stream: &Stream, mut f: impl FnMut()) {
-    for i in 0..3 * SYNC_EVERY {
-        f();
-        if (i + 1) % SYNC_EVERY == 0 {
-            stream.synchronize().unwrap();
+    for _ in 0..3 {
+        let hold = ascend_sim::testing::hold_stream(stream.as_raw()).expect("a live stream");
+        for _ in 0..SYNC_EVERY {
+            f();
         }
+        hold.release();
+        stream.synchronize().unwrap();
     }
-    stream.synchronize().unwrap();
 }
 
 #[test]
