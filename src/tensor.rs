@@ -399,6 +399,46 @@ fn check_stream_device(buf: &Buffer, stream: &Stream, argument: &'static str) ->
     }
 }
 
+/// The read-only accessors that tensors and views share (`self.layout`, `self.buf`).
+macro_rules! layout_accessors {
+    () => {
+        /// The shape.
+        pub fn shape(&self) -> &[usize] {
+            self.layout.dims.as_slice()
+        }
+
+        /// The strides in elements, row-major for a tensor; 0 along broadcast dims of a view.
+        pub fn strides(&self) -> &[i64] {
+            self.layout.strides()
+        }
+
+        /// The offset of the first element in the storage, in elements (0 for a tensor).
+        pub fn offset(&self) -> i64 {
+            self.layout.offset
+        }
+
+        /// Number of elements.
+        pub fn len(&self) -> usize {
+            self.layout.numel()
+        }
+
+        /// Whether there are no elements.
+        pub fn is_empty(&self) -> bool {
+            self.len() == 0
+        }
+
+        /// The element type.
+        pub fn dtype(&self) -> DType {
+            T::DTYPE
+        }
+
+        /// The id of the device holding the storage.
+        pub fn device_id(&self) -> i32 {
+            self.buf.device.id
+        }
+    };
+}
+
 impl<T: Element> DeviceTensor<T> {
     /// Uploads `array` (any layout, any number of dims up to 8) to a new contiguous tensor
     /// on the device of `stream`. The copy is queued on `stream`; the host data is first
@@ -491,40 +531,7 @@ impl<T: Element> DeviceTensor<T> {
         self.view().to_array(stream)
     }
 
-    /// The shape.
-    pub fn shape(&self) -> &[usize] {
-        self.layout.dims.as_slice()
-    }
-
-    /// The strides in elements (row-major).
-    pub fn strides(&self) -> &[i64] {
-        self.layout.strides()
-    }
-
-    /// The offset of the first element in the storage, in elements (always 0 for a tensor).
-    pub fn offset(&self) -> i64 {
-        self.layout.offset
-    }
-
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.layout.numel()
-    }
-
-    /// Whether the tensor has no elements.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The element type.
-    pub fn dtype(&self) -> DType {
-        T::DTYPE
-    }
-
-    /// The id of the device holding the tensor.
-    pub fn device_id(&self) -> i32 {
-        self.buf.device.id
-    }
+    layout_accessors!();
 
     /// A read-only view of the whole tensor.
     pub fn view(&self) -> TensorView<'_, T> {
@@ -583,39 +590,11 @@ pub struct TensorViewMut<'a, T: Element> {
 macro_rules! view_common {
     ($ty:ident) => {
         impl<'a, T: Element> $ty<'a, T> {
-            /// The shape.
-            pub fn shape(&self) -> &[usize] {
-                self.layout.dims.as_slice()
-            }
-
-            /// The strides in elements (0 for broadcast dims).
-            pub fn strides(&self) -> &[i64] {
-                self.layout.strides()
-            }
-
-            /// The offset of the first element in the storage, in elements.
-            pub fn offset(&self) -> i64 {
-                self.layout.offset
-            }
-
-            /// Number of elements.
-            pub fn len(&self) -> usize {
-                self.layout.numel()
-            }
-
-            /// Whether the view has no elements.
-            pub fn is_empty(&self) -> bool {
-                self.len() == 0
-            }
+            layout_accessors!();
 
             /// Whether the elements are dense in row-major order.
             pub fn is_contiguous(&self) -> bool {
                 self.layout.is_contiguous()
-            }
-
-            /// The id of the device holding the storage.
-            pub fn device_id(&self) -> i32 {
-                self.buf.device.id
             }
 
             fn with(self, layout: Layout) -> Result<Self> {
