@@ -18,7 +18,6 @@ const SOCS: [&str; 5] = [
 /// Initialises the runtime once and serialises the tests of this file: device reference
 /// counts are process-wide, and one test below releases device 0 past zero on purpose,
 /// which would take the reference of any concurrent test using that device.
-#[must_use]
 fn init() -> std::sync::MutexGuard<'static, ()> {
     static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let guard = SERIAL
