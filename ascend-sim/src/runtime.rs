@@ -574,35 +574,29 @@ pub(crate) unsafe fn destroy_event(event: aclrtEvent) -> aclError {
 }
 
 pub(crate) unsafe fn record_event(event: aclrtEvent, stream: aclrtStream) -> aclError {
-    let mut st = state();
-    if let Err(e) = st.require_active() {
-        return e;
-    }
-    let ev = match lookup_event(&st, event) {
-        Ok((_, ev)) => ev,
-        Err(e) => return e,
-    };
-    match resolve_stream(&mut st, stream) {
-        Ok((s, _)) => {
-            ev.record(&s);
-            ACL_SUCCESS
-        }
-        Err(e) => e,
-    }
+    with_event_and_stream(event, stream, |ev, s| ev.record(s))
 }
 
 pub(crate) unsafe fn stream_wait_event(stream: aclrtStream, event: aclrtEvent) -> aclError {
+    with_event_and_stream(event, stream, |ev, s| ev.wait_on(s))
+}
+
+/// Checks the runtime, the event handle and the stream (under the current context), in
+/// that order, then enqueues `act`'s work: the shared part of record and wait.
+fn with_event_and_stream(
+    event: aclrtEvent,
+    stream: aclrtStream,
+    act: impl FnOnce(&Arc<EventShared>, &StreamShared),
+) -> aclError {
     let mut st = state();
-    if let Err(e) = st.require_active() {
-        return e;
-    }
-    let ev = match lookup_event(&st, event) {
-        Ok((_, ev)) => ev,
-        Err(e) => return e,
-    };
-    match resolve_stream(&mut st, stream) {
-        Ok((s, _)) => {
-            ev.wait_on(&s);
+    let checked = st.require_active().and_then(|()| {
+        let (_, ev) = lookup_event(&st, event)?;
+        let (s, _) = resolve_stream(&mut st, stream)?;
+        Ok((ev, s))
+    });
+    match checked {
+        Ok((ev, s)) => {
+            act(&ev, &s);
             ACL_SUCCESS
         }
         Err(e) => e,
