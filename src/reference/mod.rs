@@ -40,6 +40,7 @@ use crate::shape::check_mish_backward;
 use half::{bf16, f16};
 use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, Axis, IxDyn, Slice, Zip};
 use rayon::prelude::*;
+use std::any::TypeId;
 
 use kernel::Isa;
 
@@ -179,7 +180,32 @@ fn flat<G: Element, X: Element, O: Element>(isa: Isa, g: &[G], x: &[X], o: &mut 
     }
 }
 
+/// `s` as an f32 slice when `T` is `f32`.
+fn as_f32<T: Element>(s: &[T]) -> Option<&[f32]> {
+    (TypeId::of::<T>() == TypeId::of::<f32>())
+        // SAFETY: `T` is `f32` (same type id): same layout, same length.
+        .then(|| unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<f32>(), s.len()) })
+}
+
+/// `s` as a mutable f32 slice when `T` is `f32`.
+fn as_f32_mut<T: Element>(s: &mut [T]) -> Option<&mut [f32]> {
+    if TypeId::of::<T>() == TypeId::of::<f32>() {
+        // SAFETY: `T` is `f32` (same type id): same layout, same length; the borrow of `s`
+        // moves into the result.
+        Some(unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<f32>(), s.len()) })
+    } else {
+        None
+    }
+}
+
 fn flat_serial<G: Element, X: Element, O: Element>(isa: Isa, g: &[G], x: &[X], o: &mut [O]) {
+    // All f32: no widening or narrowing, the kernel works on the slices in place.
+    if let (Some(g), Some(x)) = (as_f32(g), as_f32(x))
+        && let Some(o) = as_f32_mut(o)
+    {
+        kernel::rounded_f32(isa, g, x, o);
+        return;
+    }
     let mut gb = [0.0f32; BLOCK];
     let mut xb = [0.0f32; BLOCK];
     for ((o, g), x) in o
