@@ -181,6 +181,20 @@ pub struct Counters {
     pub contexts: u64,
 }
 
+impl Counters {
+    /// The counts a leak check compares: `[allocations, tensors, executors, streams,
+    /// events]` (byte totals and explicitly created contexts left out).
+    pub fn objects(&self) -> [u64; 5] {
+        [
+            self.allocations,
+            self.tensors,
+            self.executors,
+            self.streams,
+            self.events,
+        ]
+    }
+}
+
 /// Error of [`set_fault`]: the name is not a simulated symbol.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownSymbol(pub String);

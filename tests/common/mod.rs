@@ -57,20 +57,8 @@ impl Drop for LeakCheck {
         }
         let after = ascend_sim::counters();
         assert_eq!(
-            (
-                after.allocations,
-                after.tensors,
-                after.executors,
-                after.streams,
-                after.events
-            ),
-            (
-                self.before.allocations,
-                self.before.tensors,
-                self.before.executors,
-                self.before.streams,
-                self.before.events
-            ),
+            after.objects(),
+            self.before.objects(),
             "simulator objects leaked: before {:?}, after {:?}",
             self.before,
             after
