@@ -592,6 +592,16 @@ macro_rules! view_common {
         impl<'a, T: Element> $ty<'a, T> {
             layout_accessors!();
 
+            /// What the two-phase helper needs of this view as an operator argument.
+            pub(crate) fn raw(&self) -> RawTensor<'a> {
+                RawTensor {
+                    buf: self.buf,
+                    layout: self.layout,
+                    dtype: T::DTYPE,
+                    whole: self.whole,
+                }
+            }
+
             /// Whether the elements are dense in row-major order.
             pub fn is_contiguous(&self) -> bool {
                 self.layout.is_contiguous()
@@ -879,26 +889,4 @@ pub(crate) struct RawTensor<'a> {
     pub(crate) dtype: DType,
     /// `layout` is the whole tensor's: the buffer's cached descriptor describes it.
     pub(crate) whole: bool,
-}
-
-impl<'a, T: Element> TensorView<'a, T> {
-    pub(crate) fn raw(&self) -> RawTensor<'a> {
-        RawTensor {
-            buf: self.buf,
-            layout: self.layout,
-            dtype: T::DTYPE,
-            whole: self.whole,
-        }
-    }
-}
-
-impl<'a, T: Element> TensorViewMut<'a, T> {
-    pub(crate) fn raw(&self) -> RawTensor<'a> {
-        RawTensor {
-            buf: self.buf,
-            layout: self.layout,
-            dtype: T::DTYPE,
-            whole: self.whole,
-        }
-    }
 }
