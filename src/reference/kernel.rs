@@ -281,6 +281,7 @@ mod x86 {
         SHIFTER, nonfinite_dmish,
     };
     use std::arch::x86_64::*;
+    use std::array::from_fn;
 
     // ---------------------------------------------------------------- AVX-512F
 
@@ -345,98 +346,158 @@ mod x86 {
         }
     }
 
-    /// Relative error bound used by the rounding test of [`rounded8`]. The fast product of
-    /// [`product8_fast`] differs from the exact `g · mish'(x)` by less than 2^−39 relative
-    /// (degree-10 exp: truncation ≤ (ln2/2)^11/11! < 2.3e−13, times the sensitivity of
-    /// `mish'` to a relative change of `v`, ≤ 3.9 outside the root window; reciprocal:
-    /// rcp14 error ≤ 2^−14 cubed after one third-order Newton step, ≤ 2^−42; plus a few
-    /// f64 roundings), and the precise product of [`product8`] by less than 1e−15: the
-    /// interval `y ± 2^−36·|y|` holds both with a wide margin.
-    const ZIV_EPS: f64 = 1.0 / (1u64 << 36) as f64;
+    /// `2^(j/16)` for j = 0..16, each rounded to nearest f64 (mpmath, 300 bits).
+    const EXP2_SIXTEENTHS: [f64; 16] = [
+        1.0,
+        1.044_273_782_427_413_8,
+        1.090_507_732_665_257_7,
+        1.138_788_634_756_691_6,
+        1.189_207_115_002_721,
+        1.241_857_812_073_484,
+        1.296_839_554_651_009_6,
+        1.354_255_546_936_892_7,
+        1.414_213_562_373_095_1,
+        1.476_826_145_939_499_3,
+        1.542_210_825_407_940_7,
+        1.610_490_331_949_254_3,
+        1.681_792_830_507_429,
+        1.756_252_160_373_299_5,
+        1.834_008_086_409_342_4,
+        1.915_206_561_397_147_4,
+    ];
 
-    /// Upper clamp of `x` in [`product8_fast`].
+    /// Upper clamp of `x` in [`rounded_fast`]: for `x > 30`, `mish'(x)` and `mish'(30)`
+    /// both differ from 1 by less than 1e−24 (no cancellation for `x > 0`: all terms of
+    /// the formula are positive).
     const FAST_MAX_ARG: f64 = 30.0;
 
-    /// `g · mish'(x)` of 8 lanes with a cheaper evaluation than [`product8`] (degree-10
-    /// exp, reciprocal by rcp14 and Newton instead of a division), relative error below
-    /// [`ZIV_EPS`]/16 for finite `x`. Only used through the rounding test of [`rounded8`].
+    /// Half width of the window around the root of `mish'` that [`rounded_fast`] leaves to
+    /// the precise path (its Taylor expansion). Outside it the sensitivity of the formula
+    /// to a relative error of `exp` is at most 48.6 and the condition number of the
+    /// numerator's sum at most 61.9 (mpmath at 200 bits, over x ∈ [−40, 40]; beyond, both
+    /// shrink towards 1).
+    const FAST_ROOT_WINDOW: f64 = 1.0 / 256.0;
+
+    /// Relative half width of the rounding test's interval in [`rounded_fast`]: over five
+    /// times the error bound of the fast product.
+    const ZIV_EPS: f64 = 1.0 / (1u64 << 38) as f64;
+
+    /// `f32(g · mish'(x))` of `U` vectors of 8 lanes, bitwise equal to
+    /// `_mm512_cvtpd_ps(product8(g, x))` for each vector. The vectors go through every step
+    /// together, so that the independent dependency chains keep both FMA ports busy.
+    ///
+    /// **Fast product.** One formula for all `x`: `a = clamp(x, −708, 30)`, `e = exp(a)`
+    /// (a 16-entry table of `2^(j/16)` and a degree-6 Taylor polynomial on
+    /// |r| ≤ ln2/32: truncation below 4.4e−16, with the table's and the polynomial's
+    /// roundings below 6·2^−53),
+    /// `y = g·e·(((e + 4)·e + (4a+6))·e + 4(a+1)) / ((e + 2)·e + 2)²` with the reciprocal
+    /// from `rcp14` and one third-order Newton step (error below 2^−42). Outside
+    /// [`FAST_ROOT_WINDOW`] its relative error is below 48.6·(4.4e−16 + 6·2^−53) (exp) +
+    /// 2^−42 (reciprocal) + 16·61.9·2^−53 (the numerator's FMAs) + 4·2^−53 (products)
+    /// < 4e−13 < 2^−41, and the precise product is within 1e−15 of the exact value.
+    ///
+    /// **Rounding test.** Both ends of `y·(1 ∓ ZIV_EPS)` are rounded to f32; when they
+    /// agree (rounding is monotonic), every value in between rounds the same, the exact
+    /// and the precise product included. f32 subnormal and zero results need no special
+    /// case: for `x < −708` both paths clamp `exp`'s argument and give values below
+    /// 1e−220 that round to the same signed zero as the exact one. A vector goes to the
+    /// precise path when a lane has non-finite `x`, lies in the root window, has a NaN
+    /// `y`, or is within the interval of a rounding boundary (≈ 2^−13 of random lanes).
     #[inline]
     #[target_feature(enable = "avx512f")]
-    fn product8_fast(g: __m512d, x: __m512d) -> (__m512d, bool) {
+    fn rounded_fast<const U: usize>(g: [__m512d; U], x: [__m512d; U]) -> [__m256; U] {
         let c = _mm512_set1_pd;
-        let absx = _mm512_abs_pd(x);
-        let slow = !_mm512_cmp_pd_mask::<_CMP_LT_OQ>(absx, c(f64::INFINITY));
-        let dhi = _mm512_sub_pd(x, c(R_HI));
-        let window = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(_mm512_abs_pd(dhi), c(ROOT_WINDOW));
-
-        // One form for all x: a = clamp(x, −708, 30), e = exp(a),
-        // mish'(a) = g·e·(((e + 4)·e + (4a+6))·e + 4(a+1)) / ((e + 2)·e + 2)². For x > 30,
-        // mish'(x) and mish'(30) both differ from 1 by less than 1e−24 (no cancellation for
-        // a > 0: all terms are positive); for x < −708 see the module docs.
-        let a = _mm512_min_pd(_mm512_max_pd(x, c(EXP_MIN_ARG)), c(FAST_MAX_ARG));
-        let t = _mm512_fmadd_pd(a, c(LOG2E), c(SHIFTER));
-        let k = _mm512_sub_pd(t, c(SHIFTER));
-        let r = _mm512_fmadd_pd(k, c(-LN2_HI), a);
-        let r = _mm512_fmadd_pd(k, c(-LN2_LO), r);
-        // degree 10: 1/10! … 1/2! are EXP_TAYLOR[3..]
-        let mut p = c(EXP_TAYLOR[3]);
-        for &e in &EXP_TAYLOR[4..] {
-            p = _mm512_fmadd_pd(p, r, c(e));
-        }
-        p = _mm512_fmadd_pd(p, r, c(1.0));
-        p = _mm512_fmadd_pd(p, r, c(1.0));
-        let e = _mm512_scalef_pd(p, k);
-
-        let four_x1 = _mm512_fmadd_pd(c(4.0), a, c(4.0));
-        let four_x6 = _mm512_fmadd_pd(c(4.0), a, c(6.0));
-        let q = _mm512_fmadd_pd(
-            _mm512_fmadd_pd(_mm512_add_pd(e, c(4.0)), e, four_x6),
-            e,
-            four_x1,
-        );
-        let pre = _mm512_mul_pd(g, e);
-        let d = _mm512_fmadd_pd(_mm512_add_pd(e, c(2.0)), e, c(2.0));
-        let dd = _mm512_mul_pd(d, d);
-        // 1/dd: rcp14 (relative error e ≤ 2^−14), then y·(1 + e + e²) (error e³)
-        let y0 = _mm512_rcp14_pd(dd);
-        let e = _mm512_fnmadd_pd(dd, y0, c(1.0));
-        let inv = _mm512_fmadd_pd(y0, _mm512_fmadd_pd(e, e, e), y0);
-        let mut prod = _mm512_mul_pd(_mm512_mul_pd(pre, q), inv);
-        if window != 0 {
-            let dd = _mm512_sub_pd(dhi, c(R_LO));
-            let mut p = c(ROOT_TAYLOR[11]);
-            for &k in ROOT_TAYLOR[..11].iter().rev() {
-                p = _mm512_fmadd_pd(p, dd, c(k));
+        let a: [__m512d; U] =
+            from_fn(|i| _mm512_min_pd(_mm512_max_pd(x[i], c(EXP_MIN_ARG)), c(FAST_MAX_ARG)));
+        // e = 2^(k/16)·exp(r), k = round(16·a/ln 2), |r| ≤ ln2/32: the low 4 bits of `t`
+        // (k mod 16) pick 2^(j/16) from the table, `scalef` applies 2^floor(k/16).
+        let t: [__m512d; U] = from_fn(|i| _mm512_fmadd_pd(a[i], c(16.0 * LOG2E), c(SHIFTER)));
+        let k: [__m512d; U] = from_fn(|i| _mm512_sub_pd(t[i], c(SHIFTER)));
+        let r: [__m512d; U] = from_fn(|i| {
+            let r = _mm512_fmadd_pd(k[i], c(-LN2_HI / 16.0), a[i]);
+            _mm512_fmadd_pd(k[i], c(-LN2_LO / 16.0), r)
+        });
+        // SAFETY: `EXP2_SIXTEENTHS` holds 16 f64; unaligned loads of 8 at 0 and 8.
+        let (table_lo, table_hi) = unsafe {
+            (
+                _mm512_loadu_pd(EXP2_SIXTEENTHS.as_ptr()),
+                _mm512_loadu_pd(EXP2_SIXTEENTHS.as_ptr().add(8)),
+            )
+        };
+        // degree 6: 1/6! … 1/2! are EXP_TAYLOR[7..]
+        let mut p = [c(EXP_TAYLOR[7]); U];
+        for &coef in &EXP_TAYLOR[8..] {
+            for i in 0..U {
+                p[i] = _mm512_fmadd_pd(p[i], r[i], c(coef));
             }
-            prod = _mm512_mask_blend_pd(window, prod, _mm512_mul_pd(g, _mm512_mul_pd(dd, p)));
         }
-        (prod, slow == 0)
-    }
+        for _ in 0..2 {
+            for i in 0..U {
+                p[i] = _mm512_fmadd_pd(p[i], r[i], c(1.0));
+            }
+        }
+        let e: [__m512d; U] = from_fn(|i| {
+            let two_j16 = _mm512_permutex2var_pd(table_lo, _mm512_castpd_si512(t[i]), table_hi);
+            let k16 = _mm512_mul_pd(k[i], c(1.0 / 16.0));
+            _mm512_scalef_pd(_mm512_mul_pd(p[i], two_j16), k16)
+        });
+        let q: [__m512d; U] = from_fn(|i| {
+            let four_a6 = _mm512_fmadd_pd(c(4.0), a[i], c(6.0));
+            let four_a4 = _mm512_fmadd_pd(c(4.0), a[i], c(4.0));
+            let inner = _mm512_fmadd_pd(_mm512_add_pd(e[i], c(4.0)), e[i], four_a6);
+            _mm512_fmadd_pd(inner, e[i], four_a4)
+        });
+        let dd: [__m512d; U] = from_fn(|i| {
+            let d = _mm512_fmadd_pd(_mm512_add_pd(e[i], c(2.0)), e[i], c(2.0));
+            _mm512_mul_pd(d, d)
+        });
+        // 1/dd: rcp14 (relative error ε ≤ 2^−14), then y0·(1 + ε + ε²) (error ε³)
+        let inv: [__m512d; U] = from_fn(|i| {
+            let y0 = _mm512_rcp14_pd(dd[i]);
+            let eps = _mm512_fnmadd_pd(dd[i], y0, c(1.0));
+            _mm512_fmadd_pd(y0, _mm512_fmadd_pd(eps, eps, eps), y0)
+        });
+        let y: [__m512d; U] =
+            from_fn(|i| _mm512_mul_pd(_mm512_mul_pd(_mm512_mul_pd(g[i], e[i]), q[i]), inv[i]));
 
-    /// `f32(g · mish'(x))` of 8 lanes, bitwise equal to `_mm512_cvtpd_ps(product8(g, x))`:
-    /// the fast product is rounded to f32 together with its error interval
-    /// `y ± ZIV_EPS·|y|`; when both ends round to the same f32 (rounding is monotonic) that
-    /// is the rounding of every value in the interval, in particular of the precise
-    /// product. Otherwise (a value within the error bound of a rounding boundary, about
-    /// 2^−11 of the lanes, or a non-finite lane) the precise path recomputes the vector.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn rounded8(g: __m512d, x: __m512d) -> __m256 {
-        let (y, finite) = product8_fast(g, x);
-        let tol = _mm512_mul_pd(_mm512_abs_pd(y), _mm512_set1_pd(ZIV_EPS));
-        let lo = _mm512_cvtpd_ps(_mm512_sub_pd(y, tol));
-        let hi = _mm512_cvtpd_ps(_mm512_add_pd(y, tol));
-        let same = _mm256_movemask_epi8(_mm256_cmpeq_epi32(
-            _mm256_castps_si256(lo),
-            _mm256_castps_si256(hi),
-        ));
-        let nan = _mm512_cmp_pd_mask::<_CMP_UNORD_Q>(y, y);
-        if finite && same == -1 && nan == 0 {
-            // `lo` has the sign of `y` also when `y` is a zero (`±0 − 0 = ±0`)
+        // Lanes the error bound covers: finite x outside the root window, y not NaN
+        // (|x − r| is NaN or ∞ exactly when x is).
+        let covered: [__mmask8; U] = from_fn(|i| {
+            let from_root = _mm512_abs_pd(_mm512_sub_pd(x[i], c(R_HI)));
+            let outside = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(from_root, c(FAST_ROOT_WINDOW));
+            let finite =
+                _mm512_mask_cmp_pd_mask::<_CMP_LT_OQ>(outside, from_root, c(f64::INFINITY));
+            _mm512_mask_cmp_pd_mask::<_CMP_ORD_Q>(finite, y[i], y[i])
+        });
+        // The interval's ends as y·(1 ∓ ε): multiplying keeps the sign of a zero.
+        let lo: [__m256; U] = from_fn(|i| _mm512_cvtpd_ps(_mm512_mul_pd(y[i], c(1.0 - ZIV_EPS))));
+        let hi: [__m256; U] = from_fn(|i| _mm512_cvtpd_ps(_mm512_mul_pd(y[i], c(1.0 + ZIV_EPS))));
+        let differ: [__m256i; U] =
+            from_fn(|i| _mm256_xor_si256(_mm256_castps_si256(lo[i]), _mm256_castps_si256(hi[i])));
+        let any_differ = differ
+            .iter()
+            .fold(_mm256_setzero_si256(), |acc, &d| _mm256_or_si256(acc, d));
+        let all_covered = covered.iter().fold(0xff, |acc, &m| acc & m) == 0xff;
+        if all_covered & (_mm256_testz_si256(any_differ, any_differ) == 1) {
             lo
         } else {
-            _mm512_cvtpd_ps(product8(g, x))
+            from_fn(|i| {
+                if covered[i] == 0xff && _mm256_testz_si256(differ[i], differ[i]) == 1 {
+                    lo[i]
+                } else {
+                    rounded8_precise(g[i], x[i])
+                }
+            })
         }
+    }
+
+    /// The precise path of [`rounded_fast`], out of line so that the fast path inlines
+    /// into the loop.
+    #[cold]
+    #[inline(never)]
+    #[target_feature(enable = "avx512f")]
+    fn rounded8_precise(g: __m512d, x: __m512d) -> __m256 {
+        _mm512_cvtpd_ps(product8(g, x))
     }
 
     /// Recomputes the lanes of `slow` with the scalar slow path.
@@ -459,6 +520,15 @@ mod x86 {
         unsafe { _mm512_loadu_pd(pa.as_ptr()) }
     }
 
+    /// Store of 8 f32 to `s[..8]`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn store8(s: &mut [f32], v: __m256) {
+        assert!(s.len() >= 8);
+        // SAFETY: `s` has at least 8 elements (checked above); unaligned store.
+        unsafe { _mm256_storeu_ps(s.as_mut_ptr(), v) }
+    }
+
     /// Widening load of 8 f32 from `s[..8]`.
     #[inline]
     #[target_feature(enable = "avx512f")]
@@ -474,40 +544,33 @@ mod x86 {
     /// The CPU must support AVX-512F; slices of equal length.
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn rounded_f32_avx512(grad: &[f32], x: &[f32], out: &mut [f32]) {
+        const LOCKSTEP: usize = 4;
+        const STEP: usize = 8 * LOCKSTEP;
         let n = out.len();
-        // two independent vectors per iteration, for instruction-level parallelism
-        let body2 = n - n % 16;
-        for ((o, g), x) in out[..body2]
-            .chunks_exact_mut(16)
-            .zip(grad[..body2].chunks_exact(16))
-            .zip(x[..body2].chunks_exact(16))
+        let body = n - n % STEP;
+        for ((o, g), x) in out[..body]
+            .chunks_exact_mut(STEP)
+            .zip(grad[..body].chunks_exact(STEP))
+            .zip(x[..body].chunks_exact(STEP))
         {
-            let r0 = rounded8(load8(&g[..8]), load8(&x[..8]));
-            let r1 = rounded8(load8(&g[8..]), load8(&x[8..]));
-            // SAFETY: `o` has exactly 16 elements; unaligned stores of 8 at 0 and 8.
-            unsafe {
-                _mm256_storeu_ps(o.as_mut_ptr(), r0);
-                _mm256_storeu_ps(o.as_mut_ptr().add(8), r1);
+            let gv: [__m512d; LOCKSTEP] = from_fn(|i| load8(&g[8 * i..]));
+            let xv: [__m512d; LOCKSTEP] = from_fn(|i| load8(&x[8 * i..]));
+            let r = rounded_fast(gv, xv);
+            for (i, r) in r.into_iter().enumerate() {
+                store8(&mut o[8 * i..], r);
             }
         }
-        let body = n - n % 8;
-        for ((o, g), x) in out[body2..body]
-            .chunks_exact_mut(8)
-            .zip(grad[body2..body].chunks_exact(8))
-            .zip(x[body2..body].chunks_exact(8))
+        for (o, (g, x)) in out[body..]
+            .chunks_mut(8)
+            .zip(grad[body..].chunks(8).zip(x[body..].chunks(8)))
         {
-            let r = rounded8(load8(g), load8(x));
-            // SAFETY: `o` has exactly 8 elements; unaligned store.
-            unsafe { _mm256_storeu_ps(o.as_mut_ptr(), r) };
-        }
-        if body < n {
             let (mut gt, mut xt, mut ot) = ([0.0f32; 8], [0.0f32; 8], [0.0f32; 8]);
-            gt[..n - body].copy_from_slice(&grad[body..]);
-            xt[..n - body].copy_from_slice(&x[body..]);
-            let r = rounded8(load8(&gt), load8(&xt));
-            // SAFETY: `ot` holds 8 f32.
-            unsafe { _mm256_storeu_ps(ot.as_mut_ptr(), r) };
-            out[body..].copy_from_slice(&ot[..n - body]);
+            let len = o.len();
+            gt[..len].copy_from_slice(g);
+            xt[..len].copy_from_slice(x);
+            let [r] = rounded_fast([load8(&gt)], [load8(&xt)]);
+            store8(&mut ot, r);
+            o.copy_from_slice(&ot[..len]);
         }
     }
 
