@@ -392,31 +392,38 @@ mod x86 {
     /// roundings below 6·2^−53),
     /// `y = g·e·(((e + 4)·e + (4a+6))·e + 4(a+1)) / ((e + 2)·e + 2)²` with the reciprocal
     /// from `rcp14` and one third-order Newton step (error below 2^−42). Outside
-    /// [`FAST_ROOT_WINDOW`] its relative error is below 48.6·(4.4e−16 + 6·2^−53) (exp) +
+    /// [`FAST_ROOT_WINDOW`] its relative error is below 48.6·(4.4e−16 + 6·2^−53) + 2.4e−14
+    /// (exp, the last term from the reduction by ln 2's high part only) +
     /// 2^−42 (reciprocal) + 16·61.9·2^−53 (the numerator's FMAs) + 4·2^−53 (products)
-    /// < 4e−13 < 2^−41, and the precise product is within 1e−15 of the exact value.
+    /// < 5e−13 < 2^−40, and the precise product is within 1e−15 of the exact value.
     ///
     /// **Rounding test.** Both ends of `y·(1 ∓ ZIV_EPS)` are rounded to f32; when they
     /// agree (rounding is monotonic), every value in between rounds the same, the exact
     /// and the precise product included. f32 subnormal and zero results need no special
     /// case: for `x < −708` both paths clamp `exp`'s argument and give values below
-    /// 1e−220 that round to the same signed zero as the exact one. A vector goes to the
-    /// precise path when a lane has non-finite `x`, lies in the root window, has a NaN
-    /// `y`, or is within the interval of a rounding boundary (≈ 2^−13 of random lanes).
+    /// 1e−220 that round to the same signed zero as the exact one. With finite `x`, `y` is
+    /// NaN only for a NaN `g`, whose (quieted) payload every product passes on, as in
+    /// the precise path. A vector goes to the precise path when a lane has non-finite `x`,
+    /// lies in the root window, or is within the interval of a rounding boundary
+    /// (≈ 2^−13 of random lanes).
     #[inline]
     #[target_feature(enable = "avx512f")]
-    fn rounded_fast<const U: usize>(g: [__m512d; U], x: [__m512d; U]) -> [__m256; U] {
+    fn rounded_fast<const U: usize>(
+        g: [__m512d; U],
+        x: [__m512d; U],
+        x_covered: [__mmask8; U],
+    ) -> [__m256; U] {
         let c = _mm512_set1_pd;
         let a: [__m512d; U] =
             from_fn(|i| _mm512_min_pd(_mm512_max_pd(x[i], c(EXP_MIN_ARG)), c(FAST_MAX_ARG)));
-        // e = 2^(k/16)·exp(r), k = round(16·a/ln 2), |r| ≤ ln2/32: the low 4 bits of `t`
-        // (k mod 16) pick 2^(j/16) from the table, `scalef` applies 2^floor(k/16).
-        let t: [__m512d; U] = from_fn(|i| _mm512_fmadd_pd(a[i], c(16.0 * LOG2E), c(SHIFTER)));
-        let k: [__m512d; U] = from_fn(|i| _mm512_sub_pd(t[i], c(SHIFTER)));
-        let r: [__m512d; U] = from_fn(|i| {
-            let r = _mm512_fmadd_pd(k[i], c(-LN2_HI / 16.0), a[i]);
-            _mm512_fmadd_pd(k[i], c(-LN2_LO / 16.0), r)
-        });
+        // e = 2^(k/16)·exp(r), k = round(16·a/ln 2), |r| ≤ ln2/32. Adding SHIFTER/16 rounds
+        // to a multiple of 1/16, so `kq` = k/16 exactly and the low 4 bits of `t` are
+        // k mod 16: they pick 2^(j/16) from the table, `scalef` applies 2^floor(k/16).
+        let t: [__m512d; U] = from_fn(|i| _mm512_fmadd_pd(a[i], c(LOG2E), c(SHIFTER / 16.0)));
+        let kq: [__m512d; U] = from_fn(|i| _mm512_sub_pd(t[i], c(SHIFTER / 16.0)));
+        // Without ln 2's low part: r is off by |kq|·2.3e−17, at most 2.4e−14 relative in
+        // e·(sensitivity) over the whole range (mpmath), inside the error bound below.
+        let r: [__m512d; U] = from_fn(|i| _mm512_fmadd_pd(kq[i], c(-LN2_HI), a[i]));
         // SAFETY: `EXP2_SIXTEENTHS` holds 16 f64; unaligned loads of 8 at 0 and 8.
         let (table_lo, table_hi) = unsafe {
             (
@@ -438,8 +445,7 @@ mod x86 {
         }
         let e: [__m512d; U] = from_fn(|i| {
             let two_j16 = _mm512_permutex2var_pd(table_lo, _mm512_castpd_si512(t[i]), table_hi);
-            let k16 = _mm512_mul_pd(k[i], c(1.0 / 16.0));
-            _mm512_scalef_pd(_mm512_mul_pd(p[i], two_j16), k16)
+            _mm512_scalef_pd(_mm512_mul_pd(p[i], two_j16), kq[i])
         });
         let q: [__m512d; U] = from_fn(|i| {
             let four_a6 = _mm512_fmadd_pd(c(4.0), a[i], c(6.0));
@@ -460,15 +466,6 @@ mod x86 {
         let y: [__m512d; U] =
             from_fn(|i| _mm512_mul_pd(_mm512_mul_pd(_mm512_mul_pd(g[i], e[i]), q[i]), inv[i]));
 
-        // Lanes the error bound covers: finite x outside the root window, y not NaN
-        // (|x − r| is NaN or ∞ exactly when x is).
-        let covered: [__mmask8; U] = from_fn(|i| {
-            let from_root = _mm512_abs_pd(_mm512_sub_pd(x[i], c(R_HI)));
-            let outside = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(from_root, c(FAST_ROOT_WINDOW));
-            let finite =
-                _mm512_mask_cmp_pd_mask::<_CMP_LT_OQ>(outside, from_root, c(f64::INFINITY));
-            _mm512_mask_cmp_pd_mask::<_CMP_ORD_Q>(finite, y[i], y[i])
-        });
         // The interval's ends as y·(1 ∓ ε): multiplying keeps the sign of a zero.
         let lo: [__m256; U] = from_fn(|i| _mm512_cvtpd_ps(_mm512_mul_pd(y[i], c(1.0 - ZIV_EPS))));
         let hi: [__m256; U] = from_fn(|i| _mm512_cvtpd_ps(_mm512_mul_pd(y[i], c(1.0 + ZIV_EPS))));
@@ -477,12 +474,12 @@ mod x86 {
         let any_differ = differ
             .iter()
             .fold(_mm256_setzero_si256(), |acc, &d| _mm256_or_si256(acc, d));
-        let all_covered = covered.iter().fold(0xff, |acc, &m| acc & m) == 0xff;
+        let all_covered = x_covered.iter().fold(0xff, |acc, &m| acc & m) == 0xff;
         if all_covered & (_mm256_testz_si256(any_differ, any_differ) == 1) {
             lo
         } else {
             from_fn(|i| {
-                if covered[i] == 0xff && _mm256_testz_si256(differ[i], differ[i]) == 1 {
+                if x_covered[i] == 0xff && _mm256_testz_si256(differ[i], differ[i]) == 1 {
                     lo[i]
                 } else {
                     rounded8_precise(g[i], x[i])
@@ -520,6 +517,29 @@ mod x86 {
         unsafe { _mm512_loadu_pd(pa.as_ptr()) }
     }
 
+    /// Lanes of `x` that the error bound of [`rounded_fast`] covers: finite and outside
+    /// [`FAST_ROOT_WINDOW`]. Checked in f32, 16 lanes at a time: `x − f32(r)` is exact
+    /// near the root (Sterbenz), and `f32(r)` is within 4e−8 of `r`, so covered lanes are
+    /// at least 1/256 − 4e−8 from the root (the bounds of [`FAST_ROOT_WINDOW`] grow by
+    /// a factor below 1.00002). `|x − r|` is NaN or ∞ exactly when `x` is.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn covered16(x: __m512) -> __mmask16 {
+        let c = _mm512_set1_ps;
+        let from_root = _mm512_abs_ps(_mm512_sub_ps(x, c(R_HI as f32)));
+        let outside = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(from_root, c(FAST_ROOT_WINDOW as f32));
+        _mm512_mask_cmp_ps_mask::<_CMP_LT_OQ>(outside, from_root, c(f32::INFINITY))
+    }
+
+    /// Load of 16 f32 from `s[..16]`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn load16(s: &[f32]) -> __m512 {
+        assert!(s.len() >= 16);
+        // SAFETY: `s` has at least 16 elements (checked above); unaligned load.
+        unsafe { _mm512_loadu_ps(s.as_ptr()) }
+    }
+
     /// Store of 8 f32 to `s[..8]`.
     #[inline]
     #[target_feature(enable = "avx512f")]
@@ -544,8 +564,9 @@ mod x86 {
     /// The CPU must support AVX-512F; slices of equal length.
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn rounded_f32_avx512(grad: &[f32], x: &[f32], out: &mut [f32]) {
-        const LOCKSTEP: usize = 4;
+        const LOCKSTEP: usize = 8;
         const STEP: usize = 8 * LOCKSTEP;
+        const { assert!(LOCKSTEP % 2 == 0, "x is checked 16 lanes at a time") };
         let n = out.len();
         let body = n - n % STEP;
         for ((o, g), x) in out[..body]
@@ -555,7 +576,9 @@ mod x86 {
         {
             let gv: [__m512d; LOCKSTEP] = from_fn(|i| load8(&g[8 * i..]));
             let xv: [__m512d; LOCKSTEP] = from_fn(|i| load8(&x[8 * i..]));
-            let r = rounded_fast(gv, xv);
+            let x16: [__mmask16; LOCKSTEP / 2] = from_fn(|i| covered16(load16(&x[16 * i..])));
+            let x_covered = from_fn(|i| (x16[i / 2] >> (8 * (i % 2))) as __mmask8);
+            let r = rounded_fast(gv, xv, x_covered);
             for (i, r) in r.into_iter().enumerate() {
                 store8(&mut o[8 * i..], r);
             }
@@ -568,7 +591,10 @@ mod x86 {
             let len = o.len();
             gt[..len].copy_from_slice(g);
             xt[..len].copy_from_slice(x);
-            let [r] = rounded_fast([load8(&gt)], [load8(&xt)]);
+            // SAFETY: `xt` holds 8 f32; unaligned load.
+            let x8 = unsafe { _mm256_loadu_ps(xt.as_ptr()) };
+            let x_covered = covered16(_mm512_zextps256_ps512(x8)) as __mmask8;
+            let [r] = rounded_fast([load8(&gt)], [load8(&xt)], [x_covered]);
             store8(&mut ot, r);
             o.copy_from_slice(&ot[..len]);
         }
