@@ -256,6 +256,63 @@ fn other_dtypes_through_strided_paths() {
     }
 }
 
+/// Every axis order of a 3-D problem for each of the three views (216 layouts), with
+/// sides that leave partial tiles (the tiled gather and scatter of transposed views), in
+/// f32 and with f16 inputs and a bf16 output.
+#[test]
+fn transposed_3d_layouts_in_tiles() {
+    let shape = [5usize, 37, 70];
+    let n: usize = shape.iter().product();
+    let perms = [
+        [0, 1, 2],
+        [0, 2, 1],
+        [1, 0, 2],
+        [1, 2, 0],
+        [2, 0, 1],
+        [2, 1, 0],
+    ];
+    let g = ArrayD::from_shape_vec(IxDyn(&shape), values(n, 31)).unwrap();
+    let x = ArrayD::from_shape_vec(IxDyn(&shape), values(n, 32)).unwrap();
+    let want = expected(&g, &x, &shape);
+    let g16 = g.mapv(f16::from_f32);
+    let x16 = x.mapv(f16::from_f32);
+    let want16: ArrayD<bf16> = mish_backward(g16.view(), x16.view()).unwrap();
+    // A copy of `a` stored in the axis order `perm`, viewed back in the logical order.
+    fn stored<T: Clone>(a: &ArrayD<T>, perm: [usize; 3]) -> ArrayD<T> {
+        let mut inverse = [0usize; 3];
+        for (i, &p) in perm.iter().enumerate() {
+            inverse[p] = i;
+        }
+        a.view()
+            .permuted_axes(perm.to_vec())
+            .as_standard_layout()
+            .into_owned()
+            .permuted_axes(inverse.to_vec())
+    }
+    for pg in perms {
+        let gs = stored(&g, pg);
+        let gs16 = stored(&g16, pg);
+        for px in perms {
+            let xs = stored(&x, px);
+            let xs16 = stored(&x16, px);
+            for po in perms {
+                let mut out = stored(&ArrayD::<f32>::zeros(IxDyn(&shape)), po);
+                mish_backward_into(gs.view(), xs.view(), out.view_mut()).unwrap();
+                assert_eq!(bits(&out), bits(&want), "f32 g{pg:?} x{px:?} out{po:?}");
+                let mut out16 = stored(&ArrayD::from_elem(IxDyn(&shape), bf16::ZERO), po);
+                mish_backward_into(gs16.view(), xs16.view(), out16.view_mut()).unwrap();
+                assert!(
+                    out16
+                        .iter()
+                        .zip(&want16)
+                        .all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "f16->bf16 g{pg:?} x{px:?} out{po:?}"
+                );
+            }
+        }
+    }
+}
+
 /// Random shapes (≤ 4 dims), broadcasting, axis permutations, reversed axes and steps.
 fn layout_case() -> impl Strategy<Value = (Vec<usize>, u8, u8, Vec<usize>, u8, u8)> {
     (

@@ -566,7 +566,12 @@ mod x86 {
     pub(super) unsafe fn rounded_f32_avx512(grad: &[f32], x: &[f32], out: &mut [f32]) {
         const LOCKSTEP: usize = 8;
         const STEP: usize = 8 * LOCKSTEP;
-        const { assert!(LOCKSTEP.is_multiple_of(2), "x is checked 16 lanes at a time") };
+        const {
+            assert!(
+                LOCKSTEP.is_multiple_of(2),
+                "x is checked 16 lanes at a time"
+            )
+        };
         let n = out.len();
         let body = n - n % STEP;
         for ((o, g), x) in out[..body]
