@@ -572,6 +572,8 @@ mod x86 {
                 "x is checked 16 lanes at a time"
             )
         };
+        /// Elements ahead of the loop that the inputs are prefetched (4 KiB).
+        const PREFETCH: usize = 1024;
         let n = out.len();
         let body = n - n % STEP;
         for ((o, g), x) in out[..body]
@@ -579,6 +581,12 @@ mod x86 {
             .zip(grad[..body].chunks_exact(STEP))
             .zip(x[..body].chunks_exact(STEP))
         {
+            // The hardware prefetchers alone leave large inputs ~10% slower than cached
+            // ones. A prefetch never faults, so addresses past the end are harmless.
+            for line in (0..STEP).step_by(16) {
+                _mm_prefetch::<_MM_HINT_T0>(g.as_ptr().wrapping_add(PREFETCH + line).cast());
+                _mm_prefetch::<_MM_HINT_T0>(x.as_ptr().wrapping_add(PREFETCH + line).cast());
+            }
             let gv: [__m512d; LOCKSTEP] = from_fn(|i| load8(&g[8 * i..]));
             let xv: [__m512d; LOCKSTEP] = from_fn(|i| load8(&x[8 * i..]));
             let x16: [__mmask16; LOCKSTEP / 2] = from_fn(|i| covered16(load16(&x[16 * i..])));
