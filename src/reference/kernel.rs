@@ -382,37 +382,12 @@ mod x86 {
     /// times the error bound of the fast product.
     const ZIV_EPS: f64 = 1.0 / (1u64 << 38) as f64;
 
-    /// `f32(g · mish'(x))` of `U` vectors of 8 lanes, bitwise equal to
-    /// `_mm512_cvtpd_ps(product8(g, x))` for each vector. The vectors go through every step
-    /// together, so that the independent dependency chains keep both FMA ports busy.
-    ///
-    /// **Fast product.** One formula for all `x`: `a = clamp(x, −708, 30)`, `e = exp(a)`
-    /// (a 16-entry table of `2^(j/16)` and a degree-6 Taylor polynomial on
-    /// |r| ≤ ln2/32: truncation below 4.4e−16, with the table's and the polynomial's
-    /// roundings below 6·2^−53),
-    /// `y = g·e·(((e + 4)·e + (4a+6))·e + 4(a+1)) / ((e + 2)·e + 2)²` with the reciprocal
-    /// from `rcp14` and one third-order Newton step (error below 2^−42). Outside
-    /// [`FAST_ROOT_WINDOW`] its relative error is below 48.6·(4.4e−16 + 6·2^−53) + 2.4e−14
-    /// (exp, the last term from the reduction by ln 2's high part only) +
-    /// 2^−42 (reciprocal) + 16·61.9·2^−53 (the numerator's FMAs) + 4·2^−53 (products)
-    /// < 5e−13 < 2^−40, and the precise product is within 1e−15 of the exact value.
-    ///
-    /// **Rounding test.** Both ends of `y·(1 ∓ ZIV_EPS)` are rounded to f32; when they
-    /// agree (rounding is monotonic), every value in between rounds the same, the exact
-    /// and the precise product included. f32 subnormal and zero results need no special
-    /// case: for `x < −708` both paths clamp `exp`'s argument and give values below
-    /// 1e−220 that round to the same signed zero as the exact one. With finite `x`, `y` is
-    /// NaN only for a NaN `g`, whose (quieted) payload every product passes on, as in
-    /// the precise path. A vector goes to the precise path when a lane has non-finite `x`,
-    /// lies in the root window, or is within the interval of a rounding boundary
-    /// (≈ 2^−13 of random lanes).
+    /// The fast product `g·mish'(x)` of `U` vectors (see [`rounded_fast`]), every step on
+    /// all vectors before the next so that the independent chains keep both FMA ports
+    /// busy.
     #[inline]
     #[target_feature(enable = "avx512f")]
-    fn rounded_fast<const U: usize>(
-        g: [__m512d; U],
-        x: [__m512d; U],
-        x_covered: [__mmask8; U],
-    ) -> [__m256; U] {
+    fn fast_product<const U: usize>(g: [__m512d; U], x: [__m512d; U]) -> [__m512d; U] {
         let c = _mm512_set1_pd;
         let a: [__m512d; U] =
             from_fn(|i| _mm512_min_pd(_mm512_max_pd(x[i], c(EXP_MIN_ARG)), c(FAST_MAX_ARG)));
@@ -463,8 +438,61 @@ mod x86 {
             let eps = _mm512_fnmadd_pd(dd[i], y0, c(1.0));
             _mm512_fmadd_pd(y0, _mm512_fmadd_pd(eps, eps, eps), y0)
         });
-        let y: [__m512d; U] =
-            from_fn(|i| _mm512_mul_pd(_mm512_mul_pd(_mm512_mul_pd(g[i], e[i]), q[i]), inv[i]));
+        from_fn(|i| _mm512_mul_pd(_mm512_mul_pd(_mm512_mul_pd(g[i], e[i]), q[i]), inv[i]))
+    }
+
+    /// `fast_product` over slices of equal length (multiples of 8), for the error test.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F.
+    #[cfg(test)]
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn fast_products_avx512(grad: &[f32], x: &[f32]) -> Vec<f64> {
+        let mut out = vec![0.0f64; grad.len()];
+        for ((o, g), x) in out
+            .chunks_exact_mut(8)
+            .zip(grad.chunks_exact(8))
+            .zip(x.chunks_exact(8))
+        {
+            let [y] = fast_product([load8(g)], [load8(x)]);
+            // SAFETY: `o` has exactly 8 elements; unaligned store.
+            unsafe { _mm512_storeu_pd(o.as_mut_ptr(), y) };
+        }
+        out
+    }
+
+    /// `f32(g · mish'(x))` of `U` vectors of 8 lanes, bitwise equal to
+    /// `_mm512_cvtpd_ps(product8(g, x))` for each vector.
+    ///
+    /// **Fast product.** One formula for all `x`: `a = clamp(x, −708, 30)`, `e = exp(a)`
+    /// (a 16-entry table of `2^(j/16)` and a degree-6 Taylor polynomial on
+    /// |r| ≤ ln2/32: truncation below 4.4e−16, with the table's and the polynomial's
+    /// roundings below 6·2^−53),
+    /// `y = g·e·(((e + 4)·e + (4a+6))·e + 4(a+1)) / ((e + 2)·e + 2)²` with the reciprocal
+    /// from `rcp14` and one third-order Newton step (error below 2^−42). Outside
+    /// [`FAST_ROOT_WINDOW`] its relative error is below 48.6·(4.4e−16 + 6·2^−53) + 2.4e−14
+    /// (exp, the last term from the reduction by ln 2's high part only) +
+    /// 2^−42 (reciprocal) + 16·61.9·2^−53 (the numerator's FMAs) + 4·2^−53 (products)
+    /// < 5e−13 < 2^−40, and the precise product is within 1e−15 of the exact value.
+    ///
+    /// **Rounding test.** Both ends of `y·(1 ∓ ZIV_EPS)` are rounded to f32; when they
+    /// agree (rounding is monotonic), every value in between rounds the same, the exact
+    /// and the precise product included. f32 subnormal and zero results need no special
+    /// case: for `x < −708` both paths clamp `exp`'s argument and give values below
+    /// 1e−220 that round to the same signed zero as the exact one. With finite `x`, `y` is
+    /// NaN only for a NaN `g`, whose (quieted) payload every product passes on, as in
+    /// the precise path. A vector goes to the precise path when a lane has non-finite `x`,
+    /// lies in the root window, or is within the interval of a rounding boundary
+    /// (≈ 2^−13 of random lanes).
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn rounded_fast<const U: usize>(
+        g: [__m512d; U],
+        x: [__m512d; U],
+        x_covered: [__mmask8; U],
+    ) -> [__m256; U] {
+        let c = _mm512_set1_pd;
+        let y = fast_product(g, x);
 
         // The interval's ends as y·(1 ∓ ε): multiplying keeps the sign of a zero.
         let lo: [__m256; U] = from_fn(|i| _mm512_cvtpd_ps(_mm512_mul_pd(y[i], c(1.0 - ZIV_EPS))));
@@ -892,6 +920,103 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The fast AVX-512 path (rounding test, lockstep loop, tails) against the scalar
+    /// precise path on 1M inputs aimed at its edges: the root window's border, results in
+    /// the f32 subnormal range, both clamps, any bit pattern, zero and non-finite grads.
+    /// (The AVX2 path has no fast variant; it is checked along.)
+    #[test]
+    fn fast_path_matches_precise_path() {
+        let mut s = 0x0123_4567_89ab_cdefu64;
+        let n = 1 << 20;
+        let mut g = Vec::with_capacity(n);
+        let mut x = Vec::with_capacity(n);
+        for i in 0..n {
+            let r = next(&mut s);
+            let u = (r >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+            let gi = match i % 64 {
+                0 => 0.0,
+                1 => -0.0,
+                2 => f32::INFINITY,
+                3 => f32::NAN,
+                _ => f32::from_bits(r as u32),
+            };
+            let w = 1.0 / 256.0;
+            let xi = match (r >> 32) % 6 {
+                0 => u * 200.0,
+                1 => R_HI as f32 + w * (1.0 + u * 0.01),
+                2 => R_HI as f32 - w * (1.0 + u * 0.01),
+                3 => -85.0 + u * 20.0,
+                4 => f32::from_bits((r >> 32) as u32),
+                _ => 30.0 + u * 4.0,
+            };
+            g.push(if gi.is_nan() {
+                gi
+            } else {
+                gi.clamp(-1e30, 1e30)
+            });
+            x.push(xi);
+        }
+        let mut want = vec![0.0f32; n];
+        rounded_f32(Isa::Scalar, &g, &x, &mut want);
+        for isa in Isa::available() {
+            let mut got = vec![0.0f32; n];
+            rounded_f32(isa, &g, &x, &mut got);
+            // NaN payloads are not part of the contract (two NaN operands may meet in
+            // either order); every other result must be bitwise equal.
+            let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+            let bad = (0..n).find(|&i| !same(got[i], want[i]));
+            assert!(
+                bad.is_none(),
+                "{} differs at g={:e} x={:e}",
+                isa.name(),
+                g[bad.unwrap_or(0)],
+                x[bad.unwrap_or(0)]
+            );
+        }
+    }
+
+    /// The stated error bound of the fast AVX-512 product (5e−13 relative outside the root
+    /// window, which the rounding test's 2^−38 covers five times over), measured against
+    /// the precise product on inputs dense near the window's border, where it is largest.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn fast_product_within_its_error_bound() {
+        if !Isa::available().contains(&Isa::Avx512) {
+            return;
+        }
+        let mut s = 0xfeed_f00d_dead_beefu64;
+        let n = 1 << 18;
+        let (mut g, mut x) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for i in 0..n {
+            let r = next(&mut s);
+            let u = (r >> 40) as f32 / (1u64 << 24) as f32;
+            g.push(1.0 + u);
+            let border = 1.0 / 256.0 * (1.0 + 8.0 * u);
+            x.push(match i % 4 {
+                0 => R_HI as f32 + border,
+                1 => R_HI as f32 - border,
+                2 => -40.0 + 70.0 * u,
+                _ => -700.0 * u,
+            });
+        }
+        // SAFETY: AVX-512F is available (checked above).
+        let fast = unsafe { x86::fast_products_avx512(&g, &x) };
+        let mut worst = 0.0f64;
+        for i in 0..n {
+            if (f64::from(x[i]) - R_HI).abs() < 1.0 / 256.0 {
+                continue;
+            }
+            let precise = product(g[i], x[i]);
+            if precise.abs() < 1e-300 {
+                continue;
+            }
+            worst = worst.max(((fast[i] - precise) / precise).abs());
+        }
+        assert!(worst < 5e-13, "worst relative error {worst:e}");
+        // the bound is not vacuous: the window border costs accuracy
+        assert!(worst > 1e-16, "worst relative error {worst:e}");
     }
 
     #[test]
