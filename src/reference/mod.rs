@@ -28,9 +28,13 @@
 //! # Speed
 //! The f64 evaluation is vectorized (AVX-512F or AVX2+FMA chosen at run time, with a
 //! portable scalar fallback giving bitwise identical results); inputs of at least
-//! [`PARALLEL_THRESHOLD`] elements are split across the rayon thread pool. Non-contiguous,
-//! negatively strided and broadcast views are processed in place through small stack
-//! buffers: no temporary beyond the output is allocated.
+//! [`PARALLEL_THRESHOLD`] elements are split across the rayon thread pool. For f32 results
+//! on AVX-512 a cheaper first pass with a proven error bound is kept wherever a rounding
+//! test shows it rounds like the precise evaluation (bitwise the same results). Non-contiguous,
+//! negatively strided and broadcast views are walked in the memory order of most of the
+//! three views and processed in tiles of 1024 elements through stack buffers (16 × 64
+//! tiles when a view is transposed against the others, so that cache lines are reused):
+//! no temporary beyond the output is allocated.
 
 mod kernel;
 
