@@ -277,7 +277,14 @@ mod x86 {
     //! AVX2+FMA (4 f64 lanes) and AVX-512F (8 f64 lanes) versions of
     //! [`super::dmish`]: the direct formula in all lanes, the root Taylor expansion blended
     //! in when a lane is in the root window, and non-finite lanes recomputed with
-    //! [`super::nonfinite_dmish`].
+    //! [`super::nonfinite_dmish`]; and the fast f32 path of AVX-512F.
+    //!
+    //! The precise path is written once, in the macro `precise!`, against a table of
+    //! vector operations that [`avx512`] and [`avx2`] each fill with their intrinsics
+    //! (`ops!`). A macro rather than a function generic over the table: each instance
+    //! carries the `#[target_feature]` of the operations it calls, so they inline into it
+    //! as intrinsics written out by hand do; one generic function could not carry the
+    //! attribute for both and would rely on being inlined itself first.
 
     use super::{
         EXP_MIN_ARG, EXP_TAYLOR, LN2_HI, LN2_LO, LOG2E, R_HI, R_LO, ROOT_TAYLOR, ROOT_WINDOW,
@@ -286,68 +293,208 @@ mod x86 {
     use std::arch::x86_64::*;
     use std::array::from_fn;
 
+    /// An instruction set's table of the operations `precise!` uses, each function made
+    /// `#[inline]`, compiled with `$feature` and visible to this module. Besides the types
+    /// `F` (a vector of `LANES` f64) and `M` (a lane mask), a table defines:
+    ///
+    /// - `splat`, `zero`, `sub`, `mul`, `div`, `fmadd` (`a·b + c`, one rounding), `abs`,
+    ///   and `min`, `max` as x86 defines them (`a < b ? a : b`, `a > b ? a : b`: `b` if
+    ///   either is NaN);
+    /// - `pow2_from_shifted(t)`: `2^k` for `t = SHIFTER + k`, whose low mantissa bits hold
+    ///   `k`, by adding the exponent bias and shifting it into the exponent field;
+    /// - `lt(a, b)` (ordered, false for NaN), `blend(m, a, b)` (`b` in the lanes of `m`,
+    ///   `a` elsewhere), `any(m)`, `bits(m)` (lane `i` in bit `i`);
+    /// - `load` (`LANES` f32 widened), `load_f64`, `store` (`LANES` f64) and the
+    ///   store functions named in `precise!`, all from or to the start of a slice that
+    ///   they check is long enough.
+    macro_rules! ops {
+        (
+            $feature:literal;
+            $(
+                $(#[$attr:meta])*
+                fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)? $body:block
+            )*
+        ) => {
+            $(
+                $(#[$attr])*
+                #[inline]
+                #[target_feature(enable = $feature)]
+                pub(super) fn $name($($arg: $ty),*) $(-> $ret)? $body
+            )*
+        };
+    }
+
+    /// The precise path over the table `$ops`, compiled with `$feature`: `$product` of one
+    /// vector, its cold `$patch`, and for each entry `name: element => store` a kernel
+    /// over slices that writes the products through `store` into an `element` slice.
+    ///
+    /// The functions are generated here rather than in the table's module, beside the
+    /// fast path that calls `product8` too: rustc splits codegen units by module, and
+    /// within one unit LLVM passes the vectors to the cold patch in registers. Passed
+    /// through memory, they changed the register allocation of the loops.
+    macro_rules! precise {
+        (
+            ops: $ops:ident, feature: $feature:literal, product: $product:ident,
+            patch: $patch:ident;
+            $($(#[$doc:meta])* $name:ident: $out:ty => $store:ident;)+
+        ) => {
+            /// Products `g · mish'(x)` of one vector.
+            #[inline]
+            #[target_feature(enable = $feature)]
+            fn $product(g: $ops::F, x: $ops::F) -> $ops::F {
+                use $ops::*;
+                let finite = lt(abs(x), splat(f64::INFINITY));
+                let dhi = sub(x, splat(R_HI));
+                let window = lt(abs(dhi), splat(ROOT_WINDOW));
+
+                // v = exp(max(-|x|, -708))
+                let a = max(min(x, sub(zero(), x)), splat(EXP_MIN_ARG));
+                let t = fmadd(a, splat(LOG2E), splat(SHIFTER));
+                let k = sub(t, splat(SHIFTER));
+                let r = fmadd(k, splat(-LN2_HI), a);
+                let r = fmadd(k, splat(-LN2_LO), r);
+                let mut p = splat(EXP_TAYLOR[0]);
+                for &e in &EXP_TAYLOR[1..] {
+                    p = fmadd(p, r, splat(e));
+                }
+                p = fmadd(p, r, splat(1.0));
+                p = fmadd(p, r, splat(1.0));
+                let v = mul(p, pow2_from_shifted(t));
+
+                let four_x1 = fmadd(splat(4.0), x, splat(4.0));
+                let four_x6 = fmadd(splat(4.0), x, splat(6.0));
+                // The coefficients of the x < 0 form where `neg` is set, of the x ≥ 0 form
+                // elsewhere (see the module docs of `kernel`).
+                let neg = lt(x, zero());
+                let h3 = blend(neg, four_x1, splat(1.0));
+                let h2 = blend(neg, four_x6, splat(4.0));
+                let h1 = blend(neg, splat(4.0), four_x6);
+                let h0 = blend(neg, splat(1.0), four_x1);
+                let pre = blend(neg, splat(1.0), v);
+                let k2 = blend(neg, splat(2.0), splat(1.0));
+                let k0 = blend(neg, splat(1.0), splat(2.0));
+                let q = fmadd(fmadd(fmadd(h3, v, h2), v, h1), v, h0);
+                let d = fmadd(fmadd(k2, v, splat(2.0)), v, k0);
+                let mut m = div(mul(pre, q), mul(d, d));
+                // Rare in real data: the Taylor expansion only when a lane needs it.
+                if any(window) {
+                    let dd = sub(dhi, splat(R_LO));
+                    let mut p = splat(ROOT_TAYLOR[11]);
+                    for &c in ROOT_TAYLOR[..11].iter().rev() {
+                        p = fmadd(p, dd, splat(c));
+                    }
+                    m = blend(window, m, mul(dd, p));
+                }
+                let prod = mul(g, m);
+                let finite = bits(finite);
+                if finite == (1 << LANES) - 1 {
+                    prod
+                } else {
+                    $patch(g, x, prod, finite)
+                }
+            }
+
+            /// Recomputes the lanes not set in `finite` with the scalar code (out of line:
+            /// real inputs hardly hold ±∞ or NaN).
+            #[cold]
+            #[target_feature(enable = $feature)]
+            fn $patch(g: $ops::F, x: $ops::F, prod: $ops::F, finite: u32) -> $ops::F {
+                use $ops::*;
+                let (mut ga, mut xa, mut pa) = ([0.0f64; LANES], [0.0f64; LANES], [0.0f64; LANES]);
+                store(&mut ga, g);
+                store(&mut xa, x);
+                store(&mut pa, prod);
+                for lane in 0..LANES {
+                    if finite & (1 << lane) == 0 {
+                        pa[lane] = ga[lane] * nonfinite_dmish(xa[lane]);
+                    }
+                }
+                load_f64(&pa)
+            }
+
+            $(
+                $(#[$doc])*
+                ///
+                /// # Safety
+                #[doc = concat!("The CPU must support `", $feature, "`; slices of equal length.")]
+                #[target_feature(enable = $feature)]
+                pub(super) unsafe fn $name(grad: &[f32], x: &[f32], out: &mut [$out]) {
+                    use $ops::*;
+                    let n = out.len();
+                    let body = n - n % LANES;
+                    for ((o, g), x) in out[..body]
+                        .chunks_exact_mut(LANES)
+                        .zip(grad[..body].chunks_exact(LANES))
+                        .zip(x[..body].chunks_exact(LANES))
+                    {
+                        $store(o, $product(load(g), load(x)));
+                    }
+                    if body < n {
+                        let (mut gt, mut xt) = ([0.0f32; LANES], [0.0f32; LANES]);
+                        let mut ot: [$out; LANES] = [0.0; LANES];
+                        gt[..n - body].copy_from_slice(&grad[body..]);
+                        xt[..n - body].copy_from_slice(&x[body..]);
+                        $store(&mut ot, $product(load(&gt), load(&xt)));
+                        out[body..].copy_from_slice(&ot[..n - body]);
+                    }
+                }
+            )+
+        };
+    }
+
     // ---------------------------------------------------------------- AVX-512F
 
-    /// Products `g · mish'(x)` of 8 lanes.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn product8(g: __m512d, x: __m512d) -> __m512d {
-        let c = _mm512_set1_pd;
-        let absx = _mm512_abs_pd(x);
-        let slow = !_mm512_cmp_pd_mask::<_CMP_LT_OQ>(absx, c(f64::INFINITY));
-        let dhi = _mm512_sub_pd(x, c(R_HI));
-        let window = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(_mm512_abs_pd(dhi), c(ROOT_WINDOW));
+    /// The operations of the precise path on AVX-512F: 8 lanes, masks in mask registers.
+    mod avx512 {
+        use super::*;
 
-        // v = exp(max(-|x|, -708))
-        let a = _mm512_max_pd(
-            _mm512_min_pd(x, _mm512_sub_pd(_mm512_setzero_pd(), x)),
-            c(EXP_MIN_ARG),
-        );
-        let t = _mm512_fmadd_pd(a, c(LOG2E), c(SHIFTER));
-        let k = _mm512_sub_pd(t, c(SHIFTER));
-        let r = _mm512_fmadd_pd(k, c(-LN2_HI), a);
-        let r = _mm512_fmadd_pd(k, c(-LN2_LO), r);
-        let mut p = c(EXP_TAYLOR[0]);
-        for &e in &EXP_TAYLOR[1..] {
-            p = _mm512_fmadd_pd(p, r, c(e));
-        }
-        p = _mm512_fmadd_pd(p, r, c(1.0));
-        p = _mm512_fmadd_pd(p, r, c(1.0));
-        let scale = _mm512_castsi512_pd(_mm512_slli_epi64::<52>(_mm512_add_epi64(
-            _mm512_castpd_si512(t),
-            _mm512_set1_epi64(1023),
-        )));
-        let v = _mm512_mul_pd(p, scale);
+        pub(super) type F = __m512d;
+        pub(super) type M = __mmask8;
+        pub(super) const LANES: usize = 8;
 
-        let four_x1 = _mm512_fmadd_pd(c(4.0), x, c(4.0));
-        let four_x6 = _mm512_fmadd_pd(c(4.0), x, c(6.0));
-        let neg = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(x, _mm512_setzero_pd());
-        // blend(mask, a, b) takes b where the mask bit is set (x < 0).
-        let h3 = _mm512_mask_blend_pd(neg, four_x1, c(1.0));
-        let h2 = _mm512_mask_blend_pd(neg, four_x6, c(4.0));
-        let h1 = _mm512_mask_blend_pd(neg, c(4.0), four_x6);
-        let h0 = _mm512_mask_blend_pd(neg, c(1.0), four_x1);
-        let pre = _mm512_mask_blend_pd(neg, c(1.0), v);
-        let k2 = _mm512_mask_blend_pd(neg, c(2.0), c(1.0));
-        let k0 = _mm512_mask_blend_pd(neg, c(1.0), c(2.0));
-        let q = _mm512_fmadd_pd(_mm512_fmadd_pd(_mm512_fmadd_pd(h3, v, h2), v, h1), v, h0);
-        let d = _mm512_fmadd_pd(_mm512_fmadd_pd(k2, v, c(2.0)), v, k0);
-        let mut m = _mm512_div_pd(_mm512_mul_pd(pre, q), _mm512_mul_pd(d, d));
-        if window != 0 {
-            let dd = _mm512_sub_pd(dhi, c(R_LO));
-            let mut p = c(ROOT_TAYLOR[11]);
-            for &k in ROOT_TAYLOR[..11].iter().rev() {
-                p = _mm512_fmadd_pd(p, dd, c(k));
+        ops! { "avx512f";
+            fn splat(v: f64) -> F { _mm512_set1_pd(v) }
+            fn zero() -> F { _mm512_setzero_pd() }
+            fn sub(a: F, b: F) -> F { _mm512_sub_pd(a, b) }
+            fn mul(a: F, b: F) -> F { _mm512_mul_pd(a, b) }
+            fn div(a: F, b: F) -> F { _mm512_div_pd(a, b) }
+            fn fmadd(a: F, b: F, c: F) -> F { _mm512_fmadd_pd(a, b, c) }
+            fn min(a: F, b: F) -> F { _mm512_min_pd(a, b) }
+            fn max(a: F, b: F) -> F { _mm512_max_pd(a, b) }
+            fn abs(a: F) -> F { _mm512_abs_pd(a) }
+            fn pow2_from_shifted(t: F) -> F {
+                let biased = _mm512_add_epi64(_mm512_castpd_si512(t), _mm512_set1_epi64(1023));
+                _mm512_castsi512_pd(_mm512_slli_epi64::<52>(biased))
             }
-            m = _mm512_mask_blend_pd(window, m, _mm512_mul_pd(dd, p));
-        }
-        let prod = _mm512_mul_pd(g, m);
-        if slow == 0 {
-            prod
-        } else {
-            patch8(g, x, prod, slow)
+            fn lt(a: F, b: F) -> M { _mm512_cmp_pd_mask::<_CMP_LT_OQ>(a, b) }
+            fn blend(m: M, a: F, b: F) -> F { _mm512_mask_blend_pd(m, a, b) }
+            fn any(m: M) -> bool { m != 0 }
+            fn bits(m: M) -> u32 { m.into() }
+            fn load(s: &[f32]) -> F {
+                assert!(s.len() >= LANES);
+                // SAFETY: `s` has at least 8 elements (checked above); unaligned load.
+                _mm512_cvtps_pd(unsafe { _mm256_loadu_ps(s.as_ptr()) })
+            }
+            fn load_f64(s: &[f64]) -> F {
+                assert!(s.len() >= LANES);
+                // SAFETY: `s` has at least 8 elements (checked above); unaligned load.
+                unsafe { _mm512_loadu_pd(s.as_ptr()) }
+            }
+            fn store(s: &mut [f64], v: F) {
+                assert!(s.len() >= LANES);
+                // SAFETY: `s` has at least 8 elements (checked above); unaligned store.
+                unsafe { _mm512_storeu_pd(s.as_mut_ptr(), v) }
+            }
         }
     }
+
+    precise! {
+        ops: avx512, feature: "avx512f", product: product8, patch: patch8;
+        /// See [`super::products_f64`].
+        products_f64_avx512: f64 => store;
+    }
+
+    // ------------------------------------------------------- AVX-512F fast f32 path
 
     /// `2^(j/16)` for j = 0..16, each rounded to nearest f64 (mpmath, 300 bits).
     const EXP2_SIXTEENTHS: [f64; 16] = [
@@ -457,7 +604,7 @@ mod x86 {
             .zip(grad.chunks_exact(8))
             .zip(x.chunks_exact(8))
         {
-            let [y] = fast_product([load8(g)], [load8(x)]);
+            let [y] = fast_product([avx512::load(g)], [avx512::load(x)]);
             // SAFETY: `o` has exactly 8 elements; unaligned store.
             unsafe { _mm512_storeu_pd(o.as_mut_ptr(), y) };
         }
@@ -528,26 +675,6 @@ mod x86 {
         _mm512_cvtpd_ps(product8(g, x))
     }
 
-    /// Recomputes the lanes of `slow` with the scalar slow path.
-    #[cold]
-    #[target_feature(enable = "avx512f")]
-    fn patch8(g: __m512d, x: __m512d, prod: __m512d, slow: __mmask8) -> __m512d {
-        let (mut ga, mut xa, mut pa) = ([0.0f64; 8], [0.0f64; 8], [0.0f64; 8]);
-        // SAFETY: each array holds exactly 8 f64; unaligned stores.
-        unsafe {
-            _mm512_storeu_pd(ga.as_mut_ptr(), g);
-            _mm512_storeu_pd(xa.as_mut_ptr(), x);
-            _mm512_storeu_pd(pa.as_mut_ptr(), prod);
-        }
-        for lane in 0..8 {
-            if slow & (1 << lane) != 0 {
-                pa[lane] = ga[lane] * nonfinite_dmish(xa[lane]);
-            }
-        }
-        // SAFETY: `pa` holds 8 f64.
-        unsafe { _mm512_loadu_pd(pa.as_ptr()) }
-    }
-
     /// Lanes of `x` that the error bound of [`rounded_fast`] covers: finite and outside
     /// [`FAST_ROOT_WINDOW`]. Checked in f32, 16 lanes at a time: `x − f32(r)` is exact
     /// near the root (Sterbenz), and `f32(r)` is within 4e−8 of `r`, so covered lanes are
@@ -580,15 +707,6 @@ mod x86 {
         unsafe { _mm256_storeu_ps(s.as_mut_ptr(), v) }
     }
 
-    /// Widening load of 8 f32 from `s[..8]`.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn load8(s: &[f32]) -> __m512d {
-        assert!(s.len() >= 8);
-        // SAFETY: `s` has at least 8 elements (checked above); unaligned load.
-        _mm512_cvtps_pd(unsafe { _mm256_loadu_ps(s.as_ptr()) })
-    }
-
     /// See [`super::rounded_f32`].
     ///
     /// # Safety
@@ -618,8 +736,8 @@ mod x86 {
                 _mm_prefetch::<_MM_HINT_T0>(g.as_ptr().wrapping_add(PREFETCH + line).cast());
                 _mm_prefetch::<_MM_HINT_T0>(x.as_ptr().wrapping_add(PREFETCH + line).cast());
             }
-            let gv: [__m512d; LOCKSTEP] = from_fn(|i| load8(&g[8 * i..]));
-            let xv: [__m512d; LOCKSTEP] = from_fn(|i| load8(&x[8 * i..]));
+            let gv: [__m512d; LOCKSTEP] = from_fn(|i| avx512::load(&g[8 * i..]));
+            let xv: [__m512d; LOCKSTEP] = from_fn(|i| avx512::load(&x[8 * i..]));
             let x16: [__mmask16; LOCKSTEP / 2] = from_fn(|i| covered16(load16(&x[16 * i..])));
             let x_covered = from_fn(|i| (x16[i / 2] >> (8 * (i % 2))) as __mmask8);
             let r = rounded_fast(gv, xv, x_covered);
@@ -638,187 +756,72 @@ mod x86 {
             // SAFETY: `xt` holds 8 f32; unaligned load.
             let x8 = unsafe { _mm256_loadu_ps(xt.as_ptr()) };
             let x_covered = covered16(_mm512_zextps256_ps512(x8)) as __mmask8;
-            let [r] = rounded_fast([load8(&gt)], [load8(&xt)], [x_covered]);
+            let [r] = rounded_fast([avx512::load(&gt)], [avx512::load(&xt)], [x_covered]);
             store8(&mut ot, r);
             o.copy_from_slice(&ot[..len]);
         }
     }
 
-    /// See [`super::products_f64`].
-    ///
-    /// # Safety
-    /// The CPU must support AVX-512F; slices of equal length.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn products_f64_avx512(grad: &[f32], x: &[f32], out: &mut [f64]) {
-        let n = out.len();
-        let body = n - n % 8;
-        for ((o, g), x) in out[..body]
-            .chunks_exact_mut(8)
-            .zip(grad[..body].chunks_exact(8))
-            .zip(x[..body].chunks_exact(8))
-        {
-            let r = product8(load8(g), load8(x));
-            // SAFETY: `o` has exactly 8 elements; unaligned store.
-            unsafe { _mm512_storeu_pd(o.as_mut_ptr(), r) };
-        }
-        if body < n {
-            let (mut gt, mut xt, mut ot) = ([0.0f32; 8], [0.0f32; 8], [0.0f64; 8]);
-            gt[..n - body].copy_from_slice(&grad[body..]);
-            xt[..n - body].copy_from_slice(&x[body..]);
-            let r = product8(load8(&gt), load8(&xt));
-            // SAFETY: `ot` holds 8 f64.
-            unsafe { _mm512_storeu_pd(ot.as_mut_ptr(), r) };
-            out[body..].copy_from_slice(&ot[..n - body]);
-        }
-    }
-
     // ---------------------------------------------------------------- AVX2 + FMA
 
-    /// Products `g · mish'(x)` of 4 lanes.
-    #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    fn product4(g: __m256d, x: __m256d) -> __m256d {
-        let c = _mm256_set1_pd;
-        let sign = c(-0.0);
-        let absx = _mm256_andnot_pd(sign, x);
-        let finite = _mm256_cmp_pd::<_CMP_LT_OQ>(absx, c(f64::INFINITY));
-        let slow = !_mm256_movemask_pd(finite) & 0xf;
-        let dhi = _mm256_sub_pd(x, c(R_HI));
-        let window = _mm256_cmp_pd::<_CMP_LT_OQ>(_mm256_andnot_pd(sign, dhi), c(ROOT_WINDOW));
+    /// The operations of the precise path on AVX2+FMA: 4 lanes, masks as vectors of
+    /// all-ones lanes.
+    mod avx2 {
+        use super::*;
 
-        let a = _mm256_max_pd(
-            _mm256_min_pd(x, _mm256_sub_pd(_mm256_setzero_pd(), x)),
-            c(EXP_MIN_ARG),
-        );
-        let t = _mm256_fmadd_pd(a, c(LOG2E), c(SHIFTER));
-        let k = _mm256_sub_pd(t, c(SHIFTER));
-        let r = _mm256_fmadd_pd(k, c(-LN2_HI), a);
-        let r = _mm256_fmadd_pd(k, c(-LN2_LO), r);
-        let mut p = c(EXP_TAYLOR[0]);
-        for &e in &EXP_TAYLOR[1..] {
-            p = _mm256_fmadd_pd(p, r, c(e));
-        }
-        p = _mm256_fmadd_pd(p, r, c(1.0));
-        p = _mm256_fmadd_pd(p, r, c(1.0));
-        let scale = _mm256_castsi256_pd(_mm256_slli_epi64::<52>(_mm256_add_epi64(
-            _mm256_castpd_si256(t),
-            _mm256_set1_epi64x(1023),
-        )));
-        let v = _mm256_mul_pd(p, scale);
+        pub(super) type F = __m256d;
+        pub(super) type M = __m256d;
+        pub(super) const LANES: usize = 4;
 
-        let four_x1 = _mm256_fmadd_pd(c(4.0), x, c(4.0));
-        let four_x6 = _mm256_fmadd_pd(c(4.0), x, c(6.0));
-        let neg = _mm256_cmp_pd::<_CMP_LT_OQ>(x, _mm256_setzero_pd());
-        // blendv(a, b, mask) takes b where the mask lane is set (x < 0).
-        let h3 = _mm256_blendv_pd(four_x1, c(1.0), neg);
-        let h2 = _mm256_blendv_pd(four_x6, c(4.0), neg);
-        let h1 = _mm256_blendv_pd(c(4.0), four_x6, neg);
-        let h0 = _mm256_blendv_pd(c(1.0), four_x1, neg);
-        let pre = _mm256_blendv_pd(c(1.0), v, neg);
-        let k2 = _mm256_blendv_pd(c(2.0), c(1.0), neg);
-        let k0 = _mm256_blendv_pd(c(1.0), c(2.0), neg);
-        let q = _mm256_fmadd_pd(_mm256_fmadd_pd(_mm256_fmadd_pd(h3, v, h2), v, h1), v, h0);
-        let d = _mm256_fmadd_pd(_mm256_fmadd_pd(k2, v, c(2.0)), v, k0);
-        let mut m = _mm256_div_pd(_mm256_mul_pd(pre, q), _mm256_mul_pd(d, d));
-        if _mm256_movemask_pd(window) != 0 {
-            let dd = _mm256_sub_pd(dhi, c(R_LO));
-            let mut p = c(ROOT_TAYLOR[11]);
-            for &k in ROOT_TAYLOR[..11].iter().rev() {
-                p = _mm256_fmadd_pd(p, dd, c(k));
+        ops! { "avx2,fma";
+            fn splat(v: f64) -> F { _mm256_set1_pd(v) }
+            fn zero() -> F { _mm256_setzero_pd() }
+            fn sub(a: F, b: F) -> F { _mm256_sub_pd(a, b) }
+            fn mul(a: F, b: F) -> F { _mm256_mul_pd(a, b) }
+            fn div(a: F, b: F) -> F { _mm256_div_pd(a, b) }
+            fn fmadd(a: F, b: F, c: F) -> F { _mm256_fmadd_pd(a, b, c) }
+            fn min(a: F, b: F) -> F { _mm256_min_pd(a, b) }
+            fn max(a: F, b: F) -> F { _mm256_max_pd(a, b) }
+            // AVX2 has no abs: clear the sign bit.
+            fn abs(a: F) -> F { _mm256_andnot_pd(_mm256_set1_pd(-0.0), a) }
+            fn pow2_from_shifted(t: F) -> F {
+                let biased = _mm256_add_epi64(_mm256_castpd_si256(t), _mm256_set1_epi64x(1023));
+                _mm256_castsi256_pd(_mm256_slli_epi64::<52>(biased))
             }
-            m = _mm256_blendv_pd(m, _mm256_mul_pd(dd, p), window);
-        }
-        let prod = _mm256_mul_pd(g, m);
-        if slow == 0 {
-            prod
-        } else {
-            patch4(g, x, prod, slow)
-        }
-    }
-
-    /// Recomputes the lanes of `slow` with the scalar slow path.
-    #[cold]
-    #[target_feature(enable = "avx2,fma")]
-    fn patch4(g: __m256d, x: __m256d, prod: __m256d, slow: i32) -> __m256d {
-        let (mut ga, mut xa, mut pa) = ([0.0f64; 4], [0.0f64; 4], [0.0f64; 4]);
-        // SAFETY: each array holds exactly 4 f64; unaligned stores.
-        unsafe {
-            _mm256_storeu_pd(ga.as_mut_ptr(), g);
-            _mm256_storeu_pd(xa.as_mut_ptr(), x);
-            _mm256_storeu_pd(pa.as_mut_ptr(), prod);
-        }
-        for lane in 0..4 {
-            if slow & (1 << lane) != 0 {
-                pa[lane] = ga[lane] * nonfinite_dmish(xa[lane]);
+            fn lt(a: F, b: F) -> M { _mm256_cmp_pd::<_CMP_LT_OQ>(a, b) }
+            fn blend(m: M, a: F, b: F) -> F { _mm256_blendv_pd(a, b, m) }
+            fn any(m: M) -> bool { _mm256_movemask_pd(m) != 0 }
+            // movemask sets only the low 4 bits: the cast keeps the value.
+            fn bits(m: M) -> u32 { _mm256_movemask_pd(m) as u32 }
+            fn load(s: &[f32]) -> F {
+                assert!(s.len() >= LANES);
+                // SAFETY: `s` has at least 4 elements (checked above); unaligned load.
+                _mm256_cvtps_pd(unsafe { _mm_loadu_ps(s.as_ptr()) })
+            }
+            fn load_f64(s: &[f64]) -> F {
+                assert!(s.len() >= LANES);
+                // SAFETY: `s` has at least 4 elements (checked above); unaligned load.
+                unsafe { _mm256_loadu_pd(s.as_ptr()) }
+            }
+            fn store(s: &mut [f64], v: F) {
+                assert!(s.len() >= LANES);
+                // SAFETY: `s` has at least 4 elements (checked above); unaligned store.
+                unsafe { _mm256_storeu_pd(s.as_mut_ptr(), v) }
+            }
+            fn store_f32(s: &mut [f32], v: F) {
+                assert!(s.len() >= LANES);
+                // SAFETY: `s` has at least 4 elements (checked above); unaligned store.
+                unsafe { _mm_storeu_ps(s.as_mut_ptr(), _mm256_cvtpd_ps(v)) }
             }
         }
-        // SAFETY: `pa` holds 4 f64.
-        unsafe { _mm256_loadu_pd(pa.as_ptr()) }
     }
 
-    /// Widening load of 4 f32 from `s[..4]`.
-    #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    fn load4(s: &[f32]) -> __m256d {
-        assert!(s.len() >= 4);
-        // SAFETY: `s` has at least 4 elements (checked above); unaligned load.
-        _mm256_cvtps_pd(unsafe { _mm_loadu_ps(s.as_ptr()) })
-    }
-
-    /// See [`super::rounded_f32`].
-    ///
-    /// # Safety
-    /// The CPU must support AVX2 and FMA; slices of equal length.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn rounded_f32_avx2(grad: &[f32], x: &[f32], out: &mut [f32]) {
-        let n = out.len();
-        let body = n - n % 4;
-        for ((o, g), x) in out[..body]
-            .chunks_exact_mut(4)
-            .zip(grad[..body].chunks_exact(4))
-            .zip(x[..body].chunks_exact(4))
-        {
-            let r = _mm256_cvtpd_ps(product4(load4(g), load4(x)));
-            // SAFETY: `o` has exactly 4 elements; unaligned store.
-            unsafe { _mm_storeu_ps(o.as_mut_ptr(), r) };
-        }
-        if body < n {
-            let (mut gt, mut xt, mut ot) = ([0.0f32; 4], [0.0f32; 4], [0.0f32; 4]);
-            gt[..n - body].copy_from_slice(&grad[body..]);
-            xt[..n - body].copy_from_slice(&x[body..]);
-            let r = _mm256_cvtpd_ps(product4(load4(&gt), load4(&xt)));
-            // SAFETY: `ot` holds 4 f32.
-            unsafe { _mm_storeu_ps(ot.as_mut_ptr(), r) };
-            out[body..].copy_from_slice(&ot[..n - body]);
-        }
-    }
-
-    /// See [`super::products_f64`].
-    ///
-    /// # Safety
-    /// The CPU must support AVX2 and FMA; slices of equal length.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn products_f64_avx2(grad: &[f32], x: &[f32], out: &mut [f64]) {
-        let n = out.len();
-        let body = n - n % 4;
-        for ((o, g), x) in out[..body]
-            .chunks_exact_mut(4)
-            .zip(grad[..body].chunks_exact(4))
-            .zip(x[..body].chunks_exact(4))
-        {
-            let r = product4(load4(g), load4(x));
-            // SAFETY: `o` has exactly 4 elements; unaligned store.
-            unsafe { _mm256_storeu_pd(o.as_mut_ptr(), r) };
-        }
-        if body < n {
-            let (mut gt, mut xt, mut ot) = ([0.0f32; 4], [0.0f32; 4], [0.0f64; 4]);
-            gt[..n - body].copy_from_slice(&grad[body..]);
-            xt[..n - body].copy_from_slice(&x[body..]);
-            let r = product4(load4(&gt), load4(&xt));
-            // SAFETY: `ot` holds 4 f64.
-            unsafe { _mm256_storeu_pd(ot.as_mut_ptr(), r) };
-            out[body..].copy_from_slice(&ot[..n - body]);
-        }
+    precise! {
+        ops: avx2, feature: "avx2,fma", product: product4, patch: patch4;
+        /// See [`super::rounded_f32`].
+        rounded_f32_avx2: f32 => store_f32;
+        /// See [`super::products_f64`].
+        products_f64_avx2: f64 => store;
     }
 }
 
