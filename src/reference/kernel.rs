@@ -572,16 +572,16 @@ mod x86 {
             let two_j16 = _mm512_permutex2var_pd(table_lo, _mm512_castpd_si512(t[i]), table_hi);
             _mm512_scalef_pd(_mm512_mul_pd(p[i], two_j16), kq[i])
         });
+        let d: [__m512d; U] =
+            from_fn(|i| _mm512_fmadd_pd(_mm512_add_pd(e[i], c(2.0)), e[i], c(2.0)));
         let q: [__m512d; U] = from_fn(|i| {
-            let four_a6 = _mm512_fmadd_pd(c(4.0), a[i], c(6.0));
             let four_a4 = _mm512_fmadd_pd(c(4.0), a[i], c(4.0));
-            let inner = _mm512_fmadd_pd(_mm512_add_pd(e[i], c(4.0)), e[i], four_a6);
+            // (e + 4)·e + 4a + 6 as d + (2e + 4a + 4): one operation less, no cancellation
+            // (near the root the sum is ≈ 2.7 − 0.16)
+            let inner = _mm512_add_pd(d[i], _mm512_fmadd_pd(c(2.0), e[i], four_a4));
             _mm512_fmadd_pd(inner, e[i], four_a4)
         });
-        let dd: [__m512d; U] = from_fn(|i| {
-            let d = _mm512_fmadd_pd(_mm512_add_pd(e[i], c(2.0)), e[i], c(2.0));
-            _mm512_mul_pd(d, d)
-        });
+        let dd: [__m512d; U] = from_fn(|i| _mm512_mul_pd(d[i], d[i]));
         // 1/dd: rcp14 (relative error ε ≤ 2^−14), then y0·(1 + ε + ε²) (error ε³)
         let inv: [__m512d; U] = from_fn(|i| {
             let y0 = _mm512_rcp14_pd(dd[i]);
