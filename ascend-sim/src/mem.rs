@@ -1,7 +1,9 @@
 //! Simulated device memory: an inaccessible reserved address range per device, with the
 //! bytes of each allocation kept in a host-side backing buffer.
 
-use crate::state::{State, fail, finding, lock, state};
+use crate::state::{
+    State, active_state, fail, finding, lock, non_null_address, out_param, out_slot, status_of,
+};
 use ascend_sys::*;
 use std::collections::BTreeMap;
 use std::ffi::c_void;
@@ -161,81 +163,59 @@ impl State {
 }
 
 pub(crate) unsafe fn malloc(dev_ptr: *mut *mut c_void, size: usize, policy: u32) -> aclError {
-    let mut st = state();
-    if let Err(e) = st.require_active() {
-        return e;
-    }
-    if dev_ptr.is_null() {
-        return fail(ACL_ERROR_INVALID_PARAM, "devPtr is NULL".into());
-    }
-    if size == 0 {
-        return fail(ACL_ERROR_INVALID_PARAM, "size is 0".into());
-    }
-    if policy > ACL_MEM_MALLOC_NORMAL_ONLY {
-        return fail(
-            ACL_ERROR_INVALID_PARAM,
-            format!("policy {policy} is not an aclrtMemMallocPolicy"),
-        );
-    }
-    let (_, device) = match st.current_ctx() {
-        Ok(c) => c,
-        Err(e) => return e,
-    };
-    let padded = match size
-        .checked_add(DEVICE_ALIGN - 1)
-        .map(|s| s / DEVICE_ALIGN * DEVICE_ALIGN + DEVICE_ALIGN)
-    {
-        Some(p) => p,
-        None => {
-            return fail(
-                ACL_ERROR_RT_MEMORY_ALLOCATION,
-                format!("size {size} too large"),
-            );
+    status_of(|| {
+        let mut st = active_state()?;
+        // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+        let out = unsafe { out_param(dev_ptr, "devPtr") }?;
+        if size == 0 {
+            return Err(fail(ACL_ERROR_INVALID_PARAM, "size is 0".into()));
         }
-    };
-    let arena = &mut st.devices[device].arena;
-    let Some(start) = arena.take(padded) else {
-        let (cap, used) = (arena.capacity, arena.used);
-        return fail(
-            ACL_ERROR_RT_MEMORY_ALLOCATION,
-            format!(
-                "out of device memory on device {device}: asked {size} bytes ({padded} padded), {} of {cap} bytes free",
-                cap - used
-            ),
-        );
-    };
-    let alloc = Alloc {
-        start,
-        size,
-        padded,
-        device,
-        data: Mutex::new(vec![0u8; size]),
-        freed: AtomicBool::new(false),
-    };
-    st.allocs.insert(start, Arc::new(alloc));
-    // SAFETY: dev_ptr is non-null and, by the C contract, points to a writable `void *`.
-    unsafe { *dev_ptr = start as *mut c_void };
-    ACL_SUCCESS
+        if policy > ACL_MEM_MALLOC_NORMAL_ONLY {
+            return Err(fail(
+                ACL_ERROR_INVALID_PARAM,
+                format!("policy {policy} is not an aclrtMemMallocPolicy"),
+            ));
+        }
+        let (_, device) = st.current_ctx()?;
+        let padded = size
+            .checked_add(DEVICE_ALIGN - 1)
+            .map(|s| s / DEVICE_ALIGN * DEVICE_ALIGN + DEVICE_ALIGN)
+            .ok_or_else(|| {
+                fail(
+                    ACL_ERROR_RT_MEMORY_ALLOCATION,
+                    format!("size {size} too large"),
+                )
+            })?;
+        let arena = &mut st.devices[device].arena;
+        let Some(start) = arena.take(padded) else {
+            let (cap, used) = (arena.capacity, arena.used);
+            return Err(fail(
+                ACL_ERROR_RT_MEMORY_ALLOCATION,
+                format!(
+                    "out of device memory on device {device}: asked {size} bytes ({padded} padded), {} of {cap} bytes free",
+                    cap - used
+                ),
+            ));
+        };
+        let alloc = Alloc {
+            start,
+            size,
+            padded,
+            device,
+            data: Mutex::new(vec![0u8; size]),
+            freed: AtomicBool::new(false),
+        };
+        st.allocs.insert(start, Arc::new(alloc));
+        out.write(start as *mut c_void);
+        Ok(())
+    })
 }
 
 pub(crate) unsafe fn free(dev_ptr: *mut c_void) -> aclError {
-    let mut st = state();
-    if let Err(e) = st.require_active() {
-        return e;
-    }
-    let addr = dev_ptr as usize;
-    if addr == 0 {
-        return fail(ACL_ERROR_INVALID_PARAM, "devPtr is NULL".into());
-    }
-    match st.allocs.get(&addr) {
-        Some(a) => {
-            a.freed.store(true, Ordering::SeqCst);
-            let (device, padded) = (a.device, a.padded);
-            st.allocs.remove(&addr);
-            st.devices[device].arena.give_back(addr, padded);
-            ACL_SUCCESS
-        }
-        None => {
+    status_of(|| {
+        let mut st = active_state()?;
+        let addr = non_null_address(dev_ptr, "devPtr")?;
+        let Some(a) = st.allocs.remove(&addr) else {
             let why = if !st.is_device_addr(addr) {
                 "is not device memory (host pointer passed to aclrtFree?)".to_string()
             } else if let Some(a) = st.alloc_at(addr) {
@@ -246,68 +226,65 @@ pub(crate) unsafe fn free(dev_ptr: *mut c_void) -> aclError {
             } else {
                 "is not a live device allocation (double free or never allocated)".to_string()
             };
-            finding(ACL_ERROR_INVALID_PARAM, format!("devPtr {addr:#x} {why}"))
-        }
-    }
+            return Err(finding(
+                ACL_ERROR_INVALID_PARAM,
+                format!("devPtr {addr:#x} {why}"),
+            ));
+        };
+        a.freed.store(true, Ordering::SeqCst);
+        st.devices[a.device].arena.give_back(addr, a.padded);
+        Ok(())
+    })
 }
 
 pub(crate) unsafe fn malloc_host(host_ptr: *mut *mut c_void, size: usize) -> aclError {
-    let mut st = state();
-    if let Err(e) = st.require_active() {
-        return e;
-    }
-    if host_ptr.is_null() {
-        return fail(ACL_ERROR_INVALID_PARAM, "hostPtr is NULL".into());
-    }
-    if size == 0 {
-        return fail(ACL_ERROR_INVALID_PARAM, "size is 0".into());
-    }
-    let Ok(layout) = std::alloc::Layout::from_size_align(size, 64) else {
-        return fail(ACL_ERROR_BAD_ALLOC, format!("size {size} too large"));
-    };
-    // SAFETY: layout has a non-zero size.
-    let p = unsafe { std::alloc::alloc_zeroed(layout) };
-    if p.is_null() {
-        return fail(
-            ACL_ERROR_BAD_ALLOC,
-            format!("host allocation of {size} bytes failed"),
-        );
-    }
-    st.host_allocs
-        .insert(p as usize, HostAlloc { size, layout });
-    // SAFETY: host_ptr is non-null and points to a writable `void *` by the C contract.
-    unsafe { *host_ptr = p.cast() };
-    ACL_SUCCESS
+    status_of(|| {
+        let mut st = active_state()?;
+        // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+        let out = unsafe { out_param(host_ptr, "hostPtr") }?;
+        if size == 0 {
+            return Err(fail(ACL_ERROR_INVALID_PARAM, "size is 0".into()));
+        }
+        let Ok(layout) = std::alloc::Layout::from_size_align(size, 64) else {
+            return Err(fail(ACL_ERROR_BAD_ALLOC, format!("size {size} too large")));
+        };
+        // SAFETY: layout has a non-zero size.
+        let p = unsafe { std::alloc::alloc_zeroed(layout) };
+        if p.is_null() {
+            return Err(fail(
+                ACL_ERROR_BAD_ALLOC,
+                format!("host allocation of {size} bytes failed"),
+            ));
+        }
+        st.host_allocs
+            .insert(p as usize, HostAlloc { size, layout });
+        out.write(p.cast());
+        Ok(())
+    })
 }
 
 pub(crate) unsafe fn free_host(host_ptr: *mut c_void) -> aclError {
-    let mut st = state();
-    if let Err(e) = st.require_active() {
-        return e;
-    }
-    let addr = host_ptr as usize;
-    if addr == 0 {
-        return fail(ACL_ERROR_INVALID_PARAM, "hostPtr is NULL".into());
-    }
-    match st.host_allocs.remove(&addr) {
-        Some(h) => {
-            // SAFETY: the pointer was returned by `alloc_zeroed` with this layout and is
-            // removed from the table, so it is freed exactly once.
-            unsafe { std::alloc::dealloc(host_ptr.cast(), h.layout) };
-            ACL_SUCCESS
-        }
-        None => finding(
-            ACL_ERROR_INVALID_PARAM,
-            format!(
-                "hostPtr {addr:#x} was not returned by aclrtMallocHost or was already freed{}",
-                if st.is_device_addr(addr) {
-                    " (it is device memory: use aclrtFree)"
-                } else {
-                    ""
-                }
-            ),
-        ),
-    }
+    status_of(|| {
+        let mut st = active_state()?;
+        let addr = non_null_address(host_ptr, "hostPtr")?;
+        let Some(h) = st.host_allocs.remove(&addr) else {
+            return Err(finding(
+                ACL_ERROR_INVALID_PARAM,
+                format!(
+                    "hostPtr {addr:#x} was not returned by aclrtMallocHost or was already freed{}",
+                    if st.is_device_addr(addr) {
+                        " (it is device memory: use aclrtFree)"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        };
+        // SAFETY: the pointer was returned by `alloc_zeroed` with this layout and is
+        // removed from the table, so it is freed exactly once.
+        unsafe { std::alloc::dealloc(host_ptr.cast(), h.layout) };
+        Ok(())
+    })
 }
 
 /// A validated copy: what to do once the stream (or the caller) runs it.
@@ -500,23 +477,18 @@ pub(crate) unsafe fn memcpy(
     count: usize,
     kind: u32,
 ) -> aclError {
-    let plan = {
-        let st = state();
-        if let Err(e) = st.require_active() {
-            return e;
+    status_of(|| {
+        let plan = {
+            let st = active_state()?;
+            plan_copy(&st, dst as usize, dest_max, src as usize, count, kind)?
+        };
+        if let Some((plan, count)) = plan {
+            // SAFETY: host ranges are valid for `count` bytes by the C contract of
+            // aclrtMemcpy.
+            unsafe { run_copy(&plan, count) }.map_err(|m| finding(ACL_ERROR_INVALID_PARAM, m))?;
         }
-        match plan_copy(&st, dst as usize, dest_max, src as usize, count, kind) {
-            Ok(p) => p,
-            Err(e) => return e,
-        }
-    };
-    if let Some((plan, count)) = plan {
-        // SAFETY: host ranges are valid for `count` bytes by the C contract of aclrtMemcpy.
-        if let Err(m) = unsafe { run_copy(&plan, count) } {
-            return finding(ACL_ERROR_INVALID_PARAM, m);
-        }
-    }
-    ACL_SUCCESS
+        Ok(())
+    })
 }
 
 pub(crate) unsafe fn memset(
@@ -525,67 +497,57 @@ pub(crate) unsafe fn memset(
     value: i32,
     count: usize,
 ) -> aclError {
-    let a = {
-        let st = state();
-        if let Err(e) = st.require_active() {
-            return e;
-        }
-        let addr = dev_ptr as usize;
-        if addr == 0 {
-            return fail(ACL_ERROR_INVALID_PARAM, "devPtr is NULL".into());
-        }
-        if count > max_count {
-            return finding(
-                ACL_ERROR_INVALID_PARAM,
-                format!("count {count} exceeds maxCount {max_count}"),
-            );
-        }
-        if let Err(e) = st.current_ctx() {
-            return e;
-        }
-        if count == 0 {
-            return ACL_SUCCESS;
-        }
-        if !st.is_device_addr(addr) {
-            return finding(
-                ACL_ERROR_INVALID_PARAM,
-                format!("devPtr {addr:#x} is host memory; aclrtMemset works on device memory"),
-            );
-        }
-        match st.device_range("devPtr", addr, count) {
-            Ok(a) => (a, addr),
-            Err(m) => return finding(ACL_ERROR_INVALID_PARAM, m),
-        }
-    };
-    let (a, addr) = a;
-    let off = addr - a.start;
-    lock(&a.data)[off..off + count].fill(value as u8);
-    ACL_SUCCESS
+    status_of(|| {
+        let (a, addr) = {
+            let st = active_state()?;
+            let addr = non_null_address(dev_ptr, "devPtr")?;
+            if count > max_count {
+                return Err(finding(
+                    ACL_ERROR_INVALID_PARAM,
+                    format!("count {count} exceeds maxCount {max_count}"),
+                ));
+            }
+            st.current_ctx()?;
+            if count == 0 {
+                return Ok(());
+            }
+            if !st.is_device_addr(addr) {
+                return Err(finding(
+                    ACL_ERROR_INVALID_PARAM,
+                    format!("devPtr {addr:#x} is host memory; aclrtMemset works on device memory"),
+                ));
+            }
+            let a = st
+                .device_range("devPtr", addr, count)
+                .map_err(|m| finding(ACL_ERROR_INVALID_PARAM, m))?;
+            (a, addr)
+        };
+        let off = addr - a.start;
+        lock(&a.data)[off..off + count].fill(value as u8);
+        Ok(())
+    })
 }
 
 pub(crate) unsafe fn get_mem_info(attr: u32, free: *mut usize, total: *mut usize) -> aclError {
-    let st = state();
-    if let Err(e) = st.require_active() {
-        return e;
-    }
-    if free.is_null() || total.is_null() {
-        return fail(ACL_ERROR_INVALID_PARAM, "free or total is NULL".into());
-    }
-    if attr > ACL_HBM_MEM_NORMAL {
-        return fail(
-            ACL_ERROR_INVALID_PARAM,
-            format!("attr {attr} is not an aclrtMemAttr"),
-        );
-    }
-    let (_, device) = match st.current_ctx() {
-        Ok(c) => c,
-        Err(e) => return e,
-    };
-    let arena = &st.devices[device].arena;
-    // SAFETY: both pointers are non-null and writable by the C contract.
-    unsafe {
-        *free = arena.capacity - arena.used;
-        *total = arena.capacity;
-    }
-    ACL_SUCCESS
+    status_of(|| {
+        let st = active_state()?;
+        // SAFETY: each is NULL or writable and unaliased during the call, by the C contract.
+        let (Some(free), Some(total)) = (unsafe { (out_slot(free), out_slot(total)) }) else {
+            return Err(fail(
+                ACL_ERROR_INVALID_PARAM,
+                "free or total is NULL".into(),
+            ));
+        };
+        if attr > ACL_HBM_MEM_NORMAL {
+            return Err(fail(
+                ACL_ERROR_INVALID_PARAM,
+                format!("attr {attr} is not an aclrtMemAttr"),
+            ));
+        }
+        let (_, device) = st.current_ctx()?;
+        let arena = &st.devices[device].arena;
+        free.write(arena.capacity - arena.used);
+        total.write(arena.capacity);
+        Ok(())
+    })
 }

@@ -4,7 +4,9 @@ use crate::kernel::{self, DType, View, offset_range};
 use crate::mem::{Alloc, Class, still_live};
 use crate::runtime::resolve_stream;
 use crate::slab::{Dims64, Shape};
-use crate::state::{Kind, Life, State, decode, encode, fail, finding, lock, state};
+use crate::state::{
+    Kind, Life, State, decode, encode, fail, finding, lock, out_slot, state, status_of,
+};
 use crate::stream::{Scratch, Task};
 use ascend_sys::*;
 use std::ffi::c_void;
@@ -163,127 +165,123 @@ pub(crate) unsafe fn create_tensor(
     storage_dims_num: u64,
     tensor_data: *mut c_void,
 ) -> *mut aclTensor {
-    let null = std::ptr::null_mut();
-    if view_dims_num > MAX_CREATE_DIMS || storage_dims_num > MAX_CREATE_DIMS {
-        fail(
-            ACLNN_ERR_PARAM_INVALID,
-            format!(
-                "too many dims ({view_dims_num} view, {storage_dims_num} storage; at most {MAX_CREATE_DIMS})"
-            ),
-        );
-        return null;
-    }
-    if view_dims_num > 0 && view_dims.is_null() {
-        fail(ACLNN_ERR_PARAM_NULLPTR, "viewDims is NULL".into());
-        return null;
-    }
-    if view_dims_num > 0 && stride.is_null() {
-        fail(ACLNN_ERR_PARAM_NULLPTR, "stride is NULL".into());
-        return null;
-    }
-    if storage_dims_num > 0 && storage_dims.is_null() {
-        fail(ACLNN_ERR_PARAM_NULLPTR, "storageDims is NULL".into());
-        return null;
-    }
-    let read = |p: *const i64, n: u64| -> Dims64 {
-        if n == 0 {
-            Dims64::from_slice(&[])
-        } else {
-            // SAFETY: p is non-null (checked above) and by the C contract points to n
-            // readable int64_t values.
-            Dims64::from_slice(unsafe { std::slice::from_raw_parts(p, n as usize) })
+    let checked = || -> Result<TensorDesc, i32> {
+        if view_dims_num > MAX_CREATE_DIMS || storage_dims_num > MAX_CREATE_DIMS {
+            return Err(fail(
+                ACLNN_ERR_PARAM_INVALID,
+                format!(
+                    "too many dims ({view_dims_num} view, {storage_dims_num} storage; at most {MAX_CREATE_DIMS})"
+                ),
+            ));
         }
+        if view_dims_num > 0 && view_dims.is_null() {
+            return Err(fail(ACLNN_ERR_PARAM_NULLPTR, "viewDims is NULL".into()));
+        }
+        if view_dims_num > 0 && stride.is_null() {
+            return Err(fail(ACLNN_ERR_PARAM_NULLPTR, "stride is NULL".into()));
+        }
+        if storage_dims_num > 0 && storage_dims.is_null() {
+            return Err(fail(ACLNN_ERR_PARAM_NULLPTR, "storageDims is NULL".into()));
+        }
+        let read = |p: *const i64, n: u64| -> Dims64 {
+            if n == 0 {
+                Dims64::from_slice(&[])
+            } else {
+                // SAFETY: p is non-null (checked above) and by the C contract points to n
+                // readable int64_t values.
+                Dims64::from_slice(unsafe { std::slice::from_raw_parts(p, n as usize) })
+            }
+        };
+        let dims = read(view_dims, view_dims_num);
+        let strides = read(stride, view_dims_num);
+        let storage = read(storage_dims, storage_dims_num);
+        if let Some(d) = dims.iter().find(|&&d| d < 0) {
+            return Err(fail(
+                ACLNN_ERR_PARAM_INVALID,
+                format!("viewDims {dims:?} has a negative dim {d}"),
+            ));
+        }
+        if let Some(s) = strides.iter().find(|&&s| s < 0) {
+            return Err(fail(
+                ACLNN_ERR_PARAM_INVALID,
+                format!("stride {strides:?} has a negative stride {s}"),
+            ));
+        }
+        if let Some(d) = storage.iter().find(|&&d| d < 0) {
+            return Err(fail(
+                ACLNN_ERR_PARAM_INVALID,
+                format!("storageDims {storage:?} has a negative dim {d}"),
+            ));
+        }
+        if offset < 0 {
+            return Err(fail(
+                ACLNN_ERR_PARAM_INVALID,
+                format!("offset {offset} is negative"),
+            ));
+        }
+        if !is_known_dtype(data_type) {
+            return Err(fail(
+                ACLNN_ERR_PARAM_INVALID,
+                format!("dataType {data_type} is not a valid aclDataType"),
+            ));
+        }
+        if !(ACL_FORMAT_NCHW..=ACL_FORMAT_NC1HWC0).contains(&format) {
+            return Err(fail(
+                ACLNN_ERR_PARAM_INVALID,
+                format!("format {format} is not a valid aclFormat"),
+            ));
+        }
+        if dims
+            .iter()
+            .try_fold(1i64, |acc, &d| acc.checked_mul(d))
+            .is_none()
+        {
+            return Err(fail(
+                ACLNN_ERR_PARAM_INVALID,
+                format!("viewDims {dims:?} overflow"),
+            ));
+        }
+        Ok(TensorDesc {
+            dims,
+            strides,
+            offset,
+            dtype: data_type,
+            format,
+            storage,
+            data: tensor_data as usize,
+        })
     };
-    let dims = read(view_dims, view_dims_num);
-    let strides = read(stride, view_dims_num);
-    let storage = read(storage_dims, storage_dims_num);
-    if let Some(d) = dims.iter().find(|&&d| d < 0) {
-        fail(
-            ACLNN_ERR_PARAM_INVALID,
-            format!("viewDims {dims:?} has a negative dim {d}"),
-        );
-        return null;
+    // NULL is this function's only failure value; `fail` has recorded the reason.
+    match checked() {
+        Ok(desc) => encode(Kind::Tensor, state().tensors.insert(desc)),
+        Err(_) => std::ptr::null_mut(),
     }
-    if let Some(s) = strides.iter().find(|&&s| s < 0) {
-        fail(
-            ACLNN_ERR_PARAM_INVALID,
-            format!("stride {strides:?} has a negative stride {s}"),
-        );
-        return null;
-    }
-    if let Some(d) = storage.iter().find(|&&d| d < 0) {
-        fail(
-            ACLNN_ERR_PARAM_INVALID,
-            format!("storageDims {storage:?} has a negative dim {d}"),
-        );
-        return null;
-    }
-    if offset < 0 {
-        fail(
-            ACLNN_ERR_PARAM_INVALID,
-            format!("offset {offset} is negative"),
-        );
-        return null;
-    }
-    if !is_known_dtype(data_type) {
-        fail(
-            ACLNN_ERR_PARAM_INVALID,
-            format!("dataType {data_type} is not a valid aclDataType"),
-        );
-        return null;
-    }
-    if !(ACL_FORMAT_NCHW..=ACL_FORMAT_NC1HWC0).contains(&format) {
-        fail(
-            ACLNN_ERR_PARAM_INVALID,
-            format!("format {format} is not a valid aclFormat"),
-        );
-        return null;
-    }
-    if dims
-        .iter()
-        .try_fold(1i64, |acc, &d| acc.checked_mul(d))
-        .is_none()
-    {
-        fail(
-            ACLNN_ERR_PARAM_INVALID,
-            format!("viewDims {dims:?} overflow"),
-        );
-        return null;
-    }
-    let mut st = state();
-    let id = st.tensors.insert(TensorDesc {
-        dims,
-        strides,
-        offset,
-        dtype: data_type,
-        format,
-        storage,
-        data: tensor_data as usize,
-    });
-    encode(Kind::Tensor, id)
 }
 
 pub(crate) unsafe fn destroy_tensor(tensor: *const aclTensor) -> aclnnStatus {
-    if tensor.is_null() {
-        return fail(ACLNN_ERR_PARAM_NULLPTR, "tensor is NULL".into());
-    }
-    let mut st = state();
-    let id = match decode(Kind::Tensor, tensor) {
-        Ok(id) => id,
-        Err(m) => return finding(ACLNN_ERR_PARAM_INVALID, m),
-    };
-    if !st.tensors.discard(id, "destroyed by aclDestroyTensor") {
-        let m = st.stale(Kind::Tensor, id);
-        return finding(ACLNN_ERR_PARAM_INVALID, m);
-    }
-    ACLNN_SUCCESS
+    status_of(|| {
+        if tensor.is_null() {
+            return Err(fail(ACLNN_ERR_PARAM_NULLPTR, "tensor is NULL".into()));
+        }
+        let mut st = state();
+        let id = decode(Kind::Tensor, tensor).map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, m))?;
+        if !st.tensors.discard(id, "destroyed by aclDestroyTensor") {
+            return Err(finding(ACLNN_ERR_PARAM_INVALID, st.stale(Kind::Tensor, id)));
+        }
+        Ok(())
+    })
 }
 
-fn lookup_tensor(st: &State, t: *const aclTensor, name: &str) -> Result<(u64, TensorDesc), i32> {
+/// A live tensor argument: its id and descriptor. `name` prefixes the messages.
+fn live_tensor<'s>(
+    st: &'s State,
+    t: *const aclTensor,
+    name: &str,
+) -> Result<(u64, &'s TensorDesc), i32> {
     let id = decode(Kind::Tensor, t)
         .map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, format!("{name}: {m}")))?;
     match st.tensors.get(id) {
-        Some(d) => Ok((id, d.clone())),
+        Some(d) => Ok((id, d)),
         None => Err(finding(
             ACLNN_ERR_PARAM_INVALID,
             format!("{name}: {}", st.stale(Kind::Tensor, id)),
@@ -291,18 +289,9 @@ fn lookup_tensor(st: &State, t: *const aclTensor, name: &str) -> Result<(u64, Te
     }
 }
 
-/// Like [`lookup_tensor`], without copying the descriptor.
-fn lookup_tensor_id(st: &State, t: *const aclTensor, name: &str) -> Result<u64, i32> {
-    let id = decode(Kind::Tensor, t)
-        .map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, format!("{name}: {m}")))?;
-    if st.tensors.contains(id) {
-        Ok(id)
-    } else {
-        Err(finding(
-            ACLNN_ERR_PARAM_INVALID,
-            format!("{name}: {}", st.stale(Kind::Tensor, id)),
-        ))
-    }
+/// aclnn's status and text for a NULL pointer argument.
+fn nullptr_error(name: &str) -> i32 {
+    fail(ACLNN_ERR_PARAM_NULLPTR, format!("{name} is nullptr"))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -370,182 +359,168 @@ pub(crate) unsafe fn get_workspace_size(
     workspace_size: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    // 1. Null checks.
-    for (p, name) in [
-        (grad_output as usize, "gradOutput"),
-        (self_ as usize, "self"),
-        (grad_input as usize, "gradInput"),
-    ] {
-        if p == 0 {
-            return fail(ACLNN_ERR_PARAM_NULLPTR, format!("{name} is nullptr"));
-        }
-    }
-    if workspace_size.is_null() {
-        return fail(ACLNN_ERR_PARAM_NULLPTR, "workspaceSize is nullptr".into());
-    }
-    if executor.is_null() {
-        return fail(ACLNN_ERR_PARAM_NULLPTR, "executor is nullptr".into());
-    }
-    let mut st = state();
-    let mut ids = [0u64; 3];
-    let mut found: [Option<TensorDesc>; 3] = [None, None, None];
-    for (i, p) in [grad_output, self_, grad_input.cast_const()]
-        .into_iter()
-        .enumerate()
-    {
-        match lookup_tensor(&st, p, NAMES[i]) {
-            Ok((id, d)) => {
-                ids[i] = id;
-                found[i] = Some(d);
+    status_of(|| {
+        // 1. Null checks.
+        for (p, name) in [
+            (grad_output as usize, "gradOutput"),
+            (self_ as usize, "self"),
+            (grad_input as usize, "gradInput"),
+        ] {
+            if p == 0 {
+                return Err(nullptr_error(name));
             }
-            Err(e) => return e,
         }
-    }
-    let [Some(d0), Some(d1), Some(d2)] = found else {
-        return fail(ACLNN_ERR_INNER, "descriptor lookup".into());
-    };
-    let descs = [d0, d1, d2];
-    if st.life != Life::Active {
-        return fail(
-            ACLNN_ERR_RUNTIME_ERROR,
-            "the runtime is not initialized (aclInit) or already finalized".into(),
-        );
-    }
-    let device = match st.current_ctx() {
-        Ok((_, d)) => d,
-        Err(_) => {
-            return fail(
+        // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+        let workspace_size_out =
+            unsafe { out_slot(workspace_size) }.ok_or_else(|| nullptr_error("workspaceSize"))?;
+        // SAFETY: as for `workspace_size`.
+        let executor_out =
+            unsafe { out_slot(executor) }.ok_or_else(|| nullptr_error("executor"))?;
+        let mut st = state();
+        let (g_id, g) = live_tensor(&st, grad_output, NAMES[0])?;
+        let (x_id, x) = live_tensor(&st, self_, NAMES[1])?;
+        let (out_id, out) = live_tensor(&st, grad_input, NAMES[2])?;
+        let ids = [g_id, x_id, out_id];
+        let descs = [g.clone(), x.clone(), out.clone()];
+        if st.life != Life::Active {
+            return Err(fail(
+                ACLNN_ERR_RUNTIME_ERROR,
+                "the runtime is not initialized (aclInit) or already finalized".into(),
+            ));
+        }
+        let (_, device) = st.current_ctx().map_err(|_| {
+            fail(
                 ACLNN_ERR_RUNTIME_ERROR,
                 "no current context on this thread (107002): call aclrtSetDevice first".into(),
-            );
+            )
+        })?;
+        let soc: &'static str = st.devices[device]
+            .soc
+            .to_str()
+            .unwrap_or("<non-UTF-8 SoC name>");
+        if !op_available(soc) {
+            return Err(fail(
+                ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+                format!("MishBackward is not supported on {soc} (no kernel for this product)"),
+            ));
         }
-    };
-    let soc: &'static str = st.devices[device]
-        .soc
-        .to_str()
-        .unwrap_or("<non-UTF-8 SoC name>");
-    if !op_available(soc) {
-        return fail(
-            ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
-            format!("MishBackward is not supported on {soc} (no kernel for this product)"),
-        );
-    }
-    let [g, x, out] = [&descs[0], &descs[1], &descs[2]];
-    // 2. Dtypes.
-    if !can_cast(x.dtype, out.dtype) {
-        return fail(
-            ACLNN_ERR_PARAM_INVALID,
-            format!(
-                "self dtype {} can not cast to gradInput dtype {}",
-                dtype_name(x.dtype),
-                dtype_name(out.dtype)
-            ),
-        );
-    }
-    let supported = supported_dtypes(soc);
-    for (d, name) in descs.iter().zip(NAMES) {
-        if !supported.contains(&d.dtype) {
-            let list: Vec<String> = supported.iter().map(|&t| dtype_name(t)).collect();
-            return fail(
+        let [g, x, out] = [&descs[0], &descs[1], &descs[2]];
+        // 2. Dtypes.
+        if !can_cast(x.dtype, out.dtype) {
+            return Err(fail(
                 ACLNN_ERR_PARAM_INVALID,
                 format!(
-                    "{name} dtype {} is not supported on {soc}, should be in [{}]",
-                    dtype_name(d.dtype),
-                    list.join(", ")
+                    "self dtype {} can not cast to gradInput dtype {}",
+                    dtype_name(x.dtype),
+                    dtype_name(out.dtype)
                 ),
-            );
+            ));
         }
-    }
-    // 3. Shapes.
-    for (d, name) in descs.iter().zip(NAMES) {
-        if d.dims.len() > MAX_OP_DIMS {
-            return fail(
+        let supported = supported_dtypes(soc);
+        for (d, name) in descs.iter().zip(NAMES) {
+            if !supported.contains(&d.dtype) {
+                let list: Vec<String> = supported.iter().map(|&t| dtype_name(t)).collect();
+                return Err(fail(
+                    ACLNN_ERR_PARAM_INVALID,
+                    format!(
+                        "{name} dtype {} is not supported on {soc}, should be in [{}]",
+                        dtype_name(d.dtype),
+                        list.join(", ")
+                    ),
+                ));
+            }
+        }
+        // 3. Shapes.
+        for (d, name) in descs.iter().zip(NAMES) {
+            if d.dims.len() > MAX_OP_DIMS {
+                return Err(fail(
+                    ACLNN_ERR_PARAM_INVALID,
+                    format!(
+                        "{name} has {} dims, more than the supported maximum {MAX_OP_DIMS}",
+                        d.dims.len()
+                    ),
+                ));
+            }
+        }
+        let Some(bshape) = broadcast(&g.dims, &x.dims) else {
+            return Err(fail(
                 ACLNN_ERR_PARAM_INVALID,
                 format!(
-                    "{name} has {} dims, more than the supported maximum {MAX_OP_DIMS}",
-                    d.dims.len()
+                    "gradOutput shape {:?} and self shape {:?} can not broadcast",
+                    g.dims, x.dims
                 ),
-            );
-        }
-    }
-    let Some(bshape) = broadcast(&g.dims, &x.dims) else {
-        return fail(
-            ACLNN_ERR_PARAM_INVALID,
-            format!(
-                "gradOutput shape {:?} and self shape {:?} can not broadcast",
-                g.dims, x.dims
-            ),
-        );
-    };
-    if *out.dims != *bshape {
-        return fail(
-            ACLNN_ERR_PARAM_INVALID,
-            format!(
-                "gradInput shape {:?} is not equal to the broadcast shape {:?} of gradOutput and self",
-                out.dims, bshape
-            ),
-        );
-    }
-    // 4. Empty tensors and the workspace.
-    let (gd, xd, od) = (
-        DType::from_acl(g.dtype),
-        DType::from_acl(x.dtype),
-        DType::from_acl(out.dtype),
-    );
-    let (Some(gd), Some(xd), Some(od)) = (gd, xd, od) else {
-        return fail(ACLNN_ERR_INNER, "unexpected dtype after validation".into());
-    };
-    let compute = DType::promote(xd, gd);
-    let empty = descs.iter().any(TensorDesc::is_empty);
-    let mut out_shape = Shape::zeroed(bshape.len());
-    for (u, &d) in out_shape.iter_mut().zip(bshape.iter()) {
-        *u = d as usize;
-    }
-    let n: usize = out_shape.iter().product();
-    let region = align_up(n * compute.size(), 512);
-    let mut plan = Plan {
-        compute,
-        out_shape,
-        empty,
-        ws_g: None,
-        ws_x: None,
-        ws_out: None,
-        ws_size: 0,
-    };
-    if !empty {
-        let mut used = 0usize;
-        let mut take = |need: bool| {
-            need.then(|| {
-                let at = used;
-                used += region;
-                at
-            })
+            ));
         };
-        plan.ws_g = take(gd != compute || *g.dims != *bshape || !g.is_contiguous());
-        plan.ws_x = take(xd != compute || *x.dims != *bshape || !x.is_contiguous());
-        plan.ws_out = take(od != compute || !out.is_contiguous());
-        plan.ws_size = used as u64;
-    }
-    let ws = plan.ws_size;
-    let id = st.executors.insert(Executor {
-        device,
-        tensors: ids,
-        descs,
-        plan,
-        repeatable: false,
-        launched: 0,
-    });
-    // SAFETY: both out-pointers are non-null (checked) and writable by the C contract.
-    unsafe {
-        *workspace_size = ws;
-        *executor = encode(Kind::Executor, id);
-    }
-    ACLNN_SUCCESS
+        if *out.dims != *bshape {
+            return Err(fail(
+                ACLNN_ERR_PARAM_INVALID,
+                format!(
+                    "gradInput shape {:?} is not equal to the broadcast shape {:?} of gradOutput and self",
+                    out.dims, bshape
+                ),
+            ));
+        }
+        // 4. Empty tensors and the workspace.
+        let (gd, xd, od) = (
+            DType::from_acl(g.dtype),
+            DType::from_acl(x.dtype),
+            DType::from_acl(out.dtype),
+        );
+        let (Some(gd), Some(xd), Some(od)) = (gd, xd, od) else {
+            return Err(fail(
+                ACLNN_ERR_INNER,
+                "unexpected dtype after validation".into(),
+            ));
+        };
+        let compute = DType::promote(xd, gd);
+        let empty = descs.iter().any(TensorDesc::is_empty);
+        let mut out_shape = Shape::zeroed(bshape.len());
+        for (u, &d) in out_shape.iter_mut().zip(bshape.iter()) {
+            *u = d as usize;
+        }
+        let n: usize = out_shape.iter().product();
+        let region = align_up(n * compute.size(), 512);
+        let mut plan = Plan {
+            compute,
+            out_shape,
+            empty,
+            ws_g: None,
+            ws_x: None,
+            ws_out: None,
+            ws_size: 0,
+        };
+        if !empty {
+            let mut used = 0usize;
+            let mut take = |need: bool| {
+                need.then(|| {
+                    let at = used;
+                    used += region;
+                    at
+                })
+            };
+            plan.ws_g = take(gd != compute || *g.dims != *bshape || !g.is_contiguous());
+            plan.ws_x = take(xd != compute || *x.dims != *bshape || !x.is_contiguous());
+            plan.ws_out = take(od != compute || !out.is_contiguous());
+            plan.ws_size = used as u64;
+        }
+        let ws = plan.ws_size;
+        let id = st.executors.insert(Executor {
+            device,
+            tensors: ids,
+            descs,
+            plan,
+            repeatable: false,
+            launched: 0,
+        });
+        workspace_size_out.write(ws);
+        executor_out.write(encode(Kind::Executor, id));
+        Ok(())
+    })
 }
 
 fn lookup_executor(st: &State, e: *const aclOpExecutor) -> Result<u64, i32> {
     if e.is_null() {
-        return Err(fail(ACLNN_ERR_PARAM_NULLPTR, "executor is nullptr".into()));
+        return Err(nullptr_error("executor"));
     }
     let id = decode(Kind::Executor, e).map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, m))?;
     if st.executors.contains(id) {
@@ -653,129 +628,119 @@ pub(crate) unsafe fn mish_backward(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    let mut st = state();
-    let id = match lookup_executor(&st, executor) {
-        Ok(id) => id,
-        Err(e) => return e,
-    };
-    if st.life != Life::Active {
-        return fail(
-            ACLNN_ERR_RUNTIME_ERROR,
-            "the runtime is not initialized (aclInit) or already finalized".into(),
-        );
-    }
-    let (shared, device) = match resolve_stream(&mut st, stream) {
-        Ok(s) => s,
-        Err(code) => {
+    status_of(|| {
+        let mut st = state();
+        let id = lookup_executor(&st, executor)?;
+        if st.life != Life::Active {
+            return Err(fail(
+                ACLNN_ERR_RUNTIME_ERROR,
+                "the runtime is not initialized (aclInit) or already finalized".into(),
+            ));
+        }
+        let (shared, device) = resolve_stream(&mut st, stream).map_err(|code| {
             let status = if code == ACL_ERROR_RT_INVALID_HANDLE {
                 ACLNN_ERR_PARAM_INVALID
             } else {
                 ACLNN_ERR_RUNTIME_ERROR
             };
-            return fail(
+            fail(
                 status,
                 format!(
                     "stream is not usable ({code} {})",
                     ascend_sys::status_name(code)
                 ),
-            );
-        }
-    };
-    let Some(ex) = st.executors.get(id) else {
-        return fail(ACLNN_ERR_INNER, "executor vanished".into());
-    };
-    if ex.device != device {
-        return finding(
-            ACLNN_ERR_RUNTIME_ERROR,
-            format!(
-                "the executor was created on device {} but the stream is on device {device}",
-                ex.device
-            ),
-        );
-    }
-    for (tid, name) in ex.tensors.iter().zip(NAMES) {
-        if !st.tensors.contains(*tid) {
-            return finding(
-                ACLNN_ERR_PARAM_INVALID,
-                format!(
-                    "{name} tensor was destroyed before aclnnMishBackward ({})",
-                    st.stale(Kind::Tensor, *tid)
-                ),
-            );
-        }
-    }
-    let plan = &ex.plan;
-    let descs = &ex.descs;
-    let mut ws = None;
-    let mut ws_off = 0;
-    if plan.ws_size > 0 {
-        if workspace.is_null() {
-            return finding(
-                ACLNN_ERR_PARAM_NULLPTR,
-                format!(
-                    "workspace is nullptr but {} bytes are required",
-                    plan.ws_size
-                ),
-            );
-        }
-        if workspace_size < plan.ws_size {
-            return finding(
-                ACLNN_ERR_PARAM_INVALID,
-                format!(
-                    "workspaceSize {workspace_size} is smaller than the {} bytes phase 1 asked for",
-                    plan.ws_size
-                ),
-            );
-        }
-        let addr = workspace as usize;
-        if st.class_of(addr) == Class::Host {
-            return finding(
-                ACLNN_ERR_PARAM_INVALID,
-                format!("workspace {addr:#x} is host memory, not device memory from aclrtMalloc"),
-            );
-        }
-        match st.device_range("workspace", addr, workspace_size as usize) {
-            Ok(a) => {
-                ws_off = addr - a.start;
-                ws = Some(a);
-            }
-            Err(m) => return finding(ACLNN_ERR_PARAM_INVALID, m),
-        }
-    }
-    let launch = if plan.empty {
-        None
-    } else {
-        let mut bound: [Option<Operand>; 3] = [None, None, None];
-        for ((d, name), slot) in descs.iter().zip(NAMES).zip(&mut bound) {
-            match bind_operand(&st, d, name) {
-                Ok(op) => *slot = Some(op),
-                Err(e) => return e,
-            }
-        }
-        let [Some(o0), Some(o1), Some(o2)] = bound else {
-            return fail(ACLNN_ERR_INNER, "operand count".into());
+            )
+        })?;
+        let Some(ex) = st.executors.get(id) else {
+            return Err(fail(ACLNN_ERR_INNER, "executor vanished".into()));
         };
-        let ops = [o0, o1, o2];
-        Some(shared.boxed_launch(Launch {
-            ops,
-            ws,
-            ws_off,
-            plan: plan.clone(),
-        }))
-    };
-    // Consume the executor unless it is repeatable.
-    let ex = st.executors.get_mut(id).expect("checked above");
-    ex.launched += 1;
-    if !ex.repeatable {
-        st.executors.discard(
-            id,
-            "consumed by its aclnnMishBackward call (not made repeatable with aclSetAclOpExecutorRepeatable)",
-        );
-    }
-    if let Some(launch) = launch {
-        shared.submit(Task::Mish(launch));
-    }
-    ACLNN_SUCCESS
+        if ex.device != device {
+            return Err(finding(
+                ACLNN_ERR_RUNTIME_ERROR,
+                format!(
+                    "the executor was created on device {} but the stream is on device {device}",
+                    ex.device
+                ),
+            ));
+        }
+        for (tid, name) in ex.tensors.iter().zip(NAMES) {
+            if !st.tensors.contains(*tid) {
+                return Err(finding(
+                    ACLNN_ERR_PARAM_INVALID,
+                    format!(
+                        "{name} tensor was destroyed before aclnnMishBackward ({})",
+                        st.stale(Kind::Tensor, *tid)
+                    ),
+                ));
+            }
+        }
+        let plan = &ex.plan;
+        let descs = &ex.descs;
+        let (ws, ws_off) = if plan.ws_size > 0 {
+            if workspace.is_null() {
+                return Err(finding(
+                    ACLNN_ERR_PARAM_NULLPTR,
+                    format!(
+                        "workspace is nullptr but {} bytes are required",
+                        plan.ws_size
+                    ),
+                ));
+            }
+            if workspace_size < plan.ws_size {
+                return Err(finding(
+                    ACLNN_ERR_PARAM_INVALID,
+                    format!(
+                        "workspaceSize {workspace_size} is smaller than the {} bytes phase 1 asked for",
+                        plan.ws_size
+                    ),
+                ));
+            }
+            let addr = workspace as usize;
+            if st.class_of(addr) == Class::Host {
+                return Err(finding(
+                    ACLNN_ERR_PARAM_INVALID,
+                    format!(
+                        "workspace {addr:#x} is host memory, not device memory from aclrtMalloc"
+                    ),
+                ));
+            }
+            let a = st
+                .device_range("workspace", addr, workspace_size as usize)
+                .map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, m))?;
+            let off = addr - a.start;
+            (Some(a), off)
+        } else {
+            (None, 0)
+        };
+        let launch = if plan.empty {
+            None
+        } else {
+            let ops = [
+                bind_operand(&st, &descs[0], NAMES[0])?,
+                bind_operand(&st, &descs[1], NAMES[1])?,
+                bind_operand(&st, &descs[2], NAMES[2])?,
+            ];
+            Some(shared.boxed_launch(Launch {
+                ops,
+                ws,
+                ws_off,
+                plan: plan.clone(),
+            }))
+        };
+        // Consume the executor unless it is repeatable.
+        let ex = st.executors.get_mut(id).expect("checked above");
+        ex.launched += 1;
+        if !ex.repeatable {
+            st.executors.discard(
+                id,
+                "consumed by its aclnnMishBackward call (not made repeatable with aclSetAclOpExecutorRepeatable)",
+            );
+        }
+        if let Some(launch) = launch {
+            shared.submit(Task::Mish(launch));
+        }
+        Ok(())
+    })
 }
 
 /// The queued compute. The f32 temporaries live in the stream worker's grow-only
@@ -832,77 +797,95 @@ pub(crate) fn run_launch(l: &Launch, scratch: &mut Scratch) -> Result<(), String
 }
 
 pub(crate) unsafe fn set_repeatable(executor: *mut aclOpExecutor) -> aclnnStatus {
-    let mut st = state();
-    let id = match lookup_executor(&st, executor) {
-        Ok(id) => id,
-        Err(e) => return e,
-    };
-    let ex = st.executors.get_mut(id).expect("checked above");
-    if ex.launched > 0 && !ex.repeatable {
-        return finding(
-            ACLNN_ERR_PARAM_INVALID,
-            "aclSetAclOpExecutorRepeatable must be called right after phase 1, before any aclnnMishBackward".into(),
-        );
-    }
-    ex.repeatable = true;
-    ACLNN_SUCCESS
+    status_of(|| {
+        let mut st = state();
+        let id = lookup_executor(&st, executor)?;
+        let ex = st.executors.get_mut(id).expect("checked above");
+        if ex.launched > 0 && !ex.repeatable {
+            return Err(finding(
+                ACLNN_ERR_PARAM_INVALID,
+                "aclSetAclOpExecutorRepeatable must be called right after phase 1, before any aclnnMishBackward".into(),
+            ));
+        }
+        ex.repeatable = true;
+        Ok(())
+    })
 }
 
 pub(crate) unsafe fn destroy_executor(executor: *mut aclOpExecutor) -> aclnnStatus {
-    let mut st = state();
-    let id = match lookup_executor(&st, executor) {
-        Ok(id) => id,
-        Err(e) => return e,
-    };
-    st.executors
-        .discard(id, "destroyed by aclDestroyAclOpExecutor");
-    ACLNN_SUCCESS
+    status_of(|| {
+        let mut st = state();
+        let id = lookup_executor(&st, executor)?;
+        st.executors
+            .discard(id, "destroyed by aclDestroyAclOpExecutor");
+        Ok(())
+    })
 }
 
-unsafe fn set_addr(
+/// Rebinds the data address of the executor's tensor in `slot` (`index`: the caller's
+/// numbering, for messages).
+fn set_addr(
     executor: *mut aclOpExecutor,
     slot: usize,
     index: usize,
     tensor: *mut aclTensor,
     addr: *mut c_void,
-) -> aclnnStatus {
+) -> Result<(), i32> {
     let mut st = state();
-    let id = match lookup_executor(&st, executor) {
-        Ok(id) => id,
-        Err(e) => return e,
-    };
+    let id = lookup_executor(&st, executor)?;
     if tensor.is_null() {
-        return fail(ACLNN_ERR_PARAM_NULLPTR, "tensor is nullptr".into());
+        return Err(nullptr_error("tensor"));
     }
     if addr.is_null() {
-        return fail(ACLNN_ERR_PARAM_NULLPTR, "addr is nullptr".into());
+        return Err(nullptr_error("addr"));
     }
     let a = addr as usize;
     if !a.is_multiple_of(ALIGN) {
-        return finding(
+        return Err(finding(
             ACLNN_ERR_PARAM_INVALID,
             format!("addr {a:#x} is not {ALIGN}-byte aligned"),
-        );
+        ));
     }
-    let tid = match lookup_tensor_id(&st, tensor, NAMES[slot]) {
-        Ok(tid) => tid,
-        Err(e) => return e,
-    };
+    let (tid, _) = live_tensor(&st, tensor, NAMES[slot])?;
     let ex = st.executors.get_mut(id).expect("checked above");
     if ex.tensors[slot] != tid {
-        return finding(
+        return Err(finding(
             ACLNN_ERR_PARAM_INVALID,
             format!(
                 "tensor {tensor:p} is not the {} tensor (index {index}) the executor was created with",
                 NAMES[slot]
             ),
-        );
+        ));
     }
     ex.descs[slot].data = a;
     if let Some(t) = st.tensors.get_mut(tid) {
         t.data = a;
     }
-    ACLNN_SUCCESS
+    Ok(())
+}
+
+/// The executor slot of the input `index` names.
+fn input_slot(index: usize) -> Result<usize, i32> {
+    if index > 1 {
+        return Err(fail(
+            ACLNN_ERR_PARAM_INVALID,
+            format!(
+                "input index {index} out of range: MishBackward has inputs 0 (gradOutput) and 1 (self)"
+            ),
+        ));
+    }
+    Ok(index)
+}
+
+/// The executor slot of the output `index` names.
+fn output_slot(index: usize) -> Result<usize, i32> {
+    if index != 0 {
+        return Err(fail(
+            ACLNN_ERR_PARAM_INVALID,
+            format!("output index {index} out of range: MishBackward has output 0 (gradInput)"),
+        ));
+    }
+    Ok(2)
 }
 
 pub(crate) unsafe fn set_input_addr(
@@ -911,16 +894,7 @@ pub(crate) unsafe fn set_input_addr(
     tensor: *mut aclTensor,
     addr: *mut c_void,
 ) -> aclnnStatus {
-    if index > 1 {
-        return fail(
-            ACLNN_ERR_PARAM_INVALID,
-            format!(
-                "input index {index} out of range: MishBackward has inputs 0 (gradOutput) and 1 (self)"
-            ),
-        );
-    }
-    // SAFETY: forwarded under the same C contract.
-    unsafe { set_addr(executor, index, index, tensor, addr) }
+    status_of(|| set_addr(executor, input_slot(index)?, index, tensor, addr))
 }
 
 pub(crate) unsafe fn set_output_addr(
@@ -929,12 +903,5 @@ pub(crate) unsafe fn set_output_addr(
     tensor: *mut aclTensor,
     addr: *mut c_void,
 ) -> aclnnStatus {
-    if index != 0 {
-        return fail(
-            ACLNN_ERR_PARAM_INVALID,
-            format!("output index {index} out of range: MishBackward has output 0 (gradInput)"),
-        );
-    }
-    // SAFETY: forwarded under the same C contract.
-    unsafe { set_addr(executor, 2, index, tensor, addr) }
+    status_of(|| set_addr(executor, output_slot(index)?, index, tensor, addr))
 }

@@ -2,8 +2,8 @@
 
 use crate::mem::{Arena, plan_copy};
 use crate::state::{
-    CURRENT_CTX, Context, Device, EventRec, Kind, Life, State, StreamRec, decode, encode, fail,
-    finding, set_fault_absolute, state, symbol_index,
+    CURRENT_CTX, Context, Device, EventRec, Kind, Life, State, StreamRec, active_state, decode,
+    encode, fail, finding, out_param, set_fault_absolute, state, status_of, symbol_index,
 };
 use crate::stream::{EventShared, StreamHandle, StreamShared};
 use ascend_sys::*;
@@ -118,29 +118,35 @@ pub(crate) unsafe fn init(config_path: *const c_char) -> aclError {
 }
 
 pub(crate) unsafe fn finalize() -> aclError {
-    let handles = {
-        let mut st = state();
-        if let Err(e) = st.require_active() {
-            return e;
-        }
-        let c = st.counters();
-        if c != crate::Counters::default() {
-            crate::state::report(format!("aclFinalize with live objects: {c:?}"));
-        }
-        let mut handles: Vec<StreamHandle> = st.streams.drain().map(|(_, s)| s.handle).collect();
-        handles.extend(
-            st.contexts
-                .values_mut()
-                .filter_map(|c| c.default_stream.take()),
-        );
-        st.life = Life::Finalized;
-        handles
-    };
-    CURRENT_CTX.with(|c| c.set(0));
-    for h in handles {
-        h.shutdown();
+    status_of(|| {
+        let workers = {
+            let mut st = active_state()?;
+            let c = st.counters();
+            if c != crate::Counters::default() {
+                crate::state::report(format!("aclFinalize with live objects: {c:?}"));
+            }
+            let mut workers: Vec<StreamHandle> =
+                st.streams.drain().map(|(_, s)| s.handle).collect();
+            workers.extend(
+                st.contexts
+                    .values_mut()
+                    .filter_map(|c| c.default_stream.take()),
+            );
+            st.life = Life::Finalized;
+            workers
+        };
+        CURRENT_CTX.with(|c| c.set(0));
+        shut_down(workers);
+        Ok(())
+    })
+}
+
+/// Stops stream workers. Draining a queue waits for its work, so callers release the
+/// state lock first: other threads' calls must not stall behind it.
+fn shut_down(workers: Vec<StreamHandle>) {
+    for w in workers {
+        w.shutdown();
     }
-    ACL_SUCCESS
 }
 
 fn check_device(st: &State, id: i32) -> Result<usize, i32> {
@@ -158,236 +164,202 @@ fn check_device(st: &State, id: i32) -> Result<usize, i32> {
 }
 
 pub(crate) unsafe fn set_device(device_id: i32) -> aclError {
-    let mut st = state();
-    if let Err(e) = st.require_active() {
-        return e;
-    }
-    let d = match check_device(&st, device_id) {
-        Ok(d) => d,
-        Err(e) => return e,
-    };
-    let ctx = match st.devices[d].default_ctx {
-        Some(c) => c,
-        None => {
-            let id = st.fresh_id();
-            st.contexts.insert(
-                id,
-                Context {
-                    device: d,
-                    explicit: false,
-                    default_stream: None,
-                },
-            );
-            st.devices[d].default_ctx = Some(id);
-            id
-        }
-    };
-    st.devices[d].refcount += 1;
-    CURRENT_CTX.with(|c| c.set(ctx));
-    ACL_SUCCESS
+    status_of(|| {
+        let mut st = active_state()?;
+        let d = check_device(&st, device_id)?;
+        let ctx = match st.devices[d].default_ctx {
+            Some(c) => c,
+            None => {
+                let id = st.fresh_id();
+                st.contexts.insert(
+                    id,
+                    Context {
+                        device: d,
+                        explicit: false,
+                        default_stream: None,
+                    },
+                );
+                st.devices[d].default_ctx = Some(id);
+                id
+            }
+        };
+        st.devices[d].refcount += 1;
+        CURRENT_CTX.with(|c| c.set(ctx));
+        Ok(())
+    })
 }
 
 pub(crate) unsafe fn reset_device(device_id: i32) -> aclError {
-    let handles = {
-        let mut st = state();
-        if let Err(e) = st.require_active() {
-            return e;
-        }
-        let d = match check_device(&st, device_id) {
-            Ok(d) => d,
-            Err(e) => return e,
-        };
-        if st.devices[d].refcount == 0 {
-            return finding(
-                ACL_ERROR_RT_PARAM_INVALID,
-                format!("device {d} is not set (aclrtSetDevice reference count is 0)"),
-            );
-        }
-        st.devices[d].refcount -= 1;
-        if st.devices[d].refcount > 0 {
-            return ACL_SUCCESS;
-        }
-        let Some(ctx) = st.devices[d].default_ctx.take() else {
-            return ACL_SUCCESS;
-        };
-        let mut handles = Vec::new();
-        if let Some(mut c) = st.contexts.remove(&ctx) {
-            handles.extend(c.default_stream.take());
-        }
-        st.dead.insert(ctx, "released by aclrtResetDevice");
-        let ids: Vec<u64> = st
-            .streams
-            .iter()
-            .filter(|(_, s)| s.ctx == ctx)
-            .map(|(id, _)| *id)
-            .collect();
-        for id in ids {
-            if let Some(s) = st.streams.remove(&id) {
-                handles.push(s.handle);
+    status_of(|| {
+        let workers = {
+            let mut st = active_state()?;
+            let d = check_device(&st, device_id)?;
+            let device = &mut st.devices[d];
+            if device.refcount == 0 {
+                return Err(finding(
+                    ACL_ERROR_RT_PARAM_INVALID,
+                    format!("device {d} is not set (aclrtSetDevice reference count is 0)"),
+                ));
             }
-            st.dead.insert(id, "released by aclrtResetDevice");
-        }
-        handles
-    };
-    for h in handles {
-        h.shutdown();
+            device.refcount -= 1;
+            if device.refcount > 0 {
+                return Ok(());
+            }
+            let Some(ctx) = device.default_ctx.take() else {
+                return Ok(());
+            };
+            let released = "released by aclrtResetDevice";
+            remove_context(&mut st, ctx, released, released).0
+        };
+        shut_down(workers);
+        Ok(())
+    })
+}
+
+/// Removes a context with its streams, keeping why their handles died for later messages.
+/// Returns the workers to [`shut_down`] and how many of the streams came from
+/// `aclrtCreateStream` (the default stream is not counted).
+fn remove_context(
+    st: &mut State,
+    ctx: u64,
+    ctx_death: &'static str,
+    stream_death: &'static str,
+) -> (Vec<StreamHandle>, usize) {
+    let mut workers = Vec::new();
+    if let Some(mut c) = st.contexts.remove(&ctx) {
+        workers.extend(c.default_stream.take());
     }
-    ACL_SUCCESS
+    st.dead.insert(ctx, ctx_death);
+    let orphans: Vec<u64> = st
+        .streams
+        .iter()
+        .filter(|(_, s)| s.ctx == ctx)
+        .map(|(id, _)| *id)
+        .collect();
+    for id in &orphans {
+        if let Some(s) = st.streams.remove(id) {
+            workers.push(s.handle);
+        }
+        st.dead.insert(*id, stream_death);
+    }
+    (workers, orphans.len())
 }
 
 pub(crate) unsafe fn get_device(device_id: *mut i32) -> aclError {
-    let st = state();
-    if let Err(e) = st.require_active() {
-        return e;
-    }
-    if device_id.is_null() {
-        return fail(ACL_ERROR_INVALID_PARAM, "deviceId is NULL".into());
-    }
-    match st.current_ctx() {
-        Ok((_, d)) => {
-            // SAFETY: non-null and writable by the C contract.
-            unsafe { *device_id = d as i32 };
-            ACL_SUCCESS
-        }
-        Err(e) => e,
-    }
+    status_of(|| {
+        let st = active_state()?;
+        // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+        let out = unsafe { out_param(device_id, "deviceId") }?;
+        let (_, device) = st.current_ctx()?;
+        out.write(device as i32);
+        Ok(())
+    })
 }
 
 pub(crate) unsafe fn get_device_count(count: *mut u32) -> aclError {
-    let st = state();
-    if let Err(e) = st.require_active() {
-        return e;
-    }
-    if count.is_null() {
-        return fail(ACL_ERROR_INVALID_PARAM, "count is NULL".into());
-    }
-    // SAFETY: non-null and writable by the C contract.
-    unsafe { *count = st.devices.len() as u32 };
-    ACL_SUCCESS
+    status_of(|| {
+        let st = active_state()?;
+        // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+        let out = unsafe { out_param(count, "count") }?;
+        out.write(st.devices.len() as u32);
+        Ok(())
+    })
 }
 
 pub(crate) unsafe fn create_context(context: *mut aclrtContext, device_id: i32) -> aclError {
-    let mut st = state();
-    if let Err(e) = st.require_active() {
-        return e;
-    }
-    if context.is_null() {
-        return fail(ACL_ERROR_INVALID_PARAM, "context is NULL".into());
-    }
-    let d = match check_device(&st, device_id) {
-        Ok(d) => d,
-        Err(e) => return e,
-    };
-    let id = st.fresh_id();
-    st.contexts.insert(
-        id,
-        Context {
-            device: d,
-            explicit: true,
-            default_stream: None,
-        },
-    );
-    CURRENT_CTX.with(|c| c.set(id));
-    // SAFETY: non-null and writable by the C contract.
-    unsafe { *context = encode(Kind::Context, id) };
-    ACL_SUCCESS
+    status_of(|| {
+        let mut st = active_state()?;
+        // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+        let out = unsafe { out_param(context, "context") }?;
+        let device = check_device(&st, device_id)?;
+        let id = st.fresh_id();
+        st.contexts.insert(
+            id,
+            Context {
+                device,
+                explicit: true,
+                default_stream: None,
+            },
+        );
+        CURRENT_CTX.with(|c| c.set(id));
+        out.write(encode(Kind::Context, id));
+        Ok(())
+    })
 }
 
-fn lookup_ctx(st: &State, context: aclrtContext) -> Result<u64, i32> {
-    let id = decode(Kind::Context, context).map_err(|m| {
-        if context.is_null() {
+/// The id in a context, stream or event handle. NULL is a bad argument; a pointer that is
+/// no handle of this simulator is a caller bug, so it is also a sanitizer finding.
+fn runtime_handle_id<T>(kind: Kind, handle: *const T) -> Result<u64, i32> {
+    decode(kind, handle).map_err(|m| {
+        if handle.is_null() {
             fail(ACL_ERROR_INVALID_PARAM, m)
         } else {
             finding(ACL_ERROR_RT_INVALID_HANDLE, m)
         }
-    })?;
+    })
+}
+
+/// The finding for a well-formed runtime handle whose object no longer exists.
+fn stale_handle(st: &State, kind: Kind, id: u64) -> i32 {
+    finding(ACL_ERROR_RT_INVALID_HANDLE, st.stale(kind, id))
+}
+
+fn lookup_ctx(st: &State, context: aclrtContext) -> Result<u64, i32> {
+    let id = runtime_handle_id(Kind::Context, context)?;
     if st.contexts.contains_key(&id) {
         Ok(id)
     } else {
-        Err(finding(
-            ACL_ERROR_RT_INVALID_HANDLE,
-            st.stale(Kind::Context, id),
-        ))
+        Err(stale_handle(st, Kind::Context, id))
     }
 }
 
 pub(crate) unsafe fn destroy_context(context: aclrtContext) -> aclError {
-    let handles = {
-        let mut st = state();
-        if let Err(e) = st.require_active() {
-            return e;
-        }
-        let id = match lookup_ctx(&st, context) {
-            Ok(id) => id,
-            Err(e) => return e,
-        };
-        if !st.contexts[&id].explicit {
-            return finding(
-                ACL_ERROR_RT_PARAM_INVALID,
-                "a device's default context cannot be destroyed (use aclrtResetDevice)".into(),
-            );
-        }
-        let mut handles = Vec::new();
-        if let Some(mut c) = st.contexts.remove(&id) {
-            handles.extend(c.default_stream.take());
-        }
-        st.dead.insert(id, "destroyed by aclrtDestroyContext");
-        let ids: Vec<u64> = st
-            .streams
-            .iter()
-            .filter(|(_, s)| s.ctx == id)
-            .map(|(sid, _)| *sid)
-            .collect();
-        if !ids.is_empty() {
-            crate::state::report(format!(
-                "aclrtDestroyContext: {} stream(s) of the context were still alive and were destroyed with it (destroy streams first)",
-                ids.len()
-            ));
-        }
-        for sid in ids {
-            if let Some(s) = st.streams.remove(&sid) {
-                handles.push(s.handle);
+    status_of(|| {
+        let workers = {
+            let mut st = active_state()?;
+            let id = lookup_ctx(&st, context)?;
+            if !st.contexts[&id].explicit {
+                return Err(finding(
+                    ACL_ERROR_RT_PARAM_INVALID,
+                    "a device's default context cannot be destroyed (use aclrtResetDevice)".into(),
+                ));
             }
-            st.dead.insert(sid, "destroyed with its context");
-        }
-        handles
-    };
-    for h in handles {
-        h.shutdown();
-    }
-    ACL_SUCCESS
+            let (workers, streams) = remove_context(
+                &mut st,
+                id,
+                "destroyed by aclrtDestroyContext",
+                "destroyed with its context",
+            );
+            if streams > 0 {
+                crate::state::report(format!(
+                    "aclrtDestroyContext: {streams} stream(s) of the context were still alive and were destroyed with it (destroy streams first)"
+                ));
+            }
+            workers
+        };
+        shut_down(workers);
+        Ok(())
+    })
 }
 
 pub(crate) unsafe fn set_current_context(context: aclrtContext) -> aclError {
-    let st = state();
-    if let Err(e) = st.require_active() {
-        return e;
-    }
-    match lookup_ctx(&st, context) {
-        Ok(id) => {
-            CURRENT_CTX.with(|c| c.set(id));
-            ACL_SUCCESS
-        }
-        Err(e) => e,
-    }
+    status_of(|| {
+        let st = active_state()?;
+        let id = lookup_ctx(&st, context)?;
+        CURRENT_CTX.with(|c| c.set(id));
+        Ok(())
+    })
 }
 
 pub(crate) unsafe fn get_current_context(context: *mut aclrtContext) -> aclError {
-    let st = state();
-    if let Err(e) = st.require_active() {
-        return e;
-    }
-    if context.is_null() {
-        return fail(ACL_ERROR_INVALID_PARAM, "context is NULL".into());
-    }
-    match st.current_ctx() {
-        Ok((id, _)) => {
-            // SAFETY: non-null and writable by the C contract.
-            unsafe { *context = encode(Kind::Context, id) };
-            ACL_SUCCESS
-        }
-        Err(e) => e,
-    }
+    status_of(|| {
+        let st = active_state()?;
+        // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+        let out = unsafe { out_param(context, "context") }?;
+        let (id, _) = st.current_ctx()?;
+        out.write(encode(Kind::Context, id));
+        Ok(())
+    })
 }
 
 /// Resolves a stream argument under the calling thread's current context (`NULL`: the
@@ -412,12 +384,9 @@ pub(crate) fn resolve_stream(
             .map(|s| (s, device))
             .ok_or_else(|| fail(ACL_ERROR_RT_INTERNAL_ERROR, "no default stream".into()));
     }
-    let id = decode(Kind::Stream, stream).map_err(|m| finding(ACL_ERROR_RT_INVALID_HANDLE, m))?;
+    let id = runtime_handle_id(Kind::Stream, stream)?;
     let Some(s) = st.streams.get(&id) else {
-        return Err(finding(
-            ACL_ERROR_RT_INVALID_HANDLE,
-            st.stale(Kind::Stream, id),
-        ));
+        return Err(stale_handle(st, Kind::Stream, id));
     };
     if s.device != device {
         return Err(finding(
@@ -432,61 +401,48 @@ pub(crate) fn resolve_stream(
 }
 
 pub(crate) unsafe fn create_stream(stream: *mut aclrtStream) -> aclError {
-    let mut st = state();
-    if let Err(e) = st.require_active() {
-        return e;
-    }
-    if stream.is_null() {
-        return fail(ACL_ERROR_INVALID_PARAM, "stream is NULL".into());
-    }
-    let (ctx, device) = match st.current_ctx() {
-        Ok(c) => c,
-        Err(e) => return e,
-    };
-    let id = st.fresh_id();
-    let handle = match StreamHandle::spawn(format!("ascend-sim-stream-{id}")) {
-        Ok(h) => h,
-        Err(m) => return fail(ACL_ERROR_RT_INTERNAL_ERROR, m),
-    };
-    st.streams.insert(
-        id,
-        StreamRec {
-            ctx,
-            device,
-            handle,
-        },
-    );
-    // SAFETY: non-null and writable by the C contract.
-    unsafe { *stream = encode(Kind::Stream, id) };
-    ACL_SUCCESS
+    status_of(|| {
+        let mut st = active_state()?;
+        // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+        let out = unsafe { out_param(stream, "stream") }?;
+        let (ctx, device) = st.current_ctx()?;
+        let id = st.fresh_id();
+        let handle = StreamHandle::spawn(format!("ascend-sim-stream-{id}"))
+            .map_err(|m| fail(ACL_ERROR_RT_INTERNAL_ERROR, m))?;
+        st.streams.insert(
+            id,
+            StreamRec {
+                ctx,
+                device,
+                handle,
+            },
+        );
+        out.write(encode(Kind::Stream, id));
+        Ok(())
+    })
 }
 
 pub(crate) unsafe fn destroy_stream(stream: aclrtStream) -> aclError {
-    let handle = {
-        let mut st = state();
-        if let Err(e) = st.require_active() {
-            return e;
-        }
-        if stream.is_null() {
-            return fail(
-                ACL_ERROR_INVALID_PARAM,
-                "stream is NULL (the default stream cannot be destroyed)".into(),
-            );
-        }
-        let id = match decode(Kind::Stream, stream) {
-            Ok(id) => id,
-            Err(m) => return finding(ACL_ERROR_RT_INVALID_HANDLE, m),
+    status_of(|| {
+        let worker = {
+            let mut st = active_state()?;
+            if stream.is_null() {
+                return Err(fail(
+                    ACL_ERROR_INVALID_PARAM,
+                    "stream is NULL (the default stream cannot be destroyed)".into(),
+                ));
+            }
+            let id = runtime_handle_id(Kind::Stream, stream)?;
+            let Some(s) = st.streams.remove(&id) else {
+                return Err(stale_handle(&st, Kind::Stream, id));
+            };
+            st.dead.insert(id, "destroyed by aclrtDestroyStream");
+            s.handle
         };
-        let Some(s) = st.streams.remove(&id) else {
-            let m = st.stale(Kind::Stream, id);
-            return finding(ACL_ERROR_RT_INVALID_HANDLE, m);
-        };
-        st.dead.insert(id, "destroyed by aclrtDestroyStream");
-        s.handle
-    };
-    // Drains queued work; an error in it was already reported when it happened.
-    handle.shutdown();
-    ACL_SUCCESS
+        // Drains queued work; an error in it was already reported when it happened.
+        worker.shutdown();
+        Ok(())
+    })
 }
 
 fn async_error(msg: String) -> aclError {
@@ -497,80 +453,57 @@ fn async_error(msg: String) -> aclError {
 }
 
 pub(crate) unsafe fn synchronize_stream(stream: aclrtStream) -> aclError {
-    let shared = {
-        let mut st = state();
-        if let Err(e) = st.require_active() {
-            return e;
+    status_of(|| {
+        // Waits without the state lock: queued work may depend on other threads' calls.
+        let (queue, _) = {
+            let mut st = active_state()?;
+            resolve_stream(&mut st, stream)?
+        };
+        match queue.synchronize() {
+            None => Ok(()),
+            Some(m) => Err(async_error(m)),
         }
-        match resolve_stream(&mut st, stream) {
-            Ok((s, _)) => s,
-            Err(e) => return e,
-        }
-    };
-    match shared.synchronize() {
-        None => ACL_SUCCESS,
-        Some(m) => async_error(m),
-    }
+    })
 }
 
 pub(crate) unsafe fn create_event(event: *mut aclrtEvent) -> aclError {
-    let mut st = state();
-    if let Err(e) = st.require_active() {
-        return e;
-    }
-    if event.is_null() {
-        return fail(ACL_ERROR_INVALID_PARAM, "event is NULL".into());
-    }
-    let (_, device) = match st.current_ctx() {
-        Ok(c) => c,
-        Err(e) => return e,
-    };
-    let id = st.fresh_id();
-    st.events.insert(
-        id,
-        EventRec {
-            device,
-            shared: Arc::new(EventShared::default()),
-        },
-    );
-    // SAFETY: non-null and writable by the C contract.
-    unsafe { *event = encode(Kind::Event, id) };
-    ACL_SUCCESS
+    status_of(|| {
+        let mut st = active_state()?;
+        // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+        let out = unsafe { out_param(event, "event") }?;
+        let (_, device) = st.current_ctx()?;
+        let id = st.fresh_id();
+        st.events.insert(
+            id,
+            EventRec {
+                device,
+                shared: Arc::new(EventShared::default()),
+            },
+        );
+        out.write(encode(Kind::Event, id));
+        Ok(())
+    })
 }
 
 fn lookup_event(st: &State, event: aclrtEvent) -> Result<(u64, Arc<EventShared>), i32> {
-    let id = decode(Kind::Event, event).map_err(|m| {
-        if event.is_null() {
-            fail(ACL_ERROR_INVALID_PARAM, m)
-        } else {
-            finding(ACL_ERROR_RT_INVALID_HANDLE, m)
-        }
-    })?;
+    let id = runtime_handle_id(Kind::Event, event)?;
     match st.events.get(&id) {
         Some(e) => {
             let _ = e.device;
             Ok((id, Arc::clone(&e.shared)))
         }
-        None => Err(finding(
-            ACL_ERROR_RT_INVALID_HANDLE,
-            st.stale(Kind::Event, id),
-        )),
+        None => Err(stale_handle(st, Kind::Event, id)),
     }
 }
 
 pub(crate) unsafe fn destroy_event(event: aclrtEvent) -> aclError {
-    let mut st = state();
-    if let Err(e) = st.require_active() {
-        return e;
-    }
-    match lookup_event(&st, event) {
-        Ok((id, _)) => {
-            st.events.remove(&id);
-            st.dead.insert(id, "destroyed by aclrtDestroyEvent");
-            ACL_SUCCESS
-        }
-        Err(e) => e,
-    }
+    status_of(|| {
+        let mut st = active_state()?;
+        let (id, _) = lookup_event(&st, event)?;
+        st.events.remove(&id);
+        st.dead.insert(id, "destroyed by aclrtDestroyEvent");
+        Ok(())
+    })
 }
 
 pub(crate) unsafe fn record_event(event: aclrtEvent, stream: aclrtStream) -> aclError {
@@ -588,34 +521,24 @@ fn with_event_and_stream(
     stream: aclrtStream,
     act: impl FnOnce(&Arc<EventShared>, &StreamShared),
 ) -> aclError {
-    let mut st = state();
-    let checked = st.require_active().and_then(|()| {
+    status_of(|| {
+        let mut st = active_state()?;
         let (_, ev) = lookup_event(&st, event)?;
-        let (s, _) = resolve_stream(&mut st, stream)?;
-        Ok((ev, s))
-    });
-    match checked {
-        Ok((ev, s)) => {
-            act(&ev, &s);
-            ACL_SUCCESS
-        }
-        Err(e) => e,
-    }
+        let (queue, _) = resolve_stream(&mut st, stream)?;
+        act(&ev, &queue);
+        Ok(())
+    })
 }
 
 pub(crate) unsafe fn synchronize_event(event: aclrtEvent) -> aclError {
-    let ev = {
-        let st = state();
-        if let Err(e) = st.require_active() {
-            return e;
-        }
-        match lookup_event(&st, event) {
-            Ok((_, ev)) => ev,
-            Err(e) => return e,
-        }
-    };
-    ev.synchronize();
-    ACL_SUCCESS
+    status_of(|| {
+        let (_, ev) = {
+            let st = active_state()?;
+            lookup_event(&st, event)?
+        };
+        ev.synchronize();
+        Ok(())
+    })
 }
 
 pub(crate) unsafe fn memcpy_async(
@@ -626,22 +549,15 @@ pub(crate) unsafe fn memcpy_async(
     kind: aclrtMemcpyKind,
     stream: aclrtStream,
 ) -> aclError {
-    let mut st = state();
-    if let Err(e) = st.require_active() {
-        return e;
-    }
-    let plan = match plan_copy(&st, dst as usize, dest_max, src as usize, count, kind) {
-        Ok(p) => p,
-        Err(e) => return e,
-    };
-    let shared = match resolve_stream(&mut st, stream) {
-        Ok((s, _)) => s,
-        Err(e) => return e,
-    };
-    if let Some((plan, count)) = plan {
-        shared.submit(crate::stream::Task::Copy(plan, count));
-    }
-    ACL_SUCCESS
+    status_of(|| {
+        let mut st = active_state()?;
+        let plan = plan_copy(&st, dst as usize, dest_max, src as usize, count, kind)?;
+        let (queue, _) = resolve_stream(&mut st, stream)?;
+        if let Some((plan, count)) = plan {
+            queue.submit(crate::stream::Task::Copy(plan, count));
+        }
+        Ok(())
+    })
 }
 
 pub(crate) unsafe fn get_soc_name() -> *const c_char {

@@ -69,24 +69,20 @@ impl<T> Slab<T> {
         (1 << SLOT_BITS) | slot
     }
 
-    pub fn get(&self, id: u64) -> Option<&T> {
+    /// The slot `id` names, unless the slot has moved on to a later generation. A retired
+    /// slot keeps its last generation without a value, so callers still check the value.
+    fn current_slot(&self, id: u64) -> Option<usize> {
         let (slot, generation) = Self::split(id);
-        let e = self.entries.get(slot)?;
-        if e.generation == generation {
-            e.value.as_ref()
-        } else {
-            None
-        }
+        (self.entries.get(slot)?.generation == generation).then_some(slot)
+    }
+
+    pub fn get(&self, id: u64) -> Option<&T> {
+        self.entries[self.current_slot(id)?].value.as_ref()
     }
 
     pub fn get_mut(&mut self, id: u64) -> Option<&mut T> {
-        let (slot, generation) = Self::split(id);
-        let e = self.entries.get_mut(slot)?;
-        if e.generation == generation {
-            e.value.as_mut()
-        } else {
-            None
-        }
+        let slot = self.current_slot(id)?;
+        self.entries[slot].value.as_mut()
     }
 
     pub fn contains(&self, id: u64) -> bool {
@@ -95,14 +91,13 @@ impl<T> Slab<T> {
 
     /// Drops a live object in place; `death` explains later uses of its handle.
     pub fn discard(&mut self, id: u64, death: &'static str) -> bool {
-        let (slot, generation) = Self::split(id);
-        let Some(e) = self.entries.get_mut(slot) else {
+        let Some(slot) = self.current_slot(id) else {
             return false;
         };
-        if e.generation != generation || e.value.is_none() {
+        let e = &mut self.entries[slot];
+        if e.value.take().is_none() {
             return false;
         }
-        e.value = None;
         self.live -= 1;
         e.death = death;
         if e.generation < GEN_MAX {

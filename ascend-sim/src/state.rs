@@ -9,6 +9,7 @@ use crate::{SYMBOL_COUNT, SYMBOLS, Sym};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::ffi::{CStr, CString, c_char};
+use std::mem::MaybeUninit;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
@@ -325,6 +326,70 @@ pub(crate) fn entry<R: Copy>(sym: Sym, failure: R, body: impl FnOnce() -> R) -> 
 /// Runs an introspection entry point without counting, catching panics.
 pub(crate) fn guard<R: Copy>(failure: R, body: impl FnOnce() -> R) -> R {
     catch_unwind(AssertUnwindSafe(body)).unwrap_or(failure)
+}
+
+// ---------------------------------------------------------------------------------------
+// Steps the implementations of the entry points share.
+
+// One status helper serves the runtime and the nn libraries because both spell success 0.
+const _: () = assert!(ascend_sys::ACL_SUCCESS == ascend_sys::ACLNN_SUCCESS);
+
+/// The C status of an entry point's body. `fail` or `finding` recorded the text of an
+/// `Err` where the check failed, so it is only passed on here.
+pub(crate) fn status_of(body: impl FnOnce() -> Result<(), i32>) -> i32 {
+    match body() {
+        Ok(()) => ascend_sys::ACL_SUCCESS,
+        Err(code) => code,
+    }
+}
+
+/// Locks the global state for a runtime call, which is valid only between `aclInit` and
+/// `aclFinalize`.
+pub(crate) fn active_state() -> Result<MutexGuard<'static, State>, i32> {
+    let st = state();
+    st.require_active()?;
+    Ok(st)
+}
+
+/// Where a C out-parameter points (`None` for NULL), as possibly uninitialised memory:
+/// callers commonly pass the address of a variable they have not set yet.
+///
+/// # Safety
+/// `ptr` is NULL or, for `'a`, aligned, writable for a `T` and not accessed through any
+/// other pointer.
+pub(crate) unsafe fn out_slot<'a, T>(ptr: *mut T) -> Option<&'a mut MaybeUninit<T>> {
+    // SAFETY: a non-null `ptr` is aligned, writable and unaliased for `'a` by the caller's
+    // contract, and `MaybeUninit` asserts nothing about what it holds now.
+    unsafe { ptr.cast::<MaybeUninit<T>>().as_mut() }
+}
+
+/// [`out_slot`], failing on NULL with the runtime's parameter error.
+///
+/// # Safety
+/// As for [`out_slot`].
+pub(crate) unsafe fn out_param<'a, T>(
+    ptr: *mut T,
+    name: &str,
+) -> Result<&'a mut MaybeUninit<T>, i32> {
+    // SAFETY: the caller upholds the same contract.
+    unsafe { out_slot(ptr) }.ok_or_else(|| null_param_error(name))
+}
+
+/// The address an input pointer carries, failing on NULL like [`out_param`].
+pub(crate) fn non_null_address<T>(ptr: *const T, name: &str) -> Result<usize, i32> {
+    if ptr.is_null() {
+        Err(null_param_error(name))
+    } else {
+        Ok(ptr as usize)
+    }
+}
+
+/// The runtime's status and text for a NULL pointer argument.
+fn null_param_error(name: &str) -> i32 {
+    fail(
+        ascend_sys::ACL_ERROR_INVALID_PARAM,
+        format!("{name} is NULL"),
+    )
 }
 
 // ---------------------------------------------------------------------------------------
