@@ -479,22 +479,9 @@ fn tile_block<G: Element, X: Element, O: Element>(
         x: xb,
         o: ob,
     } = scratch;
-    let single_row = o.nrows() == 1;
-    let gs = match g.as_slice().and_then(as_f32) {
-        Some(s) if single_row => s,
-        _ => {
-            gather(&g, &mut gb[..n]);
-            &gb[..n]
-        }
-    };
-    let xs = match x.as_slice().and_then(as_f32) {
-        Some(s) if single_row => s,
-        _ => {
-            gather(&x, &mut xb[..n]);
-            &xb[..n]
-        }
-    };
-    if single_row
+    let gs = tile_input(g, &mut gb[..n]);
+    let xs = tile_input(x, &mut xb[..n]);
+    if o.nrows() == 1
         && G::DTYPE.promote(X::DTYPE) == DType::F32
         && let Some(os) = o.as_slice_mut().and_then(as_f32_mut)
     {
@@ -508,6 +495,18 @@ fn tile_block<G: Element, X: Element, O: Element>(
             o[[r, c]] = v;
         }
     }
+}
+
+/// One input of a tile as f32 values in row-major order: a contiguous f32 row in place,
+/// anything else gathered into `buf`.
+fn tile_input<'v: 'b, 'b, T: Element>(v: ArrayView2<'v, T>, buf: &'b mut [f32]) -> &'b [f32] {
+    if v.nrows() == 1
+        && let Some(s) = v.to_slice().and_then(as_f32)
+    {
+        return s;
+    }
+    gather(&v, buf);
+    buf
 }
 
 /// Copies a 2-D view into `buf` in row-major order, widened to f32.
