@@ -86,6 +86,26 @@ pub trait Element:
     fn to_bits_u32(self) -> u32;
 }
 
+/// `value` rounded to f32 toward zero, with the last significand bit set when that was
+/// inexact ("round to odd"). A following round-to-nearest-even to a format of at most 22
+/// significant bits (f16, bf16; also in their subnormal ranges, where f32 keeps more bits
+/// still) is then the correctly rounded `value`, whereas rounding to the nearest f32
+/// first can land on a midpoint of the narrow format and round twice.
+pub(crate) fn f64_to_f32_odd(value: f64) -> f32 {
+    let nearest = value as f32;
+    if value.is_nan() || f64::from(nearest) == value {
+        return nearest;
+    }
+    // Inexact: the f32 toward zero is `nearest` itself or its neighbour toward zero
+    // (for an overflow to ±∞, ±MAX); stepping the bits down moves toward zero.
+    let toward_zero = if nearest.is_infinite() || f64::from(nearest).abs() > value.abs() {
+        f32::from_bits(nearest.to_bits() - 1)
+    } else {
+        nearest
+    };
+    f32::from_bits(toward_zero.to_bits() | 1)
+}
+
 impl Element for f32 {
     const DTYPE: DType = DType::F32;
     #[inline]
@@ -126,7 +146,8 @@ impl Element for f16 {
     }
     #[inline]
     fn from_f64(value: f64) -> Self {
-        f16::from_f64(value)
+        // half's own `from_f64` rounds to f32 first (twice rounded)
+        f16::from_f32(f64_to_f32_odd(value))
     }
     #[inline]
     fn to_bits_u32(self) -> u32 {
@@ -150,10 +171,58 @@ impl Element for bf16 {
     }
     #[inline]
     fn from_f64(value: f64) -> Self {
-        bf16::from_f64(value)
+        // half's own `from_f64` rounds to f32 first (twice rounded)
+        bf16::from_f32(f64_to_f32_odd(value))
     }
     #[inline]
     fn to_bits_u32(self) -> u32 {
         u32::from(self.to_bits())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f16_of(v: f64) -> f64 {
+        <f16 as Element>::from_f64(v).to_f64()
+    }
+    fn bf16_of(v: f64) -> f64 {
+        <bf16 as Element>::from_f64(v).to_f64()
+    }
+
+    /// Values just off a midpoint of the narrow format by less than half an f32 ulp: the
+    /// nearest f32 is the midpoint itself, so rounding through it would tie to even.
+    #[test]
+    fn from_f64_rounds_once() {
+        let p = |e: i32| 2f64.powi(e);
+        assert_eq!(f16_of(1.0 + p(-11) + p(-30)), 1.0 + p(-10));
+        assert_eq!(f16_of(-(1.0 + p(-11) + p(-30))), -(1.0 + p(-10)));
+        assert_eq!(f16_of(1.0 + 3.0 * p(-11) - p(-30)), 1.0 + p(-10));
+        assert_eq!(bf16_of(1.0 + p(-8) + p(-30)), 1.0 + p(-7));
+        assert_eq!(bf16_of(1.0 + 3.0 * p(-8) - p(-30)), 1.0 + p(-7));
+        // subnormal f16: the midpoint between 0 and the smallest subnormal
+        assert_eq!(f16_of(p(-25) + p(-60)), p(-24));
+        assert_eq!(f16_of(p(-25)), 0.0);
+    }
+
+    #[test]
+    fn from_f64_ties_edges_and_specials() {
+        let p = |e: i32| 2f64.powi(e);
+        assert_eq!(f16_of(1.0 + p(-11)), 1.0); // tie to even
+        assert_eq!(f16_of(1.0 + 3.0 * p(-11)), 1.0 + 2.0 * p(-10));
+        assert_eq!(f16_of(65519.99), 65504.0);
+        assert_eq!(f16_of(65520.0), f64::INFINITY);
+        assert_eq!(f16_of(-f64::MAX), f64::NEG_INFINITY);
+        let bf16_max = (2.0 - p(-7)) * p(127);
+        let overflow_at = (2.0 - p(-8)) * p(127);
+        assert_eq!(bf16_of(overflow_at * (1.0 - p(-40))), bf16_max);
+        assert_eq!(bf16_of(overflow_at), f64::INFINITY);
+        assert_eq!(bf16_of(f64::MAX), f64::INFINITY);
+        let neg_tiny = f16_of(-1e-50);
+        assert!(neg_tiny == 0.0 && neg_tiny.is_sign_negative());
+        assert!(f16_of(f64::NAN).is_nan() && bf16_of(f64::NAN).is_nan());
+        assert_eq!(f64_to_f32_odd(0.5), 0.5);
+        assert_eq!(f64_to_f32_odd(-0.0).to_bits(), (-0.0f32).to_bits());
     }
 }

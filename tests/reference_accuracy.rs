@@ -122,11 +122,67 @@ impl Golden {
 fn r32(v: f64) -> f64 {
     f64::from(v as f32)
 }
+/// Round-to-nearest-even of an f64 to a 16-bit format, independent of any library
+/// conversion (half's `from_f64` goes through f32 and rounds twice): a binary search for
+/// the largest finite value at or below `|v|`, then a comparison with the midpoint to the
+/// next one (exact in f64). `inf_bits` are the bits of +∞, `beyond_max` the value that
+/// follows the largest finite one (its midpoint with it is the overflow threshold).
+fn round_to_16(v: f64, value: fn(u16) -> f64, inf_bits: u16, beyond_max: f64) -> f64 {
+    if !v.is_finite() || v == 0.0 {
+        return v;
+    }
+    let a = v.abs();
+    let (mut lo, mut hi) = (0u16, inf_bits);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if value(mid) <= a {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let above = if hi == inf_bits {
+        beyond_max
+    } else {
+        value(hi)
+    };
+    let midpoint = (value(lo) + above) / 2.0;
+    let bits = if a < midpoint || (a == midpoint && lo % 2 == 0) {
+        lo
+    } else {
+        hi
+    };
+    value(bits).copysign(v)
+}
 fn r16(v: f64) -> f64 {
-    f16::from_f64(v).to_f64()
+    round_to_16(v, |b| f16::from_bits(b).to_f64(), 0x7c00, 65536.0)
 }
 fn rb16(v: f64) -> f64 {
-    bf16::from_f64(v).to_f64()
+    round_to_16(v, |b| bf16::from_bits(b).to_f64(), 0x7f80, 2f64.powi(128))
+}
+
+/// The independent roundings above on values where rounding through f32 first would
+/// go wrong (just above a midpoint of the 16-bit format, within half an f32 ulp).
+#[test]
+fn sixteen_bit_oracle_rounds_once() {
+    assert_eq!(
+        r16(1.0 + 2f64.powi(-11) + 2f64.powi(-30)),
+        1.0 + 2f64.powi(-10)
+    );
+    assert_eq!(r16(1.0 + 2f64.powi(-11)), 1.0);
+    assert_eq!(
+        r16(-(1.0 + 3.0 * 2f64.powi(-11))),
+        -(1.0 + 2.0 * 2f64.powi(-10))
+    );
+    assert_eq!(r16(65519.99), 65504.0);
+    assert_eq!(r16(65520.0), f64::INFINITY);
+    assert_eq!(r16(2f64.powi(-25)), 0.0);
+    assert_eq!(r16(2f64.powi(-25) + 2f64.powi(-60)), 2f64.powi(-24));
+    assert_eq!(
+        rb16(1.0 + 2f64.powi(-8) + 2f64.powi(-30)),
+        1.0 + 2f64.powi(-7)
+    );
+    assert_eq!(rb16(1.0 + 2f64.powi(-8)), 1.0);
 }
 
 /// Distance in ulps of two f32 (0 for +0/−0, u64::MAX when one is NaN and the other not).

@@ -249,14 +249,14 @@ fn block<G: Element, X: Element, O: Element>(isa: Isa, g: &[f32], x: &[f32], o: 
             let mut r = [0.0f64; BLOCK];
             kernel::products_f64(isa, g, x, &mut r[..n]);
             for (o, &v) in o.iter_mut().zip(&r[..n]) {
-                *o = O::from_f32(f16::from_f64(v).to_f32());
+                *o = O::from_f32(<f16 as Element>::from_f64(v).to_f32());
             }
         }
         DType::BF16 => {
             let mut r = [0.0f64; BLOCK];
             kernel::products_f64(isa, g, x, &mut r[..n]);
             for (o, &v) in o.iter_mut().zip(&r[..n]) {
-                *o = O::from_f32(bf16::from_f64(v).to_f32());
+                *o = O::from_f32(<bf16 as Element>::from_f64(v).to_f32());
             }
         }
     }
