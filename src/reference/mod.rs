@@ -48,7 +48,8 @@ use ndarray::{
 use rayon::prelude::*;
 use std::any::TypeId;
 
-use kernel::Isa;
+use half::slice::HalfFloatSliceExt;
+use kernel::{Isa, Narrow};
 
 /// Number of output elements from which the work is split across rayon's thread pool;
 /// smaller inputs run on the calling thread only.
@@ -220,12 +221,8 @@ fn flat_serial<G: Element, X: Element, O: Element>(isa: Isa, g: &[G], x: &[X], o
         .zip(x.chunks(BLOCK))
     {
         let n = o.len();
-        for (d, s) in gb.iter_mut().zip(g) {
-            *d = s.to_f32();
-        }
-        for (d, s) in xb.iter_mut().zip(x) {
-            *d = s.to_f32();
-        }
+        widen(g, &mut gb[..n]);
+        widen(x, &mut xb[..n]);
         block::<G, X, O>(isa, &gb[..n], &xb[..n], o);
     }
 }
@@ -245,20 +242,56 @@ fn block<G: Element, X: Element, O: Element>(isa: Isa, g: &[f32], x: &[f32], o: 
                 *o = O::from_f32(v);
             }
         }
-        DType::F16 => {
-            let mut r = [0.0f64; BLOCK];
-            kernel::products_f64(isa, g, x, &mut r[..n]);
-            for (o, &v) in o.iter_mut().zip(&r[..n]) {
-                *o = O::from_f32(<f16 as Element>::from_f64(v).to_f32());
-            }
-        }
-        DType::BF16 => {
-            let mut r = [0.0f64; BLOCK];
-            kernel::products_f64(isa, g, x, &mut r[..n]);
-            for (o, &v) in o.iter_mut().zip(&r[..n]) {
-                *o = O::from_f32(<bf16 as Element>::from_f64(v).to_f32());
-            }
-        }
+        DType::F16 => narrowed(isa, Narrow::F16, g, x, o),
+        DType::BF16 => narrowed(isa, Narrow::Bf16, g, x, o),
+    }
+}
+
+/// [`block`] for a 16-bit compute type: the f64 products rounded once to it (in place
+/// when the output has that type), then converted to `O`.
+fn narrowed<O: Element>(isa: Isa, to: Narrow, g: &[f32], x: &[f32], o: &mut [O]) {
+    let n = o.len();
+    let mut r = [0.0f64; BLOCK];
+    kernel::products_f64(isa, g, x, &mut r[..n]);
+    let dtype = match to {
+        Narrow::F16 => DType::F16,
+        Narrow::Bf16 => DType::BF16,
+    };
+    if let Some(bits) = as_bits16_mut(o, dtype) {
+        return kernel::narrow16(isa, to, &r[..n], bits);
+    }
+    let mut h = [0u16; BLOCK];
+    kernel::narrow16(isa, to, &r[..n], &mut h[..n]);
+    for (o, &b) in o.iter_mut().zip(&h[..n]) {
+        *o = O::from_f32(match to {
+            Narrow::F16 => f16::from_bits(b).to_f32(),
+            Narrow::Bf16 => bf16::from_bits(b).to_f32(),
+        });
+    }
+}
+
+/// `s` as the raw bits of its 16-bit elements when `T` is the 16-bit type `p`.
+fn as_bits16_mut<T: Element>(s: &mut [T], p: DType) -> Option<&mut [u16]> {
+    let is_16 =
+        TypeId::of::<T>() == TypeId::of::<f16>() || TypeId::of::<T>() == TypeId::of::<bf16>();
+    if is_16 && T::DTYPE == p {
+        // SAFETY: `T` is f16 or bf16, both `repr(transparent)` over u16: same layout, same
+        // length; the borrow of `s` moves into the result.
+        Some(unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u16>(), s.len()) })
+    } else {
+        None
+    }
+}
+
+/// Widens `src` into `dst` (same length): f16 with half's vectorized slice conversion.
+fn widen<T: Element>(src: &[T], dst: &mut [f32]) {
+    if TypeId::of::<T>() == TypeId::of::<f16>() {
+        // SAFETY: `T` is f16 (same type id): same layout, same length.
+        let h = unsafe { std::slice::from_raw_parts(src.as_ptr().cast::<f16>(), src.len()) };
+        return h.convert_to_f32_slice(dst);
+    }
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = s.to_f32();
     }
 }
 
