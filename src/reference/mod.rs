@@ -295,8 +295,8 @@ fn widen<T: Element>(src: &[T], dst: &mut [f32]) {
     }
 }
 
-/// Any layout: orders the axes by the output's strides, merges axes that are contiguous
-/// in all three views, splits large work across threads.
+/// Any layout: orders the axes by the strides of the three views, merges axes that are
+/// contiguous in all three, picks the tile orientation, splits large work across threads.
 fn strided<G: Element, X: Element, O: Element>(
     isa: Isa,
     g: ArrayViewD<'_, G>,
@@ -321,7 +321,7 @@ fn strided<G: Element, X: Element, O: Element>(
     let mut g = g.permuted_axes(axes.clone());
     let mut x = x.permuted_axes(axes.clone());
     let mut o = o.permuted_axes(axes);
-    // Walk the output forwards.
+    // Walk the output forwards (its negative strides made positive).
     for a in 0..o.ndim() {
         if o.strides()[a] < 0 {
             g.invert_axis(Axis(a));
@@ -356,9 +356,9 @@ fn strided<G: Element, X: Element, O: Element>(
             o.index_axis_inplace(Axis(a), 0);
         }
     }
-    // An input walked against its memory order along the output's rows (a transposed
-    // view) is read in tiles: its fastest axis becomes the row axis of the 2-D core,
-    // so the cache lines one tile row touches serve the next rows too.
+    // A view walked against its memory order along the rows (transposed against the
+    // others) is read or written in tiles: its fastest axis becomes the row axis of the
+    // 2-D core, so the cache lines one tile row touches serve the next rows too.
     if o.ndim() >= 2 {
         let inner = o.ndim() - 1;
         let tile_axis = [g.strides(), x.strides(), o.strides()]
