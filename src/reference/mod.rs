@@ -392,7 +392,10 @@ fn strided_split<G: Element, X: Element, O: Element>(
         && o.len() >= PARALLEL_THRESHOLD
         && let Some(axis) = (0..o.ndim()).find(|&a| o.len_of(Axis(a)) > 1)
     {
-        let mid = o.len_of(Axis(axis)) / 2;
+        // Halves on a multiple of 64 indices where possible, so that two threads share
+        // no cache line of a view that is contiguous along this axis.
+        let half = o.len_of(Axis(axis)) / 2;
+        let mid = if half >= 64 { half - half % 64 } else { half };
         let (g1, g2) = g.split_at(Axis(axis), mid);
         let (x1, x2) = x.split_at(Axis(axis), mid);
         let (o1, o2) = o.split_at(Axis(axis), mid);
