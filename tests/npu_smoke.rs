@@ -8,8 +8,7 @@
 mod common;
 
 use ascendcl::{Backend, DeviceTensor, Runtime, mish_backward, reference};
-use common::props::{self, Tally};
-use std::sync::Mutex;
+use common::props;
 
 fn cann() -> Runtime {
     match Runtime::cann() {
@@ -56,23 +55,13 @@ fn npu_property_suite_against_the_reference() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(512);
-    let tally = Mutex::new(Tally::default());
-    let mut runner = props::runner(cases, "tests/npu_smoke.proptest-regressions");
-    let result = runner.run(
-        &props::case(props::supported_triples(device.soc_name()), 20_000),
-        |c| {
-            let o =
-                props::run_any(&stream, &c).map_err(proptest::test_runner::TestCaseError::fail)?;
-            tally.lock().unwrap().add(&c, &o);
-            Ok(())
-        },
-    );
-    println!(
-        "{}",
-        tally
-            .into_inner()
-            .unwrap()
-            .report(&format!("NPU properties on {}", device.soc_name()))
-    );
-    result.unwrap();
+    common::property_suite(
+        &stream,
+        props::supported_triples(device.soc_name()),
+        20_000,
+        cases,
+        "tests/npu_smoke.proptest-regressions",
+        &format!("NPU properties on {}", device.soc_name()),
+    )
+    .unwrap();
 }

@@ -9,10 +9,8 @@
 mod common;
 
 use ascendcl::{Backend, DeviceTensor, Error, Runtime, mish_backward};
-use common::props::{self, Tally};
 use std::ffi::{CString, c_char, c_int, c_void};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 unsafe extern "C" {
     fn dlopen(filename: *const c_char, flag: c_int) -> *mut c_void;
@@ -135,19 +133,15 @@ fn the_suite_through_dlopen_and_ascend_home_path() {
         let device = rt.device(0).unwrap();
         assert_eq!(device.soc_name(), "Ascend910B4");
         let stream = device.stream().unwrap();
-        let tally = Mutex::new(Tally::default());
-        let mut runner = props::runner(256, "tests/proof_dlopen.proptest-regressions");
-        let result = runner.run(&props::case((0..27).collect(), 20_000), |c| {
-            let o =
-                props::run_any(&stream, &c).map_err(proptest::test_runner::TestCaseError::fail)?;
-            tally.lock().unwrap().add(&c, &o);
-            Ok(())
-        });
-        println!(
-            "{}",
-            tally.into_inner().unwrap().report("dlopen properties")
-        );
-        result.unwrap();
+        common::property_suite(
+            &stream,
+            (0..27).collect(),
+            20_000,
+            256,
+            "tests/proof_dlopen.proptest-regressions",
+            "dlopen properties",
+        )
+        .unwrap();
     }
     assert_eq!(lib.live(), base, "leak after the property run");
 

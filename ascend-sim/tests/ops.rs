@@ -103,13 +103,7 @@ fn run(
     } else {
         null_mut()
     };
-    assert_eq!(
-        phase2(w, ws, ex, null_mut()),
-        ACLNN_SUCCESS,
-        "{}",
-        err_msg()
-    );
-    assert_eq!(sync(null_mut()), ACL_SUCCESS, "{}", err_msg());
+    launch_and_sync(w, ws, ex);
     let out = dts[2].decode(&d2h::<u8>(dout, out_bytes));
     for t in [tg, tx, tout] {
         destroy_tensor(t);
@@ -121,6 +115,19 @@ fn run(
         free(w);
     }
     (g, x, out)
+}
+
+/// Launches phase 2 of `ex` on the default stream and asserts that the launch and the
+/// synchronize succeed.
+#[track_caller]
+fn launch_and_sync(w: *mut c_void, ws: u64, ex: *mut aclOpExecutor) {
+    assert_eq!(
+        phase2(w, ws, ex, null_mut()),
+        ACLNN_SUCCESS,
+        "{}",
+        err_msg()
+    );
+    assert_eq!(sync(null_mut()), ACL_SUCCESS, "{}", err_msg());
 }
 
 /// Golden on the broadcast shape (`out` row-major; inputs broadcast numpy-style).
@@ -255,13 +262,7 @@ fn strided_views_offsets_and_in_place() {
     assert_eq!(rc, ACLNN_SUCCESS);
     assert!(ws > 0, "non-contiguous input and output need temporaries");
     let w = malloc(ws as usize);
-    assert_eq!(
-        phase2(w, ws, ex, null_mut()),
-        ACLNN_SUCCESS,
-        "{}",
-        err_msg()
-    );
-    assert_eq!(sync(null_mut()), ACL_SUCCESS);
+    launch_and_sync(w, ws, ex);
     let out = d2h::<f32>(dout, 12);
     for i in 0..2 {
         for j in 0..3 {
@@ -274,13 +275,7 @@ fn strided_views_offsets_and_in_place() {
     let tin = tensor(&[2, 3], ACL_FLOAT, dg);
     let (rc, ws2, ex) = phase1(tg, tx, tin);
     assert_eq!(rc, ACLNN_SUCCESS);
-    assert_eq!(
-        phase2(w, ws2.max(ws), ex, null_mut()),
-        ACLNN_SUCCESS,
-        "{}",
-        err_msg()
-    );
-    assert_eq!(sync(null_mut()), ACL_SUCCESS);
+    launch_and_sync(w, ws2.max(ws), ex);
     let res = d2h::<f32>(dg, 6);
     for i in 0..2 {
         for j in 0..3 {
@@ -328,6 +323,20 @@ fn cleanup(ts: [*mut aclTensor; 3], bufs: [*mut c_void; 3]) {
     }
 }
 
+/// Asserts that phase 2 of `ex` (no workspace, default stream) is rejected with
+/// `ACLNN_ERR_PARAM_INVALID` and a message containing every one of `fragments`, then
+/// destroys `ex` (a rejected launch does not consume the executor).
+#[track_caller]
+fn assert_phase2_rejects(ex: *mut aclOpExecutor, fragments: &[&str]) {
+    assert_fails_with(
+        phase2(null_mut(), 0, ex, null_mut()),
+        ACLNN_ERR_PARAM_INVALID,
+        fragments,
+    );
+    // SAFETY: live executor (failures do not consume it).
+    assert_eq!(unsafe { api::aclDestroyAclOpExecutor(ex) }, ACLNN_SUCCESS);
+}
+
 #[test]
 fn workspace_checks() {
     setup();
@@ -338,31 +347,25 @@ fn workspace_checks() {
         ACLNN_ERR_PARAM_NULLPTR
     );
     // Too small (size argument).
+    let launch = |w: *mut c_void, size: u64| phase2(w, size, ex, null_mut());
     let w = malloc(ws as usize);
-    assert_eq!(phase2(w, ws - 1, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
-    assert!(err_msg().contains("smaller than"), "{}", err_msg());
+    assert_fails_with(
+        launch(w, ws - 1),
+        ACLNN_ERR_PARAM_INVALID,
+        &["smaller than"],
+    );
     // Too small (allocation lies about its size).
     let small = malloc(ws as usize - 32);
-    assert_eq!(phase2(small, ws, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
-    assert!(err_msg().contains("overruns"), "{}", err_msg());
+    assert_fails_with(launch(small, ws), ACLNN_ERR_PARAM_INVALID, &["overruns"]);
     // Host memory.
     let mut host = vec![0u8; ws as usize];
-    assert_eq!(
-        phase2(host.as_mut_ptr().cast(), ws, ex, null_mut()),
-        ACLNN_ERR_PARAM_INVALID
-    );
-    assert!(err_msg().contains("host memory"), "{}", err_msg());
+    let hp = host.as_mut_ptr().cast();
+    assert_fails_with(launch(hp, ws), ACLNN_ERR_PARAM_INVALID, &["host memory"]);
     // Freed.
     free(small);
     assert_eq!(phase2(small, ws, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
     // None of the failures consumed the executor.
-    assert_eq!(
-        phase2(w, ws, ex, null_mut()),
-        ACLNN_SUCCESS,
-        "{}",
-        err_msg()
-    );
-    assert_eq!(sync(null_mut()), ACL_SUCCESS);
+    launch_and_sync(w, ws, ex);
     let out = d2h::<f32>(bufs[2], 8);
     assert_eq!(out[0], mish_grad_f32(1.0, 0.5));
     assert_eq!(out[7], mish_grad_f32(1.0, -0.5));
@@ -378,15 +381,7 @@ fn workspace_freed_while_queued_is_reported() {
     let w = malloc(ws as usize);
     let hold = testing::hold_stream(s).unwrap();
     assert_eq!(phase2(w, ws, ex, s), ACLNN_SUCCESS);
-    free(w);
-    hold.release();
-    assert_eq!(sync(s), ACL_ERROR_RT_INTERNAL_ERROR);
-    assert!(err_msg().contains("workspace allocation"), "{}", err_msg());
-    assert!(
-        err_msg().contains("freed while queued work"),
-        "{}",
-        err_msg()
-    );
+    assert_freed_while_queued_is_reported(w, hold, s, &["workspace allocation"]);
     destroy_stream(s);
     cleanup(ts, bufs);
 }
@@ -436,13 +431,7 @@ fn executor_is_consumed_unless_repeatable() {
                 api::aclSetOutputTensorAddr(ex, 0, tout, dout2),
                 ACLNN_SUCCESS
             );
-            assert_eq!(
-                phase2(null_mut(), 0, ex, null_mut()),
-                ACLNN_SUCCESS,
-                "{}",
-                err_msg()
-            );
-            assert_eq!(sync(null_mut()), ACL_SUCCESS);
+            launch_and_sync(null_mut(), 0, ex);
             let v = d2h::<f32>(dout2, 4);
             assert_eq!(v[3], mish_grad_f32(k as f32, k as f32));
             free(dx2);
@@ -521,69 +510,26 @@ fn tensor_data_must_be_live_device_memory_inside_bounds() {
     let th = tensor(&[4], ACL_FLOAT, host.as_mut_ptr().cast());
     let (rc, _, ex) = phase1(th, t, t);
     assert_eq!(rc, ACLNN_SUCCESS);
-    assert_eq!(
-        phase2(null_mut(), 0, ex, null_mut()),
-        ACLNN_ERR_PARAM_INVALID
-    );
-    assert!(
-        err_msg().contains("gradOutput data") && err_msg().contains("host memory"),
-        "{}",
-        err_msg()
-    );
-    // SAFETY: live executor (failures do not consume).
-    assert_eq!(unsafe { api::aclDestroyAclOpExecutor(ex) }, ACLNN_SUCCESS);
+    assert_phase2_rejects(ex, &["gradOutput data", "host memory"]);
     // A view reaching outside its allocation (offset 1 on a 4-element buffer).
     let tv = tensor_view(&[4], &[1], 1, &[5], ACL_FLOAT, d);
     let (_, _, ex) = phase1(t, tv, t);
-    assert_eq!(
-        phase2(null_mut(), 0, ex, null_mut()),
-        ACLNN_ERR_PARAM_INVALID
-    );
-    assert!(
-        err_msg().contains("self") && err_msg().contains("reaches bytes"),
-        "{}",
-        err_msg()
-    );
-    // SAFETY: live executor.
-    assert_eq!(unsafe { api::aclDestroyAclOpExecutor(ex) }, ACLNN_SUCCESS);
+    assert_phase2_rejects(ex, &["self", "reaches bytes"]);
     // A view outside its declared storage.
     let ts = tensor_view(&[4], &[1], 0, &[3], ACL_FLOAT, d);
     let (_, _, ex) = phase1(t, t, ts);
-    assert_eq!(
-        phase2(null_mut(), 0, ex, null_mut()),
-        ACLNN_ERR_PARAM_INVALID
-    );
-    assert!(err_msg().contains("storage"), "{}", err_msg());
-    // SAFETY: live executor.
-    assert_eq!(unsafe { api::aclDestroyAclOpExecutor(ex) }, ACLNN_SUCCESS);
+    assert_phase2_rejects(ex, &["storage"]);
     // A tensor destroyed between the phases.
     let t2 = tensor(&[4], ACL_FLOAT, d);
     let (_, _, ex) = phase1(t, t2, t);
     destroy_tensor(t2);
-    assert_eq!(
-        phase2(null_mut(), 0, ex, null_mut()),
-        ACLNN_ERR_PARAM_INVALID
-    );
-    assert!(
-        err_msg().contains("destroyed before aclnnMishBackward"),
-        "{}",
-        err_msg()
-    );
-    // SAFETY: live executor.
-    assert_eq!(unsafe { api::aclDestroyAclOpExecutor(ex) }, ACLNN_SUCCESS);
+    assert_phase2_rejects(ex, &["destroyed before aclnnMishBackward"]);
     // Input freed while the launch is queued.
     let s = create_stream();
     let hold = testing::hold_stream(s).unwrap();
     let (_, _, ex) = phase1(t, t, t);
     assert_eq!(phase2(null_mut(), 0, ex, s), ACLNN_SUCCESS);
-    free(d);
-    hold.release();
-    assert_eq!(sync(s), ACL_ERROR_RT_INTERNAL_ERROR);
-    assert!(
-        err_msg().contains("freed while queued work"),
-        "{}",
-        err_msg()
-    );
+    assert_freed_while_queued_is_reported(d, hold, s, &[]);
     destroy_stream(s);
     for t in [t, th, tv, ts] {
         destroy_tensor(t);

@@ -153,6 +153,24 @@ fn malloc_rules() {
     }
 }
 
+/// Asserts that `aclrtMemcpy(dst, dest_max, src, count, kind)` is rejected with
+/// `ACL_ERROR_INVALID_PARAM` and a message containing every one of `fragments`.
+#[track_caller]
+fn assert_memcpy_rejected(
+    dst: *mut c_void,
+    dest_max: usize,
+    src: *const c_void,
+    count: usize,
+    kind: u32,
+    fragments: &[&str],
+) {
+    assert_fails_with(
+        memcpy(dst, dest_max, src, count, kind),
+        ACL_ERROR_INVALID_PARAM,
+        fragments,
+    );
+}
+
 #[test]
 fn memcpy_misuse_is_caught() {
     setup();
@@ -162,42 +180,18 @@ fn memcpy_misuse_is_caught() {
     let hp = host.as_ptr().cast::<c_void>();
     let bp = back.as_mut_ptr().cast::<c_void>();
     // Wrong kinds.
-    assert_eq!(
-        memcpy(bp, 64, hp, 64, ACL_MEMCPY_HOST_TO_DEVICE),
-        ACL_ERROR_INVALID_PARAM
-    );
-    assert!(
-        err_msg().contains("dst") && err_msg().contains("host memory"),
-        "{}",
-        err_msg()
-    );
-    assert_eq!(
-        memcpy(d, 64, hp, 64, ACL_MEMCPY_DEVICE_TO_HOST),
-        ACL_ERROR_INVALID_PARAM
-    );
-    assert_eq!(
-        memcpy(d, 64, hp, 64, ACL_MEMCPY_DEVICE_TO_DEVICE),
-        ACL_ERROR_INVALID_PARAM
-    );
-    assert_eq!(memcpy(bp, 64, hp, 64, 9), ACL_ERROR_INVALID_PARAM);
+    let h2d_kind = ACL_MEMCPY_HOST_TO_DEVICE;
+    assert_memcpy_rejected(bp, 64, hp, 64, h2d_kind, &["dst", "host memory"]);
+    assert_memcpy_rejected(d, 64, hp, 64, ACL_MEMCPY_DEVICE_TO_HOST, &[]);
+    assert_memcpy_rejected(d, 64, hp, 64, ACL_MEMCPY_DEVICE_TO_DEVICE, &[]);
+    assert_memcpy_rejected(bp, 64, hp, 64, 9, &[]);
     // count > destMax.
-    assert_eq!(
-        memcpy(d, 32, hp, 64, ACL_MEMCPY_HOST_TO_DEVICE),
-        ACL_ERROR_INVALID_PARAM
-    );
-    assert!(err_msg().contains("exceeds destMax"), "{}", err_msg());
+    assert_memcpy_rejected(d, 32, hp, 64, h2d_kind, &["exceeds destMax"]);
     // Outside the allocation (64 bytes; padding is not usable).
-    assert_eq!(
-        memcpy(d, 128, hp, 65, ACL_MEMCPY_HOST_TO_DEVICE),
-        ACL_ERROR_INVALID_PARAM
-    );
-    assert!(err_msg().contains("overruns"), "{}", err_msg());
+    assert_memcpy_rejected(d, 128, hp, 65, h2d_kind, &["overruns"]);
     // SAFETY: pointer arithmetic only; the simulator checks the address.
     let inner = unsafe { d.cast::<u8>().add(60) }.cast::<c_void>();
-    assert_eq!(
-        memcpy(inner, 8, hp, 8, ACL_MEMCPY_HOST_TO_DEVICE),
-        ACL_ERROR_INVALID_PARAM
-    );
+    assert_memcpy_rejected(inner, 8, hp, 8, h2d_kind, &[]);
     // Correct uses, including DEFAULT inference and an interior pointer.
     assert_eq!(
         memcpy(d, 64, hp, 64, ACL_MEMCPY_HOST_TO_DEVICE),
@@ -217,21 +211,35 @@ fn memcpy_misuse_is_caught() {
     assert_eq!(d2h::<u8>(d, 64), vec![3u8; 64]);
     // Freed pointer.
     free(d);
-    assert_eq!(
-        memcpy(bp, 64, d, 64, ACL_MEMCPY_DEVICE_TO_HOST),
-        ACL_ERROR_INVALID_PARAM
-    );
-    assert!(
-        err_msg().contains("not inside any live device allocation"),
-        "{}",
-        err_msg()
-    );
+    let freed = ["not inside any live device allocation"];
+    assert_memcpy_rejected(bp, 64, d, 64, ACL_MEMCPY_DEVICE_TO_HOST, &freed);
     let s = create_stream();
     assert_eq!(
         memcpy_async(bp, 64, d, 64, ACL_MEMCPY_DEVICE_TO_HOST, s),
         ACL_ERROR_INVALID_PARAM
     );
     destroy_stream(s);
+}
+
+/// Enqueues on `s` an `aclrtMemcpyAsync` of the host slice `src` to the device address
+/// `dst` and asserts that it was accepted.
+#[track_caller]
+fn enqueue_upload<T>(dst: *mut c_void, src: &[T], s: aclrtStream) {
+    let n = size_of_val(src);
+    let kind = ACL_MEMCPY_HOST_TO_DEVICE;
+    let rc = memcpy_async(dst, n, src.as_ptr().cast(), n, kind, s);
+    assert_eq!(rc, ACL_SUCCESS, "{}", err_msg());
+}
+
+/// Enqueues on `s` an `aclrtMemcpyAsync` of the device address `src` into the host slice
+/// `dst` and asserts that it was accepted (the caller keeps `dst` alive until `s` is
+/// synchronized).
+#[track_caller]
+fn enqueue_download<T>(dst: &mut [T], src: *const c_void, s: aclrtStream) {
+    let n = size_of_val(dst);
+    let kind = ACL_MEMCPY_DEVICE_TO_HOST;
+    let rc = memcpy_async(dst.as_mut_ptr().cast(), n, src, n, kind, s);
+    assert_eq!(rc, ACL_SUCCESS, "{}", err_msg());
 }
 
 #[test]
@@ -243,28 +251,8 @@ fn missing_event_wait_is_observable_and_events_order_streams() {
     let mut seen = [0u32; 4];
     // Without a wait, b's read runs before a's (held) write.
     let hold = testing::hold_stream(a).unwrap();
-    assert_eq!(
-        memcpy_async(
-            buf,
-            16,
-            newer.as_ptr().cast(),
-            16,
-            ACL_MEMCPY_HOST_TO_DEVICE,
-            a
-        ),
-        0
-    );
-    assert_eq!(
-        memcpy_async(
-            seen.as_mut_ptr().cast(),
-            16,
-            buf,
-            16,
-            ACL_MEMCPY_DEVICE_TO_HOST,
-            b
-        ),
-        0
-    );
+    enqueue_upload(buf, &newer, a);
+    enqueue_download(&mut seen, buf, b);
     assert_eq!(sync(b), ACL_SUCCESS);
     assert_eq!(seen, [0; 4], "the read raced ahead of the unordered write");
     hold.release();
@@ -273,33 +261,13 @@ fn missing_event_wait_is_observable_and_events_order_streams() {
     let ev = create_event();
     let newest = [5u32; 4];
     let hold = testing::hold_stream(a).unwrap();
-    assert_eq!(
-        memcpy_async(
-            buf,
-            16,
-            newest.as_ptr().cast(),
-            16,
-            ACL_MEMCPY_HOST_TO_DEVICE,
-            a
-        ),
-        0
-    );
+    enqueue_upload(buf, &newest, a);
     // SAFETY: live handles.
     unsafe {
         assert_eq!(api::aclrtRecordEvent(ev, a), ACL_SUCCESS);
         assert_eq!(api::aclrtStreamWaitEvent(b, ev), ACL_SUCCESS);
     }
-    assert_eq!(
-        memcpy_async(
-            seen.as_mut_ptr().cast(),
-            16,
-            buf,
-            16,
-            ACL_MEMCPY_DEVICE_TO_HOST,
-            b
-        ),
-        0
-    );
+    enqueue_download(&mut seen, buf, b);
     std::thread::sleep(std::time::Duration::from_millis(20));
     assert_eq!(seen, [0; 4], "b must still be waiting");
     hold.release();
@@ -324,25 +292,8 @@ fn buffer_freed_while_queued_work_uses_it_is_reported() {
     let buf = malloc(64);
     let mut back = [0u8; 64];
     let hold = testing::hold_stream(s).unwrap();
-    assert_eq!(
-        memcpy_async(
-            back.as_mut_ptr().cast(),
-            64,
-            buf,
-            64,
-            ACL_MEMCPY_DEVICE_TO_HOST,
-            s
-        ),
-        0
-    );
-    free(buf);
-    hold.release();
-    assert_eq!(sync(s), ACL_ERROR_RT_INTERNAL_ERROR);
-    assert!(
-        err_msg().contains("freed while queued work"),
-        "{}",
-        err_msg()
-    );
+    enqueue_download(&mut back, buf, s);
+    assert_freed_while_queued_is_reported(buf, hold, s, &[]);
     // The error was consumed by that synchronize.
     assert_eq!(sync(s), ACL_SUCCESS);
     destroy_stream(s);
@@ -354,28 +305,8 @@ fn default_stream_and_async_copies() {
     let buf = malloc(8);
     let v = [1u32, 2];
     let mut back = [0u32; 2];
-    assert_eq!(
-        memcpy_async(
-            buf,
-            8,
-            v.as_ptr().cast(),
-            8,
-            ACL_MEMCPY_HOST_TO_DEVICE,
-            null_mut()
-        ),
-        0
-    );
-    assert_eq!(
-        memcpy_async(
-            back.as_mut_ptr().cast(),
-            8,
-            buf,
-            8,
-            ACL_MEMCPY_DEVICE_TO_HOST,
-            null_mut()
-        ),
-        0
-    );
+    enqueue_upload(buf, &v, null_mut());
+    enqueue_download(&mut back, buf, null_mut());
     assert_eq!(sync(null_mut()), ACL_SUCCESS);
     assert_eq!(back, v);
     free(buf);

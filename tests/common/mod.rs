@@ -4,8 +4,9 @@
 
 pub mod props;
 
-use ascendcl::{DType, Device, Element, Runtime};
+use ascendcl::{DType, Device, Element, Runtime, Stream};
 use ndarray::{ArrayD, IxDyn};
+use proptest::test_runner::{TestCaseError, TestError};
 use std::sync::{Mutex, MutexGuard, Once};
 
 /// The simulated devices of every `api_*` test binary: an Atlas A2 (bf16), an Atlas
@@ -134,6 +135,30 @@ pub fn mere_mare<T: Element>(actual: &ArrayD<T>, expected: &ArrayD<T>) -> (f64, 
         n += 1;
     }
     (if n == 0 { 0.0 } else { sum / n as f64 }, max)
+}
+
+/// Runs the property suite of [`props`] on `stream`: `cases` random cases over the dtype
+/// triples `triples` (indices for [`props::triple`]) with at most `max_out` output elements,
+/// each judged against the CPU reference; failures are persisted in `regressions`. Prints
+/// the tally of the run under `what`, then returns the runner's verdict (the failing case
+/// boxed).
+pub fn property_suite(
+    stream: &Stream,
+    triples: Vec<usize>,
+    max_out: usize,
+    cases: u32,
+    regressions: &'static str,
+    what: &str,
+) -> Result<(), Box<TestError<props::Case>>> {
+    let tally = Mutex::new(props::Tally::default());
+    let mut runner = props::runner(cases, regressions);
+    let result = runner.run(&props::case(triples, max_out), |c| {
+        let outcome = props::run_any(stream, &c).map_err(TestCaseError::fail)?;
+        tally.lock().unwrap().add(&c, &outcome);
+        Ok(())
+    });
+    println!("{}", tally.into_inner().unwrap().report(what));
+    result.map_err(Box::new)
 }
 
 /// Asserts the precision standard: MERE < T and MARE < 10 T.

@@ -1,7 +1,7 @@
 //! Helpers shared by the simulator's integration tests (each test file is one process).
 #![allow(dead_code)]
 
-use ascend_sim::api;
+use ascend_sim::{api, testing::StreamHold};
 use ascend_sys::*;
 use std::ffi::{CStr, c_void};
 use std::sync::Once;
@@ -62,6 +62,46 @@ pub fn err_msg() -> String {
         // SAFETY: non-null, NUL-terminated, valid until this thread's next failure.
         unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
     }
+}
+
+/// Asserts that the calling thread's last error message contains every one of `fragments`.
+#[track_caller]
+pub fn assert_err_msg_contains(fragments: &[&str]) {
+    let msg = err_msg();
+    for fragment in fragments {
+        assert!(
+            msg.contains(fragment),
+            "no {fragment:?} in the error message: {msg}"
+        );
+    }
+}
+
+/// Asserts that a call returned the failure `want` and left an error message containing
+/// every one of `fragments`.
+#[track_caller]
+pub fn assert_fails_with(rc: i32, want: i32, fragments: &[&str]) {
+    assert_eq!(rc, want, "{}", err_msg());
+    assert_err_msg_contains(fragments);
+}
+
+/// Frees `buf` while `hold` keeps queued work of `s` that uses it waiting, releases the
+/// hold and asserts that synchronizing `s` reports the use with
+/// `ACL_ERROR_RT_INTERNAL_ERROR`, "freed while queued work" and `more` in the message.
+#[track_caller]
+pub fn assert_freed_while_queued_is_reported(
+    buf: *mut c_void,
+    hold: StreamHold,
+    s: aclrtStream,
+    more: &[&str],
+) {
+    free(buf);
+    hold.release();
+    assert_fails_with(
+        sync(s),
+        ACL_ERROR_RT_INTERNAL_ERROR,
+        &["freed while queued work"],
+    );
+    assert_err_msg_contains(more);
 }
 
 pub fn malloc(size: usize) -> *mut c_void {
