@@ -796,10 +796,6 @@ mod x86 {
         }
     }
 
-    // ---------------------------------------------------------------- AVX2 + FMA
-
-    /// The operations of the precise path on AVX2+FMA: 4 lanes, masks as vectors of
-    /// all-ones lanes.
     /// 8 f64 rounded to f32 toward zero, with the last bit set where that was inexact
     /// (round to odd, see [`crate::element`]): a following round-to-nearest-even to f16
     /// or bf16 is then a single correct rounding.
@@ -854,6 +850,10 @@ mod x86 {
         super::narrow16_scalar(to, &src[body..], &mut out[body..]);
     }
 
+    // ---------------------------------------------------------------- AVX2 + FMA
+
+    /// The operations of the precise path on AVX2+FMA: 4 lanes, masks as vectors of
+    /// all-ones lanes.
     mod avx2 {
         use super::*;
 
