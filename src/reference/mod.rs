@@ -187,19 +187,19 @@ fn flat<G: Element, X: Element, O: Element>(isa: Isa, g: &[G], x: &[X], o: &mut 
     }
 }
 
-/// `s` as an f32 slice when `T` is `f32`.
-fn as_f32<T: Element>(s: &[T]) -> Option<&[f32]> {
-    (TypeId::of::<T>() == TypeId::of::<f32>())
-        // SAFETY: `T` is `f32` (same type id): same layout, same length.
-        .then(|| unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<f32>(), s.len()) })
+/// `s` as a slice of `U` when `T` is `U` (the generic element type resolved at run time).
+fn same_type<T: 'static, U: 'static>(s: &[T]) -> Option<&[U]> {
+    (TypeId::of::<T>() == TypeId::of::<U>())
+        // SAFETY: `T` and `U` are the same type: same layout, same length.
+        .then(|| unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<U>(), s.len()) })
 }
 
-/// `s` as a mutable f32 slice when `T` is `f32`.
-fn as_f32_mut<T: Element>(s: &mut [T]) -> Option<&mut [f32]> {
-    if TypeId::of::<T>() == TypeId::of::<f32>() {
-        // SAFETY: `T` is `f32` (same type id): same layout, same length; the borrow of `s`
-        // moves into the result.
-        Some(unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<f32>(), s.len()) })
+/// `s` as a mutable slice of `U` when `T` is `U`.
+fn same_type_mut<T: 'static, U: 'static>(s: &mut [T]) -> Option<&mut [U]> {
+    if TypeId::of::<T>() == TypeId::of::<U>() {
+        // SAFETY: `T` and `U` are the same type: same layout, same length; the borrow of
+        // `s` moves into the result.
+        Some(unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<U>(), s.len()) })
     } else {
         None
     }
@@ -207,8 +207,8 @@ fn as_f32_mut<T: Element>(s: &mut [T]) -> Option<&mut [f32]> {
 
 fn flat_serial<G: Element, X: Element, O: Element>(isa: Isa, g: &[G], x: &[X], o: &mut [O]) {
     // All f32: no widening or narrowing, the kernel works on the slices in place.
-    if let (Some(g), Some(x)) = (as_f32(g), as_f32(x))
-        && let Some(o) = as_f32_mut(o)
+    if let (Some(g), Some(x)) = (same_type::<_, f32>(g), same_type::<_, f32>(x))
+        && let Some(o) = same_type_mut::<_, f32>(o)
     {
         kernel::rounded_f32(isa, g, x, o);
         return;
@@ -233,7 +233,7 @@ fn block<G: Element, X: Element, O: Element>(isa: Isa, g: &[f32], x: &[f32], o: 
     let n = o.len();
     match G::DTYPE.promote(X::DTYPE) {
         DType::F32 => {
-            if let Some(o) = as_f32_mut(o) {
+            if let Some(o) = same_type_mut::<_, f32>(o) {
                 return kernel::rounded_f32(isa, g, x, o);
             }
             let mut r = [0.0f32; BLOCK];
@@ -253,11 +253,7 @@ fn narrowed<O: Element>(isa: Isa, to: Narrow, g: &[f32], x: &[f32], o: &mut [O])
     let n = o.len();
     let mut r = [0.0f64; BLOCK];
     kernel::products_f64(isa, g, x, &mut r[..n]);
-    let dtype = match to {
-        Narrow::F16 => DType::F16,
-        Narrow::Bf16 => DType::BF16,
-    };
-    if let Some(bits) = as_bits16_mut(o, dtype) {
+    if let Some(bits) = as_bits16_mut(o, to) {
         return kernel::narrow16(isa, to, &r[..n], bits);
     }
     let mut h = [0u16; BLOCK];
@@ -270,24 +266,17 @@ fn narrowed<O: Element>(isa: Isa, to: Narrow, g: &[f32], x: &[f32], o: &mut [O])
     }
 }
 
-/// `s` as the raw bits of its 16-bit elements when `T` is the 16-bit type `p`.
-fn as_bits16_mut<T: Element>(s: &mut [T], p: DType) -> Option<&mut [u16]> {
-    let is_16 =
-        TypeId::of::<T>() == TypeId::of::<f16>() || TypeId::of::<T>() == TypeId::of::<bf16>();
-    if is_16 && T::DTYPE == p {
-        // SAFETY: `T` is f16 or bf16, both `repr(transparent)` over u16: same layout, same
-        // length; the borrow of `s` moves into the result.
-        Some(unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u16>(), s.len()) })
-    } else {
-        None
+/// `s` as the raw bits of its elements when `T` is the 16-bit type `to`.
+fn as_bits16_mut<T: Element>(s: &mut [T], to: Narrow) -> Option<&mut [u16]> {
+    match to {
+        Narrow::F16 => same_type_mut::<_, f16>(s).map(|h| h.reinterpret_cast_mut()),
+        Narrow::Bf16 => same_type_mut::<_, bf16>(s).map(|h| h.reinterpret_cast_mut()),
     }
 }
 
 /// Widens `src` into `dst` (same length): f16 with half's vectorized slice conversion.
 fn widen<T: Element>(src: &[T], dst: &mut [f32]) {
-    if TypeId::of::<T>() == TypeId::of::<f16>() {
-        // SAFETY: `T` is f16 (same type id): same layout, same length.
-        let h = unsafe { std::slice::from_raw_parts(src.as_ptr().cast::<f16>(), src.len()) };
+    if let Some(h) = same_type::<_, f16>(src) {
         return h.convert_to_f32_slice(dst);
     }
     for (d, s) in dst.iter_mut().zip(src) {
@@ -501,7 +490,7 @@ fn tiles<G: Element, X: Element, O: Element>(
 
 /// One tile (at most [`BLOCK`] elements): gathers the inputs row by row into f32 buffers
 /// (a contiguous f32 row is used in place), computes, scatters the output (or writes a
-/// contiguous f32 output row in place).
+/// contiguous output row directly).
 fn tile_block<G: Element, X: Element, O: Element>(
     isa: Isa,
     g: ArrayView2<'_, G>,
@@ -517,12 +506,12 @@ fn tile_block<G: Element, X: Element, O: Element>(
     } = scratch;
     let gs = tile_input(g, &mut gb[..n]);
     let xs = tile_input(x, &mut xb[..n]);
+    // A contiguous output row is written by `block` itself (in place where its type is
+    // the compute type) instead of through the scratch.
     if o.nrows() == 1
-        && G::DTYPE.promote(X::DTYPE) == DType::F32
-        && let Some(os) = o.as_slice_mut().and_then(as_f32_mut)
+        && let Some(os) = o.as_slice_mut()
     {
-        kernel::rounded_f32(isa, gs, xs, os);
-        return;
+        return block::<G, X, O>(isa, gs, xs, os);
     }
     block::<G, X, O>(isa, gs, xs, &mut ob[..n]);
     let (rows, cols) = o.dim();
@@ -537,7 +526,7 @@ fn tile_block<G: Element, X: Element, O: Element>(
 /// anything else gathered into `buf`.
 fn tile_input<'v: 'b, 'b, T: Element>(v: ArrayView2<'v, T>, buf: &'b mut [f32]) -> &'b [f32] {
     if v.nrows() == 1
-        && let Some(s) = v.to_slice().and_then(as_f32)
+        && let Some(s) = v.to_slice().and_then(same_type::<_, f32>)
     {
         return s;
     }
