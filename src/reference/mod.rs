@@ -523,12 +523,17 @@ fn tile_block<G: Element, X: Element, O: Element>(
 }
 
 /// One input of a tile as f32 values in row-major order: a contiguous f32 row in place,
-/// anything else gathered into `buf`.
+/// another contiguous row widened like the flat path's inputs, anything else gathered
+/// into `buf`.
 fn tile_input<'v: 'b, 'b, T: Element>(v: ArrayView2<'v, T>, buf: &'b mut [f32]) -> &'b [f32] {
     if v.nrows() == 1
-        && let Some(s) = v.to_slice().and_then(same_type::<_, f32>)
+        && let Some(s) = v.to_slice()
     {
-        return s;
+        if let Some(s) = same_type::<_, f32>(s) {
+            return s;
+        }
+        widen(s, buf);
+        return buf;
     }
     gather(&v, buf);
     buf
