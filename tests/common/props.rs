@@ -56,7 +56,9 @@
 #![allow(dead_code)]
 
 use super::threshold_for;
-use ascendcl::{DType, DeviceTensor, Element, Stream, mish_backward, reference};
+use ascendcl::{
+    DType, DeviceTensor, Element, Stream, TensorView, TensorViewMut, mish_backward, reference,
+};
 use half::{bf16, f16};
 use ndarray::{ArrayD, ArrayViewD, Axis, Dimension, IxDyn, Slice};
 use proptest::prelude::*;
@@ -280,6 +282,33 @@ pub struct ViewSpec {
     pub broadcast: bool,
 }
 
+/// The cuts both device view types offer (their inherent methods, behind one name).
+pub trait Cut: Sized {
+    fn slice(self, axis: usize, start: usize, end: usize, step: usize) -> ascendcl::Result<Self>;
+    fn permute(self, axes: &[usize]) -> ascendcl::Result<Self>;
+}
+
+macro_rules! impl_cut {
+    ($view:ident) => {
+        impl<T: Element> Cut for $view<'_, T> {
+            fn slice(
+                self,
+                axis: usize,
+                start: usize,
+                end: usize,
+                step: usize,
+            ) -> ascendcl::Result<Self> {
+                $view::slice(self, axis, start, end, step)
+            }
+            fn permute(self, axes: &[usize]) -> ascendcl::Result<Self> {
+                $view::permute(self, axes)
+            }
+        }
+    };
+}
+impl_cut!(TensorView);
+impl_cut!(TensorViewMut);
+
 impl ViewSpec {
     /// The storage shape and, per storage axis, `(start, end, step)` for a view of `shape`.
     pub fn storage(&self, shape: &[usize]) -> (Vec<usize>, Vec<(usize, usize, usize)>) {
@@ -322,6 +351,24 @@ impl ViewSpec {
             self.starts[j] = 0;
             self.extra[j] = 0;
         }
+    }
+
+    /// The device counterpart of [`ViewSpec::host`]: `view` (of the whole storage) cut
+    /// by `cuts` and permuted. Errors name `what` and the step that failed.
+    pub fn device<V: Cut>(
+        &self,
+        view: V,
+        cuts: &[(usize, usize, usize)],
+        what: &str,
+    ) -> Result<V, String> {
+        let mut v = view;
+        for (j, &(s, e, st)) in cuts.iter().enumerate() {
+            v = v
+                .slice(j, s, e, st)
+                .map_err(|err| format!("{what} slice: {err}"))?;
+        }
+        v.permute(&self.perm)
+            .map_err(|err| format!("{what} permute: {err}"))
     }
 
     pub fn host<'a, T>(
@@ -594,42 +641,26 @@ pub fn run_case<G: Element, X: Element, O: Element>(
     let xd = DeviceTensor::from_array(stream, &x_host).map_err(e("upload x"))?;
     let mut od = DeviceTensor::from_array(stream, &sentinel).map_err(e("upload out"))?;
     let mut non_contiguous = 0;
-    let mut g_dv = gd.view();
-    for (j, &(s, en, st)) in gcuts.iter().enumerate() {
-        g_dv = g_dv.slice(j, s, en, st).map_err(e("grad slice"))?;
-    }
-    let mut g_dv = g_dv.permute(&c.g_view.perm).map_err(e("grad permute"))?;
+    let mut g_dv = c.g_view.device(gd.view(), &gcuts, "grad")?;
     if c.g_view.broadcast {
         g_dv = g_dv.broadcast_to(&out_shape).map_err(e("grad broadcast"))?;
     }
-    let mut x_dv = xd.view();
-    for (j, &(s, en, st)) in xcuts.iter().enumerate() {
-        x_dv = x_dv.slice(j, s, en, st).map_err(e("x slice"))?;
-    }
-    let mut x_dv = x_dv.permute(&c.x_view.perm).map_err(e("x permute"))?;
+    let mut x_dv = c.x_view.device(xd.view(), &xcuts, "x")?;
     if c.x_view.broadcast {
         x_dv = x_dv.broadcast_to(&out_shape).map_err(e("x broadcast"))?;
     }
     non_contiguous += usize::from(!g_dv.is_contiguous()) + usize::from(!x_dv.is_contiguous());
     let (o_strides, o_offset) = {
-        let mut o_dv = od.view_mut();
-        for (j, &(s, en, st)) in ocuts.iter().enumerate() {
-            o_dv = o_dv.slice(j, s, en, st).map_err(e("out slice"))?;
-        }
-        let o_dv = o_dv.permute(&c.o_view.perm).map_err(e("out permute"))?;
+        let o_dv = c.o_view.device(od.view_mut(), &ocuts, "out")?;
         non_contiguous += usize::from(!o_dv.is_contiguous());
         let layout = (o_dv.strides().to_vec(), o_dv.offset());
         mish_backward(g_dv, x_dv, o_dv, stream).map_err(e("mish_backward"))?;
         layout
     };
     // The result through the output view, and the whole output storage.
-    let mut o_rv = od.view();
-    for (j, &(s, en, st)) in ocuts.iter().enumerate() {
-        o_rv = o_rv.slice(j, s, en, st).map_err(e("out slice"))?;
-    }
-    let actual = o_rv
-        .permute(&c.o_view.perm)
-        .map_err(e("out permute"))?
+    let actual = c
+        .o_view
+        .device(od.view(), &ocuts, "out")?
         .to_array(stream)
         .map_err(e("download"))?;
     let storage = od.to_array(stream).map_err(e("download storage"))?;
