@@ -30,35 +30,39 @@ impl<'t, const N: usize> Descriptors<'t, N> {
     /// Creates a fresh descriptor for each argument, all owned (for plans, which rebind
     /// addresses and so must never share a descriptor).
     pub(crate) fn new(table: &'t FnTable, tensors: &[RawTensor<'_>; N]) -> Result<Self> {
-        let mut d = Descriptors {
-            table,
-            raw: [std::ptr::null_mut(); N],
-            owned: [false; N],
-        };
-        for ((slot, owned), t) in d.raw.iter_mut().zip(&mut d.owned).zip(tensors) {
-            *slot = create_tensor(table, t)?;
-            *owned = true;
-        }
-        Ok(d)
+        Self::filled(table, tensors, |t| Ok((create_tensor(table, t)?, true)))
     }
 
     /// The descriptors of one call: a whole tensor's cached descriptor (made now if it is
     /// the tensor's first use), or a fresh one for a view with another layout.
     #[inline]
     pub(crate) fn for_call(table: &'t FnTable, tensors: &[RawTensor<'_>; N]) -> Result<Self> {
+        Self::filled(table, tensors, |t| {
+            if t.whole {
+                let p = t.buf.cached_desc();
+                Ok((if p.is_null() { cache(table, t)? } else { p }, false))
+            } else {
+                Ok((create_tensor(table, t)?, true))
+            }
+        })
+    }
+
+    /// One descriptor per argument from `make` (the descriptor, and whether this call
+    /// owns it). On an error the ones made so far are released by the drop of the
+    /// partly filled set.
+    #[inline]
+    fn filled(
+        table: &'t FnTable,
+        tensors: &[RawTensor<'_>; N],
+        mut make: impl FnMut(&RawTensor<'_>) -> Result<(*mut aclTensor, bool)>,
+    ) -> Result<Self> {
         let mut d = Descriptors {
             table,
             raw: [std::ptr::null_mut(); N],
             owned: [false; N],
         };
         for ((slot, owned), t) in d.raw.iter_mut().zip(&mut d.owned).zip(tensors) {
-            if t.whole {
-                let p = t.buf.cached_desc();
-                *slot = if p.is_null() { cache(table, t)? } else { p };
-            } else {
-                *slot = create_tensor(table, t)?;
-                *owned = true;
-            }
+            (*slot, *owned) = make(t)?;
         }
         Ok(d)
     }
