@@ -43,7 +43,7 @@ use crate::error::{Error, Result};
 use crate::shape::check_mish_backward;
 use half::{bf16, f16};
 use ndarray::{
-    ArrayD, ArrayView2, ArrayViewD, ArrayViewMut2, ArrayViewMutD, Axis, Ix2, IxDyn, Slice,
+    ArrayD, ArrayView2, ArrayViewD, ArrayViewMut2, ArrayViewMutD, Axis, Ix2, IxDyn, Slice, Zip,
 };
 use rayon::prelude::*;
 use std::any::TypeId;
@@ -514,12 +514,24 @@ fn tile_block<G: Element, X: Element, O: Element>(
         return block::<G, X, O>(isa, gs, xs, os);
     }
     block::<G, X, O>(isa, gs, xs, &mut ob[..n]);
-    let (rows, cols) = o.dim();
-    for r in 0..rows {
-        for (c, &v) in ob[r * cols..(r + 1) * cols].iter().enumerate() {
-            o[[r, c]] = v;
+    let cols = o.ncols();
+    if along_columns(o.strides()) {
+        // a transposed output: each column is a short walk in memory, while the scratch
+        // read at a stride is in L1
+        for (c, col) in o.columns_mut().into_iter().enumerate() {
+            for (d, &v) in col.into_iter().zip(ob[c..n].iter().step_by(cols)) {
+                *d = v;
+            }
         }
+    } else if let Ok(ov) = ArrayView2::from_shape(o.dim(), &ob[..n]) {
+        Zip::from(&mut o).and(&ov).for_each(|d, &v| *d = v);
     }
+}
+
+/// Whether a 2-D view is closer in memory along its columns than along its rows (a
+/// transposed view; a zero stride is a broadcast, not a short walk).
+fn along_columns(strides: &[isize]) -> bool {
+    strides[0] != 0 && strides[0].unsigned_abs() < strides[1].unsigned_abs()
 }
 
 /// One input of a tile as f32 values in row-major order: a contiguous f32 row in place,
@@ -541,11 +553,7 @@ fn tile_input<'v: 'b, 'b, T: Element>(v: ArrayView2<'v, T>, buf: &'b mut [f32]) 
 
 /// Copies a 2-D view into `buf` in row-major order, widened to f32.
 fn gather<T: Element>(v: &ArrayView2<'_, T>, buf: &mut [f32]) {
-    let (rows, cols) = v.dim();
-    for r in 0..rows {
-        let dst = &mut buf[r * cols..(r + 1) * cols];
-        for (c, d) in dst.iter_mut().enumerate() {
-            *d = v[[r, c]].to_f32();
-        }
+    if let Ok(bv) = ArrayViewMut2::from_shape(v.dim(), &mut buf[..v.len()]) {
+        Zip::from(bv).and(v).for_each(|d, s| *d = s.to_f32());
     }
 }
