@@ -585,7 +585,8 @@ mod x86 {
     const MIDPOINT_MASK: i64 = 0x1fff_0000;
 
     /// Coefficients of exp on |r| ≤ ln2/32, highest degree first (degree 5, Chebyshev fit
-    /// in mpmath, relative error 4.6e−15 with the coefficients rounded to f64).
+    /// in mpmath, relative error 4.6e−15 with the coefficients rounded to f64; see
+    /// `scripts/fast-path-constants.py`).
     const EXP_REDUCED_POLY: [f64; 6] = [
         0.008_333_472_975_217_577,
         0.041_667_644_161_903_84,
@@ -697,10 +698,11 @@ mod x86 {
     /// `y = g·e·(w·(w² + w + 1 + 4x) + 1) / (w² + 1)²`, the last step a division or `rcp14`
     /// with one third-order Newton step (error below 2^−42). On covered lanes
     /// ([`covered16`]) its relative error is below 1.52e−12 < 2^−39.2: mpmath at 200 bits,
-    /// first-order propagation of every rounding over the covered range; the window's
-    /// border dominates, where the sensitivity to `exp`'s error is 191.7 and the summed
-    /// sensitivities to the numerator's five roundings 2380. The precise product is within
-    /// 1e−15 of the exact value.
+    /// first-order propagation of every rounding over the covered range
+    /// (`scripts/fast-path-constants.py`); the window's border dominates, where the
+    /// sensitivity to `exp`'s error is 191.7 and the summed sensitivities to the
+    /// numerator's five roundings at most 2380. The precise product is within 1e−15 of
+    /// the exact value.
     ///
     /// **Rounding test** ([`rounding_ok`]). The f32 rounding boundaries of a normal
     /// result are where the low 29 bits of its f64 encoding equal 2^28. A lane passes when

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Constants of the AVX-512 fast f32 path of `ascendcl::reference` (src/reference/kernel.rs).
+
+Prints the degree-5 coefficients of exp on |r| <= ln2/32 (EXP_REDUCED_POLY), their
+relative error once rounded to f64, and the relative error bound of `fast_product`
+(FAST_ERROR_BOUND) over the lanes that `covered16` accepts. Needs mpmath (1.3 was used):
+`python3 -m pip install mpmath && python3 scripts/fast-path-constants.py` (about 2 s).
+
+The bound is a first-order propagation: the sensitivity of the product to a relative
+error of `exp` (the reduction's, the polynomial's, the table's), plus the sensitivities
+to the rounding of each of the five numerator steps, plus the reciprocal's and the final
+products' errors, maximised over x in the covered range, densely near the root window.
+"""
+import mpmath as mp
+
+mp.mp.prec = 200
+u = mp.mpf(2) ** -53
+
+# exp on the reduced interval (with a little slack for the reduction's rounding)
+h = mp.log(2) / 32 * (1 + mp.mpf(2) ** -20)
+poly = mp.chebyfit(mp.exp, [-h, h], 6)  # 6 coefficients: degree 5, highest first
+coefs = [float(c) for c in poly]
+worst_poly = mp.mpf(0)
+for i in range(20001):
+    r = -h + 2 * h * i / 20000
+    p = mp.mpf(0)
+    for c in coefs:
+        p = p * r + mp.mpf(c)
+    worst_poly = max(worst_poly, abs(p / mp.exp(r) - 1))
+print("EXP_REDUCED_POLY (highest degree first):")
+for c in coefs:
+    print("   ", repr(c))
+print("relative error with f64 coefficients:", mp.nstr(worst_poly, 5))
+
+# the root of mish' (double-double R_HI + R_LO in kernel.rs)
+root = mp.findroot(lambda x: mp.diff(lambda t: t * mp.tanh(mp.log1p(mp.exp(t))), x), -1.19)
+ln2_lo = mp.mpf("2.319046813846299558e-17")  # ln 2 - LN2_HI, left out of the reduction
+
+
+def product(x, steps, eta=0):
+    """g·mish'(x)/g as fast_product computes it, each numerator step perturbed by `steps`."""
+    e = mp.exp(x) * (1 + eta)
+    w = (e + 1) * (1 + steps[0])
+    d = (w * w + 1) * (1 + steps[1])
+    s = (d + w) * (1 + steps[2])
+    inner = (4 * x + s) * (1 + steps[3])
+    q = (w * inner + 1) * (1 + steps[4])
+    return e * q / (d * d)
+
+
+def bound_at(x):
+    y = product(x, [0] * 5)
+    tiny = mp.mpf(10) ** -40
+    step_sens = []
+    for i in range(5):
+        steps = [0] * 5
+        steps[i] = tiny
+        step_sens.append(abs((product(x, steps) - y) / (tiny * y)))
+    exp_sens = abs((product(x, [0] * 5, tiny) - y) / (tiny * y))
+    k = abs(mp.nint(16 * x / mp.log(2))) / 16
+    exp_error = worst_poly + 6 * u + k * ln2_lo + u * mp.log(2) / 32
+    # numerator steps, then d², g·e, (g·e)·q and the reciprocal's ε³ + its two roundings
+    arithmetic = sum(step_sens) * u + 4 * u + (mp.mpf(2) ** -42 + 2 * u)
+    return exp_sens, sum(step_sens), exp_sens * exp_error + arithmetic
+
+
+window = mp.mpf(1) / 1024 - mp.mpf("4e-8")  # FAST_ROOT_WINDOW less the f32 check's slack
+xs = [root - window, root + window]
+for i in range(1, 400):
+    d = window * mp.mpf(1.02) ** i
+    xs += [root - d, root + d]
+xs += [root - 150 + i * mp.mpf(300) / 3000 for i in range(3001)]  # FAST_FROM_ROOT_MAX
+worst = max((bound_at(x) + (x,) for x in xs if abs(x - root) >= window), key=lambda t: t[2])
+print("worst at x =", mp.nstr(worst[3], 12))
+print("  sensitivity to exp's relative error:", mp.nstr(worst[0], 6))
+print("  summed sensitivities to the numerator's roundings:", mp.nstr(worst[1], 6))
+print("FAST_ERROR_BOUND >=", mp.nstr(worst[2], 6), "= 2^" + mp.nstr(mp.log(worst[2], 2), 5))
