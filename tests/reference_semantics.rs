@@ -313,6 +313,75 @@ fn transposed_3d_layouts_in_tiles() {
     }
 }
 
+/// Transposed 2-D f32 views with whole and partial tiles (the strided copies in and out
+/// of a tile go 16 lanes at a time): an input stored column-major, reversed, or
+/// transposed with a step; an output transposed, reversed, or transposed with a step of
+/// two between its rows in memory.
+#[test]
+fn transposed_f32_views_of_many_tile_sizes() {
+    for (rows, cols) in [(100usize, 130usize), (33, 65), (16, 64), (5, 200)] {
+        let shape = [rows, cols];
+        let n = rows * cols;
+        let g = ArrayD::from_shape_vec(IxDyn(&shape), values(n, 41)).unwrap();
+        let x = ArrayD::from_shape_vec(IxDyn(&shape), values(n, 42)).unwrap();
+        let want = expected(&g, &x, &shape);
+        let mut g_cols = ArrayD::<f32>::zeros(IxDyn(&shape).f());
+        g_cols.assign(&g);
+        // g stored reversed and transposed: logical [i, j] at memory (cols-1-j, rows-1-i)
+        let g_back = g
+            .slice(s![..;-1, ..;-1])
+            .t()
+            .as_standard_layout()
+            .into_owned();
+        let g_rev = g_back.slice(s![..;-1, ..;-1]);
+        let g_rev = g_rev.t();
+        // g transposed with a step: every other row of a (2·cols, rows) array
+        let mut g_wide = ndarray::Array2::<f32>::zeros((2 * cols, rows));
+        g_wide.slice_mut(s![..;2, ..]).assign(&g.t());
+        let g_step = g_wide.slice(s![..;2, ..]);
+        let g_step = g_step.t();
+        let inputs = [g.view(), g_cols.view(), g_rev.into_dyn(), g_step.into_dyn()];
+        for (k, gv) in inputs.iter().enumerate() {
+            assert_eq!(gv.shape(), &shape);
+            // output transposed, reversed and transposed, transposed with a row step of 2
+            let mut plain = ndarray::Array2::<f32>::zeros((cols, rows));
+            let mut wide = ndarray::Array2::<f32>::zeros((cols, 2 * rows));
+            let mut back = ndarray::Array2::<f32>::zeros((cols, rows));
+            mish_backward_into(
+                gv.clone(),
+                x.view(),
+                plain.view_mut().reversed_axes().into_dyn(),
+            )
+            .unwrap();
+            mish_backward_into(
+                gv.clone(),
+                x.view(),
+                wide.slice_mut(s![.., ..;2]).reversed_axes().into_dyn(),
+            )
+            .unwrap();
+            mish_backward_into(
+                gv.clone(),
+                x.view(),
+                back.slice_mut(s![..;-1, ..;-1]).reversed_axes().into_dyn(),
+            )
+            .unwrap();
+            let as_logical = |a: ndarray::ArrayView2<'_, f32>| a.t().to_owned().into_dyn();
+            let back_logical = back.slice(s![..;-1, ..;-1]);
+            for (name, got) in [
+                ("transposed", as_logical(plain.view())),
+                ("stepped", as_logical(wide.slice(s![.., ..;2]))),
+                ("reversed", as_logical(back_logical)),
+            ] {
+                assert_eq!(
+                    bits(&got),
+                    bits(&want),
+                    "{rows}x{cols} input {k}, output {name}"
+                );
+            }
+        }
+    }
+}
+
 /// Random shapes (≤ 4 dims), broadcasting, axis permutations, reversed axes and steps.
 fn layout_case() -> impl Strategy<Value = (Vec<usize>, u8, u8, Vec<usize>, u8, u8)> {
     (

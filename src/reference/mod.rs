@@ -205,6 +205,26 @@ fn same_type_mut<T: 'static, U: 'static>(s: &mut [T]) -> Option<&mut [U]> {
     }
 }
 
+/// `v` as a view of `U` when `T` is `U`.
+fn same_type_view<'a, T: 'static, U: 'static>(v: &ArrayView2<'a, T>) -> Option<ArrayView2<'a, U>> {
+    (TypeId::of::<T>() == TypeId::of::<U>())
+        // SAFETY: `T` and `U` are the same type, and the elements of `v` stay borrowed
+        // for 'a.
+        .then(|| unsafe { v.raw_view().cast::<U>().deref_into_view() })
+}
+
+/// `v` as a mutable view of `U` when `T` is `U`, for as long as `v` is borrowed.
+fn same_type_view_mut<'b, T: 'static, U: 'static>(
+    v: &'b mut ArrayViewMut2<'_, T>,
+) -> Option<ArrayViewMut2<'b, U>> {
+    if TypeId::of::<T>() == TypeId::of::<U>() {
+        // SAFETY: `T` and `U` are the same type, and `v` stays mutably borrowed for 'b.
+        Some(unsafe { v.raw_view_mut().cast::<U>().deref_into_view_mut() })
+    } else {
+        None
+    }
+}
+
 fn flat_serial<G: Element, X: Element, O: Element>(isa: Isa, g: &[G], x: &[X], o: &mut [O]) {
     // All f32: no widening or narrowing, the kernel works on the slices in place.
     if let (Some(g), Some(x)) = (same_type::<_, f32>(g), same_type::<_, f32>(x))
@@ -504,8 +524,8 @@ fn tile_block<G: Element, X: Element, O: Element>(
         x: xb,
         o: ob,
     } = scratch;
-    let gs = tile_input(g, &mut gb[..n]);
-    let xs = tile_input(x, &mut xb[..n]);
+    let gs = tile_input(isa, g, &mut gb[..n]);
+    let xs = tile_input(isa, x, &mut xb[..n]);
     // A contiguous output row is written by `block` itself (in place where its type is
     // the compute type) instead of through the scratch.
     if o.nrows() == 1
@@ -516,6 +536,13 @@ fn tile_block<G: Element, X: Element, O: Element>(
     block::<G, X, O>(isa, gs, xs, &mut ob[..n]);
     let cols = o.ncols();
     if along_columns(o.strides()) {
+        if let (Some(src), Some(o32)) = (
+            same_type::<_, f32>(&ob[..n]),
+            same_type_view_mut::<_, f32>(&mut o),
+        ) && kernel::scatter_columns_f32(isa, src, o32)
+        {
+            return;
+        }
         // a transposed output: each column is a short walk in memory, while the scratch
         // read at a stride is in L1
         for (c, col) in o.columns_mut().into_iter().enumerate() {
@@ -537,7 +564,11 @@ fn along_columns(strides: &[isize]) -> bool {
 /// One input of a tile as f32 values in row-major order: a contiguous f32 row in place,
 /// another contiguous row widened like the flat path's inputs, anything else gathered
 /// into `buf`.
-fn tile_input<'v: 'b, 'b, T: Element>(v: ArrayView2<'v, T>, buf: &'b mut [f32]) -> &'b [f32] {
+fn tile_input<'v: 'b, 'b, T: Element>(
+    isa: Isa,
+    v: ArrayView2<'v, T>,
+    buf: &'b mut [f32],
+) -> &'b [f32] {
     if v.nrows() == 1
         && let Some(s) = v.to_slice()
     {
@@ -547,13 +578,20 @@ fn tile_input<'v: 'b, 'b, T: Element>(v: ArrayView2<'v, T>, buf: &'b mut [f32]) 
         widen(s, buf);
         return buf;
     }
-    gather(&v, buf);
+    gather(isa, &v, buf);
     buf
 }
 
 /// Copies a 2-D view into `buf` in row-major order, widened to f32.
-fn gather<T: Element>(v: &ArrayView2<'_, T>, buf: &mut [f32]) {
-    if let Ok(bv) = ArrayViewMut2::from_shape(v.dim(), &mut buf[..v.len()]) {
+fn gather<T: Element>(isa: Isa, v: &ArrayView2<'_, T>, buf: &mut [f32]) {
+    let buf = &mut buf[..v.len()];
+    if along_columns(v.strides())
+        && let Some(v32) = same_type_view::<_, f32>(v)
+        && kernel::gather_rows_f32(isa, v32, buf)
+    {
+        return;
+    }
+    if let Ok(bv) = ArrayViewMut2::from_shape(v.dim(), buf) {
         Zip::from(bv).and(v).for_each(|d, s| *d = s.to_f32());
     }
 }
