@@ -1177,15 +1177,16 @@ mod tests {
             g.push(gi);
             x.push(xi);
         }
-        // around the clamps of the fast f32 path (x = 30) and of exp (x = −708)
-        for i in 0..8_000u32 {
+        // around the ends of the fast f32 path's range (x ≈ 148.8 and −151.2) and the
+        // clamp of exp (x = −708)
+        for i in 0..12_000u32 {
             let r = next(&mut s);
             let u = (r >> 40) as f32 / (1u64 << 24) as f32;
             g.push(f32::from_bits(r as u32));
-            x.push(if i % 2 == 0 {
-                20.0 + 20.0 * u
-            } else {
-                -720.0 + 24.0 * u
+            x.push(match i % 3 {
+                0 => 146.0 + 6.0 * u,
+                1 => -154.0 + 6.0 * u,
+                _ => -720.0 + 24.0 * u,
             });
         }
         (g, x)
@@ -1229,7 +1230,8 @@ mod tests {
 
     /// The fast AVX-512 path (rounding test, lockstep loop, tails) against the scalar
     /// precise path on 1M inputs aimed at its edges: the root window's border, results in
-    /// the f32 subnormal range, both ends of the covered range, any bit pattern, zero and non-finite grads.
+    /// the f32 subnormal range, both ends of the covered range, any bit pattern, zero and
+    /// non-finite grads.
     /// (The AVX2 path has no fast variant; it is checked along.)
     #[test]
     fn fast_path_matches_precise_path() {
