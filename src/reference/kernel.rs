@@ -305,6 +305,9 @@ pub(crate) fn narrow16(isa: Isa, to: Narrow, src: &[f64], out: &mut [u16]) {
 pub(crate) fn gather_rows_f32(isa: Isa, v: ArrayView2<'_, f32>, dst: &mut [f32]) -> bool {
     let (rows, cols) = v.dim();
     assert_eq!(dst.len(), rows * cols);
+    if dst.is_empty() {
+        return true;
+    }
     #[cfg(target_arch = "x86_64")]
     if isa == Isa::Avx512
         && let Some(lanes) = x86::lane_offsets(v.strides()[1])
