@@ -371,7 +371,8 @@ mod x86 {
     //! AVX2+FMA (4 f64 lanes) and AVX-512F (8 f64 lanes) versions of
     //! [`super::dmish`]: the direct formula in all lanes, the root Taylor expansion blended
     //! in when a lane is in the root window, and non-finite lanes recomputed with
-    //! [`super::nonfinite_dmish`]; and the fast f32 path of AVX-512F.
+    //! [`super::nonfinite_dmish`]; the fast f32 path of AVX-512F; and the AVX-512F
+    //! gathers that copy strided f32 tiles.
     //!
     //! The precise path is written once, in the macro `precise!`, against a table of
     //! vector operations that [`avx512`] and [`avx2`] each fill with their intrinsics
