@@ -22,7 +22,7 @@
 //! a degree-12 Taylor expansion (vectorized too) around `r`, with `x − r` computed from
 //! a double-double `r` (exact subtraction of the high part by Sterbenz' lemma).
 //!
-//! # Fast f32 path (AVX-512F)
+//! # Fast path (AVX-512F)
 //!
 //! For f32 results the AVX-512F kernel first evaluates a cheaper product: one formula for
 //! all `x`, `exp` from a 16-entry table of `2^(j/16)` and a degree-5 polynomial, a
@@ -34,7 +34,8 @@
 //! one of the precise product too, so the result is bitwise the one of the precise path
 //! above. A vector with a lane outside that range, a non-finite `x`, an f32 subnormal
 //! result or a value too close to a rounding boundary (≈ 2^−13 of random lanes) is
-//! recomputed by the precise path.
+//! recomputed by the precise path. The f16 and bf16 compute types take the same fast
+//! products, tested against the rounding boundaries of their own formats.
 
 use ndarray::{ArrayView2, ArrayViewMut2};
 
@@ -277,6 +278,20 @@ pub(crate) fn products_f64(isa: Isa, grad: &[f32], x: &[f32], out: &mut [f64]) {
         // SAFETY: `Isa::Avx512` is only produced when avx512f was detected.
         Isa::Avx512 => unsafe { x86::products_f64_avx512(grad, x, out) },
     }
+}
+
+/// f64 products `grad[i] · mish'(x[i])` whose rounding (once, to nearest even) to `to`
+/// is that of the exact products: the precise products, or on AVX-512 the fast ones where
+/// a rounding test on the 16-bit grid shows they round the same. All three slices must
+/// have the same length.
+pub(crate) fn products_narrowable(isa: Isa, to: Narrow, grad: &[f32], x: &[f32], out: &mut [f64]) {
+    assert!(grad.len() == out.len() && x.len() == out.len());
+    #[cfg(target_arch = "x86_64")]
+    if isa == Isa::Avx512 {
+        // SAFETY: `Isa::Avx512` is only produced when avx512f was detected.
+        return unsafe { x86::products_narrowable_avx512(to, grad, x, out) };
+    }
+    products_f64(isa, grad, x, out);
 }
 
 /// The 16-bit compute types.
@@ -634,16 +649,40 @@ mod x86 {
     pub(super) const FAST_ERROR_BOUND: f64 = 1.52e-12;
     const _: () = assert!(FAST_ERROR_BOUND + 1e-15 < 1.0 / (1u64 << 38) as f64);
 
-    /// Added to an f64 encoding (see [`rounding_ok`]): 2^28 + 2^15 moves the window of
-    /// ±2^15 units around the low 29 bits' f32 midpoint 2^28 to 0..2^16, and the
-    /// exponent field goes down by one, so that zero wraps to the top of it.
-    const ROUNDING_SHIFT: i64 = ((1i64 << 28) + (1 << 15)).wrapping_sub(1 << 52);
-    /// Twice the shifted encoding of 2^−126 with a zero mantissa: a shifted and doubled
-    /// encoding below it is an f32 subnormal result (exponent field 1..=896).
-    const NORMAL_MIN_SHIFTED_X2: i64 = ((896u64) << 53) as i64;
-    /// Bits 16..29: all zero after [`ROUNDING_SHIFT`] when the low 29 bits are within
-    /// 2^15 of the midpoint.
-    const MIDPOINT_MASK: i64 = 0x1fff_0000;
+    /// Where a rounding of f64 values to a narrower format is safe to take from the fast
+    /// product (see [`rounding_ok`]).
+    #[derive(Clone, Copy)]
+    pub(super) struct Grid {
+        /// Added to an f64 encoding: moves the window of ±2^15 units around the midpoint
+        /// of the low bits that the narrower format drops to 0..2^16, and takes one from
+        /// the exponent field, so that zero wraps to the top of it.
+        shift: i64,
+        /// The dropped bits from bit 16 up: all zero after `shift` when the value is
+        /// within 2^15 units of a midpoint.
+        mask: i64,
+        /// Twice the shifted encoding of the narrower format's smallest normal number: a
+        /// shifted and doubled encoding below it (the sign shifted out) is subnormal there.
+        normal_min_x2: i64,
+    }
+
+    impl Grid {
+        /// The grid of a format that keeps `52 − dropped` fraction bits and whose
+        /// smallest normal number has the f64 exponent field `min_normal_field`.
+        const fn new(dropped: u32, min_normal_field: i64) -> Grid {
+            Grid {
+                shift: ((1i64 << (dropped - 1)) + (1 << 15)).wrapping_sub(1 << 52),
+                mask: ((1i64 << dropped) - 1) & !((1i64 << 16) - 1),
+                normal_min_x2: (min_normal_field - 1) << 53,
+            }
+        }
+    }
+
+    /// f32: 23 fraction bits, smallest normal 2^−126.
+    pub(super) const F32_GRID: Grid = Grid::new(29, 1023 - 126);
+    /// f16: 10 fraction bits, smallest normal 2^−14.
+    pub(super) const F16_GRID: Grid = Grid::new(42, 1023 - 14);
+    /// bf16: 7 fraction bits, smallest normal 2^−126.
+    pub(super) const BF16_GRID: Grid = Grid::new(45, 1023 - 126);
 
     /// Coefficients of exp on |r| ≤ ln2/32, highest degree first (degree 5, Chebyshev fit
     /// in mpmath, relative error 4.6e−15 with the coefficients rounded to f64; see
@@ -662,7 +701,7 @@ mod x86 {
     /// busy. Finite for covered lanes ([`covered16`]); other lanes are discarded.
     #[inline]
     #[target_feature(enable = "avx512f")]
-    fn fast_product<const U: usize>(g: [__m512d; U], x: [__m512d; U]) -> [__m512d; U] {
+    fn fast_product<O: FastOut, const U: usize>(g: [__m512d; U], x: [__m512d; U]) -> [__m512d; U] {
         let c = _mm512_set1_pd;
         let a = x;
         // e = 2^(k/16)·exp(r), k = round(16·a/ln 2), |r| ≤ ln2/32. Adding SHIFTER/16 rounds
@@ -722,7 +761,7 @@ mod x86 {
     pub(super) unsafe fn fast_products_avx512(grad: &[f32], x: &[f32]) -> Vec<Option<f64>> {
         let mut out = Vec::with_capacity(grad.len());
         for (g, x) in grad.chunks_exact(8).zip(x.chunks_exact(8)) {
-            let [y] = fast_product([avx512::load(g)], [avx512::load(x)]);
+            let [y] = fast_product::<f64, 1>([avx512::load(g)], [avx512::load(x)]);
             let mut lanes = [0.0f64; 8];
             avx512::store(&mut lanes, y);
             // SAFETY: `x` holds 8 f32; unaligned load.
@@ -739,10 +778,10 @@ mod x86 {
     /// The CPU must support AVX-512F.
     #[cfg(test)]
     #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn rounding_ok_avx512(y: &[f64]) -> Vec<bool> {
+    pub(super) unsafe fn rounding_ok_avx512(y: &[f64], grid: Grid) -> Vec<bool> {
         y.chunks_exact(8)
             .flat_map(|y| {
-                let ok = rounding_ok(avx512::load_f64(y), 0xff);
+                let ok = rounding_ok(avx512::load_f64(y), 0xff, grid);
                 (0..8).map(move |i| ok >> i & 1 == 1)
             })
             .collect()
@@ -773,31 +812,62 @@ mod x86 {
     /// zero `g`) is exact and passes. `y` is NaN only for a NaN `g`, whose (quieted)
     /// payload every product passes on, as in the precise path. Lanes fail the test at a
     /// rate of about 2^−13 for random inputs.
+    ///
+    /// Generic over the output only so that each output's loop has instances of its own
+    /// to inline (an instance with two callers was left out of line), as is
+    /// [`fast_product`].
     #[inline]
     #[target_feature(enable = "avx512f")]
-    fn rounded_fast<const U: usize>(
+    fn rounded_fast<O: FastOut, const U: usize>(
         g: [__m512d; U],
         x: [__m512d; U],
         x_covered: bool,
-    ) -> Option<[__m256; U]> {
-        let y = fast_product(g, x);
-        let all_ok = y.iter().fold(0xff, |ok, &y| rounding_ok(y, ok));
-        (x_covered & (all_ok == 0xff)).then(|| from_fn(|i| _mm512_cvtpd_ps(y[i])))
+        grid: Grid,
+    ) -> Option<[__m512d; U]> {
+        let y = fast_product::<O, U>(g, x);
+        let all_ok = y.iter().fold(0xff, |ok, &y| rounding_ok(y, ok, grid));
+        (x_covered & (all_ok == 0xff)).then_some(y)
     }
 
-    /// Lanes of `covered` where rounding `y` to f32 is safe (see [`rounded_fast`]): after
-    /// [`ROUNDING_SHIFT`], a doubled encoding (the sign shifted out) at least
-    /// [`NORMAL_MIN_SHIFTED_X2`] and some bit of [`MIDPOINT_MASK`] set.
+    /// Lanes of `covered` where rounding `y` on `grid` is safe (see [`rounded_fast`]):
+    /// after `grid.shift`, a doubled encoding (the sign shifted out) at least
+    /// `grid.normal_min_x2` and some bit of `grid.mask` set.
     #[inline]
     #[target_feature(enable = "avx512f")]
-    fn rounding_ok(y: __m512d, covered: __mmask8) -> __mmask8 {
-        let shifted = _mm512_add_epi64(_mm512_castpd_si512(y), _mm512_set1_epi64(ROUNDING_SHIFT));
+    fn rounding_ok(y: __m512d, covered: __mmask8, grid: Grid) -> __mmask8 {
+        let shifted = _mm512_add_epi64(_mm512_castpd_si512(y), _mm512_set1_epi64(grid.shift));
         let normal = _mm512_mask_cmpge_epu64_mask(
             covered,
             _mm512_slli_epi64::<1>(shifted),
-            _mm512_set1_epi64(NORMAL_MIN_SHIFTED_X2),
+            _mm512_set1_epi64(grid.normal_min_x2),
         );
-        _mm512_mask_test_epi64_mask(normal, shifted, _mm512_set1_epi64(MIDPOINT_MASK))
+        _mm512_mask_test_epi64_mask(normal, shifted, _mm512_set1_epi64(grid.mask))
+    }
+
+    /// What the fast loop writes: f32 results, or f64 products for a rounding to a 16-bit
+    /// type afterwards.
+    trait FastOut: Copy + Default {
+        /// Stores the 8 lanes of `y` (rounded to `Self`) to `out[..8]`.
+        ///
+        /// # Safety
+        /// The CPU must support AVX-512F.
+        unsafe fn put(out: &mut [Self], y: __m512d);
+    }
+
+    impl FastOut for f32 {
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn put(out: &mut [f32], y: __m512d) {
+            store8(out, _mm512_cvtpd_ps(y));
+        }
+    }
+
+    impl FastOut for f64 {
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn put(out: &mut [f64], y: __m512d) {
+            avx512::store(out, y);
+        }
     }
 
     /// [`rounded_fast`] one vector at a time, with the precise path for the vectors it
@@ -806,7 +876,7 @@ mod x86 {
     #[cold]
     #[inline(never)]
     #[target_feature(enable = "avx512f")]
-    fn rounded_checked(grad: &[f32], x: &[f32], out: &mut [f32]) {
+    fn rounded_checked<O: FastOut>(grad: &[f32], x: &[f32], out: &mut [O], grid: Grid) {
         for ((o, g), x) in out
             .chunks_exact_mut(8)
             .zip(grad.chunks_exact(8))
@@ -816,11 +886,12 @@ mod x86 {
             // SAFETY: `x` holds 8 f32; unaligned load.
             let x8 = unsafe { _mm256_loadu_ps(x.as_ptr()) };
             let x_covered = covered16(_mm512_zextps256_ps512(x8), 0xff) == 0xff;
-            let r = match rounded_fast([gv], [xv], x_covered) {
-                Some([r]) => r,
-                None => _mm512_cvtpd_ps(product8(gv, xv)),
+            let y = match rounded_fast::<O, 1>([gv], [xv], x_covered, grid) {
+                Some([y]) => y,
+                None => product8(gv, xv),
             };
-            store8(o, r);
+            // SAFETY: AVX-512F is enabled here.
+            unsafe { O::put(o, y) };
         }
     }
 
@@ -864,6 +935,31 @@ mod x86 {
     /// The CPU must support AVX-512F; slices of equal length.
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn rounded_f32_avx512(grad: &[f32], x: &[f32], out: &mut [f32]) {
+        fast_loop(grad, x, out, F32_GRID);
+    }
+
+    /// See [`super::products_narrowable`].
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F; slices of equal length.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn products_narrowable_avx512(
+        to: super::Narrow,
+        grad: &[f32],
+        x: &[f32],
+        out: &mut [f64],
+    ) {
+        let grid = match to {
+            super::Narrow::F16 => F16_GRID,
+            super::Narrow::Bf16 => BF16_GRID,
+        };
+        fast_loop(grad, x, out, grid);
+    }
+
+    /// The fast path over slices of equal length: 8 vectors in lockstep, the blocks and
+    /// the tail that [`rounded_fast`] rejects through [`rounded_checked`].
+    #[target_feature(enable = "avx512f")]
+    fn fast_loop<O: FastOut>(grad: &[f32], x: &[f32], out: &mut [O], grid: Grid) {
         const LOCKSTEP: usize = 8;
         const STEP: usize = 8 * LOCKSTEP;
         const {
@@ -893,18 +989,19 @@ mod x86 {
             let x_covered = (0..LOCKSTEP / 2)
                 .fold(0xffff, |lanes, i| covered16(load16(&x[16 * i..]), lanes))
                 == 0xffff;
-            match rounded_fast(gv, xv, x_covered) {
-                Some(r) => {
-                    for (i, r) in r.into_iter().enumerate() {
-                        store8(&mut o[8 * i..], r);
+            match rounded_fast::<O, LOCKSTEP>(gv, xv, x_covered, grid) {
+                Some(y) => {
+                    for (i, y) in y.into_iter().enumerate() {
+                        // SAFETY: AVX-512F is enabled here.
+                        unsafe { O::put(&mut o[8 * i..], y) };
                     }
                 }
-                None => rounded_checked(g, x, o),
+                None => rounded_checked(g, x, o, grid),
             }
         }
         let tail = n - body;
         if tail > 0 {
-            let (mut gt, mut xt, mut ot) = ([0.0f32; 8], [0.0f32; 8], [0.0f32; 8]);
+            let (mut gt, mut xt, mut ot) = ([0.0f32; 8], [0.0f32; 8], [O::default(); 8]);
             for ((o, g), x) in out[body..]
                 .chunks_mut(8)
                 .zip(grad[body..].chunks(8))
@@ -913,7 +1010,7 @@ mod x86 {
                 let len = o.len();
                 gt[..len].copy_from_slice(g);
                 xt[..len].copy_from_slice(x);
-                rounded_checked(&gt, &xt, &mut ot);
+                rounded_checked(&gt, &xt, &mut ot, grid);
                 o.copy_from_slice(&ot[..len]);
             }
         }
@@ -1290,6 +1387,72 @@ mod tests {
         }
     }
 
+    /// The products for 16-bit results (fast where the rounding test on the f16 or bf16
+    /// grid allows it) round to the same f16/bf16 as the scalar precise products, on
+    /// inputs that are values of the format: all of them for x near the root window and
+    /// the ends of the fast range, random ones elsewhere, with zero, tiny and huge grads.
+    #[test]
+    fn narrowable_products_round_like_precise_ones() {
+        let mut s = 0x1234_5678_9abc_def0u64;
+        for to in [Narrow::F16, Narrow::Bf16] {
+            let widen = |b: u16| match to {
+                Narrow::F16 => half::f16::from_bits(b).to_f32(),
+                Narrow::Bf16 => half::bf16::from_bits(b).to_f32(),
+            };
+            let (mut g, mut x) = (Vec::new(), Vec::new());
+            for i in 0..(1u32 << 18) {
+                let r = next(&mut s);
+                let gi = match i % 16 {
+                    0 => 0.0,
+                    1 => widen(1),
+                    // the largest finite value
+                    2 => widen(match to {
+                        Narrow::F16 => 0x7bff,
+                        Narrow::Bf16 => 0x7f7f,
+                    }),
+                    _ => widen((r >> 16) as u16),
+                };
+                let xi = match i % 5 {
+                    0 => R_HI as f32 + ((r >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 0.01,
+                    1 => 140.0 + 20.0 * ((r >> 40) as f32 / (1u64 << 24) as f32),
+                    2 => -160.0 + 20.0 * ((r >> 40) as f32 / (1u64 << 24) as f32),
+                    _ => widen(r as u16),
+                };
+                // the inputs are values of the format, as the 16-bit path widens them
+                g.push(widen(half_bits(to, gi)));
+                x.push(widen(half_bits(to, xi)));
+            }
+            let mut want = vec![0.0f64; g.len()];
+            products_f64(Isa::Scalar, &g, &x, &mut want);
+            let mut want16 = vec![0u16; g.len()];
+            narrow16_scalar(to, &want, &mut want16);
+            for isa in Isa::available() {
+                let mut got = vec![0.0f64; g.len()];
+                products_narrowable(isa, to, &g, &x, &mut got);
+                let mut got16 = vec![0u16; g.len()];
+                narrow16_scalar(to, &got, &mut got16);
+                let nan = |b: u16| widen(b).is_nan();
+                let bad = (0..g.len())
+                    .find(|&i| got16[i] != want16[i] && !(nan(got16[i]) && nan(want16[i])));
+                assert!(
+                    bad.is_none(),
+                    "{} {to:?} differs at g={:e} x={:e}",
+                    isa.name(),
+                    g[bad.unwrap_or(0)],
+                    x[bad.unwrap_or(0)]
+                );
+            }
+        }
+    }
+
+    /// `v` rounded to the 16-bit format `to`, as bits.
+    fn half_bits(to: Narrow, v: f32) -> u16 {
+        match to {
+            Narrow::F16 => half::f16::from_f32(v).to_bits(),
+            Narrow::Bf16 => half::bf16::from_f32(v).to_bits(),
+        }
+    }
+
     /// The vectorized once-rounding to f16/bf16 against the scalar one, on values next to
     /// midpoints of both formats (where rounding through the nearest f32 goes wrong), near
     /// the overflow thresholds, in the subnormal ranges and at specials.
@@ -1396,52 +1559,106 @@ mod tests {
         assert!(worst > 1e-16, "worst relative error {worst:e}");
     }
 
-    /// The rounding test of the fast path is sound: every value within 2^−38 of a passing
-    /// `y` rounds to the same f32 as `y` (checked at f32 midpoints of the normal and the
-    /// subnormal range nudged by up to ±2^−34, and at random values); and it is not
-    /// vacuous: zeros and nearly all random values pass.
+    /// The rounding test of the fast path is sound on each grid (f32, f16, bf16): every
+    /// value within 2^−38 of a passing `y` rounds to the same value of the format as `y`
+    /// (checked at midpoints of the normal and the subnormal range nudged by up to
+    /// ±2^−34, and at random values); and it is not vacuous: zeros and infinities pass,
+    /// and nearly all random values in the normal range.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn rounding_test_is_sound() {
         if !Isa::available().contains(&Isa::Avx512) {
             return;
         }
-        let mut s = 0x0dd_ba11_cafe_f00du64;
-        let mut y = vec![0.0, -0.0, f64::INFINITY, -f64::INFINITY];
-        let specials = y.len();
-        while y.len() < 1 << 17 {
-            let r = next(&mut s);
-            let sign = if r & 1 == 0 { 1.0 } else { -1.0 };
-            // a finite f32 from the subnormals up, and the midpoint to the next one
-            let f = f32::from_bits((r >> 8) as u32 % 0x7f00_0000);
-            let mid = (f64::from(f) + f64::from(f.next_up())) / 2.0;
-            let nudge = ((r >> 40) as f64 / (1u64 << 24) as f64 - 0.5) * 2f64.powi(-33);
-            y.push(sign * mid * (1.0 + nudge));
-            y.push(sign * f64::from_bits(0x3800_0000_0000_0000 + (r >> 4) % (1u64 << 60)));
+        /// A format: its grid, its rounding of f64 (once, to nearest even; from the scalar
+        /// code, not the vector code under test), the bits of its largest finite positive
+        /// value, and the f64 exponent fields of its smallest normal and largest values.
+        struct Format {
+            name: &'static str,
+            grid: x86::Grid,
+            round: fn(f64) -> u64,
+            max_bits: u64,
+            fields: (u64, u64),
         }
-        y.truncate(y.len() / 8 * 8);
-        // SAFETY: AVX-512F is available (checked above).
-        let ok = unsafe { x86::rounding_ok_avx512(&y) };
-        let eps = 2f64.powi(-38) * (1.0 - 2f64.powi(-10));
-        for (&y, &ok) in y.iter().zip(&ok) {
-            if ok && y.is_finite() {
-                let f = y as f32;
-                for end in [y * (1.0 - eps), y * (1.0 + eps)] {
-                    assert_eq!((end as f32).to_bits(), f.to_bits(), "y = {y:e} passed");
+        let formats = [
+            Format {
+                name: "f32",
+                grid: x86::F32_GRID,
+                round: |v| u64::from((v as f32).to_bits()),
+                max_bits: u64::from(f32::MAX.to_bits()),
+                fields: (1023 - 126, 1023 + 127),
+            },
+            Format {
+                name: "f16",
+                grid: x86::F16_GRID,
+                round: |v| {
+                    let mut b = [0u16];
+                    narrow16_scalar(Narrow::F16, &[v], &mut b);
+                    u64::from(b[0])
+                },
+                max_bits: 0x7bff,
+                fields: (1023 - 14, 1023 + 15),
+            },
+            Format {
+                name: "bf16",
+                grid: x86::BF16_GRID,
+                round: |v| {
+                    let mut b = [0u16];
+                    narrow16_scalar(Narrow::Bf16, &[v], &mut b);
+                    u64::from(b[0])
+                },
+                max_bits: 0x7f7f,
+                fields: (1023 - 126, 1023 + 127),
+            },
+        ];
+        let value = |f: &Format, bits: u64| match f.name {
+            "f32" => f64::from(f32::from_bits(bits as u32)),
+            "f16" => f64::from(half::f16::from_bits(bits as u16)),
+            _ => f64::from(half::bf16::from_bits(bits as u16)),
+        };
+        let mut s = 0x0dd_ba11_cafe_f00du64;
+        for f in &formats {
+            let mut y = vec![0.0, -0.0, f64::INFINITY, -f64::INFINITY];
+            let specials = y.len();
+            while y.len() < 1 << 17 {
+                let r = next(&mut s);
+                let sign = if r & 1 == 0 { 1.0 } else { -1.0 };
+                // a finite value of the format from the subnormals up, the midpoint to the
+                // next one, nudged
+                let b = (r >> 8) % f.max_bits;
+                let mid = (value(f, b) + value(f, b + 1)) / 2.0;
+                let nudge = ((r >> 40) as f64 / (1u64 << 24) as f64 - 0.5) * 2f64.powi(-33);
+                y.push(sign * mid * (1.0 + nudge));
+                // a random value in the normal range
+                let (lo, hi) = f.fields;
+                let field = lo + (r >> 20) % (hi - lo);
+                y.push(sign * f64::from_bits(field << 52 | (r >> 12) & ((1 << 52) - 1)));
+            }
+            y.truncate(y.len() / 8 * 8);
+            // SAFETY: AVX-512F is available (checked above).
+            let ok = unsafe { x86::rounding_ok_avx512(&y, f.grid) };
+            let eps = 2f64.powi(-38) * (1.0 - 2f64.powi(-10));
+            for (&y, &ok) in y.iter().zip(&ok) {
+                if ok && y.is_finite() {
+                    for end in [y * (1.0 - eps), y * (1.0 + eps)] {
+                        assert_eq!((f.round)(end), (f.round)(y), "{} y = {y:e} passed", f.name);
+                    }
                 }
             }
+            assert!(
+                ok[..specials].iter().all(|&ok| ok),
+                "{}: zeros and infinities",
+                f.name
+            );
+            let random: Vec<bool> = ok[specials..].iter().skip(1).step_by(2).copied().collect();
+            let passed = random.iter().filter(|&&ok| ok).count();
+            assert!(
+                passed * 100 > random.len() * 99,
+                "{}: {passed} of {}",
+                f.name,
+                random.len()
+            );
         }
-        assert!(
-            ok[..specials].iter().all(|&ok| ok),
-            "zeros and infinities pass"
-        );
-        let random: Vec<bool> = ok[specials..].iter().skip(1).step_by(2).copied().collect();
-        let passed = random.iter().filter(|&&ok| ok).count();
-        assert!(
-            passed * 100 > random.len() * 99,
-            "{passed} of {}",
-            random.len()
-        );
     }
 
     #[test]

@@ -272,7 +272,7 @@ fn block<G: Element, X: Element, O: Element>(isa: Isa, g: &[f32], x: &[f32], o: 
 fn narrowed<O: Element>(isa: Isa, to: Narrow, g: &[f32], x: &[f32], o: &mut [O]) {
     let n = o.len();
     let mut r = [0.0f64; BLOCK];
-    kernel::products_f64(isa, g, x, &mut r[..n]);
+    kernel::products_narrowable(isa, to, g, x, &mut r[..n]);
     if let Some(bits) = as_bits16_mut(o, to) {
         return kernel::narrow16(isa, to, &r[..n], bits);
     }
