@@ -1445,6 +1445,13 @@ mod tests {
         }
     }
 
+    /// `v` rounded once to the 16-bit format `to` by the scalar code, as bits.
+    fn round16(to: Narrow, v: f64) -> u64 {
+        let mut b = [0u16];
+        narrow16_scalar(to, &[v], &mut b);
+        u64::from(b[0])
+    }
+
     /// `v` rounded to the 16-bit format `to`, as bits.
     fn half_bits(to: Narrow, v: f32) -> u16 {
         match to {
@@ -1571,12 +1578,14 @@ mod tests {
             return;
         }
         /// A format: its grid, its rounding of f64 (once, to nearest even; from the scalar
-        /// code, not the vector code under test), the bits of its largest finite positive
-        /// value, and the f64 exponent fields of its smallest normal and largest values.
+        /// code, not the vector code under test), the value of an encoding, the encoding of
+        /// its largest finite value, and the f64 exponent fields of its smallest normal
+        /// and largest values.
         struct Format {
             name: &'static str,
             grid: x86::Grid,
             round: fn(f64) -> u64,
+            value: fn(u64) -> f64,
             max_bits: u64,
             fields: (u64, u64),
         }
@@ -1585,37 +1594,27 @@ mod tests {
                 name: "f32",
                 grid: x86::F32_GRID,
                 round: |v| u64::from((v as f32).to_bits()),
+                value: |b| f64::from(f32::from_bits(b as u32)),
                 max_bits: u64::from(f32::MAX.to_bits()),
                 fields: (1023 - 126, 1023 + 127),
             },
             Format {
                 name: "f16",
                 grid: x86::F16_GRID,
-                round: |v| {
-                    let mut b = [0u16];
-                    narrow16_scalar(Narrow::F16, &[v], &mut b);
-                    u64::from(b[0])
-                },
+                round: |v| round16(Narrow::F16, v),
+                value: |b| f64::from(half::f16::from_bits(b as u16)),
                 max_bits: 0x7bff,
                 fields: (1023 - 14, 1023 + 15),
             },
             Format {
                 name: "bf16",
                 grid: x86::BF16_GRID,
-                round: |v| {
-                    let mut b = [0u16];
-                    narrow16_scalar(Narrow::Bf16, &[v], &mut b);
-                    u64::from(b[0])
-                },
+                round: |v| round16(Narrow::Bf16, v),
+                value: |b| f64::from(half::bf16::from_bits(b as u16)),
                 max_bits: 0x7f7f,
                 fields: (1023 - 126, 1023 + 127),
             },
         ];
-        let value = |f: &Format, bits: u64| match f.name {
-            "f32" => f64::from(f32::from_bits(bits as u32)),
-            "f16" => f64::from(half::f16::from_bits(bits as u16)),
-            _ => f64::from(half::bf16::from_bits(bits as u16)),
-        };
         let mut s = 0x0dd_ba11_cafe_f00du64;
         for f in &formats {
             let mut y = vec![0.0, -0.0, f64::INFINITY, -f64::INFINITY];
@@ -1626,7 +1625,7 @@ mod tests {
                 // a finite value of the format from the subnormals up, the midpoint to the
                 // next one, nudged
                 let b = (r >> 8) % f.max_bits;
-                let mid = (value(f, b) + value(f, b + 1)) / 2.0;
+                let mid = ((f.value)(b) + (f.value)(b + 1)) / 2.0;
                 let nudge = ((r >> 40) as f64 / (1u64 << 24) as f64 - 0.5) * 2f64.powi(-33);
                 y.push(sign * mid * (1.0 + nudge));
                 // a random value in the normal range
