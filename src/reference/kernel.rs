@@ -751,7 +751,8 @@ mod x86 {
         })
     }
 
-    /// `fast_product` over slices of equal length (multiples of 8), `None` for the lanes
+    /// `fast_product` over slices of equal length (multiples of 64), 8 vectors at a time
+    /// as in the loop (so both the division and `rcp14` are taken), `None` for the lanes
     /// that [`covered16`] leaves to the precise path; for the error test.
     ///
     /// # Safety
@@ -760,14 +761,19 @@ mod x86 {
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn fast_products_avx512(grad: &[f32], x: &[f32]) -> Vec<Option<f64>> {
         let mut out = Vec::with_capacity(grad.len());
-        for (g, x) in grad.chunks_exact(8).zip(x.chunks_exact(8)) {
-            let [y] = fast_product::<f64, 1>([avx512::load(g)], [avx512::load(x)]);
-            let mut lanes = [0.0f64; 8];
-            avx512::store(&mut lanes, y);
-            // SAFETY: `x` holds 8 f32; unaligned load.
-            let x8 = unsafe { _mm256_loadu_ps(x.as_ptr()) };
-            let covered = covered16(_mm512_zextps256_ps512(x8), 0xff);
-            out.extend((0..8).map(|i| (covered >> i & 1 == 1).then_some(lanes[i])));
+        for (g, x) in grad.chunks_exact(64).zip(x.chunks_exact(64)) {
+            let y = fast_product::<f64, 8>(
+                from_fn(|i| avx512::load(&g[8 * i..])),
+                from_fn(|i| avx512::load(&x[8 * i..])),
+            );
+            for (i, y) in y.into_iter().enumerate() {
+                let mut lanes = [0.0f64; 8];
+                avx512::store(&mut lanes, y);
+                // SAFETY: `x` holds 64 f32; unaligned load of 8 from 8·i.
+                let x8 = unsafe { _mm256_loadu_ps(x[8 * i..].as_ptr()) };
+                let covered = covered16(_mm512_zextps256_ps512(x8), 0xff);
+                out.extend((0..8).map(|l| (covered >> l & 1 == 1).then_some(lanes[l])));
+            }
         }
         out
     }
