@@ -486,7 +486,7 @@ fn tiles<G: Element, X: Element, O: Element>(
     let (rows, cols) = o.dim();
     let across = [g.strides(), x.strides(), o.strides()]
         .iter()
-        .any(|s| s[1].unsigned_abs() > 1 && s[0] != 0 && s[0].unsigned_abs() < s[1].unsigned_abs());
+        .any(|s| along_columns(s));
     let (tile_rows, tile_cols) = if across && rows > 1 {
         (TILE_ROWS, TILE_COLS)
     } else {
@@ -508,8 +508,8 @@ fn tiles<G: Element, X: Element, O: Element>(
     }
 }
 
-/// One tile (at most [`BLOCK`] elements): gathers the inputs row by row into f32 buffers
-/// (a contiguous f32 row is used in place), computes, scatters the output (or writes a
+/// One tile (at most [`BLOCK`] elements): gathers the inputs into f32 buffers (a
+/// contiguous f32 row is used in place), computes, scatters the output (or writes a
 /// contiguous output row directly).
 fn tile_block<G: Element, X: Element, O: Element>(
     isa: Isa,
