@@ -604,7 +604,7 @@ mod x86 {
         products_f64_avx512: f64 => store;
     }
 
-    // ------------------------------------------------------- AVX-512F fast f32 path
+    // ------------------------------------------------------- AVX-512F fast path
 
     /// `2^(j/16)` for j = 0..16, each rounded to nearest f64 (mpmath, 300 bits).
     const EXP2_SIXTEENTHS: [f64; 16] = [
@@ -633,10 +633,10 @@ mod x86 {
 
     /// Half width of the window around the root of `mish'` that [`rounded_fast`] leaves to
     /// the precise path (its Taylor expansion). Outside it the sensitivity of the formula
-    /// to a relative error of `exp` is at most 191.7 and the condition number of the
-    /// numerator's sum at most 246.4 (mpmath at 200 bits, over x ∈ [−40, 40] at distances
-    /// from the root down to 1/1024 − 4e−8, the slack of the f32 check; beyond, both
-    /// shrink towards 1).
+    /// to a relative error of `exp` is at most 191.7 and the summed sensitivities to the
+    /// numerator's roundings at most 2380 (mpmath at 200 bits over the covered range, at
+    /// distances from the root down to 1/1024 − 4e−8, the slack of the f32 check; see
+    /// `scripts/fast-path-constants.py`).
     const FAST_ROOT_WINDOW: f64 = 1.0 / 1024.0;
 
     /// One vector in this many takes a division in [`fast_product`]; the divider runs
@@ -703,15 +703,14 @@ mod x86 {
     #[target_feature(enable = "avx512f")]
     fn fast_product<O: FastOut, const U: usize>(g: [__m512d; U], x: [__m512d; U]) -> [__m512d; U] {
         let c = _mm512_set1_pd;
-        let a = x;
-        // e = 2^(k/16)·exp(r), k = round(16·a/ln 2), |r| ≤ ln2/32. Adding SHIFTER/16 rounds
+        // e = 2^(k/16)·exp(r), k = round(16·x/ln 2), |r| ≤ ln2/32. Adding SHIFTER/16 rounds
         // to a multiple of 1/16, so `kq` = k/16 exactly and the low 4 bits of `t` are
         // k mod 16: they pick 2^(j/16) from the table, `scalef` applies 2^floor(k/16).
-        let t: [__m512d; U] = from_fn(|i| _mm512_fmadd_pd(a[i], c(LOG2E), c(SHIFTER / 16.0)));
+        let t: [__m512d; U] = from_fn(|i| _mm512_fmadd_pd(x[i], c(LOG2E), c(SHIFTER / 16.0)));
         let kq: [__m512d; U] = from_fn(|i| _mm512_sub_pd(t[i], c(SHIFTER / 16.0)));
-        // Without ln 2's low part: r is off by |kq|·2.3e−17, at most 2.4e−14 relative in
-        // e·(sensitivity) over the whole range (mpmath), inside the error bound below.
-        let r: [__m512d; U] = from_fn(|i| _mm512_fmadd_pd(kq[i], c(-LN2_HI), a[i]));
+        // Without ln 2's low part: r is off by |kq|·2.3e−17, a relative error of e that
+        // the error bound includes.
+        let r: [__m512d; U] = from_fn(|i| _mm512_fmadd_pd(kq[i], c(-LN2_HI), x[i]));
         // SAFETY: `EXP2_SIXTEENTHS` holds 16 f64; unaligned loads of 8 at 0 and 8.
         let (table_lo, table_hi) = unsafe {
             (
@@ -729,11 +728,11 @@ mod x86 {
             let two_j16 = _mm512_permutex2var_pd(table_lo, _mm512_castpd_si512(t[i]), table_hi);
             _mm512_scalef_pd(_mm512_mul_pd(p[i], two_j16), kq[i])
         });
-        // With w = e + 1: d = w² + 1 and the numerator's factor is w·(w² + w + 1 + 4a) + 1.
+        // With w = e + 1: d = w² + 1 and the numerator's factor is w·(w² + w + 1 + 4x) + 1.
         let w: [__m512d; U] = from_fn(|i| _mm512_add_pd(e[i], c(1.0)));
         let d: [__m512d; U] = from_fn(|i| _mm512_fmadd_pd(w[i], w[i], c(1.0)));
         let q: [__m512d; U] = from_fn(|i| {
-            let inner = _mm512_fmadd_pd(a[i], c(4.0), _mm512_add_pd(d[i], w[i]));
+            let inner = _mm512_fmadd_pd(x[i], c(4.0), _mm512_add_pd(d[i], w[i]));
             _mm512_fmadd_pd(w[i], inner, c(1.0))
         });
         from_fn(|i| {
@@ -793,9 +792,9 @@ mod x86 {
             .collect()
     }
 
-    /// `f32(g · mish'(x))` of `U` vectors of 8 lanes, bitwise equal to
-    /// `_mm512_cvtpd_ps(product8(g, x))` for each vector, when every lane is covered and
-    /// passes the rounding test; `None` otherwise.
+    /// The fast products `g · mish'(x)` of `U` vectors of 8 lanes, when every lane is
+    /// covered and passes the rounding test on `grid`, so that each rounds to the format
+    /// of `grid` as `product8(g, x)` does; `None` otherwise.
     ///
     /// **Fast product** ([`fast_product`]). `e = exp(x)` from a 16-entry table of
     /// `2^(j/16)` and a degree-5 polynomial on |r| ≤ ln2/32 (relative error 4.6e−15; its
@@ -810,11 +809,12 @@ mod x86 {
     /// numerator's five roundings at most 2380. The precise product is within 1e−15 of
     /// the exact value.
     ///
-    /// **Rounding test** ([`rounding_ok`]). The f32 rounding boundaries of a normal
-    /// result are where the low 29 bits of its f64 encoding equal 2^28. A lane passes when
-    /// they are at least 2^15 units from it: that is at least 2^−38 of |y|, more than both
-    /// error bounds together, so the exact value and the precise product round the same
-    /// way as `y` (rounding is monotonic). f32 subnormal results fail; a zero `y` (from a
+    /// **Rounding test** ([`rounding_ok`]). The rounding boundaries of a normal result are
+    /// where the bits that the format drops from the f64 encoding (the low 29 for f32, 42
+    /// for f16, 45 for bf16) equal their midpoint. A lane passes when they are at least
+    /// 2^15 units from it: that is at least 2^−38 of |y|, more than both error bounds
+    /// together, so the exact value and the precise product round the same way as `y`
+    /// (rounding is monotonic). Results subnormal in the format fail; a zero `y` (from a
     /// zero `g`) is exact and passes. `y` is NaN only for a NaN `g`, whose (quieted)
     /// payload every product passes on, as in the precise path. Lanes fail the test at a
     /// rate of about 2^−13 for random inputs.
@@ -988,7 +988,11 @@ mod x86 {
             for line in (0..STEP).step_by(16) {
                 _mm_prefetch::<_MM_HINT_T0>(g.as_ptr().wrapping_add(PREFETCH + line).cast());
                 _mm_prefetch::<_MM_HINT_T0>(x.as_ptr().wrapping_add(PREFETCH + line).cast());
-                _mm_prefetch::<_MM_HINT_ET0>(o.as_ptr().wrapping_add(PREFETCH + line).cast());
+            }
+            // the output's lines by bytes: 4 per step for f32, 8 for f64
+            for line in (0..STEP * size_of::<O>()).step_by(64) {
+                let ahead = PREFETCH * size_of::<O>() + line;
+                _mm_prefetch::<_MM_HINT_ET0>(o.as_ptr().cast::<i8>().wrapping_add(ahead));
             }
             let gv: [__m512d; LOCKSTEP] = from_fn(|i| avx512::load(&g[8 * i..]));
             let xv: [__m512d; LOCKSTEP] = from_fn(|i| avx512::load(&x[8 * i..]));
