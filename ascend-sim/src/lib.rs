@@ -151,6 +151,7 @@
 use ascend_sys::*;
 use std::ffi::{CStr, c_char, c_void};
 
+mod cdylib;
 pub mod kernel;
 mod mem;
 mod nn;
@@ -239,6 +240,7 @@ pub fn clear_last_report() {
 
 /// Helpers for tests of code running on the simulator.
 pub mod testing {
+    pub use crate::cdylib::cdylib_path;
     use crate::state::{Kind, decode, state};
     use crate::stream::Gate;
     use ascend_sys::aclrtStream;
