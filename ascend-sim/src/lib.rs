@@ -74,8 +74,9 @@
 //!   non-contiguous, and the result when it must be cast or written to a non-contiguous
 //!   gradInput. The kernel really stores those temporaries in the workspace and reads them
 //!   back from there.
-//! * **MishBackward phase 2** checks the executor (a non-repeatable executor is consumed by
-//!   its one call; reusing it gives 161002), the stream under the current context (361001,
+//! * **Phase 2** (the same for every operator) checks the executor (it must come from the
+//!   same operator's phase 1; a non-repeatable executor is consumed by its one call; reusing
+//!   it gives 161002), the stream under the current context (361001,
 //!   or 161002 for a stale handle), that the tensors are still alive, that the workspace is
 //!   a live device allocation holding `workspaceSize >=` the asked size (null: 161001, too
 //!   small, host or freed: 161002), that every tensor's data lies in a live device
@@ -84,9 +85,21 @@
 //! * **Executor reuse.** `aclSetAclOpExecutorRepeatable` is accepted only before the first
 //!   phase 2 of the executor; a repeatable executor survives phase 2 and must be released
 //!   with `aclDestroyAclOpExecutor` (which also releases a non-repeatable executor that was
-//!   never launched). `aclSetInputTensorAddr` (index 0 gradOutput, 1 self) and
-//!   `aclSetOutputTensorAddr` (index 0 gradInput) rebind the device address of the tensor
-//!   the executor was created with; the address must be 32-byte aligned.
+//!   never launched). `aclSetInputTensorAddr` and `aclSetOutputTensorAddr` rebind the
+//!   device address of the tensor the executor was created with at that input or output
+//!   index, in the order of the phase-1 parameters (MishBackward: inputs 0 gradOutput and
+//!   1 self, output 0 gradInput); the address must be 32-byte aligned.
+//!
+//! # How it is organised
+//!
+//! The modules follow the vendor's libraries. The runtime (`runtime`, `mem`, `stream`)
+//! knows devices, memory, streams and events. `nnopbase` knows tensors and executors of any
+//! arity, each carrying its operator kind (an `OpDef`: argument names, which of them are
+//! inputs and outputs, the product families that have it, its kernel); it runs phase 2 and
+//! queues a launch that carries its kernel, so a stream knows no operator. `tables` holds
+//! the vendor's dtype, format and SoC tables. Each operator is one module of `ops`: its
+//! phase-1 checks in the vendor's order and its kernel. Adding an operator is one such
+//! module plus its rows in the entry list of this file.
 //!
 //! # The compute and its numerics
 //!
@@ -151,13 +164,20 @@
 use ascend_sys::*;
 use std::ffi::{CStr, c_char, c_void};
 
-pub mod kernel;
 mod mem;
-mod nn;
+mod nnopbase;
+mod ops;
 mod runtime;
 mod slab;
 mod state;
 mod stream;
+mod strided;
+mod tables;
+
+/// The operators' scalar kernels, exactly as the simulated device evaluates them.
+pub mod kernel {
+    pub use crate::ops::mish_backward::mish_grad_f32;
+}
 
 pub use runtime::{DEFAULT_DEVICES, DEFAULT_MEM_BYTES};
 
@@ -449,14 +469,14 @@ sim_api! {
         req code aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, total: *mut usize) -> aclError = mem::get_mem_info;
         req cnull aclrtGetSocName() -> *const c_char = runtime::get_soc_name;
         req cnull aclGetRecentErrMsg() -> *const c_char = runtime::get_recent_err_msg;
-        req null aclCreateTensor(view_dims: *const i64, view_dims_num: u64, data_type: aclDataType, stride: *const i64, offset: i64, format: aclFormat, storage_dims: *const i64, storage_dims_num: u64, tensor_data: *mut c_void) -> *mut aclTensor = nn::create_tensor;
-        req code aclDestroyTensor(tensor: *const aclTensor) -> aclnnStatus = nn::destroy_tensor;
-        req code aclnnMishBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, grad_input: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = nn::get_workspace_size;
-        req code aclnnMishBackward(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = nn::mish_backward;
-        opt code aclSetAclOpExecutorRepeatable(executor: *mut aclOpExecutor) -> aclnnStatus = nn::set_repeatable;
-        opt code aclDestroyAclOpExecutor(executor: *mut aclOpExecutor) -> aclnnStatus = nn::destroy_executor;
-        opt code aclSetInputTensorAddr(executor: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void) -> aclnnStatus = nn::set_input_addr;
-        opt code aclSetOutputTensorAddr(executor: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void) -> aclnnStatus = nn::set_output_addr;
+        req null aclCreateTensor(view_dims: *const i64, view_dims_num: u64, data_type: aclDataType, stride: *const i64, offset: i64, format: aclFormat, storage_dims: *const i64, storage_dims_num: u64, tensor_data: *mut c_void) -> *mut aclTensor = nnopbase::create_tensor;
+        req code aclDestroyTensor(tensor: *const aclTensor) -> aclnnStatus = nnopbase::destroy_tensor;
+        req code aclnnMishBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, grad_input: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::mish_backward::get_workspace_size;
+        req code aclnnMishBackward(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::mish_backward::mish_backward;
+        opt code aclSetAclOpExecutorRepeatable(executor: *mut aclOpExecutor) -> aclnnStatus = nnopbase::set_repeatable;
+        opt code aclDestroyAclOpExecutor(executor: *mut aclOpExecutor) -> aclnnStatus = nnopbase::destroy_executor;
+        opt code aclSetInputTensorAddr(executor: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void) -> aclnnStatus = nnopbase::set_input_addr;
+        opt code aclSetOutputTensorAddr(executor: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void) -> aclnnStatus = nnopbase::set_output_addr;
     }
     extra {
         ascendSimSetFault(symbol: *const c_char, nth: u64) -> i32 = ext::set_fault, ACL_ERROR_INTERNAL_ERROR;

@@ -2,7 +2,7 @@
 //! fault injection.
 
 use crate::mem::{Alloc, Arena, HostAlloc};
-use crate::nn::{Executor, TensorDesc};
+use crate::nnopbase::{Executor, TensorDesc};
 use crate::slab::{IdMap, Slab};
 use crate::stream::{EventShared, StreamHandle};
 use crate::{SYMBOL_COUNT, SYMBOLS, Sym};
