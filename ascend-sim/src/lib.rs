@@ -46,9 +46,14 @@
 //!   hands out 32-byte-aligned addresses inside it (padded to 32 bytes plus a 32-byte gap),
 //!   so host code that dereferences device memory crashes as on hardware. The bytes live in
 //!   host-side backing buffers. Every access is checked against the *requested* size.
-//!   Size 0 gives 100000. `aclrtMallocHost` returns real, tracked host memory.
+//!   Size 0 gives 100000. Every documented `aclrtMemMallocPolicy` is accepted (a page
+//!   policy 0 to 7, optionally ORed with a bandwidth type and the read-only flag), and
+//!   `aclrtGetMemInfo` answers every `aclrtMemAttr` (0 to 17) with the device's memory.
+//!   `aclrtMallocHost` returns real, tracked host memory.
 //! * **Copies.** `aclrtMemcpy`/`aclrtMemcpyAsync`/`aclrtMemset` check `count <= destMax`,
-//!   the kind against the pointer classes (`ACL_MEMCPY_DEFAULT` infers them), and that
+//!   the kind against the pointer classes (`ACL_MEMCPY_DEFAULT` infers them; CANN 8's
+//!   kinds 5 to 7 are accepted, and an asynchronous `ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE`
+//!   takes the host bytes at the call), and that
 //!   every device range lies inside one live allocation; misuse gives 100000 with a precise
 //!   text in `aclGetRecentErrMsg` and [`last_report`]. The synchronous copy does not wait
 //!   for streams.
@@ -60,9 +65,15 @@
 //!   an out-of-bounds view) is reported immediately through [`last_report`] and makes the
 //!   next `aclrtSynchronizeStream` of that stream fail with 507000
 //!   (`ACL_ERROR_RT_INTERNAL_ERROR`).
-//! * **Tensors.** `aclCreateTensor` rejects null arrays, negative dims/strides/offset and
-//!   unknown dtypes or formats (returning NULL) and records the descriptor; it needs no
-//!   `aclInit`. The data address is checked at phase 2 and again when the kernel runs.
+//! * **Tensors.** `aclCreateTensor`, like CANN's, fails (NULL) only on a NULL array with a
+//!   nonzero length, takes a NULL `stride` as contiguous, and records the rest unchecked:
+//!   every `aclFormat` (elementwise operators treat it as a label) and every `aclDataType`
+//!   of the vendor's enums. A value outside those enums, a negative dim or a negative
+//!   offset is also reported through [`last_report`]. It needs no `aclInit`;
+//!   `aclDestroyTensor(NULL)` succeeds. Operators refuse (161002, in phase 1) a tensor with
+//!   a negative dim or more than `i64::MAX` elements; the data address is checked at phase
+//!   2 (inside a live allocation and inside the storage dims, negative strides allowed)
+//!   and again when the kernel runs.
 //! * **MishBackward phase 1** applies the vendor's checks in the vendor's order: null
 //!   tensors or out-pointers (161001), stale tensor handles (161002), no initialized runtime
 //!   or no current context (361001), a `Ascend310B*` SoC (561003, operator not available),
@@ -85,7 +96,9 @@
 //! * **Executor reuse.** `aclSetAclOpExecutorRepeatable` is accepted only before the first
 //!   phase 2 of the executor; a repeatable executor survives phase 2 and must be released
 //!   with `aclDestroyAclOpExecutor` (which also releases a non-repeatable executor that was
-//!   never launched). `aclSetInputTensorAddr` and `aclSetOutputTensorAddr` rebind the
+//!   never launched); both answer a NULL executor with 561103, as nnopbase does.
+//!   `aclSetInputTensorAddr` and `aclSetOutputTensorAddr` (NULL tensor or executor:
+//!   561103; a NULL address is recorded, and phase 2 refuses it) rebind the
 //!   device address of the tensor the executor was created with at that input or output
 //!   index, in the order of the phase-1 parameters (MishBackward: inputs 0 gradOutput and
 //!   1 self, output 0 gradInput); the address must be 32-byte aligned.

@@ -554,6 +554,13 @@ pub(crate) unsafe fn memcpy_async(
         let plan = plan_copy(&st, dst as usize, dest_max, src as usize, count, kind)?;
         let (queue, _) = resolve_stream(&mut st, stream)?;
         if let Some((plan, count)) = plan {
+            let plan = if kind == crate::mem::MEMCPY_HOST_TO_BUF_TO_DEVICE {
+                // SAFETY: the host source is valid for `count` bytes during the call, by
+                // the C contract.
+                unsafe { plan.buffered(count) }
+            } else {
+                plan
+            };
             queue.submit(crate::stream::Task::Copy(plan, count));
         }
         Ok(())

@@ -112,21 +112,26 @@ fn for_each_offset(shape: &[usize], strides: &[i64], mut f: impl FnMut(usize, i6
     }
 }
 
-/// Minimum and maximum element offset reached by a view (`None` if it is empty).
-pub(crate) fn offset_range(shape: &[usize], strides: &[i64]) -> Option<(i64, i64)> {
+/// Minimum and maximum element offset reached by a view (`Ok(None)` if it is empty,
+/// `Err` if an offset does not fit in an `i64`, which no allocation can hold).
+pub(crate) fn offset_range(shape: &[usize], strides: &[i64]) -> Result<Option<(i64, i64)>, String> {
     if shape.contains(&0) {
-        return None;
+        return Ok(None);
     }
+    let overflow = || {
+        format!("the element offsets of dims {shape:?} with strides {strides:?} overflow an i64")
+    };
     let (mut lo, mut hi) = (0i64, 0i64);
     for (&d, &s) in shape.iter().zip(strides) {
-        let reach = s.checked_mul(d as i64 - 1)?;
+        let last = i64::try_from(d - 1).map_err(|_| overflow())?;
+        let reach = s.checked_mul(last).ok_or_else(overflow)?;
         if reach < 0 {
-            lo = lo.checked_add(reach)?;
+            lo = lo.checked_add(reach).ok_or_else(overflow)?;
         } else {
-            hi = hi.checked_add(reach)?;
+            hi = hi.checked_add(reach).ok_or_else(overflow)?;
         }
     }
-    Some((lo, hi))
+    Ok(Some((lo, hi)))
 }
 
 /// A strided view into a byte buffer.
@@ -144,13 +149,16 @@ pub(crate) struct View<'a> {
 impl View<'_> {
     /// Checks that every element lies inside a buffer of `len` bytes.
     pub fn check_bounds(&self, len: usize, what: &str) -> Result<(), String> {
-        let Some((lo, hi)) = offset_range(self.dims, self.strides) else {
+        let range = offset_range(self.dims, self.strides).map_err(|m| format!("{what}: {m}"))?;
+        let Some((lo, hi)) = range else {
             return Ok(());
         };
-        let es = self.elem as i64;
-        let first = self.base_byte as i64 + (self.offset + lo) * es;
-        let end = self.base_byte as i64 + (self.offset + hi + 1) * es;
-        if first < 0 || end > len as i64 {
+        // In i128, every term fits: no descriptor can overflow the check itself.
+        let es = self.elem as i128;
+        let base = self.base_byte as i128;
+        let first = base + (i128::from(self.offset) + i128::from(lo)) * es;
+        let end = base + (i128::from(self.offset) + i128::from(hi) + 1) * es;
+        if first < 0 || end > len as i128 {
             return Err(format!(
                 "{what}: the view (dims {:?}, strides {:?}, offset {}) reaches bytes [{first}, {end}) of its allocation of {len} bytes",
                 self.dims, self.strides, self.offset
@@ -255,8 +263,10 @@ mod tests {
             n += 1
         });
         assert_eq!(n, 1);
-        assert_eq!(offset_range(&[2, 3], &[3, 1]), Some((0, 5)));
-        assert_eq!(offset_range(&[2, 0], &[3, 1]), None);
+        assert_eq!(offset_range(&[2, 3], &[3, 1]), Ok(Some((0, 5))));
+        assert_eq!(offset_range(&[2, 3], &[-3, 1]), Ok(Some((-3, 2))));
+        assert_eq!(offset_range(&[2, 0], &[3, 1]), Ok(None));
+        assert!(offset_range(&[3, 2], &[i64::MAX, 1]).is_err());
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! The vendor's enumerations and product tables: `aclDataType` values with their names, dtype categories and castability, and the SoC names the simulator knows,
+//! The vendor's enumerations and product tables: `aclDataType` and `aclFormat` values with
+//! their names, dtype categories and castability, and the SoC names the simulator knows,
 //! grouped into product families.
 //!
 //! Operators ask these tables (a SoC's family, whether a dtype has a name); they hold no
@@ -39,6 +40,30 @@ const DTYPES: &[(aclDataType, &str, usize)] = &[
     (41, "FLOAT4_E1M2", 0),
 ];
 
+/// Every `aclFormat` of the vendor's runtime header (CANN 8.x), with its name.
+const FORMATS: &[(i32, &str)] = &[
+    (-1, "UNDEFINED"),
+    (0, "NCHW"),
+    (1, "NHWC"),
+    (2, "ND"),
+    (3, "NC1HWC0"),
+    (4, "FRACTAL_Z"),
+    (12, "NC1HWC0_C04"),
+    (16, "HWCN"),
+    (27, "NDHWC"),
+    (29, "FRACTAL_NZ"),
+    (30, "NCDHW"),
+    (32, "NDC1HWC0"),
+    (33, "FRACTAL_Z_3D"),
+    (35, "NC"),
+    (47, "NCL"),
+    (50, "FRACTAL_NZ_C0_16"),
+    (51, "FRACTAL_NZ_C0_32"),
+    (52, "FRACTAL_NZ_C0_2"),
+    (53, "FRACTAL_NZ_C0_4"),
+    (54, "FRACTAL_NZ_C0_8"),
+];
+
 /// The vendor's name of a dtype (`aclDataType(n)` for a value outside the enum).
 pub(crate) fn dtype_name(dt: aclDataType) -> String {
     match DTYPES.iter().find(|d| d.0 == dt) {
@@ -59,6 +84,17 @@ pub(crate) fn dtype_size(dt: aclDataType) -> Option<usize> {
         .find(|d| d.0 == dt)
         .map(|d| d.2)
         .filter(|&s| s > 0)
+}
+
+/// Whether `format` is a value of the vendor's `aclFormat` enum.
+pub(crate) fn is_known_format(format: i32) -> bool {
+    FORMATS.iter().any(|f| f.0 == format)
+}
+
+/// The names of the `aclFormat` values, for messages.
+pub(crate) fn format_list() -> String {
+    let names: Vec<String> = FORMATS.iter().map(|f| format!("{} {}", f.1, f.0)).collect();
+    names.join(", ")
 }
 
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
@@ -188,6 +224,8 @@ mod tests {
     #[test]
     fn tables_are_consistent() {
         assert_eq!(DTYPES.len(), 28);
+        assert_eq!(FORMATS.len(), 20);
+        assert!(is_known_format(16) && !is_known_format(5));
         assert_eq!(dtype_name(27), "BF16");
         assert_eq!(dtype_name(5), "aclDataType(5)");
         assert_eq!(dtype_size(13), None);

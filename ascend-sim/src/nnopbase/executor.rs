@@ -252,9 +252,15 @@ impl<'a> Phase1<'a> {
     }
 }
 
-pub(super) fn lookup_executor(st: &State, e: *const aclOpExecutor) -> Result<u64, i32> {
+/// The id of a live executor. `null_status` is what the calling API returns for NULL:
+/// 161001 for phase 2, 561103 for the executor API of nnopbase.
+pub(super) fn lookup_executor(
+    st: &State,
+    e: *const aclOpExecutor,
+    null_status: i32,
+) -> Result<u64, i32> {
     if e.is_null() {
-        return Err(nullptr_error("executor"));
+        return Err(fail(null_status, "executor is nullptr".into()));
     }
     let id = decode(Kind::Executor, e).map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, m))?;
     if st.executors.contains(id) {
@@ -270,7 +276,7 @@ pub(super) fn lookup_executor(st: &State, e: *const aclOpExecutor) -> Result<u64
 pub(crate) unsafe fn set_repeatable(executor: *mut aclOpExecutor) -> aclnnStatus {
     status_of(|| {
         let mut st = state();
-        let id = lookup_executor(&st, executor)?;
+        let id = lookup_executor(&st, executor, ACLNN_ERR_INNER_NULLPTR)?;
         let Some(ex) = st.executors.get_mut(id) else {
             return Err(fail(ACLNN_ERR_INNER, "executor vanished".into()));
         };
@@ -291,7 +297,7 @@ pub(crate) unsafe fn set_repeatable(executor: *mut aclOpExecutor) -> aclnnStatus
 pub(crate) unsafe fn destroy_executor(executor: *mut aclOpExecutor) -> aclnnStatus {
     status_of(|| {
         let mut st = state();
-        let id = lookup_executor(&st, executor)?;
+        let id = lookup_executor(&st, executor, ACLNN_ERR_INNER_NULLPTR)?;
         st.executors
             .discard(id, "destroyed by aclDestroyAclOpExecutor");
         Ok(())
@@ -306,6 +312,9 @@ enum Role {
 }
 
 /// Rebinds the data address of the executor's tensor that `role` index `index` names.
+/// The order of CANN's checks: the tensor, then the executor (561103 for NULL), then the
+/// index (161002). A NULL address is accepted, as by CANN; phase 2 refuses it for a
+/// tensor with elements.
 fn set_addr(
     executor: *mut aclOpExecutor,
     role: Role,
@@ -313,8 +322,11 @@ fn set_addr(
     tensor: *mut aclTensor,
     addr: *mut c_void,
 ) -> Result<(), i32> {
+    if tensor.is_null() {
+        return Err(fail(ACLNN_ERR_INNER_NULLPTR, "tensor is nullptr".into()));
+    }
     let mut st = state();
-    let id = lookup_executor(&st, executor)?;
+    let id = lookup_executor(&st, executor, ACLNN_ERR_INNER_NULLPTR)?;
     let Some(ex) = st.executors.get(id) else {
         return Err(fail(ACLNN_ERR_INNER, "executor vanished".into()));
     };
@@ -338,12 +350,6 @@ fn set_addr(
             ),
         ));
     };
-    if tensor.is_null() {
-        return Err(nullptr_error("tensor"));
-    }
-    if addr.is_null() {
-        return Err(nullptr_error("addr"));
-    }
     let a = addr as usize;
     if !a.is_multiple_of(ADDR_ALIGN) {
         return Err(finding(

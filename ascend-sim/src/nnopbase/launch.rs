@@ -133,6 +133,39 @@ impl Launch {
     }
 }
 
+/// Checks that a view stays inside its declared storage: elements `[0, prod(storage))`
+/// from the data address.
+fn check_storage(d: &TensorDesc, dims: &[usize], name: &str) -> Result<(), String> {
+    let Some((lo, hi)) = offset_range(dims, &d.strides).map_err(|m| format!("{name}: {m}"))? else {
+        return Ok(());
+    };
+    let storage = d
+        .storage
+        .iter()
+        .try_fold(
+            1i64,
+            |acc, &s| if s < 0 { None } else { acc.checked_mul(s) },
+        )
+        .ok_or_else(|| {
+            format!(
+                "{name}: storageDims {:?} has a negative dim or more than i64::MAX elements",
+                d.storage
+            )
+        })?;
+    // In i128 the sums cannot overflow.
+    let (first, last) = (
+        i128::from(d.offset) + i128::from(lo),
+        i128::from(d.offset) + i128::from(hi),
+    );
+    if first < 0 || last >= i128::from(storage) {
+        return Err(format!(
+            "{name}: the view (dims {:?}, strides {:?}, offset {}) reaches elements [{first}, {last}] but its storage {:?} has {storage} elements",
+            d.dims, d.strides, d.offset, d.storage
+        ));
+    }
+    Ok(())
+}
+
 /// Checks that a tensor's data lies in a live device allocation. Status codes.
 fn bind_operand(st: &State, d: &TensorDesc, name: &str) -> Result<Operand, i32> {
     let elem = dtype_size(d.dtype).ok_or_else(|| {
@@ -169,22 +202,7 @@ fn bind_operand(st: &State, d: &TensorDesc, name: &str) -> Result<Operand, i32> 
             ),
         ));
     };
-    if let Some((_, hi)) = offset_range(&dims, &d.strides) {
-        let storage: i64 = d.storage.iter().product();
-        if d.offset + hi >= storage {
-            return Err(finding(
-                ACLNN_ERR_PARAM_INVALID,
-                format!(
-                    "{name}: the view (dims {:?}, strides {:?}, offset {}) reaches element {} but its storage {:?} has {storage} elements",
-                    d.dims,
-                    d.strides,
-                    d.offset,
-                    d.offset + hi,
-                    d.storage
-                ),
-            ));
-        }
-    }
+    check_storage(d, &dims, name).map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, m))?;
     let op = Operand {
         alloc: Arc::clone(a),
         strides: d.strides.clone(),
@@ -211,7 +229,7 @@ pub(crate) fn launch(
 ) -> aclnnStatus {
     status_of(|| {
         let mut st = state();
-        let id = lookup_executor(&st, executor)?;
+        let id = lookup_executor(&st, executor, ACLNN_ERR_PARAM_NULLPTR)?;
         if st.life != Life::Active {
             return Err(fail(
                 ACLNN_ERR_RUNTIME_ERROR,

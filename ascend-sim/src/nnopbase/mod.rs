@@ -14,12 +14,13 @@ pub(crate) use executor::{
 pub(crate) use launch::{Launch, launch};
 
 use crate::slab::{Dims64, Shape};
-use crate::state::{Kind, State, decode, encode, fail, finding, state, status_of};
-use crate::tables::is_known_dtype;
+use crate::state::{Kind, State, decode, encode, fail, finding, report, state, status_of};
+use crate::tables::{format_list, is_known_dtype, is_known_format};
 use ascend_sys::*;
 use std::ffi::c_void;
 
-/// Most dims `aclCreateTensor` accepts (operators check their own limit in phase 1).
+/// Most dims `aclCreateTensor` records (operators check their own limit in phase 1): a
+/// bound on what is read through the caller's pointers.
 const MAX_CREATE_DIMS: u64 = 64;
 
 /// The recorded descriptor of an `aclTensor`.
@@ -61,6 +62,23 @@ impl TensorDesc {
     }
 }
 
+/// Row-major strides of `dims` (what CANN assumes for a NULL `stride`).
+fn contiguous_strides(dims: &[i64]) -> Dims64 {
+    let mut s = Dims64::zeroed(dims.len());
+    let mut acc = 1i64;
+    for (k, &d) in dims.iter().enumerate().rev() {
+        s[k] = acc;
+        acc = acc.saturating_mul(d.max(1));
+    }
+    s
+}
+
+/// `aclCreateTensor`. Like CANN it fails only on a NULL array whose length is not 0 and
+/// records the rest unchecked, since an operator's phase 1 is where a descriptor is
+/// judged: any `aclFormat` (elementwise operators treat it as a label) and any
+/// `aclDataType` is accepted. What CANN would keep silently but no operator can use (a
+/// value outside the vendor's enums, a negative size or offset) is also reported as a
+/// sanitizer finding.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn create_tensor(
     view_dims: *const i64,
@@ -74,22 +92,22 @@ pub(crate) unsafe fn create_tensor(
     tensor_data: *mut c_void,
 ) -> *mut aclTensor {
     let checked = || -> Result<TensorDesc, i32> {
-        if view_dims_num > MAX_CREATE_DIMS || storage_dims_num > MAX_CREATE_DIMS {
-            return Err(fail(
-                ACLNN_ERR_PARAM_INVALID,
-                format!(
-                    "too many dims ({view_dims_num} view, {storage_dims_num} storage; at most {MAX_CREATE_DIMS})"
-                ),
-            ));
-        }
-        if view_dims_num > 0 && view_dims.is_null() {
-            return Err(fail(ACLNN_ERR_PARAM_NULLPTR, "viewDims is NULL".into()));
-        }
-        if view_dims_num > 0 && stride.is_null() {
-            return Err(fail(ACLNN_ERR_PARAM_NULLPTR, "stride is NULL".into()));
-        }
-        if storage_dims_num > 0 && storage_dims.is_null() {
-            return Err(fail(ACLNN_ERR_PARAM_NULLPTR, "storageDims is NULL".into()));
+        for (p, n, name) in [
+            (view_dims, view_dims_num, "viewDims"),
+            (storage_dims, storage_dims_num, "storageDims"),
+        ] {
+            if n > 0 && p.is_null() {
+                return Err(fail(
+                    ACLNN_ERR_PARAM_NULLPTR,
+                    format!("{name} is NULL but has {n} dims"),
+                ));
+            }
+            if n > MAX_CREATE_DIMS {
+                return Err(fail(
+                    ACLNN_ERR_PARAM_INVALID,
+                    format!("{name} has {n} dims; the simulator records at most {MAX_CREATE_DIMS}"),
+                ));
+            }
         }
         let read = |p: *const i64, n: u64| -> Dims64 {
             if n == 0 {
@@ -101,52 +119,33 @@ pub(crate) unsafe fn create_tensor(
             }
         };
         let dims = read(view_dims, view_dims_num);
-        let strides = read(stride, view_dims_num);
+        let strides = if stride.is_null() {
+            contiguous_strides(&dims)
+        } else {
+            read(stride, view_dims_num)
+        };
         let storage = read(storage_dims, storage_dims_num);
-        if let Some(d) = dims.iter().find(|&&d| d < 0) {
-            return Err(fail(
-                ACLNN_ERR_PARAM_INVALID,
-                format!("viewDims {dims:?} has a negative dim {d}"),
-            ));
-        }
-        if let Some(s) = strides.iter().find(|&&s| s < 0) {
-            return Err(fail(
-                ACLNN_ERR_PARAM_INVALID,
-                format!("stride {strides:?} has a negative stride {s}"),
-            ));
-        }
-        if let Some(d) = storage.iter().find(|&&d| d < 0) {
-            return Err(fail(
-                ACLNN_ERR_PARAM_INVALID,
-                format!("storageDims {storage:?} has a negative dim {d}"),
-            ));
-        }
-        if offset < 0 {
-            return Err(fail(
-                ACLNN_ERR_PARAM_INVALID,
-                format!("offset {offset} is negative"),
-            ));
-        }
-        if !is_known_dtype(data_type) || !(ACL_FLOAT..=ACL_BF16).contains(&data_type) {
-            return Err(fail(
-                ACLNN_ERR_PARAM_INVALID,
-                format!("dataType {data_type} is not a valid aclDataType"),
-            ));
-        }
-        if !(ACL_FORMAT_NCHW..=ACL_FORMAT_NC1HWC0).contains(&format) {
-            return Err(fail(
-                ACLNN_ERR_PARAM_INVALID,
-                format!("format {format} is not a valid aclFormat"),
-            ));
-        }
-        if dims
-            .iter()
-            .try_fold(1i64, |acc, &d| acc.checked_mul(d))
-            .is_none()
-        {
-            return Err(fail(
-                ACLNN_ERR_PARAM_INVALID,
-                format!("viewDims {dims:?} overflow"),
+        let odd = [
+            (!is_known_dtype(data_type))
+                .then(|| format!("dataType {data_type} is not an aclDataType")),
+            (!is_known_format(format)).then(|| {
+                format!(
+                    "format {format} is not an aclFormat (known: {})",
+                    format_list()
+                )
+            }),
+            dims.iter()
+                .any(|&d| d < 0)
+                .then(|| format!("viewDims {dims:?} has a negative dim")),
+            storage
+                .iter()
+                .any(|&d| d < 0)
+                .then(|| format!("storageDims {storage:?} has a negative dim")),
+            (offset < 0).then(|| format!("offset {offset} is negative")),
+        ];
+        for why in odd.into_iter().flatten() {
+            report(format!(
+                "aclCreateTensor: {why}; the tensor is created, as by CANN, but operators refuse it"
             ));
         }
         Ok(TensorDesc {
@@ -166,10 +165,11 @@ pub(crate) unsafe fn create_tensor(
     }
 }
 
+/// `aclDestroyTensor`: NULL is a no-op, as in CANN.
 pub(crate) unsafe fn destroy_tensor(tensor: *const aclTensor) -> aclnnStatus {
     status_of(|| {
         if tensor.is_null() {
-            return Err(fail(ACLNN_ERR_PARAM_NULLPTR, "tensor is NULL".into()));
+            return Ok(());
         }
         let mut st = state();
         let id = decode(Kind::Tensor, tensor).map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, m))?;
@@ -189,12 +189,37 @@ pub(crate) fn live_tensor<'s>(
     let id = decode(Kind::Tensor, t)
         .map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, format!("{name}: {m}")))?;
     match st.tensors.get(id) {
-        Some(d) => Ok((id, d)),
+        Some(d) => {
+            validate(d, name)?;
+            Ok((id, d))
+        }
         None => Err(finding(
             ACLNN_ERR_PARAM_INVALID,
             format!("{name}: {}", st.stale(Kind::Tensor, id)),
         )),
     }
+}
+
+/// What every operator refuses in a tensor argument (161002): a negative dim, or more
+/// elements than an `i64` counts.
+fn validate(d: &TensorDesc, name: &str) -> Result<(), i32> {
+    if let Some(&neg) = d.dims.iter().find(|&&x| x < 0) {
+        return Err(finding(
+            ACLNN_ERR_PARAM_INVALID,
+            format!("{name} has a negative dim {neg} in {:?}", d.dims),
+        ));
+    }
+    if d.dims
+        .iter()
+        .try_fold(1i64, |a, &x| a.checked_mul(x))
+        .is_none()
+    {
+        return Err(finding(
+            ACLNN_ERR_PARAM_INVALID,
+            format!("{name} dims {:?} have more than i64::MAX elements", d.dims),
+        ));
+    }
+    Ok(())
 }
 
 /// aclnn's status and text for a NULL pointer argument.
