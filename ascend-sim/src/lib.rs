@@ -8,7 +8,9 @@
 //! # Two ways in
 //!
 //! * As a Rust library: [`fn_table`] returns an [`ascend_sys::FnTable`] whose pointers are
-//!   the functions of [`api`] (ordinary, mangled Rust names). Nothing with a C name is
+//!   the runtime and nnopbase functions of [`api`] (ordinary, mangled Rust names), and
+//!   [`symbol`] finds any simulated function (operators included) by its C name, the
+//!   resolver of [`ascend_sys::Api::from_table_with_resolver`]. Nothing with a C name is
 //!   exported unless the `c-exports` feature is on, so a binary embedding the rlib never
 //!   interposes CANN's symbols over a real CANN loaded later.
 //! * As `libascend_sim.so` (`cargo build -p ascend-sim`, feature `c-exports`, on by
@@ -371,6 +373,9 @@ macro_rules! sim_api {
         table {
             $( $kind:ident $fail:ident $name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty = $imp:path; )*
         }
+        operators {
+            $( $ofail:ident $oname:ident ( $($oarg:ident : $oty:ty),* ) -> $oret:ty = $oimp:path; )*
+        }
         extra {
             $( $xname:ident ( $($xarg:ident : $xty:ty),* ) -> $xret:ty = $ximp:path, $xfail:expr; )*
         }
@@ -378,11 +383,12 @@ macro_rules! sim_api {
         /// Index of every simulated (counted, faultable) symbol.
         #[allow(non_camel_case_types, clippy::enum_variant_names)]
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub(crate) enum Sym { $( $name, )* }
+        pub(crate) enum Sym { $( $name, )* $( $oname, )* }
 
-        /// Every simulated symbol (the functions of [`ascend_sys::FnTable`]), by C name.
-        pub const SYMBOLS: &[&str] = &[ $( stringify!($name), )* ];
-        pub(crate) const SYMBOL_COUNT: usize = [$( stringify!($name), )*].len();
+        /// Every simulated symbol (the functions of [`ascend_sys::FnTable`], then the
+        /// operators), by C name.
+        pub const SYMBOLS: &[&str] = &[ $( stringify!($name), )* $( stringify!($oname), )* ];
+        pub(crate) const SYMBOL_COUNT: usize = SYMBOLS.len();
 
         /// The simulated functions, callable from Rust under ordinary mangled names.
         ///
@@ -404,6 +410,22 @@ macro_rules! sim_api {
                         // SAFETY: the caller upholds the C contract of this function, which
                         // is all the implementation relies on.
                         move || unsafe { $imp( $($arg),* ) },
+                    )
+                }
+            )*
+            $(
+                #[doc = concat!("Simulated `", stringify!($oname), "`.")]
+                ///
+                /// # Safety
+                /// The contract of the C function of the same name: pointer arguments must
+                /// be null or valid for the documented accesses.
+                pub unsafe extern "C" fn $oname( $($oarg: $oty),* ) -> $oret {
+                    crate::state::entry(
+                        Sym::$oname,
+                        failure_value!($ofail, Sym::$oname),
+                        // SAFETY: the caller upholds the C contract of this function, which
+                        // is all the implementation relies on.
+                        move || unsafe { $oimp( $($oarg),* ) },
                     )
                 }
             )*
@@ -434,6 +456,15 @@ macro_rules! sim_api {
             )*
             $(
                 /// # Safety
+                /// The contract of the C function of the same name.
+                #[unsafe(no_mangle)]
+                pub unsafe extern "C" fn $oname( $($oarg: $oty),* ) -> $oret {
+                    // SAFETY: forwarded unchanged under the same contract.
+                    unsafe { crate::api::$oname( $($oarg),* ) }
+                }
+            )*
+            $(
+                /// # Safety
                 /// See the crate docs.
                 #[unsafe(no_mangle)]
                 pub unsafe extern "C" fn $xname( $($xarg: $xty),* ) -> $xret {
@@ -443,10 +474,23 @@ macro_rules! sim_api {
             )*
         }
 
-        /// The simulator as an [`FnTable`], every optional (executor-reuse) entry `Some`.
+        /// The simulator's runtime and nnopbase functions as an [`FnTable`], every optional
+        /// entry `Some`. Operators are found by [`symbol`].
         pub fn fn_table() -> FnTable {
             FnTable {
                 $( $name: table_field!($kind, api::$name as unsafe extern "C" fn($($ty),*) -> $ret), )*
+            }
+        }
+
+        /// The in-process address of the simulated function named `name` (runtime,
+        /// nnopbase or operator), with exactly the C prototype of that name; `None` for a
+        /// name the simulator does not implement. The resolver for
+        /// [`ascend_sys::Api::from_table_with_resolver`].
+        pub fn symbol(name: &str) -> Option<*const c_void> {
+            match name {
+                $( stringify!($name) => Some(api::$name as *const c_void), )*
+                $( stringify!($oname) => Some(api::$oname as *const c_void), )*
+                _ => None,
             }
         }
     };
@@ -455,13 +499,13 @@ macro_rules! sim_api {
 sim_api! {
     table {
         req code aclInit(config_path: *const c_char) -> aclError = runtime::init;
-        req code aclFinalize() -> aclError = runtime::finalize;
+        opt code aclFinalize() -> aclError = runtime::finalize;
         req code aclrtSetDevice(device_id: i32) -> aclError = runtime::set_device;
         req code aclrtResetDevice(device_id: i32) -> aclError = runtime::reset_device;
-        req code aclrtGetDevice(device_id: *mut i32) -> aclError = runtime::get_device;
+        opt code aclrtGetDevice(device_id: *mut i32) -> aclError = runtime::get_device;
         req code aclrtGetDeviceCount(count: *mut u32) -> aclError = runtime::get_device_count;
-        req code aclrtCreateContext(context: *mut aclrtContext, device_id: i32) -> aclError = runtime::create_context;
-        req code aclrtDestroyContext(context: aclrtContext) -> aclError = runtime::destroy_context;
+        opt code aclrtCreateContext(context: *mut aclrtContext, device_id: i32) -> aclError = runtime::create_context;
+        opt code aclrtDestroyContext(context: aclrtContext) -> aclError = runtime::destroy_context;
         req code aclrtSetCurrentContext(context: aclrtContext) -> aclError = runtime::set_current_context;
         req code aclrtGetCurrentContext(context: *mut aclrtContext) -> aclError = runtime::get_current_context;
         req code aclrtCreateStream(stream: *mut aclrtStream) -> aclError = runtime::create_stream;
@@ -476,7 +520,7 @@ sim_api! {
         req code aclrtFree(dev_ptr: *mut c_void) -> aclError = mem::free;
         req code aclrtMallocHost(host_ptr: *mut *mut c_void, size: usize) -> aclError = mem::malloc_host;
         req code aclrtFreeHost(host_ptr: *mut c_void) -> aclError = mem::free_host;
-        req code aclrtMemcpy(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind) -> aclError = mem::memcpy;
+        opt code aclrtMemcpy(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind) -> aclError = mem::memcpy;
         req code aclrtMemcpyAsync(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind, stream: aclrtStream) -> aclError = runtime::memcpy_async;
         req code aclrtMemset(dev_ptr: *mut c_void, max_count: usize, value: i32, count: usize) -> aclError = mem::memset;
         req code aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, total: *mut usize) -> aclError = mem::get_mem_info;
@@ -484,12 +528,14 @@ sim_api! {
         req cnull aclGetRecentErrMsg() -> *const c_char = runtime::get_recent_err_msg;
         req null aclCreateTensor(view_dims: *const i64, view_dims_num: u64, data_type: aclDataType, stride: *const i64, offset: i64, format: aclFormat, storage_dims: *const i64, storage_dims_num: u64, tensor_data: *mut c_void) -> *mut aclTensor = nnopbase::create_tensor;
         req code aclDestroyTensor(tensor: *const aclTensor) -> aclnnStatus = nnopbase::destroy_tensor;
-        req code aclnnMishBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, grad_input: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::mish_backward::get_workspace_size;
-        req code aclnnMishBackward(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::mish_backward::mish_backward;
         opt code aclSetAclOpExecutorRepeatable(executor: *mut aclOpExecutor) -> aclnnStatus = nnopbase::set_repeatable;
         opt code aclDestroyAclOpExecutor(executor: *mut aclOpExecutor) -> aclnnStatus = nnopbase::destroy_executor;
         opt code aclSetInputTensorAddr(executor: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void) -> aclnnStatus = nnopbase::set_input_addr;
         opt code aclSetOutputTensorAddr(executor: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void) -> aclnnStatus = nnopbase::set_output_addr;
+    }
+    operators {
+        code aclnnMishBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, grad_input: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::mish_backward::get_workspace_size;
+        code aclnnMishBackward(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::mish_backward::mish_backward;
     }
     extra {
         ascendSimSetFault(symbol: *const c_char, nth: u64) -> i32 = ext::set_fault, ACL_ERROR_INTERNAL_ERROR;
