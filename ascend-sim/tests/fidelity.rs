@@ -23,6 +23,14 @@ const HWCN: i32 = 16;
 const NCHW: i32 = 0;
 const NCDHW: i32 = 30;
 
+/// Serialises the tests of this file: some read the process-wide latest report.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 #[allow(clippy::too_many_arguments)]
 fn create(
     dims: &[i64],
@@ -51,6 +59,7 @@ fn create(
 
 #[test]
 fn every_vendor_format_and_dtype_is_a_valid_tensor() {
+    let _serial = serial();
     // t15_formats_order.c / t16_dtypes.c: "format 16 is not a valid aclFormat".
     let d = [4i64];
     for f in FORMATS {
@@ -112,6 +121,7 @@ fn run_mish_backward(g: *mut aclTensor, x: *mut aclTensor, out: *mut aclTensor) 
 
 #[test]
 fn vendor_case_007_not_contiguous_with_an_hwcn_output() {
+    let _serial = serial();
     setup();
     // gradOutput and self: dims [5, 4], strides [1, 5] over storage [4, 5]; gradInput:
     // [5, 4] contiguous, format HWCN; values in [-2, 2].
@@ -147,6 +157,7 @@ fn vendor_case_007_not_contiguous_with_an_hwcn_output() {
 
 #[test]
 fn labelled_formats_and_null_strides_compute_like_nd() {
+    let _serial = serial();
     setup();
     let xs: Vec<f32> = (0..24).map(|i| i as f32 * 0.3 - 3.0).collect();
     let gs = vec![1.25f32; 24];
@@ -172,6 +183,7 @@ fn labelled_formats_and_null_strides_compute_like_nd() {
 
 #[test]
 fn negative_strides_read_backwards_and_hostile_descriptors_are_refused_in_phase_1() {
+    let _serial = serial();
     setup();
     let xs: Vec<f32> = (0..6).map(|i| i as f32 - 2.5).collect();
     let (dx, dout) = (upload(&xs), malloc(24));
@@ -218,6 +230,7 @@ fn negative_strides_read_backwards_and_hostile_descriptors_are_refused_in_phase_
 
 #[test]
 fn executor_api_answers_null_as_nnopbase_does() {
+    let _serial = serial();
     setup();
     let d = malloc(64);
     let t = tensor(&[4], ACL_FLOAT, d);
@@ -275,6 +288,7 @@ fn executor_api_answers_null_as_nnopbase_does() {
 
 #[test]
 fn every_documented_malloc_policy_and_memory_attribute() {
+    let _serial = serial();
     setup();
     // SAFETY: valid out-pointers; the buffers are freed below.
     unsafe {
@@ -308,6 +322,7 @@ fn every_documented_malloc_policy_and_memory_attribute() {
 
 #[test]
 fn every_memcpy_kind_of_cann_8() {
+    let _serial = serial();
     setup();
     let (a, b) = (malloc(16), malloc(16));
     let v = [1u32, 2, 3, 4];
@@ -342,4 +357,91 @@ fn every_memcpy_kind_of_cann_8() {
     destroy_stream(s);
     free(a);
     free(b);
+}
+
+#[test]
+fn tensors_are_recorded_as_cann_records_them() {
+    let _serial = serial();
+    let dims = [2i64, 3];
+    let strides = [3i64, 1];
+    let neg = [2i64, -3];
+    // SAFETY: arrays are live; null pointers are deliberate.
+    unsafe {
+        let mk = |d: *const i64, n: u64, dt: i32, s: *const i64, off: i64, fmt: i32| {
+            api::aclCreateTensor(d, n, dt, s, off, fmt, d, n, null_mut())
+        };
+        // A NULL array with a nonzero length is CANN's one failure.
+        assert!(mk(std::ptr::null(), 2, ACL_FLOAT, strides.as_ptr(), 0, 2).is_null());
+        assert!(err_msg().contains("viewDims is NULL"), "{}", err_msg());
+        let t = api::aclCreateTensor(
+            dims.as_ptr(),
+            2,
+            ACL_FLOAT,
+            strides.as_ptr(),
+            0,
+            2,
+            std::ptr::null(),
+            1,
+            null_mut(),
+        );
+        assert!(t.is_null());
+        assert!(err_msg().contains("storageDims is NULL"), "{}", err_msg());
+        // Everything else is recorded; what no operator can use is reported.
+        ascend_sim::clear_last_report();
+        for (d, s, off, dt, fmt, reported) in [
+            (dims.as_ptr(), std::ptr::null(), 0, ACL_FLOAT, 2, None),
+            (
+                neg.as_ptr(),
+                strides.as_ptr(),
+                0,
+                ACL_FLOAT,
+                2,
+                Some("negative dim"),
+            ),
+            (dims.as_ptr(), neg.as_ptr(), 0, ACL_FLOAT, 2, None),
+            (
+                dims.as_ptr(),
+                strides.as_ptr(),
+                -1,
+                ACL_FLOAT,
+                2,
+                Some("offset -1"),
+            ),
+            (dims.as_ptr(), strides.as_ptr(), 0, 5, 2, Some("dataType 5")),
+            (
+                dims.as_ptr(),
+                strides.as_ptr(),
+                0,
+                ACL_DT_UNDEFINED,
+                2,
+                None,
+            ),
+            (
+                dims.as_ptr(),
+                strides.as_ptr(),
+                0,
+                ACL_FLOAT,
+                77,
+                Some("format 77"),
+            ),
+        ] {
+            let t = mk(d, 2, dt, s, off, fmt);
+            assert!(!t.is_null(), "{}", err_msg());
+            match reported {
+                Some(what) => {
+                    let r = ascend_sim::last_report().unwrap_or_default();
+                    assert!(r.contains(what), "{what}: {r}");
+                }
+                None => assert_eq!(ascend_sim::last_report(), None),
+            }
+            ascend_sim::clear_last_report();
+            assert_eq!(api::aclDestroyTensor(t), ACLNN_SUCCESS);
+        }
+        let t = mk(dims.as_ptr(), 2, ACL_FLOAT, strides.as_ptr(), 0, 2);
+        assert!(!t.is_null());
+        assert_eq!(api::aclDestroyTensor(t), ACLNN_SUCCESS);
+        assert_eq!(api::aclDestroyTensor(t), ACLNN_ERR_PARAM_INVALID);
+        // NULL is a no-op, as in CANN.
+        assert_eq!(api::aclDestroyTensor(std::ptr::null()), ACLNN_SUCCESS);
+    }
 }
