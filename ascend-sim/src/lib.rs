@@ -24,13 +24,23 @@
 //!   after `aclFinalize` gives 100001). Configuration is read from the environment at
 //!   `aclInit`:
 //!   * `ASCEND_SIM_DEVICES`: comma-separated SoC names, one per device (default
-//!     `Ascend910B4`). `aclrtGetSocName` answers for the current device (device 0 when the
-//!     thread has no context).
+//!     `Ascend910B4`), each one of Atlas A3 `Ascend910_9391`/`9392`/`9381`/`9382`/`9372`/
+//!     `9362`, Atlas A2 `Ascend910B1`/`B2`/`B2C`/`B3`/`B4`/`B4-1`, the training series
+//!     `Ascend910A`/`ProA`/`ProB`/`PremiumA`, the inference series `Ascend310P1`/`P3`/`P5`/
+//!     `P7`, or Atlas 200I/500 A2 `Ascend310B1` to `B4`. `aclrtGetSocName` answers for the
+//!     current device (device 0 when the thread has no context).
 //!   * `ASCEND_SIM_MEM_BYTES`: device memory per device (default 1 GiB; suffixes `K`, `M`,
 //!     `G` accepted). Exceeding it gives 207001.
 //!   * `ASCEND_SIM_FAULT`: `symbol:n[,symbol:n...]`, the `n`-th call of `symbol` counted
 //!     from process start fails (see [Fault injection](#fault-injection)).
-//!   * `ASCEND_SIM_VERBOSE`: when set, every sanitizer finding is also printed to stderr.
+//!   * `ASCEND_SIM_VERBOSE`: `1`/`true`/`yes`/`on` prints every sanitizer finding to
+//!     stderr too (`0`/`false`/`no`/`off`/empty: not).
+//!
+//!   A malformed value (an unknown SoC name, a byte count that is not one, a fault item
+//!   that is not `symbol:n` with a simulated symbol, a switch that is not one) and any
+//!   other `ASCEND_SIM_*` variable make `aclInit` fail with 100000
+//!   (`ACL_ERROR_INVALID_PARAM`) and an `aclGetRecentErrMsg` text naming what is
+//!   accepted; the process stays uninitialised, so a corrected `aclInit` may follow.
 //! * **Handles.** Contexts, streams, events, tensors and executors are fake pointers
 //!   (`tag << 48 | id`, non-canonical addresses, never dereferenced); no handle is ever
 //!   valid twice, so a stale or foreign handle is always recognised: 107017 for runtime
@@ -179,6 +189,7 @@
 use ascend_sys::*;
 use std::ffi::{CStr, c_char, c_void};
 
+mod config;
 mod mem;
 mod nnopbase;
 mod ops;
@@ -194,7 +205,7 @@ pub mod kernel {
     pub use crate::ops::mish_backward::mish_grad_f32;
 }
 
-pub use runtime::{DEFAULT_DEVICES, DEFAULT_MEM_BYTES};
+pub use config::{DEFAULT_DEVICES, DEFAULT_MEM_BYTES};
 
 /// Live-object counters (`ascendSimCounters` in C).
 #[repr(C)]

@@ -6,6 +6,7 @@
 //! operator's own rules.
 
 use ascend_sys::aclDataType;
+use std::ffi::CStr;
 
 /// Every `aclDataType` of the vendor's runtime header (CANN 8.x), with its name and its
 /// element size in bytes (`0`: no fixed byte size, such as STRING or the sub-byte types).
@@ -147,57 +148,44 @@ pub(crate) enum Family {
 }
 
 /// Every SoC name `ASCEND_SIM_DEVICES` accepts, with its family.
-pub(crate) const SOCS: &[(&str, Family)] = &[
-    ("Ascend910_9391", Family::A3),
-    ("Ascend910_9392", Family::A3),
-    ("Ascend910_9381", Family::A3),
-    ("Ascend910_9382", Family::A3),
-    ("Ascend910_9372", Family::A3),
-    ("Ascend910_9362", Family::A3),
-    ("Ascend910B1", Family::A2),
-    ("Ascend910B2", Family::A2),
-    ("Ascend910B2C", Family::A2),
-    ("Ascend910B3", Family::A2),
-    ("Ascend910B4", Family::A2),
-    ("Ascend910B4-1", Family::A2),
-    ("Ascend910A", Family::Training),
-    ("Ascend910ProA", Family::Training),
-    ("Ascend910ProB", Family::Training),
-    ("Ascend910PremiumA", Family::Training),
-    ("Ascend310P1", Family::Inference310P),
-    ("Ascend310P3", Family::Inference310P),
-    ("Ascend310P5", Family::Inference310P),
-    ("Ascend310P7", Family::Inference310P),
-    ("Ascend310B1", Family::Atlas310B),
-    ("Ascend310B2", Family::Atlas310B),
-    ("Ascend310B3", Family::Atlas310B),
-    ("Ascend310B4", Family::Atlas310B),
+pub(crate) const SOCS: &[(&CStr, Family)] = &[
+    (c"Ascend910_9391", Family::A3),
+    (c"Ascend910_9392", Family::A3),
+    (c"Ascend910_9381", Family::A3),
+    (c"Ascend910_9382", Family::A3),
+    (c"Ascend910_9372", Family::A3),
+    (c"Ascend910_9362", Family::A3),
+    (c"Ascend910B1", Family::A2),
+    (c"Ascend910B2", Family::A2),
+    (c"Ascend910B2C", Family::A2),
+    (c"Ascend910B3", Family::A2),
+    (c"Ascend910B4", Family::A2),
+    (c"Ascend910B4-1", Family::A2),
+    (c"Ascend910A", Family::Training),
+    (c"Ascend910ProA", Family::Training),
+    (c"Ascend910ProB", Family::Training),
+    (c"Ascend910PremiumA", Family::Training),
+    (c"Ascend310P1", Family::Inference310P),
+    (c"Ascend310P3", Family::Inference310P),
+    (c"Ascend310P5", Family::Inference310P),
+    (c"Ascend310P7", Family::Inference310P),
+    (c"Ascend310B1", Family::Atlas310B),
+    (c"Ascend310B2", Family::Atlas310B),
+    (c"Ascend310B3", Family::Atlas310B),
+    (c"Ascend310B4", Family::Atlas310B),
 ];
 
 impl Family {
-    /// The family of a SoC name (by prefix; a name of no known family counts as the
-    /// training series).
-    pub fn of(soc: &str) -> Family {
-        if let Some(s) = SOCS.iter().find(|s| s.0 == soc) {
-            return s.1;
-        }
-        if soc.starts_with("Ascend910_93") {
-            Family::A3
-        } else if soc.starts_with("Ascend910B") {
-            Family::A2
-        } else if soc.starts_with("Ascend310B") {
-            Family::Atlas310B
-        } else if soc.starts_with("Ascend310P") {
-            Family::Inference310P
-        } else {
-            Family::Training
-        }
-    }
-
     /// Atlas A2 and A3, whose vector units compute in bf16.
     pub fn has_bf16(self) -> bool {
         matches!(self, Family::A2 | Family::A3)
     }
+}
+
+/// The names of [`SOCS`], for messages.
+pub(crate) fn soc_list() -> String {
+    let names: Vec<&str> = SOCS.iter().filter_map(|s| s.0.to_str().ok()).collect();
+    names.join(", ")
 }
 
 /// The floating-point dtypes most elementwise operators accept on a family: FLOAT and
@@ -230,7 +218,8 @@ mod tests {
         assert_eq!(dtype_name(5), "aclDataType(5)");
         assert_eq!(dtype_size(13), None);
         assert_eq!(dtype_size(17), Some(16));
-        assert_eq!(Family::of("Ascend910B4"), Family::A2);
+        assert!(SOCS.iter().all(|s| s.0.to_str().is_ok()));
+        assert!(soc_list().starts_with("Ascend910_9391, "));
         assert!(can_cast(ascend_sys::ACL_INT32, ascend_sys::ACL_FLOAT));
         assert!(!can_cast(ascend_sys::ACL_FLOAT, ascend_sys::ACL_INT32));
     }

@@ -170,11 +170,11 @@ impl<'a> Phase1<'a> {
                 "no current context on this thread (107002): call aclrtSetDevice first".into(),
             )
         })?;
-        let soc: &'static str = st.devices[device]
-            .soc
-            .to_str()
-            .unwrap_or("<non-UTF-8 SoC name>");
-        let family = Family::of(soc);
+        let dev = &st.devices[device];
+        let (soc, family): (&'static str, Family) = (
+            dev.soc.to_str().unwrap_or("<non-UTF-8 SoC name>"),
+            dev.family,
+        );
         if !(op.available)(family) {
             return Err(fail(
                 ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
