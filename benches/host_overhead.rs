@@ -24,6 +24,33 @@ use ascend_sys::{FnTable, aclOpExecutor, aclTensor};
 use ascendcl::{DeviceTensor, MishBackwardPlan, Runtime, Stream, mish_backward};
 use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
 use std::ffi::c_void;
+
+/// `aclnnMishBackwardGetWorkspaceSize`'s prototype.
+type Phase1 = unsafe extern "C" fn(
+    *const aclTensor,
+    *const aclTensor,
+    *mut aclTensor,
+    *mut u64,
+    *mut *mut aclOpExecutor,
+) -> ascend_sys::aclnnStatus;
+
+/// The operator's two entry points, looked up by name as a C program would with `dlsym`.
+fn mish_backward_fns(api: &ascend_sys::Api) -> (Phase1, ascend_sys::OperatorLaunchFn) {
+    let find = |name: &str| {
+        api.operator_symbol(name)
+            .unwrap_or_else(|| panic!("no {name}"))
+            .as_ptr()
+    };
+    // SAFETY: the symbols of these names have exactly these prototypes.
+    unsafe {
+        (
+            std::mem::transmute::<*mut c_void, Phase1>(find("aclnnMishBackwardGetWorkspaceSize")),
+            std::mem::transmute::<*mut c_void, ascend_sys::OperatorLaunchFn>(find(
+                "aclnnMishBackward",
+            )),
+        )
+    }
+}
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -33,6 +60,8 @@ const SYNC_EVERY: u64 = 64;
 /// The hand-written C sequence on its own device buffers.
 struct Raw {
     t: &'static FnTable,
+    phase1: Phase1,
+    phase2: ascend_sys::OperatorLaunchFn,
     stream: ascend_sys::aclrtStream,
     bufs: [*mut c_void; 3],
     dims: [i64; 1],
@@ -54,8 +83,11 @@ impl Raw {
                 assert_eq!((t.aclrtMemset)(*p, bytes, 0, bytes), 0);
             }
         }
+        let (phase1, phase2) = mish_backward_fns(rt.api());
         Raw {
             t,
+            phase1,
+            phase2,
             stream: stream.as_raw(),
             bufs,
             dims: [n as i64],
@@ -89,8 +121,7 @@ impl Raw {
         let mut ws = 0u64;
         let mut ex: *mut aclOpExecutor = std::ptr::null_mut();
         // SAFETY: live descriptors, valid out-pointers.
-        let s1 =
-            unsafe { (t.aclnnMishBackwardGetWorkspaceSize)(d[0], d[1], d[2], &mut ws, &mut ex) };
+        let s1 = unsafe { (self.phase1)(d[0], d[1], d[2], &mut ws, &mut ex) };
         assert_eq!(s1, 0);
         if ws > self.workspace_size {
             // Grow-only cache. (Never taken here: contiguous f32 needs no workspace.)
@@ -106,7 +137,7 @@ impl Raw {
             self.workspace_size = ws;
         }
         // SAFETY: fresh executor, a workspace of at least `ws` bytes, live stream.
-        let s2 = unsafe { (t.aclnnMishBackward)(self.workspace, ws, ex, self.stream) };
+        let s2 = unsafe { (self.phase2)(self.workspace, ws, ex, self.stream) };
         assert_eq!(s2, 0);
         for p in d {
             // SAFETY: descriptors made above, destroyed once.

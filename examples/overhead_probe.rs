@@ -21,6 +21,33 @@ use ascend_sys::{FnTable, aclOpExecutor, aclTensor};
 use ascendcl::{DeviceTensor, MishBackwardPlan, Runtime, mish_backward};
 use std::ffi::c_void;
 
+/// `aclnnMishBackwardGetWorkspaceSize`'s prototype.
+type Phase1 = unsafe extern "C" fn(
+    *const aclTensor,
+    *const aclTensor,
+    *mut aclTensor,
+    *mut u64,
+    *mut *mut aclOpExecutor,
+) -> ascend_sys::aclnnStatus;
+
+/// The operator's two entry points, looked up by name as a C program would with `dlsym`.
+fn mish_backward_fns(api: &ascend_sys::Api) -> (Phase1, ascend_sys::OperatorLaunchFn) {
+    let find = |name: &str| {
+        api.operator_symbol(name)
+            .unwrap_or_else(|| panic!("no {name}"))
+            .as_ptr()
+    };
+    // SAFETY: the symbols of these names have exactly these prototypes.
+    unsafe {
+        (
+            std::mem::transmute::<*mut c_void, Phase1>(find("aclnnMishBackwardGetWorkspaceSize")),
+            std::mem::transmute::<*mut c_void, ascend_sys::OperatorLaunchFn>(find(
+                "aclnnMishBackward",
+            )),
+        )
+    }
+}
+
 fn main() -> ascendcl::Result<()> {
     let mut args = std::env::args().skip(1);
     let variant = args.next().unwrap_or_else(|| "safe".into());
@@ -43,6 +70,7 @@ fn main() -> ascendcl::Result<()> {
     let mut ov = out3.view_mut().reshape(&[1])?;
 
     let t: &'static FnTable = rt.api();
+    let (phase1, phase2) = mish_backward_fns(rt.api());
     let mut bufs = [std::ptr::null_mut::<c_void>(); 3];
     for p in &mut bufs {
         // SAFETY: valid out-pointer; the device's context is current on this thread.
@@ -75,11 +103,10 @@ fn main() -> ascendcl::Result<()> {
         let mut ws = 0u64;
         let mut ex: *mut aclOpExecutor = std::ptr::null_mut();
         // SAFETY: live descriptors, valid out-pointers.
-        let s1 =
-            unsafe { (t.aclnnMishBackwardGetWorkspaceSize)(d[0], d[1], d[2], &mut ws, &mut ex) };
+        let s1 = unsafe { phase1(d[0], d[1], d[2], &mut ws, &mut ex) };
         assert_eq!((s1, ws), (0, 0));
         // SAFETY: fresh executor; no workspace is needed; live stream.
-        let s2 = unsafe { (t.aclnnMishBackward)(std::ptr::null_mut(), 0, ex, raw_stream) };
+        let s2 = unsafe { phase2(std::ptr::null_mut(), 0, ex, raw_stream) };
         assert_eq!(s2, 0);
         for p in d {
             // SAFETY: descriptors made above, destroyed once.

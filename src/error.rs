@@ -80,13 +80,16 @@ pub enum Error {
         soc: String,
     },
 
-    /// The operator does not exist on this product at all.
-    #[error("{operator} is not available on {soc}")]
+    /// The operator does not exist on this product, or the loaded toolkit lacks it.
+    #[error("{operator} is not available on {soc}{}", missing(*missing_symbol))]
     UnsupportedOperator {
         /// The operator.
         operator: &'static str,
         /// The SoC name, e.g. `"Ascend310B1"`.
         soc: String,
+        /// The entry point the loaded toolkit lacks (`None`: the product has no such
+        /// operator).
+        missing_symbol: Option<&'static str>,
     },
 
     /// Tensors and stream belong to different devices.
@@ -122,6 +125,12 @@ fn detail(message: &str) -> String {
     } else {
         format!(": {message}")
     }
+}
+
+fn missing(symbol: Option<&str>) -> String {
+    symbol.map_or_else(String::new, |s| {
+        format!(": the loaded toolkit has no `{s}` (its libopapi.so predates the operator)")
+    })
 }
 
 /// `Result` with [`Error`].

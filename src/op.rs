@@ -10,13 +10,16 @@
 //! descriptors (`aclDestroyTensor`) and an executor that phase 2 did not consume
 //! (`aclDestroyAclOpExecutor`). Nothing here allocates unless an error is reported.
 
-use crate::error::Result;
+use crate::device::DeviceInner;
+use crate::error::{Error, Result};
 use crate::shape::MAX_DIMS;
 use crate::stream::Stream;
 use crate::sys;
 use crate::tensor::RawTensor;
-use ascend_sys::{FnTable, aclOpExecutor, aclTensor, aclrtStream};
+use ascend_sys::{Api, FnTable, OperatorLaunchFn, aclOpExecutor, aclTensor};
 use std::ffi::c_void;
+use std::ptr::NonNull;
+use std::sync::OnceLock;
 
 /// The `aclTensor` descriptors of one call; the ones it made are destroyed on drop.
 pub(crate) struct Descriptors<'t, const N: usize> {
@@ -170,31 +173,185 @@ impl Drop for Executor<'_> {
     }
 }
 
-/// Phase 2 of an operator: `aclnnXxx(workspace, size, executor, stream)`.
-pub(crate) type Phase2 =
-    unsafe extern "C" fn(*mut c_void, u64, *mut aclOpExecutor, aclrtStream) -> i32;
+/// The two C entry points of one operator, looked up by name ([`Api::operator_symbol`])
+/// the first time a runtime uses them and remembered per runtime, so that a toolkit
+/// lacking the operator still loads and the call reports [`Error::UnsupportedOperator`].
+/// One `static` per operator; a lookup in steady state is an atomic load and a compare.
+pub(crate) struct EntryPoints {
+    /// `aclnnXxxGetWorkspaceSize`.
+    pub(crate) phase1: &'static str,
+    /// `aclnnXxx`, also the operator's name in errors.
+    pub(crate) phase2: &'static str,
+    /// One entry per runtime that used the operator (there are at most a few runtimes in
+    /// a process: CANN and the simulator). A runtime beyond the last slot looks the
+    /// symbols up on every call.
+    resolved: [OnceLock<Lookup>; RUNTIME_SLOTS],
+}
+
+const RUNTIME_SLOTS: usize = 4;
+
+/// The lookup result of one runtime.
+#[derive(Clone, Copy)]
+struct Lookup {
+    /// Which runtime (compared, never dereferenced).
+    api: *const Api,
+    phase1: Option<NonNull<c_void>>,
+    phase2: Option<NonNull<c_void>>,
+}
+
+// SAFETY: the pointers are addresses of immutable code (functions of a library that
+// stays loaded for the life of the process) and an identity key; nothing is mutated.
+unsafe impl Send for Lookup {}
+// SAFETY: as above.
+unsafe impl Sync for Lookup {}
+
+/// An operator's entry points in one runtime.
+#[derive(Clone, Copy)]
+pub(crate) struct OperatorFns {
+    phase1: NonNull<c_void>,
+    pub(crate) phase2: OperatorLaunchFn,
+}
+
+impl EntryPoints {
+    pub(crate) const fn new(phase1: &'static str, phase2: &'static str) -> Self {
+        EntryPoints {
+            phase1,
+            phase2,
+            resolved: [const { OnceLock::new() }; RUNTIME_SLOTS],
+        }
+    }
+
+    /// The entry points in the runtime of `device`.
+    ///
+    /// # Errors
+    /// [`Error::UnsupportedOperator`] naming the first symbol the runtime lacks.
+    #[inline]
+    pub(crate) fn get(&self, device: &DeviceInner) -> Result<OperatorFns> {
+        let api: &'static Api = &device.rt.api;
+        let key: *const Api = api;
+        for slot in &self.resolved {
+            match slot.get() {
+                Some(r) if r.api == key => return self.usable(r, device),
+                Some(_) => continue,
+                None => {
+                    let r = slot.get_or_init(|| self.look_up(api));
+                    if r.api == key {
+                        return self.usable(r, device);
+                    }
+                }
+            }
+        }
+        self.usable(&self.look_up(api), device)
+    }
+
+    #[cold]
+    fn look_up(&self, api: &'static Api) -> Lookup {
+        Lookup {
+            api,
+            phase1: api.operator_symbol(self.phase1),
+            phase2: api.operator_symbol(self.phase2),
+        }
+    }
+
+    #[inline]
+    fn usable(&self, r: &Lookup, device: &DeviceInner) -> Result<OperatorFns> {
+        match (r.phase1, r.phase2) {
+            (Some(phase1), Some(phase2)) => Ok(OperatorFns {
+                phase1,
+                // SAFETY: `operator_symbol` returns the address of the function named
+                // `self.phase2`, an aclnn phase 2, whose prototype is `OperatorLaunchFn`
+                // (checked against the header where the operator is declared).
+                phase2: unsafe {
+                    std::mem::transmute::<*mut c_void, OperatorLaunchFn>(phase2.as_ptr())
+                },
+            }),
+            (None, _) => Err(self.missing(self.phase1, device)),
+            (_, None) => Err(self.missing(self.phase2, device)),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn missing(&self, symbol: &'static str, device: &DeviceInner) -> Error {
+        Error::UnsupportedOperator {
+            operator: self.phase2,
+            soc: device.soc().to_owned(),
+            missing_symbol: Some(symbol),
+        }
+    }
+}
+
+impl OperatorFns {
+    /// Calls phase 1 with one descriptor per argument, in the operator's argument order.
+    ///
+    /// # Safety
+    /// The entry points must be those of an operator whose phase 1 takes exactly `N`
+    /// tensors (then the workspace-size and executor out-pointers), and `descriptors` must
+    /// be live descriptors of that operator's arguments.
+    #[inline]
+    pub(crate) unsafe fn phase1<const N: usize>(
+        &self,
+        descriptors: &[*mut aclTensor; N],
+        workspace_size: &mut u64,
+        executor: &mut *mut aclOpExecutor,
+    ) -> i32 {
+        type T = *mut aclTensor;
+        type W = *mut u64;
+        type E = *mut *mut aclOpExecutor;
+        let p = self.phase1.as_ptr();
+        // SAFETY: `p` is the operator's phase 1, which takes N tensor pointers then W and E
+        // (the caller's contract). `*mut aclTensor` is ABI-compatible with the
+        // `const aclTensor *` of inputs. `N` is a constant: one arm survives.
+        unsafe {
+            match *descriptors.as_slice() {
+                [a] => std::mem::transmute::<*mut c_void, unsafe extern "C" fn(T, W, E) -> i32>(p)(
+                    a,
+                    workspace_size,
+                    executor,
+                ),
+                [a, b] => {
+                    std::mem::transmute::<*mut c_void, unsafe extern "C" fn(T, T, W, E) -> i32>(p)(
+                        a,
+                        b,
+                        workspace_size,
+                        executor,
+                    )
+                }
+                [a, b, c] => std::mem::transmute::<
+                    *mut c_void,
+                    unsafe extern "C" fn(T, T, T, W, E) -> i32,
+                >(p)(a, b, c, workspace_size, executor),
+                [a, b, c, d] => std::mem::transmute::<
+                    *mut c_void,
+                    unsafe extern "C" fn(T, T, T, T, W, E) -> i32,
+                >(p)(a, b, c, d, workspace_size, executor),
+                _ => ascend_sys::ACLNN_ERR_INNER,
+            }
+        }
+    }
+}
 
 /// Runs the whole protocol for one call.
 ///
-/// `phase1(descriptors, &mut workspace_size, &mut executor)` calls the operator's
-/// `GetWorkspaceSize` function and returns its status. All tensors must already be
-/// validated (device, dtype, shape). On success every tensor records the stream and the
+/// The operator's entry points come from `entry`. All tensors must already be validated
+/// (device, dtype, shape), and be in the order of the operator's phase-1 arguments. On success every tensor records the stream and the
 /// ticket of the launch, so its memory outlives the queued work.
 pub(crate) fn launch<const N: usize>(
     stream: &Stream,
     tensors: [RawTensor<'_>; N],
-    phase1_name: &'static str,
-    phase1: impl FnOnce(&[*mut aclTensor; N], &mut u64, &mut *mut aclOpExecutor) -> i32,
-    phase2_name: &'static str,
-    phase2: Phase2,
+    entry: &'static EntryPoints,
 ) -> Result<()> {
     let inner = &stream.inner;
     let table = inner.table();
+    let fns = entry.get(&inner.device)?;
+    let (phase1_name, phase2_name, phase2) = (entry.phase1, entry.phase2, fns.phase2);
     inner.device.bind()?;
     let descriptors = Descriptors::for_call(table, &tensors)?;
     let mut workspace_size = 0u64;
     let mut raw_executor: *mut aclOpExecutor = std::ptr::null_mut();
-    let status = phase1(&descriptors.raw, &mut workspace_size, &mut raw_executor);
+    // SAFETY: the operator's phase 1 takes its N tensors in `tensors`' order (the
+    // operator's declaration); the descriptors are live for this call.
+    let status = unsafe { fns.phase1(&descriptors.raw, &mut workspace_size, &mut raw_executor) };
     let executor = Executor::new(table, raw_executor);
     sys::aclnn(table, phase1_name, status)?;
     if executor.raw.is_null() {

@@ -112,7 +112,11 @@ impl Runtime {
     #[cfg(feature = "sim")]
     pub fn simulator() -> Result<Runtime> {
         init(&SIMULATOR, Backend::Simulator, || {
-            Ok(Api::from_table(ascend_sim::fn_table(), "ascend-sim"))
+            Ok(Api::from_table_with_resolver(
+                ascend_sim::fn_table(),
+                "ascend-sim",
+                ascend_sim::symbol,
+            ))
         })
     }
 
@@ -134,7 +138,30 @@ impl Runtime {
         table.aclSetInputTensorAddr = None;
         table.aclSetOutputTensorAddr = None;
         let inner: &'static RuntimeInner = Box::leak(Box::new(RuntimeInner {
-            api: Api::from_table(table, "ascend-sim without executor reuse"),
+            api: Api::from_table_with_resolver(
+                table,
+                "ascend-sim without executor reuse",
+                ascend_sim::symbol,
+            ),
+            backend: Backend::Simulator,
+        }));
+        *guard = Some(inner);
+        Ok(Runtime { inner })
+    }
+
+    /// The simulator's runtime and nnopbase functions without any operator, like a toolkit
+    /// whose `libopapi.so` predates every operator of the crate: a separate runtime handle
+    /// over the same (already initialised) simulator.
+    #[cfg(all(test, feature = "sim"))]
+    pub(crate) fn simulator_without_operators() -> Result<Runtime> {
+        static NO_OPS: Mutex<Option<&'static RuntimeInner>> = Mutex::new(None);
+        Self::simulator()?; // aclInit, once per process
+        let mut guard = NO_OPS.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(inner) = *guard {
+            return Ok(Runtime { inner });
+        }
+        let inner: &'static RuntimeInner = Box::leak(Box::new(RuntimeInner {
+            api: Api::from_table(ascend_sim::fn_table(), "ascend-sim without operators"),
             backend: Backend::Simulator,
         }));
         *guard = Some(inner);

@@ -111,6 +111,7 @@ fn steady_state_allocates_nothing_raw_safe_and_plan() {
 
     // Raw buffers for the hand-written sequence.
     let t = rt.api();
+    let (phase1, phase2) = mish_backward_fns(t);
     let bytes = 8 * 4;
     let mut raw = [std::ptr::null_mut::<c_void>(); 3];
     for p in &mut raw {
@@ -141,11 +142,10 @@ fn steady_state_allocates_nothing_raw_safe_and_plan() {
         let mut ws = 0u64;
         let mut ex = std::ptr::null_mut();
         // SAFETY: live descriptors, valid out-pointers.
-        let s1 =
-            unsafe { (t.aclnnMishBackwardGetWorkspaceSize)(d[0], d[1], d[2], &mut ws, &mut ex) };
+        let s1 = unsafe { phase1(d[0], d[1], d[2], &mut ws, &mut ex) };
         assert_eq!((s1, ws), (0, 0));
         // SAFETY: fresh executor, no workspace needed, live stream.
-        let s2 = unsafe { (t.aclnnMishBackward)(std::ptr::null_mut(), 0, ex, stream.as_raw()) };
+        let s2 = unsafe { phase2(std::ptr::null_mut(), 0, ex, stream.as_raw()) };
         assert_eq!(s2, 0);
         for p in d {
             // SAFETY: descriptors made above, destroyed once.

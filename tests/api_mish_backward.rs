@@ -109,9 +109,17 @@ fn operator_unavailable_on_310b() {
     let mut o = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
     let before = ascend_sim::call_count("aclCreateTensor");
     match mish_backward(&a, &a, &mut o, &stream) {
-        Err(Error::UnsupportedOperator { operator, soc }) => {
+        Err(Error::UnsupportedOperator {
+            operator,
+            soc,
+            missing_symbol,
+        }) => {
             assert_eq!(operator, "aclnnMishBackward");
             assert_eq!(soc, "Ascend310B1");
+            assert_eq!(
+                missing_symbol, None,
+                "the product, not the toolkit, lacks it"
+            );
         }
         other => panic!("expected UnsupportedOperator, got {other:?}"),
     }

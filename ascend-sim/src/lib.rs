@@ -8,7 +8,9 @@
 //! # Two ways in
 //!
 //! * As a Rust library: [`fn_table`] returns an [`ascend_sys::FnTable`] whose pointers are
-//!   the functions of [`api`] (ordinary, mangled Rust names). Nothing with a C name is
+//!   the runtime and nnopbase functions of [`api`] (ordinary, mangled Rust names), and
+//!   [`symbol`] finds any simulated function (operators included) by its C name, the
+//!   resolver of [`ascend_sys::Api::from_table_with_resolver`]. Nothing with a C name is
 //!   exported unless the `c-exports` feature is on, so a binary embedding the rlib never
 //!   interposes CANN's symbols over a real CANN loaded later.
 //! * As `libascend_sim.so` (`cargo build -p ascend-sim`, feature `c-exports`, on by
@@ -22,13 +24,23 @@
 //!   after `aclFinalize` gives 100001). Configuration is read from the environment at
 //!   `aclInit`:
 //!   * `ASCEND_SIM_DEVICES`: comma-separated SoC names, one per device (default
-//!     `Ascend910B4`). `aclrtGetSocName` answers for the current device (device 0 when the
-//!     thread has no context).
+//!     `Ascend910B4`), each one of Atlas A3 `Ascend910_9391`/`9392`/`9381`/`9382`/`9372`/
+//!     `9362`, Atlas A2 `Ascend910B1`/`B2`/`B2C`/`B3`/`B4`/`B4-1`, the training series
+//!     `Ascend910A`/`ProA`/`ProB`/`PremiumA`, the inference series `Ascend310P1`/`P3`/`P5`/
+//!     `P7`, or Atlas 200I/500 A2 `Ascend310B1` to `B4`. `aclrtGetSocName` answers for the
+//!     current device (device 0 when the thread has no context).
 //!   * `ASCEND_SIM_MEM_BYTES`: device memory per device (default 1 GiB; suffixes `K`, `M`,
 //!     `G` accepted). Exceeding it gives 207001.
 //!   * `ASCEND_SIM_FAULT`: `symbol:n[,symbol:n...]`, the `n`-th call of `symbol` counted
 //!     from process start fails (see [Fault injection](#fault-injection)).
-//!   * `ASCEND_SIM_VERBOSE`: when set, every sanitizer finding is also printed to stderr.
+//!   * `ASCEND_SIM_VERBOSE`: `1`/`true`/`yes`/`on` prints every sanitizer finding to
+//!     stderr too (`0`/`false`/`no`/`off`/empty: not).
+//!
+//!   A malformed value (an unknown SoC name, a byte count that is not one, a fault item
+//!   that is not `symbol:n` with a simulated symbol, a switch that is not one) and any
+//!   other `ASCEND_SIM_*` variable make `aclInit` fail with 100000
+//!   (`ACL_ERROR_INVALID_PARAM`) and an `aclGetRecentErrMsg` text naming what is
+//!   accepted; the process stays uninitialised, so a corrected `aclInit` may follow.
 //! * **Handles.** Contexts, streams, events, tensors and executors are fake pointers
 //!   (`tag << 48 | id`, non-canonical addresses, never dereferenced); no handle is ever
 //!   valid twice, so a stale or foreign handle is always recognised: 107017 for runtime
@@ -46,9 +58,14 @@
 //!   hands out 32-byte-aligned addresses inside it (padded to 32 bytes plus a 32-byte gap),
 //!   so host code that dereferences device memory crashes as on hardware. The bytes live in
 //!   host-side backing buffers. Every access is checked against the *requested* size.
-//!   Size 0 gives 100000. `aclrtMallocHost` returns real, tracked host memory.
+//!   Size 0 gives 100000. Every documented `aclrtMemMallocPolicy` is accepted (a page
+//!   policy 0 to 7, optionally ORed with a bandwidth type and the read-only flag), and
+//!   `aclrtGetMemInfo` answers every `aclrtMemAttr` (0 to 17) with the device's memory.
+//!   `aclrtMallocHost` returns real, tracked host memory.
 //! * **Copies.** `aclrtMemcpy`/`aclrtMemcpyAsync`/`aclrtMemset` check `count <= destMax`,
-//!   the kind against the pointer classes (`ACL_MEMCPY_DEFAULT` infers them), and that
+//!   the kind against the pointer classes (`ACL_MEMCPY_DEFAULT` infers them; CANN 8's
+//!   kinds 5 to 7 are accepted, and an asynchronous `ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE`
+//!   takes the host bytes at the call), and that
 //!   every device range lies inside one live allocation; misuse gives 100000 with a precise
 //!   text in `aclGetRecentErrMsg` and [`last_report`]. The synchronous copy does not wait
 //!   for streams.
@@ -60,9 +77,15 @@
 //!   an out-of-bounds view) is reported immediately through [`last_report`] and makes the
 //!   next `aclrtSynchronizeStream` of that stream fail with 507000
 //!   (`ACL_ERROR_RT_INTERNAL_ERROR`).
-//! * **Tensors.** `aclCreateTensor` rejects null arrays, negative dims/strides/offset and
-//!   unknown dtypes or formats (returning NULL) and records the descriptor; it needs no
-//!   `aclInit`. The data address is checked at phase 2 and again when the kernel runs.
+//! * **Tensors.** `aclCreateTensor`, like CANN's, fails (NULL) only on a NULL array with a
+//!   nonzero length, takes a NULL `stride` as contiguous, and records the rest unchecked:
+//!   every `aclFormat` (elementwise operators treat it as a label) and every `aclDataType`
+//!   of the vendor's enums. A value outside those enums, a negative dim or a negative
+//!   offset is also reported through [`last_report`]. It needs no `aclInit`;
+//!   `aclDestroyTensor(NULL)` succeeds. Operators refuse (161002, in phase 1) a tensor with
+//!   a negative dim or more than `i64::MAX` elements; the data address is checked at phase
+//!   2 (inside a live allocation and inside the storage dims, negative strides allowed)
+//!   and again when the kernel runs.
 //! * **MishBackward phase 1** applies the vendor's checks in the vendor's order: null
 //!   tensors or out-pointers (161001), stale tensor handles (161002), no initialized runtime
 //!   or no current context (361001), a `Ascend310B*` SoC (561003, operator not available),
@@ -74,8 +97,9 @@
 //!   non-contiguous, and the result when it must be cast or written to a non-contiguous
 //!   gradInput. The kernel really stores those temporaries in the workspace and reads them
 //!   back from there.
-//! * **MishBackward phase 2** checks the executor (a non-repeatable executor is consumed by
-//!   its one call; reusing it gives 161002), the stream under the current context (361001,
+//! * **Phase 2** (the same for every operator) checks the executor (it must come from the
+//!   same operator's phase 1; a non-repeatable executor is consumed by its one call; reusing
+//!   it gives 161002), the stream under the current context (361001,
 //!   or 161002 for a stale handle), that the tensors are still alive, that the workspace is
 //!   a live device allocation holding `workspaceSize >=` the asked size (null: 161001, too
 //!   small, host or freed: 161002), that every tensor's data lies in a live device
@@ -84,9 +108,23 @@
 //! * **Executor reuse.** `aclSetAclOpExecutorRepeatable` is accepted only before the first
 //!   phase 2 of the executor; a repeatable executor survives phase 2 and must be released
 //!   with `aclDestroyAclOpExecutor` (which also releases a non-repeatable executor that was
-//!   never launched). `aclSetInputTensorAddr` (index 0 gradOutput, 1 self) and
-//!   `aclSetOutputTensorAddr` (index 0 gradInput) rebind the device address of the tensor
-//!   the executor was created with; the address must be 32-byte aligned.
+//!   never launched); both answer a NULL executor with 561103, as nnopbase does.
+//!   `aclSetInputTensorAddr` and `aclSetOutputTensorAddr` (NULL tensor or executor:
+//!   561103; a NULL address is recorded, and phase 2 refuses it) rebind the
+//!   device address of the tensor the executor was created with at that input or output
+//!   index, in the order of the phase-1 parameters (MishBackward: inputs 0 gradOutput and
+//!   1 self, output 0 gradInput); the address must be 32-byte aligned.
+//!
+//! # How it is organised
+//!
+//! The modules follow the vendor's libraries. The runtime (`runtime`, `mem`, `stream`)
+//! knows devices, memory, streams and events. `nnopbase` knows tensors and executors of any
+//! arity, each carrying its operator kind (an `OpDef`: argument names, which of them are
+//! inputs and outputs, the product families that have it, its kernel); it runs phase 2 and
+//! queues a launch that carries its kernel, so a stream knows no operator. `tables` holds
+//! the vendor's dtype, format and SoC tables. Each operator is one module of `ops`: its
+//! phase-1 checks in the vendor's order and its kernel. Adding an operator is one such
+//! module plus its rows in the entry list of this file.
 //!
 //! # The compute and its numerics
 //!
@@ -152,15 +190,23 @@ use ascend_sys::*;
 use std::ffi::{CStr, c_char, c_void};
 
 mod cdylib;
-pub mod kernel;
+mod config;
 mod mem;
-mod nn;
+mod nnopbase;
+mod ops;
 mod runtime;
 mod slab;
 mod state;
 mod stream;
+mod strided;
+mod tables;
 
-pub use runtime::{DEFAULT_DEVICES, DEFAULT_MEM_BYTES};
+/// The operators' scalar kernels, exactly as the simulated device evaluates them.
+pub mod kernel {
+    pub use crate::ops::mish_backward::mish_grad_f32;
+}
+
+pub use config::{DEFAULT_DEVICES, DEFAULT_MEM_BYTES};
 
 /// Live-object counters (`ascendSimCounters` in C).
 #[repr(C)]
@@ -340,6 +386,9 @@ macro_rules! sim_api {
         table {
             $( $kind:ident $fail:ident $name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty = $imp:path; )*
         }
+        operators {
+            $( $ofail:ident $oname:ident ( $($oarg:ident : $oty:ty),* ) -> $oret:ty = $oimp:path; )*
+        }
         extra {
             $( $xname:ident ( $($xarg:ident : $xty:ty),* ) -> $xret:ty = $ximp:path, $xfail:expr; )*
         }
@@ -347,11 +396,12 @@ macro_rules! sim_api {
         /// Index of every simulated (counted, faultable) symbol.
         #[allow(non_camel_case_types, clippy::enum_variant_names)]
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub(crate) enum Sym { $( $name, )* }
+        pub(crate) enum Sym { $( $name, )* $( $oname, )* }
 
-        /// Every simulated symbol (the functions of [`ascend_sys::FnTable`]), by C name.
-        pub const SYMBOLS: &[&str] = &[ $( stringify!($name), )* ];
-        pub(crate) const SYMBOL_COUNT: usize = [$( stringify!($name), )*].len();
+        /// Every simulated symbol (the functions of [`ascend_sys::FnTable`], then the
+        /// operators), by C name.
+        pub const SYMBOLS: &[&str] = &[ $( stringify!($name), )* $( stringify!($oname), )* ];
+        pub(crate) const SYMBOL_COUNT: usize = SYMBOLS.len();
 
         /// The simulated functions, callable from Rust under ordinary mangled names.
         ///
@@ -373,6 +423,22 @@ macro_rules! sim_api {
                         // SAFETY: the caller upholds the C contract of this function, which
                         // is all the implementation relies on.
                         move || unsafe { $imp( $($arg),* ) },
+                    )
+                }
+            )*
+            $(
+                #[doc = concat!("Simulated `", stringify!($oname), "`.")]
+                ///
+                /// # Safety
+                /// The contract of the C function of the same name: pointer arguments must
+                /// be null or valid for the documented accesses.
+                pub unsafe extern "C" fn $oname( $($oarg: $oty),* ) -> $oret {
+                    crate::state::entry(
+                        Sym::$oname,
+                        failure_value!($ofail, Sym::$oname),
+                        // SAFETY: the caller upholds the C contract of this function, which
+                        // is all the implementation relies on.
+                        move || unsafe { $oimp( $($oarg),* ) },
                     )
                 }
             )*
@@ -403,6 +469,15 @@ macro_rules! sim_api {
             )*
             $(
                 /// # Safety
+                /// The contract of the C function of the same name.
+                #[unsafe(no_mangle)]
+                pub unsafe extern "C" fn $oname( $($oarg: $oty),* ) -> $oret {
+                    // SAFETY: forwarded unchanged under the same contract.
+                    unsafe { crate::api::$oname( $($oarg),* ) }
+                }
+            )*
+            $(
+                /// # Safety
                 /// See the crate docs.
                 #[unsafe(no_mangle)]
                 pub unsafe extern "C" fn $xname( $($xarg: $xty),* ) -> $xret {
@@ -412,10 +487,23 @@ macro_rules! sim_api {
             )*
         }
 
-        /// The simulator as an [`FnTable`], every optional (executor-reuse) entry `Some`.
+        /// The simulator's runtime and nnopbase functions as an [`FnTable`], every optional
+        /// entry `Some`. Operators are found by [`symbol`].
         pub fn fn_table() -> FnTable {
             FnTable {
                 $( $name: table_field!($kind, api::$name as unsafe extern "C" fn($($ty),*) -> $ret), )*
+            }
+        }
+
+        /// The in-process address of the simulated function named `name` (runtime,
+        /// nnopbase or operator), with exactly the C prototype of that name; `None` for a
+        /// name the simulator does not implement. The resolver for
+        /// [`ascend_sys::Api::from_table_with_resolver`].
+        pub fn symbol(name: &str) -> Option<*const c_void> {
+            match name {
+                $( stringify!($name) => Some(api::$name as *const c_void), )*
+                $( stringify!($oname) => Some(api::$oname as *const c_void), )*
+                _ => None,
             }
         }
     };
@@ -424,13 +512,13 @@ macro_rules! sim_api {
 sim_api! {
     table {
         req code aclInit(config_path: *const c_char) -> aclError = runtime::init;
-        req code aclFinalize() -> aclError = runtime::finalize;
+        opt code aclFinalize() -> aclError = runtime::finalize;
         req code aclrtSetDevice(device_id: i32) -> aclError = runtime::set_device;
         req code aclrtResetDevice(device_id: i32) -> aclError = runtime::reset_device;
-        req code aclrtGetDevice(device_id: *mut i32) -> aclError = runtime::get_device;
+        opt code aclrtGetDevice(device_id: *mut i32) -> aclError = runtime::get_device;
         req code aclrtGetDeviceCount(count: *mut u32) -> aclError = runtime::get_device_count;
-        req code aclrtCreateContext(context: *mut aclrtContext, device_id: i32) -> aclError = runtime::create_context;
-        req code aclrtDestroyContext(context: aclrtContext) -> aclError = runtime::destroy_context;
+        opt code aclrtCreateContext(context: *mut aclrtContext, device_id: i32) -> aclError = runtime::create_context;
+        opt code aclrtDestroyContext(context: aclrtContext) -> aclError = runtime::destroy_context;
         req code aclrtSetCurrentContext(context: aclrtContext) -> aclError = runtime::set_current_context;
         req code aclrtGetCurrentContext(context: *mut aclrtContext) -> aclError = runtime::get_current_context;
         req code aclrtCreateStream(stream: *mut aclrtStream) -> aclError = runtime::create_stream;
@@ -445,20 +533,22 @@ sim_api! {
         req code aclrtFree(dev_ptr: *mut c_void) -> aclError = mem::free;
         req code aclrtMallocHost(host_ptr: *mut *mut c_void, size: usize) -> aclError = mem::malloc_host;
         req code aclrtFreeHost(host_ptr: *mut c_void) -> aclError = mem::free_host;
-        req code aclrtMemcpy(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind) -> aclError = mem::memcpy;
+        opt code aclrtMemcpy(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind) -> aclError = mem::memcpy;
         req code aclrtMemcpyAsync(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind, stream: aclrtStream) -> aclError = runtime::memcpy_async;
         req code aclrtMemset(dev_ptr: *mut c_void, max_count: usize, value: i32, count: usize) -> aclError = mem::memset;
         req code aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, total: *mut usize) -> aclError = mem::get_mem_info;
         req cnull aclrtGetSocName() -> *const c_char = runtime::get_soc_name;
         req cnull aclGetRecentErrMsg() -> *const c_char = runtime::get_recent_err_msg;
-        req null aclCreateTensor(view_dims: *const i64, view_dims_num: u64, data_type: aclDataType, stride: *const i64, offset: i64, format: aclFormat, storage_dims: *const i64, storage_dims_num: u64, tensor_data: *mut c_void) -> *mut aclTensor = nn::create_tensor;
-        req code aclDestroyTensor(tensor: *const aclTensor) -> aclnnStatus = nn::destroy_tensor;
-        req code aclnnMishBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, grad_input: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = nn::get_workspace_size;
-        req code aclnnMishBackward(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = nn::mish_backward;
-        opt code aclSetAclOpExecutorRepeatable(executor: *mut aclOpExecutor) -> aclnnStatus = nn::set_repeatable;
-        opt code aclDestroyAclOpExecutor(executor: *mut aclOpExecutor) -> aclnnStatus = nn::destroy_executor;
-        opt code aclSetInputTensorAddr(executor: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void) -> aclnnStatus = nn::set_input_addr;
-        opt code aclSetOutputTensorAddr(executor: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void) -> aclnnStatus = nn::set_output_addr;
+        req null aclCreateTensor(view_dims: *const i64, view_dims_num: u64, data_type: aclDataType, stride: *const i64, offset: i64, format: aclFormat, storage_dims: *const i64, storage_dims_num: u64, tensor_data: *mut c_void) -> *mut aclTensor = nnopbase::create_tensor;
+        req code aclDestroyTensor(tensor: *const aclTensor) -> aclnnStatus = nnopbase::destroy_tensor;
+        opt code aclSetAclOpExecutorRepeatable(executor: *mut aclOpExecutor) -> aclnnStatus = nnopbase::set_repeatable;
+        opt code aclDestroyAclOpExecutor(executor: *mut aclOpExecutor) -> aclnnStatus = nnopbase::destroy_executor;
+        opt code aclSetInputTensorAddr(executor: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void) -> aclnnStatus = nnopbase::set_input_addr;
+        opt code aclSetOutputTensorAddr(executor: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void) -> aclnnStatus = nnopbase::set_output_addr;
+    }
+    operators {
+        code aclnnMishBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, grad_input: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::mish_backward::get_workspace_size;
+        code aclnnMishBackward(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::mish_backward::mish_backward;
     }
     extra {
         ascendSimSetFault(symbol: *const c_char, nth: u64) -> i32 = ext::set_fault, ACL_ERROR_INTERNAL_ERROR;

@@ -105,7 +105,18 @@ typedef enum {
     ACL_STRING = 13,
     ACL_COMPLEX64 = 16,
     ACL_COMPLEX128 = 17,
-    ACL_BF16 = 27
+    ACL_BF16 = 27,
+    ACL_INT4 = 29,
+    ACL_UINT1 = 30,
+    ACL_COMPLEX32 = 33,
+    ACL_HIFLOAT8 = 34,
+    ACL_FLOAT8_E5M2 = 35,
+    ACL_FLOAT8_E4M3FN = 36,
+    ACL_FLOAT8_E8M0 = 37,
+    ACL_FLOAT6_E3M2 = 38,
+    ACL_FLOAT6_E2M3 = 39,
+    ACL_FLOAT4_E2M1 = 40,
+    ACL_FLOAT4_E1M2 = 41
 } aclDataType;
 
 typedef enum {
@@ -113,7 +124,22 @@ typedef enum {
     ACL_FORMAT_NCHW = 0,
     ACL_FORMAT_NHWC = 1,
     ACL_FORMAT_ND = 2,
-    ACL_FORMAT_NC1HWC0 = 3
+    ACL_FORMAT_NC1HWC0 = 3,
+    ACL_FORMAT_FRACTAL_Z = 4,
+    ACL_FORMAT_NC1HWC0_C04 = 12,
+    ACL_FORMAT_HWCN = 16,
+    ACL_FORMAT_NDHWC = 27,
+    ACL_FORMAT_FRACTAL_NZ = 29,
+    ACL_FORMAT_NCDHW = 30,
+    ACL_FORMAT_NDC1HWC0 = 32,
+    ACL_FRACTAL_Z_3D = 33,
+    ACL_FORMAT_NC = 35,
+    ACL_FORMAT_NCL = 47,
+    ACL_FORMAT_FRACTAL_NZ_C0_16 = 50,
+    ACL_FORMAT_FRACTAL_NZ_C0_32 = 51,
+    ACL_FORMAT_FRACTAL_NZ_C0_2 = 52,
+    ACL_FORMAT_FRACTAL_NZ_C0_4 = 53,
+    ACL_FORMAT_FRACTAL_NZ_C0_8 = 54
 } aclFormat;
 
 #endif /* ASCENDCL_SYS_NO_TYPES */
@@ -174,7 +200,13 @@ aclnnStatus aclSetInputTensorAddr(aclOpExecutor *executor, size_t index, aclTens
 aclnnStatus aclSetOutputTensorAddr(aclOpExecutor *executor, size_t index, aclTensor *tensor,
                                    void *addr);
 
-/* libopapi.so: MishBackward, two phases */
+/* libopapi.so: the operators, two phases each. Resolved one by one at run time, so a
+ * toolkit lacking one still loads. */
+aclnnStatus aclnnInplaceCopyGetWorkspaceSize(aclTensor *selfRef, const aclTensor *src,
+                                             uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnInplaceCopy(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                             aclrtStream stream);
+
 aclnnStatus aclnnMishBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,
                                               aclTensor *gradInput, uint64_t *workspaceSize,
                                               aclOpExecutor **executor);

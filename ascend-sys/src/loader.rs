@@ -5,9 +5,17 @@ use std::ffi::{OsStr, c_void};
 use std::fmt;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
+use std::ptr::NonNull;
 
 /// The three libraries, in the order they are opened (each may depend on the ones before).
-pub const LIBRARIES: [&str; 3] = ["libascendcl.so", "libnnopbase.so", "libopapi.so"];
+pub const LIBRARIES: [&str; 3] = ["libascendcl.so", "libnnopbase.so", OPERATOR_LIBRARY];
+
+/// The library holding the aclnn operators, whose symbols [`Api::operator_symbol`] looks up.
+pub const OPERATOR_LIBRARY: &str = "libopapi.so";
+
+/// Resolves a symbol name to the address of a function linked into this process (for
+/// in-process backends, see [`Api::from_table_with_resolver`]).
+pub type SymbolResolver = fn(&str) -> Option<*const c_void>;
 
 /// Environment variables naming a toolkit root (whose `lib64/` holds the libraries),
 /// in the order they are consulted. `source set_env.sh` exports both.
@@ -77,7 +85,7 @@ pub enum LoadError {
         /// Every location tried, with what went wrong there (the library and the reason).
         searched: Vec<(String, String)>,
     },
-    /// A library was found and opened, but lacks a required function.
+    /// A library was found and opened, but lacks a required runtime or nnopbase function.
     MissingSymbol {
         /// The library file (`libopapi.so`, ...).
         library: &'static str,
@@ -116,16 +124,11 @@ impl fmt::Display for LoadError {
                 library,
                 path,
                 symbol,
-            } => {
-                write!(f, "{library} at {path} has no symbol `{symbol}`")?;
-                if *library == "libopapi.so" {
-                    write!(
-                        f,
-                        " (this CANN release does not ship the operator; a newer toolkit is needed)"
-                    )?;
-                }
-                Ok(())
-            }
+            } => write!(
+                f,
+                "{library} at {path} has no symbol `{symbol}` (not a CANN runtime library, or an \
+                 incomplete install)"
+            ),
         }
     }
 }
@@ -147,7 +150,8 @@ pub enum Origin {
     },
 }
 
-/// A resolved [`FnTable`], together with the libraries that keep its pointers valid.
+/// A resolved [`FnTable`], together with the libraries that keep its pointers valid, and a
+/// way to resolve operator symbols by name ([`Api::operator_symbol`]).
 ///
 /// `Api` dereferences to [`FnTable`]: `(api.aclrtMalloc)(...)`.
 ///
@@ -157,8 +161,18 @@ pub enum Origin {
 pub struct Api {
     table: FnTable,
     origin: Origin,
-    // Dropped after `table` is no longer reachable; keeps the pointers valid.
-    _libraries: Vec<libloading::Library>,
+    symbols: Symbols,
+}
+
+/// Where [`Api::operator_symbol`] looks.
+enum Symbols {
+    /// The opened libraries, in [`LIBRARIES`] order. Dropped with the `Api`, after
+    /// `table` is no longer reachable; keeps every resolved pointer valid.
+    Libraries(Vec<libloading::Library>),
+    /// An in-process backend's resolver.
+    Resolver(SymbolResolver),
+    /// No operators at all.
+    None,
 }
 
 impl fmt::Debug for Api {
@@ -179,7 +193,8 @@ impl Deref for Api {
 
 impl Api {
     /// Opens the three libraries from the first candidate location that has them and
-    /// resolves every function up front.
+    /// resolves every runtime and nnopbase function up front (operators are resolved on
+    /// demand, by [`Api::operator_symbol`]).
     ///
     /// # Errors
     /// [`LoadError::NotFound`] listing each place searched when no place has CANN's runtime
@@ -216,14 +231,58 @@ impl Api {
         }
     }
 
-    /// An `Api` over functions that live in this process (no `dlopen`), such as the
-    /// simulator's table.
+    /// An `Api` over functions that live in this process (no `dlopen`), without any
+    /// operator: [`Api::operator_symbol`] always answers `None`.
     pub fn from_table(table: FnTable, name: &'static str) -> Api {
         Api {
             table,
             origin: Origin::InProcess { name },
-            _libraries: Vec::new(),
+            symbols: Symbols::None,
         }
+    }
+
+    /// An `Api` over functions that live in this process (no `dlopen`), such as the
+    /// simulator's, whose operators `resolve` finds by C name.
+    ///
+    /// `resolve` must return, for a name, null/`None` or the address of a function with
+    /// exactly the C prototype of that name; callers of [`Api::operator_symbol`] rely on it.
+    pub fn from_table_with_resolver(
+        table: FnTable,
+        name: &'static str,
+        resolve: SymbolResolver,
+    ) -> Api {
+        Api {
+            table,
+            origin: Origin::InProcess { name },
+            symbols: Symbols::Resolver(resolve),
+        }
+    }
+
+    /// The address of the operator function `name` (e.g. `"aclnnMishBackward"`): looked up
+    /// in `libopapi.so` for loaded libraries, through the resolver for an in-process
+    /// backend. `None` when this toolkit lacks it. A lookup is a `dlsym` (and allocates the
+    /// C string of the name): callers cache the result.
+    ///
+    /// The pointer is a function with exactly the C prototype of `name`, valid as long as
+    /// this `Api`; casting it to that prototype is the caller's (unsafe) business.
+    pub fn operator_symbol(&self, name: &str) -> Option<NonNull<c_void>> {
+        let found = match &self.symbols {
+            Symbols::Libraries(libraries) => {
+                let index = LIBRARIES.iter().position(|l| *l == OPERATOR_LIBRARY)?;
+                let library = libraries.get(index)?;
+                // SAFETY: the symbol is only read as an address here; what it points to is
+                // the caller's concern (see the contract above).
+                unsafe {
+                    library
+                        .get::<*const c_void>(name.as_bytes())
+                        .ok()
+                        .map(|s| *s)
+                }
+            }
+            Symbols::Resolver(resolve) => resolve(name),
+            Symbols::None => None,
+        };
+        NonNull::new(found?.cast_mut())
     }
 
     /// Where the functions come from.
@@ -271,7 +330,7 @@ impl Api {
         Ok(Api {
             table,
             origin: Origin::Loaded { dir },
-            _libraries: libraries.into_iter().map(|(l, _)| l).collect(),
+            symbols: Symbols::Libraries(libraries.into_iter().map(|(l, _)| l).collect()),
         })
     }
 }

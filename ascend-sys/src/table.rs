@@ -1,4 +1,7 @@
-//! The table of typed function pointers through which every call into CANN goes.
+//! The table of typed function pointers through which every runtime and nnopbase call into
+//! CANN goes. Operators (`libopapi.so`) are not in it: each is resolved by name when first
+//! used ([`Api::operator_symbol`](crate::Api::operator_symbol)), so a toolkit lacking one
+//! operator still loads.
 
 use crate::bindings::*;
 use std::os::raw::{c_char, c_void};
@@ -11,11 +14,13 @@ macro_rules! fn_table {
         required { $( $lib:literal => [ $( $name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty ;)* ] )* }
         optional { $( $olib:literal => [ $( $oname:ident ( $($oarg:ident : $oty:ty),* ) -> $oret:ty ;)* ] )* }
     ) => {
-        /// Typed pointers to every CANN function the crates call.
+        /// Typed pointers to the runtime (`libascendcl.so`) and aclnn base
+        /// (`libnnopbase.so`) functions.
         ///
-        /// Field names are the C symbol names. Fields of type `Option` are functions that
-        /// older CANN releases lack (executor reuse, CANN 8.x); everything else must be
-        /// present for a table to exist.
+        /// Field names are the C symbol names. Fields of type `Option` are functions a
+        /// library may lack without making it unusable: executor reuse (absent before CANN
+        /// 8.0), and functions the safe crate never calls. Everything else must be present
+        /// for a table to exist.
         ///
         /// A table is plain data (`Copy`); calling through it is `unsafe` with the
         /// contract of the C function of the same name.
@@ -26,7 +31,7 @@ macro_rules! fn_table {
                 pub $name: unsafe extern "C" fn($($arg: $ty),*) -> $ret,
             )* )*
             $( $(
-                #[doc = concat!("`", stringify!($oname), "`, from `", $olib, "` (absent before CANN 8.0).")]
+                #[doc = concat!("`", stringify!($oname), "`, from `", $olib, "` (optional).")]
                 pub $oname: Option<unsafe extern "C" fn($($oarg: $oty),*) -> $oret>,
             )* )*
         }
@@ -89,13 +94,9 @@ fn_table! {
     required {
         "libascendcl.so" => [
             aclInit(config_path: *const c_char) -> aclError;
-            aclFinalize() -> aclError;
             aclrtSetDevice(device_id: i32) -> aclError;
             aclrtResetDevice(device_id: i32) -> aclError;
-            aclrtGetDevice(device_id: *mut i32) -> aclError;
             aclrtGetDeviceCount(count: *mut u32) -> aclError;
-            aclrtCreateContext(context: *mut aclrtContext, device_id: i32) -> aclError;
-            aclrtDestroyContext(context: aclrtContext) -> aclError;
             aclrtSetCurrentContext(context: aclrtContext) -> aclError;
             aclrtGetCurrentContext(context: *mut aclrtContext) -> aclError;
             aclrtCreateStream(stream: *mut aclrtStream) -> aclError;
@@ -110,7 +111,6 @@ fn_table! {
             aclrtFree(dev_ptr: *mut c_void) -> aclError;
             aclrtMallocHost(host_ptr: *mut *mut c_void, size: usize) -> aclError;
             aclrtFreeHost(host_ptr: *mut c_void) -> aclError;
-            aclrtMemcpy(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind) -> aclError;
             aclrtMemcpyAsync(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind, stream: aclrtStream) -> aclError;
             aclrtMemset(dev_ptr: *mut c_void, max_count: usize, value: i32, count: usize) -> aclError;
             aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, total: *mut usize) -> aclError;
@@ -121,12 +121,17 @@ fn_table! {
             aclCreateTensor(view_dims: *const i64, view_dims_num: u64, data_type: aclDataType, stride: *const i64, offset: i64, format: aclFormat, storage_dims: *const i64, storage_dims_num: u64, tensor_data: *mut c_void) -> *mut aclTensor;
             aclDestroyTensor(tensor: *const aclTensor) -> aclnnStatus;
         ]
-        "libopapi.so" => [
-            aclnnMishBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, grad_input: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-            aclnnMishBackward(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus;
-        ]
     }
     optional {
+        // Not called by the safe crate; kept for raw users of the table.
+        "libascendcl.so" => [
+            aclFinalize() -> aclError;
+            aclrtGetDevice(device_id: *mut i32) -> aclError;
+            aclrtCreateContext(context: *mut aclrtContext, device_id: i32) -> aclError;
+            aclrtDestroyContext(context: aclrtContext) -> aclError;
+            aclrtMemcpy(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind) -> aclError;
+        ]
+        // Executor reuse, CANN 8.0 and later.
         "libnnopbase.so" => [
             aclSetAclOpExecutorRepeatable(executor: *mut aclOpExecutor) -> aclnnStatus;
             aclDestroyAclOpExecutor(executor: *mut aclOpExecutor) -> aclnnStatus;

@@ -47,13 +47,41 @@ fn resolving_stops_at_the_first_missing_required_symbol() {
     let result = unsafe {
         FnTable::resolve_with(|library, symbol| {
             asked.push((library, symbol));
-            (symbol != "aclnnMishBackward").then_some(placeholder as *const c_void)
+            (symbol != "aclrtMemset").then_some(placeholder as *const c_void)
         })
     };
-    assert_eq!(result.err(), Some(("libopapi.so", "aclnnMishBackward")));
-    assert_eq!(asked.last(), Some(&("libopapi.so", "aclnnMishBackward")));
-    assert_eq!(FnTable::REQUIRED_SYMBOLS.len(), 32);
-    assert_eq!(FnTable::OPTIONAL_SYMBOLS.len(), 4);
+    assert_eq!(result.err(), Some(("libascendcl.so", "aclrtMemset")));
+    assert_eq!(asked.last(), Some(&("libascendcl.so", "aclrtMemset")));
+    assert_eq!(FnTable::REQUIRED_SYMBOLS.len(), 25);
+    assert_eq!(FnTable::OPTIONAL_SYMBOLS.len(), 9);
+}
+
+#[test]
+fn the_table_asks_for_no_operator_and_no_uncalled_runtime_function() {
+    let mut asked = Vec::new();
+    // SAFETY: the table is never called.
+    let table = unsafe {
+        FnTable::resolve_with(|library, symbol| {
+            asked.push((library, symbol));
+            let optional = FnTable::OPTIONAL_SYMBOLS.contains(&(library, symbol));
+            (!optional).then_some(placeholder as *const c_void)
+        })
+    }
+    .expect("every required symbol resolves");
+    assert!(asked.iter().all(|(library, _)| *library != "libopapi.so"));
+    assert!(table.aclFinalize.is_none() && table.aclrtMemcpy.is_none());
+    for symbol in [
+        "aclFinalize",
+        "aclrtGetDevice",
+        "aclrtCreateContext",
+        "aclrtDestroyContext",
+        "aclrtMemcpy",
+    ] {
+        assert!(
+            FnTable::OPTIONAL_SYMBOLS.contains(&("libascendcl.so", symbol)),
+            "{symbol}"
+        );
+    }
 }
 
 #[test]
@@ -75,23 +103,40 @@ fn optional_symbols_may_be_absent() {
         }
     );
     assert!(format!("{api:?}").contains("executor_reuse: false"));
+    assert_eq!(api.operator_symbol("aclnnMishBackward"), None);
+}
+
+fn resolver(name: &str) -> Option<*const c_void> {
+    (name == "aclnnMishBackward").then_some(placeholder as *const c_void)
+}
+
+#[test]
+fn operators_resolve_by_name_through_the_backend() {
+    // SAFETY: the table is never called.
+    let table = unsafe { FnTable::resolve_with(|_, _| Some(placeholder as *const c_void)) }
+        .expect("every symbol resolves");
+    let api = Api::from_table_with_resolver(table, "resolver", resolver);
+    assert_eq!(
+        api.operator_symbol("aclnnMishBackward")
+            .map(|p| p.as_ptr().cast_const()),
+        Some(placeholder as *const c_void)
+    );
+    assert_eq!(api.operator_symbol("aclnnMish"), None);
 }
 
 #[test]
 fn missing_symbol_message_names_library_path_and_symbol() {
     let err = LoadError::MissingSymbol {
-        library: "libopapi.so",
-        path: "/x/lib64/libopapi.so".into(),
-        symbol: "aclnnMishBackwardGetWorkspaceSize",
+        library: "libascendcl.so",
+        path: "/x/lib64/libascendcl.so".into(),
+        symbol: "aclrtMemset",
     };
     let text = err.to_string();
     assert!(
-        text.starts_with(
-            "libopapi.so at /x/lib64/libopapi.so has no symbol `aclnnMishBackwardGetWorkspaceSize`"
-        ),
+        text.starts_with("libascendcl.so at /x/lib64/libascendcl.so has no symbol `aclrtMemset`"),
         "{text}"
     );
-    assert!(text.contains("does not ship the operator"), "{text}");
+    assert!(text.contains("incomplete install"), "{text}");
 }
 
 #[test]

@@ -17,6 +17,22 @@ use std::sync::Arc;
 
 const OPERATOR: &str = "aclnnMishBackward";
 
+static ENTRY: op::EntryPoints =
+    op::EntryPoints::new("aclnnMishBackwardGetWorkspaceSize", "aclnnMishBackward");
+
+/// Compile-time proof that the phase-1 argument order used here is the header's.
+#[allow(dead_code, clippy::extra_unused_type_parameters)]
+fn _prototypes_match_header<T>() {
+    let _: unsafe extern "C" fn(
+        *const aclTensor,
+        *const aclTensor,
+        *mut aclTensor,
+        *mut u64,
+        *mut *mut aclOpExecutor,
+    ) -> i32 = ascend_sys::aclnnMishBackwardGetWorkspaceSize;
+    let _: ascend_sys::OperatorLaunchFn = ascend_sys::aclnnMishBackward;
+}
+
 /// Whether the SoC has the operator at all (Atlas 200I/500 A2, "Ascend310B*", has not).
 pub(crate) fn available_on(soc: &str) -> bool {
     !soc.starts_with("Ascend310B")
@@ -87,6 +103,7 @@ fn unsupported_operator(device: &DeviceInner) -> Error {
     Error::UnsupportedOperator {
         operator: OPERATOR,
         soc: device.soc().to_owned(),
+        missing_symbol: None,
     }
 }
 
@@ -149,27 +166,7 @@ where
 /// Validation and the two-phase protocol on already-extracted arguments.
 fn run(stream: &Stream, g: RawTensor<'_>, s: RawTensor<'_>, o: RawTensor<'_>) -> Result<()> {
     validate(stream, &g, &s, &o)?;
-    let table = stream.inner.table();
-    op::launch(
-        stream,
-        [g, s, o],
-        "aclnnMishBackwardGetWorkspaceSize",
-        |d, workspace_size, executor| {
-            let [grad_output, self_, grad_input] = *d;
-            // SAFETY: three live descriptors made for this call, valid out-pointers.
-            unsafe {
-                (table.aclnnMishBackwardGetWorkspaceSize)(
-                    grad_output,
-                    self_,
-                    grad_input,
-                    workspace_size,
-                    executor,
-                )
-            }
-        },
-        OPERATOR,
-        table.aclnnMishBackward,
-    )
+    op::launch(stream, [g, s, o], &ENTRY)
 }
 
 /// A reusable `aclnnMishBackward` for fixed shapes, dtypes and layouts: phase 1 runs once
@@ -215,6 +212,7 @@ type Dtypes<G, X, O> = fn() -> (G, X, O);
 
 struct Reusable {
     table: &'static FnTable,
+    fns: op::OperatorFns,
     descriptors: [*mut aclTensor; 3],
     executor: *mut aclOpExecutor,
     workspace_size: u64,
@@ -292,16 +290,15 @@ impl<G: Element, X: Element, O: Element> MishBackwardPlan<G, X, O> {
                 _elem: PhantomData,
             });
         }
+        let fns = ENTRY.get(&device)?;
         device.bind()?;
         let (g_ptr, s_ptr, o_ptr) = (g.buf.ptr, s.buf.ptr, o.buf.ptr);
         let descriptors = op::Descriptors::new(table, &[g, s, o])?;
-        let [d0, d1, d2] = descriptors.raw;
         let mut workspace_size = 0u64;
         let mut raw: *mut aclOpExecutor = std::ptr::null_mut();
-        // SAFETY: three live descriptors made for this call, valid out-pointers.
-        let status = unsafe {
-            (table.aclnnMishBackwardGetWorkspaceSize)(d0, d1, d2, &mut workspace_size, &mut raw)
-        };
+        // SAFETY: MishBackward's phase 1 takes these three descriptors in this order (see
+        // `_prototypes_match_header`); valid out-pointers.
+        let status = unsafe { fns.phase1(&descriptors.raw, &mut workspace_size, &mut raw) };
         let executor = op::Executor::new(table, raw);
         sys::aclnn(table, "aclnnMishBackwardGetWorkspaceSize", status)?;
         if let Some(repeatable) = table.aclSetAclOpExecutorRepeatable {
@@ -316,6 +313,7 @@ impl<G: Element, X: Element, O: Element> MishBackwardPlan<G, X, O> {
             keys,
             reusable: Some(Reusable {
                 table,
+                fns,
                 descriptors: descriptors.into_raw(),
                 executor: executor_raw,
                 workspace_size,
@@ -379,15 +377,14 @@ impl<G: Element, X: Element, O: Element> MishBackwardPlan<G, X, O> {
         if addrs != plan.bound {
             plan.rebind(addrs)?;
         }
-        let (executor, workspace_size) = (plan.executor, plan.workspace_size);
+        let (executor, workspace_size, phase2) =
+            (plan.executor, plan.workspace_size, plan.fns.phase2);
         let ticket = inner.submit(|state, raw_stream, ticket| {
             let workspace = state.workspace(table, workspace_size, ticket)?;
             // SAFETY: a repeatable executor (not consumed by phase 2) whose descriptors hold
             // the addresses of `g`, `s`, `o` (rebound above); the workspace and tensors stay
             // allocated until the stream has run this launch.
-            let status = unsafe {
-                (table.aclnnMishBackward)(workspace, workspace_size, executor, raw_stream)
-            };
+            let status = unsafe { phase2(workspace, workspace_size, executor, raw_stream) };
             sys::aclnn(table, OPERATOR, status)
         })?;
         plan.uses.record(inner, ticket);
@@ -466,6 +463,37 @@ mod tests {
 
     fn calls(symbol: &str) -> u64 {
         ascend_sim::call_count(symbol)
+    }
+
+    /// A toolkit without the operator still loads and runs everything else; the operator
+    /// (one-off or plan) reports the missing entry point.
+    #[test]
+    fn a_toolkit_without_the_operator_reports_the_missing_symbol() {
+        let rt = Runtime::simulator_without_operators().unwrap();
+        let stream = rt.device(0).unwrap().stream().unwrap();
+        let g = DeviceTensor::from_array(&stream, &array![1.0f32, 2.0]).unwrap();
+        let mut out = DeviceTensor::<f32>::zeros(&stream, &[2]).unwrap();
+        let expect = |r: Result<()>| match r {
+            Err(Error::UnsupportedOperator {
+                operator: "aclnnMishBackward",
+                missing_symbol: Some("aclnnMishBackwardGetWorkspaceSize"),
+                ..
+            }) => {}
+            other => panic!("expected UnsupportedOperator, got {other:?}"),
+        };
+        expect(mish_backward(&g, &g, &mut out, &stream));
+        expect(MishBackwardPlan::new(&g, &g, &out, &stream).map(drop));
+        let text = mish_backward(&g, &g, &mut out, &stream)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            text.contains("has no `aclnnMishBackwardGetWorkspaceSize`"),
+            "{text}"
+        );
+        assert_eq!(
+            out.to_array(&stream).unwrap(),
+            array![0.0f32, 0.0].into_dyn()
+        );
     }
 
     /// Without the executor-reuse functions a plan runs plain calls: no phase 1 when it is
