@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::ledger::RecordLedger;
 use crate::stream::{Stream, StreamInner};
 use crate::sys;
-use crate::uses::Uses;
+use crate::uses::{Access, Uses};
 use ascend_sys::aclrtEvent;
 use std::fmt;
 use std::sync::{Arc, Weak};
@@ -130,6 +130,11 @@ impl Stream {
     /// from `aclrtRecordEvent`.
     pub fn record(&self, event: &Event) -> Result<()> {
         event.check_device(self)?;
+        self.record_ticket(event).map(drop)
+    }
+
+    /// [`Stream::record`] for an event of this stream's device; returns the record's ticket.
+    pub(crate) fn record_ticket(&self, event: &Event) -> Result<u64> {
         let t = self.inner.table();
         let ev = &event.inner;
         let ticket = ev.records.record(Arc::downgrade(&self.inner), || {
@@ -139,8 +144,8 @@ impl Stream {
                 sys::acl(t, "aclrtRecordEvent", code)
             })
         })?;
-        ev.uses.record(&self.inner, ticket);
-        Ok(())
+        ev.uses.record(&self.inner, ticket, Access::Read);
+        Ok(ticket)
     }
 
     /// Makes work submitted to this stream from now on wait until `event` completes
@@ -151,13 +156,18 @@ impl Stream {
     /// from `aclrtStreamWaitEvent`.
     pub fn wait(&self, event: &Event) -> Result<()> {
         event.check_device(self)?;
+        self.wait_unchecked(event)
+    }
+
+    /// [`Stream::wait`] for an event of this stream's device.
+    pub(crate) fn wait_unchecked(&self, event: &Event) -> Result<()> {
         let t = self.inner.table();
         let ticket = self.inner.submit(|_, raw, _| {
             // SAFETY: both handles are live and belong to the current context.
             let code = unsafe { (t.aclrtStreamWaitEvent)(raw, event.inner.raw) };
             sys::acl(t, "aclrtStreamWaitEvent", code)
         })?;
-        event.inner.uses.record(&self.inner, ticket);
+        event.inner.uses.record(&self.inner, ticket, Access::Read);
         Ok(())
     }
 }

@@ -49,8 +49,12 @@
 //! only after a synchronisation that covers the work using them. If a synchronisation
 //! fails, the memory is leaked rather than freed.
 //!
-//! Ordering of *data* between two streams (a tensor written on one and read on another)
-//! is the caller's job, with [`Event`]s; memory safety does not depend on it.
+//! Data is ordered between streams too: before an operation on one stream reads a tensor,
+//! the stream waits (through an event the crate records) for writes to it queued on other
+//! streams and not known to be complete; before it writes, for every other stream's queued
+//! use. Work that stays on one stream creates no events, and a stream that already waited
+//! for another's work does not wait again. [`Event`]s remain available for ordering work
+//! that the crate cannot see (raw calls).
 //!
 //! # Threads
 //! All public types are `Send + Sync` (asserted at compile time below): device handles are

@@ -16,6 +16,7 @@ use crate::shape::MAX_DIMS;
 use crate::stream::Stream;
 use crate::sys;
 use crate::tensor::RawTensor;
+use crate::uses::Access;
 use ascend_sys::{Api, FnTable, OperatorLaunchFn, aclOpExecutor, aclTensor};
 use std::ffi::c_void;
 use std::ptr::NonNull;
@@ -346,6 +347,9 @@ pub(crate) fn launch<const N: usize>(
     let fns = entry.get(&inner.device)?;
     let (phase1_name, phase2_name, phase2) = (entry.phase1, entry.phase2, fns.phase2);
     inner.device.bind()?;
+    for (t, access) in tensors.iter().zip(accesses::<N>()) {
+        t.buf.uses.order(inner, access)?;
+    }
     let descriptors = Descriptors::for_call(table, &tensors)?;
     let mut workspace_size = 0u64;
     let mut raw_executor: *mut aclOpExecutor = std::ptr::null_mut();
@@ -373,9 +377,20 @@ pub(crate) fn launch<const N: usize>(
     // On error, `executor` and `descriptors` are released by their guards.
     let ticket = ticket?;
     executor.consumed();
-    for t in &tensors {
-        t.buf.uses.record(inner, ticket);
+    for (t, access) in tensors.iter().zip(accesses::<N>()) {
+        t.buf.uses.record(inner, ticket, access);
     }
     drop(descriptors);
     Ok(())
+}
+
+/// The access of each argument: the last one is the output.
+pub(crate) fn accesses<const N: usize>() -> [Access; N] {
+    std::array::from_fn(|i| {
+        if i + 1 == N {
+            Access::Write
+        } else {
+            Access::Read
+        }
+    })
 }

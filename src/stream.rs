@@ -21,6 +21,7 @@
 
 use crate::device::{Device, DeviceInner, next_uid};
 use crate::error::{Error, Result};
+use crate::event::Event;
 use crate::sys;
 use ascend_sys::{FnTable, aclrtStream};
 use std::ffi::c_void;
@@ -52,6 +53,8 @@ pub(crate) struct StreamInner {
     parked: Mutex<Option<Error>>,
     /// Whether `parked` holds an error: the enqueue path tests this flag, not the lock.
     has_parked: AtomicBool,
+    /// The event other streams wait on to follow this one (made on first need).
+    fence: Mutex<Option<Event>>,
 }
 
 // SAFETY: `raw` is a CANN stream handle, usable from any thread whose current context is
@@ -79,6 +82,20 @@ impl StreamInner {
     /// Notes that the work up to `ticket` has finished (an event the runtime waited for).
     pub(crate) fn mark_completed(&self, ticket: u64) {
         self.completed.fetch_max(ticket, Ordering::AcqRel);
+    }
+
+    /// Makes `waiter` wait for the work submitted to this stream so far (this stream's
+    /// fence event, recorded here and waited for there). Returns the ticket it waits for.
+    #[cold]
+    pub(crate) fn fence_for(self: &Arc<Self>, waiter: &Arc<StreamInner>) -> Result<u64> {
+        let mut fence = self.fence.lock().unwrap_or_else(PoisonError::into_inner);
+        let event = match fence.as_mut() {
+            Some(event) => event,
+            None => fence.insert(Event::new(&self.device)?),
+        };
+        let ticket = Stream::from_inner(self).record_ticket(event)?;
+        Stream::from_inner(waiter).wait_unchecked(event)?;
+        Ok(ticket)
     }
 
     /// Returns the parked error, once.
@@ -304,6 +321,12 @@ impl fmt::Debug for Stream {
 }
 
 impl Stream {
+    fn from_inner(inner: &Arc<StreamInner>) -> Stream {
+        Stream {
+            inner: Arc::clone(inner),
+        }
+    }
+
     pub(crate) fn new(device: &Arc<DeviceInner>) -> Result<Stream> {
         device.bind()?;
         let t = device.table();
@@ -325,6 +348,7 @@ impl Stream {
                 }),
                 parked: Mutex::new(None),
                 has_parked: AtomicBool::new(false),
+                fence: Mutex::new(None),
             }),
         })
     }

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::shape::{Dims, MAX_DIMS};
 use crate::stream::Stream;
 use crate::sys;
-use crate::uses::Uses;
+use crate::uses::{Access, Uses};
 use ascend_sys::{FnTable, aclTensor};
 use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn};
 use std::ffi::c_void;
@@ -509,7 +509,7 @@ impl<T: Element> DeviceTensor<T> {
             }
             Ok(())
         })?;
-        tensor.buf.uses.record(&stream.inner, ticket);
+        tensor.buf.uses.record(&stream.inner, ticket, Access::Write);
         Ok(tensor)
     }
 
@@ -726,6 +726,7 @@ impl<'a, T: Element> TensorView<'a, T> {
             .cast::<u8>()
             .wrapping_add(first * size)
             .cast::<c_void>();
+        self.buf.uses.order(&stream.inner, Access::Read)?;
         let ticket = stream.inner.submit(|_, raw, _| {
             // SAFETY: `src..src+bytes` lies inside the tensor's allocation (checked view
             // bounds); `staging` holds `bytes` bytes and outlives the copy (synchronised
@@ -752,7 +753,7 @@ impl<'a, T: Element> TensorView<'a, T> {
                 return Err(e);
             }
         };
-        self.buf.uses.record(&stream.inner, ticket);
+        self.buf.uses.record(&stream.inner, ticket, Access::Read);
         if let Err(e) = stream.inner.synchronize() {
             std::mem::forget(staging); // the copy may still be writing into it
             return Err(e);

@@ -8,7 +8,7 @@ use crate::shape;
 use crate::stream::Stream;
 use crate::sys;
 use crate::tensor::{AsTensorView, AsTensorViewMut, Layout, RawTensor};
-use crate::uses::Uses;
+use crate::uses::{Access, Uses};
 use ascend_sys::{FnTable, aclOpExecutor, aclTensor};
 use std::ffi::c_void;
 use std::fmt;
@@ -387,9 +387,9 @@ impl<G: Element, X: Element, O: Element> MishBackwardPlan<G, X, O> {
             let status = unsafe { phase2(workspace, workspace_size, executor, raw_stream) };
             sys::aclnn(table, OPERATOR, status)
         })?;
-        plan.uses.record(inner, ticket);
-        for t in [&g, &s, &o] {
-            t.buf.uses.record(inner, ticket);
+        plan.uses.record(inner, ticket, Access::Read);
+        for (t, access) in [&g, &s, &o].into_iter().zip(op::accesses::<3>()) {
+            t.buf.uses.record(inner, ticket, access);
         }
         Ok(())
     }
