@@ -73,10 +73,11 @@ mod stream;
 mod sys;
 mod tensor;
 
-pub use device::{Device, MemoryInfo};
+pub use device::{Device, MemoryInfo, SocFamily};
 pub use element::{DType, Element};
 pub use error::{Error, Result};
-pub use ops::mish_backward::{MishBackwardPlan, mish_backward};
+pub use op::Plan;
+pub use ops::mish_backward::*;
 pub use runtime::{Backend, Runtime};
 pub use stream::{Event, Stream};
 pub use tensor::{AsTensorView, AsTensorViewMut, DeviceTensor, TensorView, TensorViewMut};
