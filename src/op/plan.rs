@@ -6,10 +6,11 @@ use super::launch::{enqueue, launch, prepare};
 use super::rules::{Arg, Operator, validate};
 use crate::device::DeviceInner;
 use crate::error::{Error, Result};
-use crate::stream::{Stream, Uses};
+use crate::stream::Stream;
 use crate::sys;
 use crate::tensor::{Layout, RawTensor};
-use ascend_sys::{FnTable, aclOpExecutor, aclTensor};
+use crate::uses::Uses;
+use ascend_sys::{aclOpExecutor, aclTensor};
 use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
@@ -49,7 +50,7 @@ pub struct Plan<O, E> {
 
 /// A plan's own descriptors and repeatable executor.
 struct Reusable {
-    table: &'static FnTable,
+    device: Arc<DeviceInner>,
     fns: OperatorFns,
     descriptors: [*mut aclTensor; MAX_ARGS],
     n: usize,
@@ -162,7 +163,7 @@ impl<O, E> Plan<O, E> {
 impl Reusable {
     /// The plan's own descriptors, phase 1, and the executor made repeatable.
     fn new<const N: usize>(
-        device: &DeviceInner,
+        device: &Arc<DeviceInner>,
         entry: &EntryPoints,
         fns: OperatorFns,
         args: &[RawTensor<'_>; N],
@@ -176,7 +177,7 @@ impl Reusable {
         let raw_executor = executor.raw;
         executor.consumed(); // the plan's from here on, destroyed by its drop
         let mut plan = Reusable {
-            table,
+            device: Arc::clone(device),
             fns,
             descriptors: [std::ptr::null_mut(); MAX_ARGS],
             n: N,
@@ -197,6 +198,7 @@ impl Reusable {
     /// The device context must be current.
     #[inline(never)]
     fn rebind(&mut self, args: &[Arg], addrs: &[*mut c_void; MAX_ARGS]) -> Result<()> {
+        let table = self.device.table();
         let (mut input, mut output) = (0usize, 0usize);
         for (i, arg) in args.iter().enumerate() {
             let (addr, d) = (addrs[i], self.descriptors[i]);
@@ -208,13 +210,13 @@ impl Reusable {
             unsafe {
                 if arg.role.reads() {
                     if changed {
-                        sys::set_input_addr(self.table, self.executor, input, d, addr)?;
+                        sys::set_input_addr(table, self.executor, input, d, addr)?;
                     }
                     input += 1;
                 }
                 if arg.role.writes() {
                     if changed {
-                        sys::set_output_addr(self.table, self.executor, output, d, addr)?;
+                        sys::set_output_addr(table, self.executor, output, d, addr)?;
                     }
                     output += 1;
                 }
@@ -227,15 +229,22 @@ impl Reusable {
 
 impl Drop for Reusable {
     fn drop(&mut self) {
-        if !self.uses.wait_idle() {
-            return; // leaked rather than destroyed under queued launches
+        let device = &self.device;
+        if !self.uses.wait_idle() || device.bind().is_err() {
+            device.note_leak("plan", 0, 0, self.n as u64 + 1);
+            return;
         }
+        let table = device.table();
         // SAFETY: a repeatable executor from phase 1, never consumed; destroyed once after
         // every launch of it has run.
-        let _ = unsafe { sys::destroy_executor(self.table, self.executor) };
+        if let Err(e) = unsafe { sys::destroy_executor(table, self.executor) } {
+            device.note_release_error(&e);
+        }
         for &d in &self.descriptors[..self.n] {
             // SAFETY: descriptors made for this plan, destroyed once, after the executor.
-            let _ = unsafe { sys::destroy_tensor(self.table, d) };
+            if let Err(e) = unsafe { sys::destroy_tensor(table, d) } {
+                device.note_release_error(&e);
+            }
         }
     }
 }
