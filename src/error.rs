@@ -47,13 +47,17 @@ pub enum Error {
         max: usize,
     },
 
-    /// The two inputs cannot be broadcast together.
-    #[error("grad_output {grad:?} and self {x:?} are not broadcastable")]
+    /// Two inputs cannot be broadcast together.
+    #[error("{argument} {shape:?} and {other} {other_shape:?} are not broadcastable")]
     NotBroadcastable {
-        /// Shape of the incoming gradient.
-        grad: Vec<usize>,
-        /// Shape of the activation input.
-        x: Vec<usize>,
+        /// The first argument of the conflicting pair (in argument order).
+        argument: &'static str,
+        /// Its shape.
+        shape: Vec<usize>,
+        /// The second argument of the pair.
+        other: &'static str,
+        /// Its shape.
+        other_shape: Vec<usize>,
     },
 
     /// A shape differs from the one required.

@@ -82,11 +82,12 @@ mod tensor;
 mod uses;
 
 pub use ascend_sys::{LoadError, LoadOptions};
-pub use device::{Device, Leaks, MemoryInfo};
+pub use device::{Device, Leaks, MemoryInfo, SocFamily};
 pub use element::{DType, Element};
 pub use error::{Error, Result};
 pub use event::Event;
-pub use ops::mish_backward::{MishBackwardPlan, mish_backward};
+pub use op::Plan;
+pub use ops::mish_backward::*;
 pub use runtime::{Backend, Runtime};
 pub use stream::Stream;
 pub use tensor::{AsTensorView, AsTensorViewMut, DeviceTensor, TensorView, TensorViewMut};

@@ -186,7 +186,11 @@ fn a_tensor_is_ordered_between_streams_with_or_without_an_explicit_event() {
             let got = out.to_array(&consumer).unwrap();
             release.join().unwrap();
             producer.synchronize().unwrap();
-            let how = if with_wait { "by the event" } else { "by the crate" };
+            let how = if with_wait {
+                "by the event"
+            } else {
+                "by the crate"
+            };
             assert_precise(&got, &want, threshold(DType::F32), how);
         }
         println!("events: the consumer read the producer's write, with or without an event");

@@ -63,9 +63,15 @@ fn errors_are_typed_and_leave_out_untouched() {
     let a = ArrayD::<f32>::zeros(IxDyn(&[3]));
     let b = ArrayD::<f32>::zeros(IxDyn(&[4]));
     match mish_backward::<f32, f32, f32>(a.view(), b.view()) {
-        Err(Error::NotBroadcastable { grad, x }) => {
-            assert_eq!(grad, vec![3]);
-            assert_eq!(x, vec![4]);
+        Err(Error::NotBroadcastable {
+            argument,
+            shape,
+            other,
+            other_shape,
+        }) => {
+            assert_eq!((argument, other), ("grad_output", "self"));
+            assert_eq!(shape, vec![3]);
+            assert_eq!(other_shape, vec![4]);
         }
         other => panic!("{other:?}"),
     }

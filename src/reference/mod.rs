@@ -5,7 +5,7 @@
 //! `mish'(x) = tanh(softplus(x)) + x·sigmoid(x)·(1 − tanh²(softplus(x)))`.
 //!
 //! # Semantics
-//! - Shapes follow [`crate::shape::check_mish_backward`]: at most 8 dims per argument,
+//! - Shapes follow [`crate::shape::check_broadcast`]: at most 8 dims per argument,
 //!   numpy broadcasting of `grad` against `x`, and (for [`mish_backward_into`]) an output
 //!   whose shape equals the broadcast shape. Violations are typed [`Error`]s; nothing
 //!   panics. Empty shapes succeed without computing anything.
@@ -40,7 +40,7 @@ mod kernel;
 
 use crate::element::{DType, Element};
 use crate::error::{Error, Result};
-use crate::shape::check_mish_backward;
+use crate::shape::check_broadcast;
 use half::{bf16, f16};
 use ndarray::{
     ArrayD, ArrayView2, ArrayViewD, ArrayViewMut2, ArrayViewMutD, Axis, Ix2, IxDyn, Slice, Zip,
@@ -92,7 +92,7 @@ pub fn mish_backward<G: Element, X: Element, O: Element>(
     grad: ArrayViewD<'_, G>,
     x: ArrayViewD<'_, X>,
 ) -> Result<ArrayD<O>> {
-    let shape = check_mish_backward(grad.shape(), x.shape(), None)?;
+    let shape = check_broadcast(&[("grad_output", grad.shape()), ("self", x.shape())], &[])?;
     let mut out = ArrayD::from_shape_vec(IxDyn(&shape), vec![O::default(); shape.numel()])
         .map_err(|e| Error::InvalidArgument(format!("cannot allocate the output: {e}")))?;
     mish_backward_into(grad, x, out.view_mut())?;
@@ -133,13 +133,18 @@ pub fn mish_backward_into<G: Element, X: Element, O: Element>(
     x: ArrayViewD<'_, X>,
     mut out: ArrayViewMutD<'_, O>,
 ) -> Result<()> {
-    let shape = check_mish_backward(grad.shape(), x.shape(), Some(out.shape()))?;
+    let shape = check_broadcast(
+        &[("grad_output", grad.shape()), ("self", x.shape())],
+        &[("grad_input", out.shape())],
+    )?;
     if shape.numel() == 0 {
         return Ok(());
     }
     let not_broadcastable = || Error::NotBroadcastable {
-        grad: grad.shape().to_vec(),
-        x: x.shape().to_vec(),
+        argument: "grad_output",
+        shape: grad.shape().to_vec(),
+        other: "self",
+        other_shape: x.shape().to_vec(),
     };
     let g = grad
         .broadcast(out.raw_dim())

@@ -406,7 +406,7 @@ pub struct Case {
 
 impl Case {
     pub fn out_shape(&self) -> Vec<usize> {
-        ascendcl::shape::broadcast(&self.g_shape, &self.x_shape)
+        ascendcl::shape::broadcast(&[("grad_output", &self.g_shape), ("self", &self.x_shape)])
             .expect("broadcastable")
             .to_vec()
     }
@@ -494,7 +494,7 @@ pub fn case(dtypes: Vec<usize>, max: usize) -> impl Strategy<Value = Case> {
                 if kx < 2 { kx } else { out.len() },
                 if ox % 3 == 0 { ox } else { 0 },
             );
-            let o = ascendcl::shape::broadcast(&g_shape, &x_shape)
+            let o = ascendcl::shape::broadcast(&[("grad_output", &g_shape), ("self", &x_shape)])
                 .expect("derived")
                 .to_vec();
             (
@@ -723,7 +723,7 @@ pub fn supported_triples(soc: &str) -> Vec<usize> {
             let (g, x, o) = triple(i);
             [g, x, o]
                 .iter()
-                .all(|d| ascendcl::ops::mish_backward::dtype_supported(soc, *d))
+                .all(|d| ascendcl::MishBackward::supports(ascendcl::SocFamily::of(soc), *d))
         })
         .collect()
 }
