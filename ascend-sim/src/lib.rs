@@ -41,6 +41,12 @@
 //!   other `ASCEND_SIM_*` variable make `aclInit` fail with 100000
 //!   (`ACL_ERROR_INVALID_PARAM`) and an `aclGetRecentErrMsg` text naming what is
 //!   accepted; the process stays uninitialised, so a corrected `aclInit` may follow.
+//! * **Error text.** Every failing call leaves exactly one `aclGetRecentErrMsg` text on its
+//!   thread, `"<api> failed with <STATUS_NAME> (<status>): <reason>"` (an outer status
+//!   that wraps an inner check quotes the inner text in the same line); a success leaves
+//!   none. As in CANN, `aclGetRecentErrMsg` hands out the texts not fetched yet, newest
+//!   first and one per line, and clears them (NULL when there are none), so a text never
+//!   outlives the fetch after its failure.
 //! * **Handles.** Contexts, streams, events, tensors and executors are fake pointers
 //!   (`tag << 48 | id`, non-canonical addresses, never dereferenced); no handle is ever
 //!   valid twice, so a stale or foreign handle is always recognised: 107017 for runtime
@@ -190,6 +196,7 @@ use ascend_sys::*;
 use std::ffi::{CStr, c_char, c_void};
 
 mod config;
+mod errmsg;
 mod mem;
 mod nnopbase;
 mod ops;

@@ -526,5 +526,5 @@ pub(crate) unsafe fn get_soc_name() -> *const c_char {
 }
 
 pub(crate) unsafe fn get_recent_err_msg() -> *const c_char {
-    crate::state::err_msg_ptr()
+    crate::errmsg::fetch()
 }

@@ -56,7 +56,11 @@ fn call(
             "aclrtMemset" => api::aclrtMemset(dev, 8, 0, 8) as i64,
             "aclrtGetMemInfo" => api::aclrtGetMemInfo(0, &mut u, &mut u2) as i64,
             "aclrtGetSocName" => !api::aclrtGetSocName().is_null() as i64,
-            "aclGetRecentErrMsg" => !api::aclGetRecentErrMsg().is_null() as i64,
+            "aclGetRecentErrMsg" => {
+                // A failure first, so that there is a text to fetch.
+                api::aclrtFree(null_mut());
+                !api::aclGetRecentErrMsg().is_null() as i64
+            }
             "aclCreateTensor" => {
                 let t = api::aclCreateTensor(
                     dims.as_ptr(),
