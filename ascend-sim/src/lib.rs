@@ -170,8 +170,8 @@
 //! | `aclrtGetSocName`, `aclGetRecentErrMsg` | NULL |
 //! | `aclCreateTensor` | NULL |
 //! | `aclDestroyTensor`, `aclSetAclOpExecutorRepeatable`, `aclDestroyAclOpExecutor`, `aclSetInputTensorAddr`, `aclSetOutputTensorAddr` | 561000 `ACLNN_ERR_INNER` |
-//! | `aclnnMishBackwardGetWorkspaceSize` | 561101 `ACLNN_ERR_INNER_CREATE_EXECUTOR` |
-//! | `aclnnMishBackward` | 361001 `ACLNN_ERR_RUNTIME_ERROR` |
+//! | every operator's phase 1 (`aclnn*GetWorkspaceSize`) | 561101 `ACLNN_ERR_INNER_CREATE_EXECUTOR` |
+//! | every operator's phase 2 (`aclnnMishBackward` ...) | 361001 `ACLNN_ERR_RUNTIME_ERROR` |
 //!
 //! # Introspection
 //!
@@ -207,10 +207,7 @@ mod stream;
 mod strided;
 mod tables;
 
-/// The operators' scalar kernels, exactly as the simulated device evaluates them.
-pub mod kernel {
-    pub use crate::ops::mish_backward::mish_grad_f32;
-}
+pub use ops::kernel;
 
 pub use config::{DEFAULT_DEVICES, DEFAULT_MEM_BYTES};
 
@@ -346,6 +343,14 @@ pub mod testing {
 /// functions return NULL instead).
 pub(crate) fn fault_code(sym: Sym) -> i32 {
     use Sym::*;
+    let index = sym as usize;
+    if index >= FIRST_OPERATOR {
+        return if SYMBOLS[index].ends_with("GetWorkspaceSize") {
+            ACLNN_ERR_INNER_CREATE_EXECUTOR
+        } else {
+            ACLNN_ERR_RUNTIME_ERROR
+        };
+    }
     match sym {
         aclInit | aclFinalize => ACL_ERROR_INTERNAL_ERROR,
         aclrtSetDevice => ACL_ERROR_RT_DEV_SETUP_ERROR,
@@ -359,8 +364,6 @@ pub(crate) fn fault_code(sym: Sym) -> i32 {
         | aclSetInputTensorAddr
         | aclSetOutputTensorAddr
         | aclCreateTensor => ACLNN_ERR_INNER,
-        aclnnMishBackwardGetWorkspaceSize => ACLNN_ERR_INNER_CREATE_EXECUTOR,
-        aclnnMishBackward => ACLNN_ERR_RUNTIME_ERROR,
         _ => ACL_ERROR_RT_INTERNAL_ERROR,
     }
 }
@@ -407,6 +410,8 @@ macro_rules! sim_api {
         /// operators), by C name.
         pub const SYMBOLS: &[&str] = &[ $( stringify!($name), )* $( stringify!($oname), )* ];
         pub(crate) const SYMBOL_COUNT: usize = SYMBOLS.len();
+        /// Index in [`SYMBOLS`] of the first operator entry point.
+        pub(crate) const FIRST_OPERATOR: usize = [ $( stringify!($name), )* ].len();
 
         /// The simulated functions, callable from Rust under ordinary mangled names.
         ///

@@ -32,18 +32,26 @@ const INITIAL_QUEUE: usize = 64;
 /// Grow-only f32 temporaries of one worker.
 #[derive(Default)]
 pub(crate) struct Scratch {
-    a: Vec<f32>,
-    b: Vec<f32>,
+    bufs: Vec<Vec<f32>>,
 }
 
 impl Scratch {
-    /// Two buffers of `n` elements (contents unspecified; callers overwrite them).
-    pub fn two(&mut self, n: usize) -> (&mut [f32], &mut [f32]) {
-        if self.a.len() < n {
-            self.a.resize(n, 0.0);
-            self.b.resize(n, 0.0);
+    /// `N` distinct buffers of `n` elements (contents unspecified; callers overwrite
+    /// them).
+    pub fn get<const N: usize>(&mut self, n: usize) -> [&mut [f32]; N] {
+        if self.bufs.len() < N {
+            self.bufs.resize_with(N, Vec::new);
         }
-        (&mut self.a[..n], &mut self.b[..n])
+        let mut bufs = self.bufs.iter_mut();
+        std::array::from_fn(|_| match bufs.next() {
+            Some(b) => {
+                if b.len() < n {
+                    b.resize(n, 0.0);
+                }
+                &mut b[..n]
+            }
+            None => &mut [],
+        })
     }
 }
 

@@ -223,29 +223,38 @@ pub(crate) fn through_workspace(buf: &mut [u8], at: usize, dt: DType, vals: &mut
     }
 }
 
-/// Runs `f(a_chunk, b_chunk)` over matching chunks of `a` and `b` (equal lengths), on
-/// several threads when the arrays are large.
-pub(crate) fn par_zip(a: &mut [f32], b: &[f32], f: impl Fn(&mut [f32], &[f32]) + Sync) {
-    const CHUNK: usize = 1 << 16;
+/// Threads for an elementwise loop over `len` elements (1 below 256 Ki elements).
+fn threads_for(len: usize) -> usize {
+    const MIN: usize = 1 << 18;
     // Asked once: `available_parallelism` reads cgroup files (and allocates) every time.
     static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    if a.len() < 4 * CHUNK {
-        f(a, b);
-        return;
+    if len < MIN {
+        return 1;
     }
-    let threads =
-        *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)));
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)))
+}
+
+/// Runs `f(start, chunk)` over consecutive chunks of `a` (`start`: the chunk's first
+/// index), on several threads when the array is large.
+pub(crate) fn par_chunks(a: &mut [f32], f: impl Fn(usize, &mut [f32]) + Sync) {
+    let threads = threads_for(a.len());
     if threads < 2 {
-        f(a, b);
+        f(0, a);
         return;
     }
     let per = a.len().div_ceil(threads);
     let f = &f;
     std::thread::scope(|s| {
-        for (ac, bc) in a.chunks_mut(per).zip(b.chunks(per)) {
-            s.spawn(move || f(ac, bc));
+        for (k, chunk) in a.chunks_mut(per).enumerate() {
+            s.spawn(move || f(k * per, chunk));
         }
     });
+}
+
+/// Runs `f(a_chunk, b_chunk)` over matching chunks of `a` and `b` (equal lengths), on
+/// several threads when the arrays are large.
+pub(crate) fn par_zip(a: &mut [f32], b: &[f32], f: impl Fn(&mut [f32], &[f32]) + Sync) {
+    par_chunks(a, |start, chunk| f(chunk, &b[start..start + chunk.len()]));
 }
 
 #[cfg(test)]

@@ -2,3 +2,8 @@
 //! order and its kernel. Everything they share lives in [`crate::nnopbase`].
 
 pub(crate) mod mish_backward;
+
+/// The operators' scalar kernels, exactly as the simulated device evaluates them.
+pub mod kernel {
+    pub use super::mish_backward::mish_grad_f32;
+}
