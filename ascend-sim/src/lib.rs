@@ -195,6 +195,7 @@
 use ascend_sys::*;
 use std::ffi::{CStr, c_char, c_void};
 
+mod cast;
 mod config;
 mod errmsg;
 mod mem;
@@ -563,6 +564,8 @@ sim_api! {
         code aclnnMish(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::mish::mish;
         code aclnnInplaceMishGetWorkspaceSize(self_ref: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::mish::inplace_get_workspace_size;
         code aclnnInplaceMish(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::mish::inplace_mish;
+        code aclnnInplaceCopyGetWorkspaceSize(self_ref: *mut aclTensor, src: *const aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::inplace_copy::get_workspace_size;
+        code aclnnInplaceCopy(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::inplace_copy::inplace_copy;
     }
     extra {
         ascendSimSetFault(symbol: *const c_char, nth: u64) -> i32 = ext::set_fault, ACL_ERROR_INTERNAL_ERROR;

@@ -33,9 +33,18 @@ const INITIAL_QUEUE: usize = 64;
 #[derive(Default)]
 pub(crate) struct Scratch {
     bufs: Vec<Vec<f32>>,
+    bytes: Vec<u8>,
 }
 
 impl Scratch {
+    /// `n` bytes (contents unspecified; callers overwrite them).
+    pub fn bytes(&mut self, n: usize) -> &mut [u8] {
+        if self.bytes.len() < n {
+            self.bytes.resize(n, 0);
+        }
+        &mut self.bytes[..n]
+    }
+
     /// `N` distinct buffers of `n` elements (contents unspecified; callers overwrite
     /// them).
     pub fn get<const N: usize>(&mut self, n: usize) -> [&mut [f32]; N] {

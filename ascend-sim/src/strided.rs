@@ -211,6 +211,37 @@ pub(crate) fn scatter(buf: &mut [u8], v: &View<'_>, dt: DType, src: &[f32]) {
     });
 }
 
+/// Reads a (bounds-checked) view of `from` elements, broadcast to `out`, converted to
+/// `to` (`to_size` bytes each, row-major) into `dst` ([`crate::cast`]).
+pub(crate) fn gather_cast(
+    buf: &[u8],
+    v: &View<'_>,
+    from: i32,
+    out: &[usize],
+    (to, to_size): (i32, usize),
+    dst: &mut [u8],
+) {
+    let bs = broadcast_strides(v.dims, v.strides, out);
+    let es = v.elem as i64;
+    let base = v.base_byte as i64 + v.offset * es;
+    for_each_offset(out, &bs, |i, off| {
+        let at = (base + off * es) as usize;
+        let d = &mut dst[i * to_size..(i + 1) * to_size];
+        crate::cast::convert(from, &buf[at..at + v.elem], to, d);
+    });
+}
+
+/// Writes `src` (row-major over the view's dims, the view's element size each) through a
+/// (bounds-checked) view.
+pub(crate) fn scatter_bytes(buf: &mut [u8], v: &View<'_>, src: &[u8]) {
+    let es = v.elem as i64;
+    let base = v.base_byte as i64 + v.offset * es;
+    for_each_offset(v.dims, v.strides, |i, off| {
+        let at = (base + off * es) as usize;
+        buf[at..at + v.elem].copy_from_slice(&src[i * v.elem..(i + 1) * v.elem]);
+    });
+}
+
 /// Stores `vals` contiguously as `dt` at `buf[at..]` and reads them back (the workspace
 /// round trip of a temporary).
 pub(crate) fn through_workspace(buf: &mut [u8], at: usize, dt: DType, vals: &mut [f32]) {

@@ -99,6 +99,14 @@ fn call(
                 rc as i64
             }
             "aclnnMish" => api::aclnnMish(null_mut(), 0, null_mut(), stream) as i64,
+            "aclnnInplaceCopyGetWorkspaceSize" => {
+                let rc = api::aclnnInplaceCopyGetWorkspaceSize(t, t, &mut ws, &mut ex);
+                if rc == 0 {
+                    api::aclDestroyAclOpExecutor(ex);
+                }
+                rc as i64
+            }
+            "aclnnInplaceCopy" => api::aclnnInplaceCopy(null_mut(), 0, null_mut(), stream) as i64,
             "aclnnInplaceMish" => api::aclnnInplaceMish(null_mut(), 0, null_mut(), stream) as i64,
             "aclSetAclOpExecutorRepeatable" => {
                 api::aclSetAclOpExecutorRepeatable(null_mut()) as i64
@@ -138,7 +146,7 @@ fn every_symbol_fails_on_its_nth_call() {
     let ev = create_event();
     let dev = malloc(8);
     let t = tensor(&[2], ACL_FLOAT, dev);
-    assert_eq!(SYMBOLS.len(), 40);
+    assert_eq!(SYMBOLS.len(), 42);
     let late = ["aclrtResetDevice", "aclFinalize"];
     for &sym in SYMBOLS.iter().filter(|s| !late.contains(s)) {
         // Armed for the 2nd call from now: the 1st behaves normally, the 2nd fails.

@@ -12,7 +12,7 @@ use crate::strided::{self, DType, View, offset_range};
 use crate::tables::{dtype_name, dtype_size};
 use ascend_sys::*;
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::sync::{Arc, MutexGuard};
 
 /// One tensor of a queued launch.
 struct Operand {
@@ -46,6 +46,9 @@ impl Operand {
         }
     }
 }
+
+/// The locked workspace bytes and where an argument's region starts in them.
+type Region<'a> = (MutexGuard<'a, Vec<u8>>, usize);
 
 /// Everything a queued operator needs: its operands bound to live allocations, the
 /// workspace and the plan. Operators' kernels read and write through it.
@@ -112,23 +115,67 @@ impl Launch {
     /// Stores argument `arg`'s temporary as `dt` in its workspace region and reads it
     /// back, if the plan gave it one.
     pub fn through_workspace(&self, arg: usize, dt: DType, vals: &mut [f32]) -> Result<(), String> {
-        let Some(at) = self.plan.ws[arg] else {
+        let Some((mut buf, start)) = self.region(arg, vals.len() * dt.size())? else {
             return Ok(());
+        };
+        strided::through_workspace(&mut buf, start, dt, vals);
+        Ok(())
+    }
+
+    /// The locked workspace and the start of argument `arg`'s region of `len` bytes
+    /// (`None`: the plan gave it none).
+    fn region(&self, arg: usize, len: usize) -> Result<Option<Region<'_>>, String> {
+        let Some(at) = self.plan.ws[arg] else {
+            return Ok(None);
         };
         let what = self.op.args[arg];
         let Some(ws) = &self.ws else {
             return Err(format!("{what} temporary needs a workspace"));
         };
-        let mut buf = lock(&ws.data);
+        let buf = lock(&ws.data);
         let start = self.ws_off + at;
-        let end = start + vals.len() * dt.size();
+        let end = start + len;
         if end > buf.len() {
             return Err(format!(
                 "{what} temporary [{start}, {end}) overruns the workspace allocation of {} bytes",
                 buf.len()
             ));
         }
-        strided::through_workspace(&mut buf, start, dt, vals);
+        Ok(Some((buf, start)))
+    }
+}
+
+impl Launch {
+    /// Reads argument `arg`, broadcast to the plan's shape, converted to `to`, into `dst`
+    /// (row-major, `to`'s element size each).
+    pub fn gather_as(&self, arg: usize, to: aclDataType, dst: &mut [u8]) -> Result<(), String> {
+        let op = self.operand(arg)?;
+        let to_size = dtype_size(to).ok_or("no element size")?;
+        let buf = lock(&op.alloc.data);
+        let v = op.view();
+        v.check_bounds(buf.len(), self.op.args[arg])?;
+        strided::gather_cast(&buf, &v, op.dtype, &self.plan.out_shape, (to, to_size), dst);
+        Ok(())
+    }
+
+    /// Writes `src` (row-major over argument `arg`'s dims, in its dtype) through its view.
+    pub fn scatter_bytes(&self, arg: usize, src: &[u8]) -> Result<(), String> {
+        let op = self.operand(arg)?;
+        let mut buf = lock(&op.alloc.data);
+        let v = op.view();
+        v.check_bounds(buf.len(), self.op.args[arg])?;
+        strided::scatter_bytes(&mut buf, &v, src);
+        Ok(())
+    }
+
+    /// Stores argument `arg`'s temporary bytes in its workspace region and reads them
+    /// back, if the plan gave it one.
+    pub fn through_workspace_bytes(&self, arg: usize, vals: &mut [u8]) -> Result<(), String> {
+        let Some((mut buf, start)) = self.region(arg, vals.len())? else {
+            return Ok(());
+        };
+        buf[start..start + vals.len()].copy_from_slice(vals);
+        vals.copy_from_slice(&buf[start..start + vals.len()]);
         Ok(())
     }
 }
