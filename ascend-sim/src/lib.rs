@@ -1,6 +1,7 @@
 //! A strict simulator of the CANN runtime (`libascendcl.so`), of `libnnopbase.so`'s
-//! tensors and executors, and of `aclnnMishBackward` (`libopapi.so`), for running the real
-//! FFI path of `ascendcl` without an NPU.
+//! tensors and executors, and of four `libopapi.so` operators (`aclnnMishBackward`,
+//! `aclnnMish`, `aclnnInplaceMish`, `aclnnInplaceCopy`), for running the real FFI path of
+//! `ascendcl` without an NPU.
 //!
 //! It is faithful where CANN is documented and strict where CANN would silently
 //! misbehave: a sanitizer, not a mock.
@@ -103,6 +104,21 @@
 //!   non-contiguous, and the result when it must be cast or written to a non-contiguous
 //!   gradInput. The kernel really stores those temporaries in the workspace and reads them
 //!   back from there.
+//! * **Mish and InplaceMish phase 1** (the in-place form is the out-of-place call with
+//!   `out = selfRef`): NULL self/out or selfRef, then NULL out-pointers (161001); stale
+//!   handles, runtime and context as above; products other than Atlas A3, A2 and the
+//!   training series (561003); self's dtype, then out's, outside the product's list, then
+//!   out's dtype not self's (161002); more than 8 dims, then out's shape not self's (no
+//!   broadcasting; 161002); an empty self (success, workspace 0). A non-contiguous self or
+//!   out gets a workspace region in self's dtype.
+//! * **InplaceCopy phase 1**: NULL out-pointers, then NULL selfRef/src (161001); a dtype
+//!   outside INT8..INT64, UINT8..UINT64, FLOAT16, FLOAT, BF16, DOUBLE, BOOL, COMPLEX64,
+//!   COMPLEX128 and the FP8 kinds (161002); more than 8 dims, then src not broadcastable to
+//!   exactly selfRef's shape (161002); either tensor empty (success). Every product has it.
+//!   Casts between bool, the integers, f16, bf16, f32, f64 and the complex types round to
+//!   nearest even (floats), truncate toward zero (float to integer, saturating, NaN to 0),
+//!   wrap (integers), keep the real part (complex to real); any dtype copies to itself
+//!   byte for byte; a cast from or to an FP8 kind is not modeled and fails with 561000.
 //! * **Phase 2** (the same for every operator) checks the executor (it must come from the
 //!   same operator's phase 1; a non-repeatable executor is consumed by its one call; reusing
 //!   it gives 161002), the stream under the current context (361001,
@@ -119,7 +135,9 @@
 //!   561103; a NULL address is recorded, and phase 2 refuses it) rebind the
 //!   device address of the tensor the executor was created with at that input or output
 //!   index, in the order of the phase-1 parameters (MishBackward: inputs 0 gradOutput and
-//!   1 self, output 0 gradInput); the address must be 32-byte aligned.
+//!   1 self, output 0 gradInput; Mish: input 0 self, output 0 out; InplaceMish: input 0 and
+//!   output 0 selfRef, one tensor, rebound once; InplaceCopy: inputs 0 selfRef and 1 src,
+//!   output 0 selfRef); the address must be 32-byte aligned.
 //!
 //! # How it is organised
 //!
@@ -133,6 +151,10 @@
 //! module plus its rows in the entry list of this file.
 //!
 //! # The compute and its numerics
+//!
+//! Mish: [`kernel::mish_f32`] evaluates the vendor's f32 formula (half types widened, the
+//! result rounded to the dtype, to nearest even); at `x = -inf` it returns the limit
+//! `-0.0` instead of the literal `0 * -inf`. MishBackward:
 //!
 //! promote(self, gradOutput) (same -> same, anything with f32 -> f32, f16 + bf16 -> f32);
 //! read through strides and offset (bounds-checked against the owning live allocation),
