@@ -219,6 +219,7 @@ use std::ffi::{CStr, c_char, c_void};
 
 mod cast;
 mod config;
+mod copy;
 mod errmsg;
 mod mem;
 mod nnopbase;
@@ -566,9 +567,9 @@ sim_api! {
         req code aclrtFree(dev_ptr: *mut c_void) -> aclError = mem::free;
         req code aclrtMallocHost(host_ptr: *mut *mut c_void, size: usize) -> aclError = mem::malloc_host;
         req code aclrtFreeHost(host_ptr: *mut c_void) -> aclError = mem::free_host;
-        opt code aclrtMemcpy(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind) -> aclError = mem::memcpy;
+        opt code aclrtMemcpy(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind) -> aclError = copy::memcpy;
         req code aclrtMemcpyAsync(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind, stream: aclrtStream) -> aclError = runtime::memcpy_async;
-        req code aclrtMemset(dev_ptr: *mut c_void, max_count: usize, value: i32, count: usize) -> aclError = mem::memset;
+        req code aclrtMemset(dev_ptr: *mut c_void, max_count: usize, value: i32, count: usize) -> aclError = copy::memset;
         req code aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, total: *mut usize) -> aclError = mem::get_mem_info;
         req cnull aclrtGetSocName() -> *const c_char = runtime::get_soc_name;
         req cnull aclGetRecentErrMsg() -> *const c_char = runtime::get_recent_err_msg;

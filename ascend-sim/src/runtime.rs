@@ -1,6 +1,7 @@
 //! `libascendcl.so`: process, devices, contexts, streams and events.
 
-use crate::mem::{Arena, plan_copy};
+use crate::copy::plan_copy;
+use crate::mem::Arena;
 use crate::state::{
     CURRENT_CTX, Context, Device, EventRec, Kind, Life, State, StreamRec, active_state, decode,
     encode, fail, finding, out_param, set_fault_absolute, state, status_of,
@@ -502,7 +503,7 @@ pub(crate) unsafe fn memcpy_async(
         let plan = plan_copy(&st, dst as usize, dest_max, src as usize, count, kind)?;
         let (queue, _) = resolve_stream(&mut st, stream)?;
         if let Some((plan, count)) = plan {
-            let plan = if kind == crate::mem::MEMCPY_HOST_TO_BUF_TO_DEVICE {
+            let plan = if kind == crate::copy::MEMCPY_HOST_TO_BUF_TO_DEVICE {
                 // SAFETY: the host source is valid for `count` bytes during the call, by
                 // the C contract.
                 unsafe { plan.buffered(count) }

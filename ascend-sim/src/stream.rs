@@ -6,7 +6,7 @@
 //! neither side issues a wake-up unless the other is actually waiting. After warm-up a
 //! stream of launches touches no allocator.
 
-use crate::mem::{CopyPlan, run_copy};
+use crate::copy::{CopyPlan, run_copy};
 use crate::nnopbase::Launch;
 use crate::state::{lock, report};
 use std::collections::VecDeque;
