@@ -125,8 +125,9 @@
 //!   or 161002 for a stale handle), that the tensors are still alive, that the workspace is
 //!   a live device allocation holding `workspaceSize >=` the asked size (null: 161001, too
 //!   small, host or freed: 161002), that every tensor's data lies in a live device
-//!   allocation (host memory: 161002) and inside its storage dims, then enqueues the
-//!   compute.
+//!   allocation (host memory: 161002) and inside its storage dims, and that the workspace
+//!   the operator uses overlaps no tensor's bytes (161002, a finding: on hardware the
+//!   temporaries would overwrite the operand), then enqueues the compute.
 //! * **Executor reuse.** `aclSetAclOpExecutorRepeatable` is accepted only before the first
 //!   phase 2 of the executor; a repeatable executor survives phase 2 and must be released
 //!   with `aclDestroyAclOpExecutor` (which also releases a non-repeatable executor that was

@@ -36,6 +36,17 @@ impl Operand {
         })
     }
 
+    /// The device addresses `[first, end)` the view touches (`None`: no element). Bounds
+    /// were checked when the operand was bound, so the sums fit.
+    fn byte_span(&self) -> Option<(usize, usize)> {
+        let (lo, hi) = offset_range(&self.dims, &self.strides).ok()??;
+        let elem = self.elem as i128;
+        let at = |k: i64| {
+            (self.data as i128 + (i128::from(self.offset) + i128::from(k)) * elem) as usize
+        };
+        Some((at(lo), at(hi) + self.elem))
+    }
+
     fn view(&self) -> View<'_> {
         View {
             dims: &self.dims,
@@ -178,6 +189,24 @@ impl Launch {
         vals.copy_from_slice(&buf[start..start + vals.len()]);
         Ok(())
     }
+}
+
+/// The temporaries the operator keeps in `[workspace, workspace + size)` must not
+/// overwrite an operand (on hardware the operand would be corrupted in silence).
+fn check_no_alias(workspace: usize, size: u64, op: &Operand, name: &str) -> Result<(), i32> {
+    let Some((first, end)) = op.byte_span() else {
+        return Ok(());
+    };
+    let ws_end = workspace.saturating_add(size as usize);
+    if size == 0 || ws_end <= first || end <= workspace {
+        return Ok(());
+    }
+    Err(finding(
+        ACLNN_ERR_PARAM_INVALID,
+        format!(
+            "the workspace [{workspace:#x}, {ws_end:#x}) overlaps the bytes [{first:#x}, {end:#x}) of {name}: the operator's temporaries would overwrite it"
+        ),
+    ))
 }
 
 /// Checks that a view stays inside its declared storage: elements `[0, prod(storage))`
@@ -373,7 +402,9 @@ pub(crate) fn launch(
         } else {
             let mut operands = [const { None }; MAX_ARGS];
             for (k, slot) in operands.iter_mut().enumerate().take(n) {
-                *slot = Some(bind_operand(&st, &ex.descs[k], op.args[k])?);
+                let operand = bind_operand(&st, &ex.descs[k], op.args[k])?;
+                check_no_alias(workspace as usize, plan.ws_size, &operand, op.args[k])?;
+                *slot = Some(operand);
             }
             Some(shared.boxed_launch(Launch {
                 op,
