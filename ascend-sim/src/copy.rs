@@ -41,6 +41,19 @@ pub(crate) enum CopyPlan {
 }
 
 impl CopyPlan {
+    /// The devices whose memory the copy touches.
+    pub(crate) fn devices(&self) -> impl Iterator<Item = usize> + '_ {
+        let (a, b) = match self {
+            CopyPlan::HostToHost { .. } => (None, None),
+            CopyPlan::HostToDevice { dst, .. } | CopyPlan::BufferedToDevice { dst, .. } => {
+                (Some(&dst.0), None)
+            }
+            CopyPlan::DeviceToHost { src, .. } => (Some(&src.0), None),
+            CopyPlan::DeviceToDevice { dst, src } => (Some(&dst.0), Some(&src.0)),
+        };
+        a.into_iter().chain(b).map(|x| x.device)
+    }
+
     /// Takes the host bytes of a host-to-device plan now, as the runtime's buffer does.
     ///
     /// # Safety
@@ -162,10 +175,27 @@ pub(crate) fn plan_copy(
             dst,
             src: dev("src", src)?,
         },
-        (Class::Device, Class::Device) => CopyPlan::DeviceToDevice {
-            dst: dev("dst", dst)?,
-            src: dev("src", src)?,
-        },
+        (Class::Device, Class::Device) => {
+            let (d, s) = (dev("dst", dst)?, dev("src", src)?);
+            if d.0.device != s.0.device {
+                let what = format!(
+                    "a copy from device {} memory to device {} memory",
+                    s.0.device, d.0.device
+                );
+                if kind == MEMCPY_INNER_DEVICE_TO_DEVICE {
+                    return Err(finding(
+                        ACL_ERROR_INVALID_PARAM,
+                        format!("kind ACL_MEMCPY_INNER_DEVICE_TO_DEVICE but {what}"),
+                    ));
+                }
+                // Hardware needs aclrtDeviceEnablePeerAccess first; the simulator has no
+                // peer access API, so it copies and says so.
+                crate::state::report(format!(
+                    "{what}: on hardware this needs aclrtDeviceEnablePeerAccess between the two devices (not simulated)"
+                ));
+            }
+            CopyPlan::DeviceToDevice { dst: d, src: s }
+        }
     };
     Ok(Some((plan, count)))
 }

@@ -84,6 +84,13 @@
 //!   an out-of-bounds view) is reported immediately through [`last_report`] and makes the
 //!   next `aclrtSynchronizeStream` of that stream fail with 507000
 //!   (`ACL_ERROR_RT_INTERNAL_ERROR`).
+//! * **Devices.** Every allocation, stream and event belongs to the device it was made on.
+//!   Recording or waiting an event on a stream of another device fails with 107003 (as
+//!   CANN documents); synchronizing on another device's event from the host is allowed. A
+//!   device-to-device copy between two devices, or an asynchronous copy touching memory of
+//!   another device than its stream's, is carried out and reported (hardware needs
+//!   `aclrtDeviceEnablePeerAccess`, which the simulator does not have);
+//!   `ACL_MEMCPY_INNER_DEVICE_TO_DEVICE` between two devices fails with 100000.
 //! * **Tensors.** `aclCreateTensor`, like CANN's, fails (NULL) only on a NULL array with a
 //!   nonzero length, takes a NULL `stride` as contiguous, and records the rest unchecked:
 //!   every `aclFormat` (elementwise operators treat it as a label) and every `aclDataType`
@@ -125,7 +132,9 @@
 //!   or 161002 for a stale handle), that the tensors are still alive, that the workspace is
 //!   a live device allocation holding `workspaceSize >=` the asked size (null: 161001, too
 //!   small, host or freed: 161002), that every tensor's data lies in a live device
-//!   allocation (host memory: 161002) and inside its storage dims, and that the workspace
+//!   allocation of the executor's device (host memory, another device's memory: 161002)
+//!   and inside its storage dims, that the workspace is memory of that device too, and
+//!   that the workspace
 //!   the operator uses overlaps no tensor's bytes (161002, a finding: on hardware the
 //!   temporaries would overwrite the operand), then enqueues the compute.
 //! * **Executor reuse.** `aclSetAclOpExecutorRepeatable` is accepted only before the first

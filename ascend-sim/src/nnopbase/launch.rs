@@ -243,7 +243,7 @@ fn check_storage(d: &TensorDesc, dims: &[usize], name: &str) -> Result<(), Strin
 }
 
 /// Checks that a tensor's data lies in a live device allocation. Status codes.
-fn bind_operand(st: &State, d: &TensorDesc, name: &str) -> Result<Operand, i32> {
+fn bind_operand(st: &State, d: &TensorDesc, name: &str, device: usize) -> Result<Operand, i32> {
     let elem = dtype_size(d.dtype).ok_or_else(|| {
         fail(
             ACLNN_ERR_INNER,
@@ -278,6 +278,15 @@ fn bind_operand(st: &State, d: &TensorDesc, name: &str) -> Result<Operand, i32> 
             ),
         ));
     };
+    if a.device != device {
+        return Err(finding(
+            ACLNN_ERR_PARAM_INVALID,
+            format!(
+                "{name} data {:#x} is memory of device {}, but the operator runs on device {device}",
+                d.data, a.device
+            ),
+        ));
+    }
     check_storage(d, &dims, name).map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, m))?;
     let op = Operand {
         alloc: Arc::clone(a),
@@ -392,6 +401,15 @@ pub(crate) fn launch(
             let a = st
                 .device_range("workspace", addr, workspace_size as usize)
                 .map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, m))?;
+            if a.device != device {
+                return Err(finding(
+                    ACLNN_ERR_PARAM_INVALID,
+                    format!(
+                        "workspace {addr:#x} is memory of device {}, but the operator runs on device {device}",
+                        a.device
+                    ),
+                ));
+            }
             let off = addr - a.start;
             (Some(a), off)
         } else {
@@ -402,7 +420,7 @@ pub(crate) fn launch(
         } else {
             let mut operands = [const { None }; MAX_ARGS];
             for (k, slot) in operands.iter_mut().enumerate().take(n) {
-                let operand = bind_operand(&st, &ex.descs[k], op.args[k])?;
+                let operand = bind_operand(&st, &ex.descs[k], op.args[k], device)?;
                 check_no_alias(workspace as usize, plan.ws_size, &operand, op.args[k])?;
                 *slot = Some(operand);
             }
