@@ -58,7 +58,13 @@
 //! * **Contexts.** The current context is per thread. `aclrtSetDevice` is reference
 //!   counted and makes the device's default context current; when the count drops to 0,
 //!   `aclrtResetDevice` releases the default context, its default stream and the streams
-//!   created under it (draining them). `aclrtCreateContext` makes the new context current.
+//!   created under it, draining them first, then the device's explicit contexts and
+//!   their streams, and it invalidates the device's events and memory. What the caller
+//!   should have released first stays counted as leaked ([`counters`]; `aclFinalize`
+//!   reports it) and its address range is never handed out again, so later use of any of
+//!   it fails as use after reset (a stale handle, 107017; memory "released by
+//!   aclrtResetDevice", 100000 or 161002). `aclrtCreateContext` makes the new context
+//!   current.
 //!   Calls that need a context fail with 107002 on a thread without one (or whose context
 //!   was destroyed); a stream of another device's context gives 107003.
 //! * **Device memory.** Each device owns a reserved `PROT_NONE` address range; `aclrtMalloc`

@@ -141,12 +141,45 @@ impl State {
         }
     }
 
+    /// Why `addr` lies in no live allocation, for messages.
+    pub fn dead_memory(&self, addr: usize) -> String {
+        match self.released.range(..=addr).next_back() {
+            Some((&start, &(end, device))) if addr < end => format!(
+                "was released by aclrtResetDevice({device}) with the allocation at {start:#x} (use after reset)"
+            ),
+            _ => "is not inside any live device allocation (freed or never allocated)".into(),
+        }
+    }
+
+    /// Invalidates every allocation of `device` (its reset). Each stays counted as
+    /// leaked and its address range stays reserved, so any later use of it is recognised
+    /// as use after reset.
+    pub fn invalidate_device_memory(&mut self, device: usize) {
+        let starts: Vec<usize> = self
+            .allocs
+            .iter()
+            .filter(|(_, a)| a.device == device)
+            .map(|(&s, _)| s)
+            .collect();
+        for start in starts {
+            if let Some(a) = self.allocs.remove(&start) {
+                a.freed.store(true, Ordering::SeqCst);
+                self.released
+                    .insert(a.start, (a.start + a.size.max(1), device));
+                self.reset_leaks.allocations += 1;
+                self.reset_leaks.allocated_bytes += a.size as u64;
+            }
+        }
+    }
+
     /// Resolves `[addr, addr + len)` to the one live allocation containing it.
     pub fn device_range(&self, what: &str, addr: usize, len: usize) -> Result<Arc<Alloc>, String> {
         let Some(a) = self.alloc_at(addr) else {
-            return Err(format!(
-                "{what} {addr:#x} is not inside any live device allocation (freed, never allocated, or host memory)"
-            ));
+            return Err(if self.is_device_addr(addr) {
+                format!("{what} {addr:#x} {}", self.dead_memory(addr))
+            } else {
+                format!("{what} {addr:#x} is host memory, not inside any device allocation")
+            });
         };
         let end = addr.saturating_add(len);
         if end > a.start + a.size {
@@ -237,6 +270,8 @@ pub(crate) unsafe fn free(dev_ptr: *mut c_void) -> aclError {
                     "points inside the allocation at {:#x} ({} bytes) but is not its start",
                     a.start, a.size
                 )
+            } else if st.released.contains_key(&addr) {
+                st.dead_memory(addr)
             } else {
                 "is not a live device allocation (double free or never allocated)".to_string()
             };

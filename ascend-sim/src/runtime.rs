@@ -140,7 +140,7 @@ pub(crate) unsafe fn set_device(device_id: i32) -> aclError {
 
 pub(crate) unsafe fn reset_device(device_id: i32) -> aclError {
     status_of(|| {
-        let workers = {
+        let (d, workers) = {
             let mut st = active_state()?;
             let d = check_device(&st, device_id)?;
             let device = &mut st.devices[d];
@@ -158,11 +158,48 @@ pub(crate) unsafe fn reset_device(device_id: i32) -> aclError {
                 return Ok(());
             };
             let released = "released by aclrtResetDevice";
-            remove_context(&mut st, ctx, released, released).0
+            let mut workers = remove_context(&mut st, ctx, released, released).0;
+            let explicit: Vec<u64> = st
+                .contexts
+                .iter()
+                .filter(|(_, c)| c.device == d)
+                .map(|(&id, _)| id)
+                .collect();
+            let by_reset = "released by aclrtResetDevice of its device";
+            for c in &explicit {
+                workers.extend(remove_context(&mut st, *c, by_reset, by_reset).0);
+            }
+            (d, workers)
         };
+        // Queued work finishes before the device's memory goes, as on hardware.
         shut_down(workers);
+        release_device(d);
         Ok(())
     })
+}
+
+/// The rest of a device's reset, once its streams have drained: its events and memory
+/// are invalidated. What the caller should have released first stays counted as leaked
+/// (and `aclFinalize` reports it); any later use of it is use after reset.
+fn release_device(d: usize) {
+    let mut st = state();
+    // A thread may have set the device again meanwhile: then it is in use.
+    if st.devices[d].refcount > 0 {
+        return;
+    }
+    let events: Vec<u64> = st
+        .events
+        .iter()
+        .filter(|(_, e)| e.device == d)
+        .map(|(&id, _)| id)
+        .collect();
+    for id in &events {
+        st.events.remove(id);
+        st.dead
+            .insert(*id, "released by aclrtResetDevice of its device");
+        st.reset_leaks.events += 1;
+    }
+    st.invalidate_device_memory(d);
 }
 
 /// Removes a context with its streams, keeping why their handles died for later messages.

@@ -74,6 +74,12 @@ pub(crate) struct State {
     pub executors: Slab<Executor>,
     /// Live device allocations by start address.
     pub allocs: BTreeMap<usize, Arc<Alloc>>,
+    /// Allocations `aclrtResetDevice` invalidated, by start address: end and device (their
+    /// ranges are never handed out again, for use-after-reset messages).
+    pub released: BTreeMap<usize, (usize, usize)>,
+    /// Allocations (and bytes) and events a reset invalidated while they were alive: still
+    /// counted as live, that is leaked.
+    pub reset_leaks: crate::Counters,
     /// Live `aclrtMallocHost` buffers by address.
     pub host_allocs: IdMap<usize, HostAlloc>,
     /// Why a context, stream or event id is no longer valid, for precise messages
@@ -93,6 +99,8 @@ impl State {
             tensors: Slab::new(),
             executors: Slab::new(),
             allocs: BTreeMap::new(),
+            released: BTreeMap::new(),
+            reset_leaks: crate::Counters::default(),
             host_allocs: IdMap::default(),
             dead: IdMap::default(),
         }
@@ -152,13 +160,14 @@ impl State {
     pub fn counters(&self) -> crate::Counters {
         let dev_bytes: u64 = self.allocs.values().map(|a| a.size as u64).sum();
         let host_bytes: u64 = self.host_allocs.values().map(|h| h.size as u64).sum();
+        let leaked = &self.reset_leaks;
         crate::Counters {
-            allocations: (self.allocs.len() + self.host_allocs.len()) as u64,
-            allocated_bytes: dev_bytes + host_bytes,
+            allocations: (self.allocs.len() + self.host_allocs.len()) as u64 + leaked.allocations,
+            allocated_bytes: dev_bytes + host_bytes + leaked.allocated_bytes,
             tensors: self.tensors.len() as u64,
             executors: self.executors.len() as u64,
             streams: self.streams.len() as u64,
-            events: self.events.len() as u64,
+            events: self.events.len() as u64 + leaked.events,
             contexts: self.contexts.values().filter(|c| c.explicit).count() as u64,
         }
     }

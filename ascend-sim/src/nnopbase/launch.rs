@@ -272,10 +272,7 @@ fn bind_operand(st: &State, d: &TensorDesc, name: &str, device: usize) -> Result
     let Some(a) = st.alloc_at(d.data) else {
         return Err(finding(
             ACLNN_ERR_PARAM_INVALID,
-            format!(
-                "{name} data {:#x} is not inside a live device allocation (freed or never allocated)",
-                d.data
-            ),
+            format!("{name} data {:#x} {}", d.data, st.dead_memory(d.data)),
         ));
     };
     if a.device != device {
