@@ -51,7 +51,10 @@ fn call(
             "aclrtFreeHost" => api::aclrtFreeHost(null_mut()) as i64,
             "aclrtMemcpy" => api::aclrtMemcpy(dev, 8, host.as_ptr().cast(), 8, 1) as i64,
             "aclrtMemcpyAsync" => {
-                api::aclrtMemcpyAsync(dev, 8, host.as_ptr().cast(), 8, 1, stream) as i64
+                let rc = api::aclrtMemcpyAsync(dev, 8, host.as_ptr().cast(), 8, 1, stream);
+                // `host` lives on this frame: the copy must have run before it returns.
+                api::aclrtSynchronizeStream(stream);
+                rc as i64
             }
             "aclrtMemset" => api::aclrtMemset(dev, 8, 0, 8) as i64,
             "aclrtGetMemInfo" => api::aclrtGetMemInfo(0, &mut u, &mut u2) as i64,
