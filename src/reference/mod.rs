@@ -37,6 +37,9 @@
 //! no temporary beyond the output is allocated.
 
 mod kernel;
+mod mish;
+
+pub use mish::{mish, mish_into};
 
 use crate::element::{DType, Element};
 use crate::error::{Error, Result};
