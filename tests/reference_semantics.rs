@@ -3,7 +3,9 @@
 //! non-contiguous outputs must give bitwise the same values as contiguous copies, on the
 //! serial and the parallel paths.
 
-use ascendcl::reference::{PARALLEL_THRESHOLD, mish, mish_backward, mish_backward_into, mish_into};
+use ascendcl::reference::{
+    PARALLEL_THRESHOLD, mish, mish_backward, mish_backward_as, mish_backward_into, mish_into,
+};
 use ascendcl::{Element, Error};
 use half::{bf16, f16};
 use ndarray::{Array, ArrayD, Axis, Ix2, IxDyn, ShapeBuilder, Slice, s};
@@ -49,7 +51,7 @@ fn errors_are_typed_and_leave_out_untouched() {
     let nine = ArrayD::<f32>::zeros(IxDyn(&[1; 9]));
     let one = ArrayD::<f32>::zeros(IxDyn(&[1]));
     assert!(matches!(
-        mish_backward::<f32, f32, f32>(nine.view(), one.view()),
+        mish_backward(nine.view(), one.view()),
         Err(Error::TooManyDims {
             dims: 9,
             max: 8,
@@ -57,12 +59,12 @@ fn errors_are_typed_and_leave_out_untouched() {
         })
     ));
     assert!(matches!(
-        mish_backward::<f32, f32, f32>(one.view(), nine.view()),
+        mish_backward(one.view(), nine.view()),
         Err(Error::TooManyDims { dims: 9, .. })
     ));
     let a = ArrayD::<f32>::zeros(IxDyn(&[3]));
     let b = ArrayD::<f32>::zeros(IxDyn(&[4]));
-    match mish_backward::<f32, f32, f32>(a.view(), b.view()) {
+    match mish_backward(a.view(), b.view()) {
         Err(Error::NotBroadcastable { grad, x }) => {
             assert_eq!(grad, vec![3]);
             assert_eq!(x, vec![4]);
@@ -99,7 +101,7 @@ fn errors_are_typed_and_leave_out_untouched() {
 fn empty_and_zero_dim() {
     let e = ArrayD::<f32>::zeros(IxDyn(&[0, 3]));
     let x = ArrayD::<f32>::zeros(IxDyn(&[1, 3]));
-    let out: ArrayD<f16> = mish_backward(e.view(), x.view()).unwrap();
+    let out: ArrayD<f16> = mish_backward_as(e.view(), x.view()).unwrap();
     assert_eq!(out.shape(), &[0, 3]);
     let mut o = ArrayD::from_elem(IxDyn(&[0, 3]), bf16::ZERO);
     mish_backward_into(e.view(), x.view(), o.view_mut()).unwrap();
@@ -240,19 +242,16 @@ fn other_dtypes_through_strided_paths() {
     let x: Vec<f16> = values(600, 12).iter().map(|&v| f16::from_f32(v)).collect();
     let g = Array::from_shape_vec((20, 30), g).unwrap();
     let x = Array::from_shape_vec((20, 30), x).unwrap();
-    let want: ArrayD<bf16> = mish_backward(g.view().into_dyn(), x.view().into_dyn()).unwrap();
+    let want: Array<bf16, Ix2> = mish_backward_as(g.view(), x.view()).unwrap();
     let gt = g.t().as_standard_layout().into_owned();
-    let got: ArrayD<bf16> = mish_backward(gt.t().into_dyn(), x.view().into_dyn()).unwrap();
-    let b16 = |a: &ArrayD<bf16>| a.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    let got: Array<bf16, Ix2> = mish_backward_as(gt.t(), x.view()).unwrap();
+    let b16 = |a: &Array<bf16, Ix2>| a.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
     assert_eq!(b16(&want), b16(&got));
     // each element equals the 0-d computation
     for ((i, j), gv) in g.indexed_iter() {
-        let one: ArrayD<bf16> = mish_backward(
-            ndarray::arr0(*gv).into_dyn().view(),
-            ndarray::arr0(x[[i, j]]).into_dyn().view(),
-        )
-        .unwrap();
-        assert_eq!(one[IxDyn(&[])].to_bits(), want[[i, j]].to_bits());
+        let one: Array<bf16, _> =
+            mish_backward_as(ndarray::arr0(*gv).view(), ndarray::arr0(x[[i, j]]).view()).unwrap();
+        assert_eq!(one[()].to_bits(), want[[i, j]].to_bits());
     }
 }
 
@@ -276,7 +275,7 @@ fn transposed_3d_layouts_in_tiles() {
     let want = expected(&g, &x, &shape);
     let g16 = g.mapv(f16::from_f32);
     let x16 = x.mapv(f16::from_f32);
-    let want16: ArrayD<bf16> = mish_backward(g16.view(), x16.view()).unwrap();
+    let want16: ArrayD<bf16> = mish_backward_as(g16.view(), x16.view()).unwrap();
     // A copy of `a` stored in the axis order `perm`, viewed back in the logical order.
     fn stored<T: Clone>(a: &ArrayD<T>, perm: [usize; 3]) -> ArrayD<T> {
         let mut inverse = [0usize; 3];

@@ -1,13 +1,14 @@
 //! The reference of `aclnnMish`: `mish(x) = x·tanh(softplus(x))`, elementwise.
 
-use super::kernel;
+use super::engine;
+use super::math::Mish;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::shape::Dims;
-use ndarray::{Array, ArrayView, ArrayViewMut, Dimension, Zip};
+use ndarray::{Array, ArrayView, ArrayViewMut, Dimension};
 
-/// `mish(x) = x·tanh(softplus(x))` of every element of `x`, as a new array of its shape
-/// and element type (standard layout).
+/// `mish(x) = x·tanh(softplus(x))` of every element of `x`, as a new array of its shape,
+/// dimension type and element type (standard layout).
 ///
 /// The value is the exact real `mish(x)` rounded once to `T` (round to nearest, ties to
 /// even): always for f16 and bf16, for f32 except when it lies within about 1e−15
@@ -15,7 +16,8 @@ use ndarray::{Array, ArrayView, ArrayViewMut, Dimension, Zip};
 /// NaN propagates, `mish(−0) = −0`.
 ///
 /// # Errors
-/// [`Error::TooManyDims`] when `x` has more than 8 dims.
+/// [`Error::TooManyDims`] when `x` has more than 8 dims, [`Error::InvalidArgument`] when
+/// the output would not fit in memory.
 ///
 /// # Examples
 /// ```
@@ -32,7 +34,7 @@ use ndarray::{Array, ArrayView, ArrayViewMut, Dimension, Zip};
 /// ```
 pub fn mish<T: Element, D: Dimension>(x: ArrayView<'_, T, D>) -> Result<Array<T, D>> {
     Dims::new("self", x.shape())?;
-    let mut out = Array::from_elem(x.raw_dim(), T::default());
+    let mut out = super::zeros::<T, D>(x.shape())?;
     mish_into(x, out.view_mut())?;
     Ok(out)
 }
@@ -74,10 +76,11 @@ pub fn mish_into<T: Element, D: Dimension, E: Dimension>(
             actual: out.shape().to_vec(),
         });
     }
+    if x.is_empty() {
+        return Ok(());
+    }
     let x = x.into_dyn();
     let mut out = out.into_dyn();
-    Zip::from(&mut out)
-        .and(&x)
-        .for_each(|o, &x| *o = T::from_f64(kernel::mish(x.to_f64())));
+    engine::run::<Mish, 1>(T::DTYPE, [T::typed(x.view())], T::typed_mut(out.view_mut()));
     Ok(())
 }
