@@ -137,13 +137,13 @@ pub(super) struct Grid {
     /// Added to an f64 encoding: moves the window of ±2^15 units around the midpoint of
     /// the low bits that the narrower format drops to 0..2^16, and takes one from the
     /// exponent field, so that zero wraps to the top of it.
-    shift: i64,
+    pub(super) shift: i64,
     /// The dropped bits from bit 16 up: all zero after `shift` when the value is within
     /// 2^15 units of a midpoint.
-    mask: i64,
+    pub(super) mask: i64,
     /// Twice the shifted encoding of the narrower format's smallest normal number: a
     /// shifted and doubled encoding below it (the sign shifted out) is subnormal there.
-    normal_min_x2: i64,
+    pub(super) normal_min_x2: i64,
 }
 
 impl Grid {

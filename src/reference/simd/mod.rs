@@ -1,10 +1,13 @@
 //! Formulas over slices, on the best instruction set of the CPU: a portable scalar loop,
 //! AVX2+FMA (4 f64 lanes) and AVX-512F (8 lanes) versions of the precise evaluation that
-//! give bitwise identical results, and on AVX-512F a fast first pass kept where a
-//! rounding test proves it rounds like the precise one ([`fast`]).
+//! give bitwise identical results ([`precise`]), and a fast first pass kept where a
+//! rounding test proves it rounds like the precise one: on AVX-512F for every formula
+//! ([`fast`]), on AVX2 for `mish` ([`fast4`]).
 
 #[cfg(target_arch = "x86_64")]
 mod fast;
+#[cfg(target_arch = "x86_64")]
+mod fast4;
 #[cfg(target_arch = "x86_64")]
 mod precise;
 #[cfg(all(test, target_arch = "x86_64"))]
@@ -26,7 +29,9 @@ impl<T, const N: usize> Vectorized<N> for T {}
 mod x86 {
     /// The vector versions of a formula of `N` inputs. Each method's implementation
     /// carries the `#[target_feature]` it names.
-    pub(crate) trait Vectorized<const N: usize>: super::fast::Fast<N> {
+    pub(crate) trait Vectorized<const N: usize>:
+        super::fast::Fast<N> + super::fast4::Fast4<N>
+    {
         /// The precise value of 4 lanes.
         ///
         /// # Safety
@@ -125,6 +130,11 @@ pub(crate) fn rounded_f32<K: Formula<N>, const N: usize>(
         }
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `Isa::Avx2` is only produced when avx2 and fma were detected.
+        Isa::Avx2 if <K as fast4::Fast4<N>>::ENABLED => unsafe {
+            fast4::loop_avx2::<K, f32, N>(x, out, fast::F32_GRID)
+        },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Isa::Avx2` is only produced when avx2 and fma were detected.
         Isa::Avx2 => unsafe { precise::loop_avx2::<K, f32, N>(x, out) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `Isa::Avx512` is only produced when avx512f was detected.
@@ -155,8 +165,8 @@ pub(crate) fn precise_f64<K: Formula<N>, const N: usize>(
 }
 
 /// f64 values `K(x[·][i])` whose rounding (once, to nearest even) to `to` is that of the
-/// exact values: the precise values, or on AVX-512 the fast ones where a rounding test on
-/// the 16-bit grid shows they round the same.
+/// exact values: the precise values, or the fast ones (AVX-512, or AVX2 for a formula with
+/// an AVX2 fast path) where a rounding test on the 16-bit grid shows they round the same.
 pub(crate) fn narrowable<K: Formula<N>, const N: usize>(
     isa: Isa,
     to: Narrow,
@@ -168,6 +178,12 @@ pub(crate) fn narrowable<K: Formula<N>, const N: usize>(
         check_lengths(&x, out.len());
         // SAFETY: `Isa::Avx512` is only produced when avx512f was detected.
         return unsafe { fast::loop_avx512::<K, f64, N>(x, out, fast::grid(to)) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if isa == Isa::Avx2 && <K as fast4::Fast4<N>>::ENABLED {
+        check_lengths(&x, out.len());
+        // SAFETY: `Isa::Avx2` is only produced when avx2 and fma were detected.
+        return unsafe { fast4::loop_avx2::<K, f64, N>(x, out, fast::grid(to)) };
     }
     let _ = to;
     precise_f64::<K, N>(isa, x, out);

@@ -2,8 +2,8 @@
 //! instruction set, the AVX-512 fast path bitwise equal to the precise path, the fast
 //! products within their error bounds, and the rounding test sound.
 
-use super::fast;
 use super::{Formula, Isa, narrowable, precise_f64, rounded_f32};
+use super::{fast, fast4};
 use crate::reference::math::{Mish, MishGrad, R_HI};
 use crate::reference::narrow::{Narrow, narrow16_scalar};
 
@@ -480,13 +480,10 @@ fn mish_narrowable_values_round_like_precise_ones() {
     }
 }
 
-/// The stated error bound of the fast AVX-512 `mish` on covered lanes, measured against
-/// the precise values over the whole covered range and near zero.
+/// The stated error bounds of the fast `mish` (AVX-512 and AVX2) on covered lanes,
+/// measured against the precise values over the whole covered range and near zero.
 #[test]
-fn fast_mish_within_its_error_bound() {
-    if !Isa::available().contains(&Isa::Avx512) {
-        return;
-    }
+fn fast_mish_within_its_error_bounds() {
     let mut s = 0xabad_cafe_f00d_0001u64;
     let n = 1 << 18;
     let x: Vec<f32> = (0..n)
@@ -499,22 +496,34 @@ fn fast_mish_within_its_error_bound() {
             }
         })
         .collect();
-    // SAFETY: AVX-512F is available (checked above).
-    let fast = unsafe { fast::fast_values_avx512::<Mish, 1>([&x]) };
-    let mut worst = 0.0f64;
-    let mut covered = 0;
-    for i in 0..n {
-        let Some(fast) = fast[i] else { continue };
-        covered += 1;
-        let precise = Mish::precise([f64::from(x[i])]);
-        if precise != 0.0 {
-            worst = worst.max(((fast - precise) / precise).abs());
-        }
+    let isas = Isa::available();
+    let mut paths: Vec<(&str, Vec<Option<f64>>, f64)> = Vec::new();
+    if isas.contains(&Isa::Avx2) {
+        // SAFETY: AVX2 and FMA are available (checked above).
+        let fast = unsafe { fast4::fast_values_avx2::<Mish, 1>([&x]) };
+        paths.push(("avx2", fast, fast4::MISH_ERROR_BOUND));
     }
-    assert!(covered > n * 9 / 10, "{covered} of {n} lanes covered");
-    assert!(
-        worst < fast::MISH_ERROR_BOUND,
-        "worst relative error {worst:e}"
-    );
-    assert!(worst > 1e-16, "worst relative error {worst:e}");
+    if isas.contains(&Isa::Avx512) {
+        // SAFETY: AVX-512F is available (checked above).
+        let fast = unsafe { fast::fast_values_avx512::<Mish, 1>([&x]) };
+        paths.push(("avx512", fast, fast::MISH_ERROR_BOUND));
+    }
+    for (name, fast, bound) in paths {
+        let mut worst = 0.0f64;
+        let mut covered = 0;
+        for i in 0..n {
+            let Some(fast) = fast[i] else { continue };
+            covered += 1;
+            let precise = Mish::precise([f64::from(x[i])]);
+            if precise != 0.0 {
+                worst = worst.max(((fast - precise) / precise).abs());
+            }
+        }
+        assert!(
+            covered > n * 9 / 10,
+            "{name}: {covered} of {n} lanes covered"
+        );
+        assert!(worst < bound, "{name}: worst relative error {worst:e}");
+        assert!(worst > 1e-16, "{name}: worst relative error {worst:e}");
+    }
 }
