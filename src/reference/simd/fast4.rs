@@ -4,7 +4,7 @@
 //!
 //! **Fast value.** `e = exp(x) = 2^k·p(r)`, `k = round(x/ln 2)`, `r = x − k·ln 2` (ln 2's
 //! high part only: |k|·2.3e−17 more), `p` of degree 8 on |r| ≤ ln2/2 (Chebyshev fit,
-//! relative error 1.07e−12 with f64 coefficients), then `y = x·n / (n + 2)` with
+//! relative error 1.06e−12 with f64 coefficients), then `y = x·n / (n + 2)` with
 //! `n = e·(e + 2)` and a division. On covered lanes (|x| < 150) its relative error is
 //! below 1.2e−12 (`scripts/fast-path-constants.py`): every sensitivity is at most about
 //! 1, so `p`'s error dominates; with the precise value's 1e−15 it stays below the
