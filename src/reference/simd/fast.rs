@@ -105,7 +105,7 @@ const EXP_REDUCED_POLY: [f64; 6] = [
 /// Lanes at this distance from the root of `mish'` or farther are left to the precise
 /// path: below it (x < 148.8) `g·e·q` and `d²` stay finite for every finite f32 `g`, and
 /// above −151.2 `exp` is far from underflow, so no clamp is needed.
-const DMISH_FROM_ROOT_MAX: f32 = 150.0;
+pub(super) const DMISH_FROM_ROOT_MAX: f32 = 150.0;
 
 /// Half width of the window around the root of `mish'` that the fast product leaves to
 /// the precise path (its Taylor expansion). Outside it the sensitivity of the formula to

@@ -1,8 +1,7 @@
 //! Formulas over slices, on the best instruction set of the CPU: a portable scalar loop,
 //! AVX2+FMA (4 f64 lanes) and AVX-512F (8 lanes) versions of the precise evaluation that
-//! give bitwise identical results ([`precise`]), and a fast first pass kept where a
-//! rounding test proves it rounds like the precise one: on AVX-512F for every formula
-//! ([`fast`]), on AVX2 for `mish` ([`fast4`]).
+//! give bitwise identical results ([`precise`]), and on both a fast first pass kept
+//! where a rounding test proves it rounds like the precise one ([`fast`], [`fast4`]).
 
 #[cfg(target_arch = "x86_64")]
 mod fast;
@@ -115,7 +114,8 @@ fn check_lengths<const N: usize>(x: &[&[f32]; N], n: usize) {
     assert!(x.iter().all(|s| s.len() == n), "slices of unequal length");
 }
 
-/// `out[i] = f32(K(x[·][i]))`, the f64 value rounded once.
+/// `out[i] = f32(K(x[·][i]))`, the precise f64 value rounded once (on AVX-512 and AVX2
+/// through the fast path, which rounds the same).
 pub(crate) fn rounded_f32<K: Formula<N>, const N: usize>(
     isa: Isa,
     x: [&[f32]; N],
@@ -130,12 +130,7 @@ pub(crate) fn rounded_f32<K: Formula<N>, const N: usize>(
         }
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `Isa::Avx2` is only produced when avx2 and fma were detected.
-        Isa::Avx2 if <K as fast4::Fast4<N>>::ENABLED => unsafe {
-            fast4::loop_avx2::<K, f32, N>(x, out, fast::F32_GRID)
-        },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Isa::Avx2` is only produced when avx2 and fma were detected.
-        Isa::Avx2 => unsafe { precise::loop_avx2::<K, f32, N>(x, out) },
+        Isa::Avx2 => unsafe { fast4::loop_avx2::<K, f32, N>(x, out, fast::F32_GRID) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `Isa::Avx512` is only produced when avx512f was detected.
         Isa::Avx512 => unsafe { fast::loop_avx512::<K, f32, N>(x, out, fast::F32_GRID) },
@@ -165,8 +160,8 @@ pub(crate) fn precise_f64<K: Formula<N>, const N: usize>(
 }
 
 /// f64 values `K(x[·][i])` whose rounding (once, to nearest even) to `to` is that of the
-/// exact values: the precise values, or the fast ones (AVX-512, or AVX2 for a formula with
-/// an AVX2 fast path) where a rounding test on the 16-bit grid shows they round the same.
+/// exact values: the precise values, or on AVX-512 and AVX2 the fast ones where a rounding
+/// test on the 16-bit grid shows they round the same.
 pub(crate) fn narrowable<K: Formula<N>, const N: usize>(
     isa: Isa,
     to: Narrow,
@@ -180,7 +175,7 @@ pub(crate) fn narrowable<K: Formula<N>, const N: usize>(
         return unsafe { fast::loop_avx512::<K, f64, N>(x, out, fast::grid(to)) };
     }
     #[cfg(target_arch = "x86_64")]
-    if isa == Isa::Avx2 && <K as fast4::Fast4<N>>::ENABLED {
+    if isa == Isa::Avx2 {
         check_lengths(&x, out.len());
         // SAFETY: `Isa::Avx2` is only produced when avx2 and fma were detected.
         return unsafe { fast4::loop_avx2::<K, f64, N>(x, out, fast::grid(to)) };

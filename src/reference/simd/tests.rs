@@ -241,14 +241,11 @@ fn half_bits(to: Narrow, v: f32) -> u16 {
     }
 }
 
-/// The stated error bound of the fast AVX-512 product (`FAST_ERROR_BOUND` relative on
-/// covered lanes), measured against the precise product on inputs dense near the
-/// window's border, where it is largest, and over the whole covered range.
+/// The stated error bounds of the fast products (AVX-512 and AVX2) on covered lanes,
+/// measured against the precise product on inputs dense near the window's border, where
+/// they are largest, and over the whole covered range.
 #[test]
-fn fast_product_within_its_error_bound() {
-    if !Isa::available().contains(&Isa::Avx512) {
-        return;
-    }
+fn fast_product_within_its_error_bounds() {
     let mut s = 0xfeed_f00d_dead_beefu64;
     let n = 1 << 18;
     let (mut g, mut x) = (Vec::with_capacity(n), Vec::with_capacity(n));
@@ -256,7 +253,7 @@ fn fast_product_within_its_error_bound() {
         let r = next(&mut s);
         let u = (r >> 40) as f32 / (1u64 << 24) as f32;
         g.push(1.0 + u);
-        // partly inside the window, to check that covered16 keeps those lanes out
+        // partly inside the window, to check that the coverage keeps those lanes out
         let border = FAST_WINDOW as f32 * (0.25 + 8.0 * u);
         x.push(match i % 4 {
             0 => R_HI as f32 + border,
@@ -265,23 +262,32 @@ fn fast_product_within_its_error_bound() {
             _ => -151.0 + 299.0 * u,
         });
     }
-    // SAFETY: AVX-512F is available (checked above).
-    let fast = unsafe { fast::fast_values_avx512::<MishGrad, 2>([&g, &x]) };
-    let mut worst = 0.0f64;
-    let mut covered = 0;
-    for i in 0..n {
-        let Some(fast) = fast[i] else { continue };
-        covered += 1;
-        let precise = MishGrad::precise([f64::from(g[i]), f64::from(x[i])]);
-        worst = worst.max(((fast - precise) / precise).abs());
+    let isas = Isa::available();
+    let mut paths: Vec<(&str, Vec<Option<f64>>, f64)> = Vec::new();
+    if isas.contains(&Isa::Avx2) {
+        // SAFETY: AVX2 and FMA are available (checked above).
+        let fast = unsafe { fast4::fast_values_avx2::<MishGrad, 2>([&g, &x]) };
+        paths.push(("avx2", fast, fast4::DMISH_ERROR_BOUND));
     }
-    assert!(covered > n / 2, "{covered} of {n} lanes covered");
-    assert!(
-        worst < fast::DMISH_ERROR_BOUND,
-        "worst relative error {worst:e}"
-    );
-    // the bound is not vacuous: the window border costs accuracy
-    assert!(worst > 1e-16, "worst relative error {worst:e}");
+    if isas.contains(&Isa::Avx512) {
+        // SAFETY: AVX-512F is available (checked above).
+        let fast = unsafe { fast::fast_values_avx512::<MishGrad, 2>([&g, &x]) };
+        paths.push(("avx512", fast, fast::DMISH_ERROR_BOUND));
+    }
+    for (name, fast, bound) in paths {
+        let mut worst = 0.0f64;
+        let mut covered = 0;
+        for i in 0..n {
+            let Some(fast) = fast[i] else { continue };
+            covered += 1;
+            let precise = MishGrad::precise([f64::from(g[i]), f64::from(x[i])]);
+            worst = worst.max(((fast - precise) / precise).abs());
+        }
+        assert!(covered > n / 2, "{name}: {covered} of {n} lanes covered");
+        assert!(worst < bound, "{name}: worst relative error {worst:e}");
+        // the bound is not vacuous: the window border costs accuracy
+        assert!(worst > 1e-16, "{name}: worst relative error {worst:e}");
+    }
 }
 
 /// The rounding test of the fast path is sound on each grid (f32, f16, bf16): every
@@ -291,9 +297,7 @@ fn fast_product_within_its_error_bound() {
 /// and nearly all random values in the normal range.
 #[test]
 fn rounding_test_is_sound() {
-    if !Isa::available().contains(&Isa::Avx512) {
-        return;
-    }
+    let isas = Isa::available();
     /// A format: its grid, its rounding of f64 (once, to nearest even; from the scalar
     /// code, not the vector code under test), the value of an encoding, the encoding of
     /// its largest finite value, and the f64 exponent fields of its smallest normal
@@ -351,29 +355,39 @@ fn rounding_test_is_sound() {
             y.push(sign * f64::from_bits(field << 52 | (r >> 12) & ((1 << 52) - 1)));
         }
         y.truncate(y.len() / 8 * 8);
-        // SAFETY: AVX-512F is available (checked above).
-        let ok = unsafe { fast::rounding_ok_avx512(&y, f.grid) };
-        let eps = 2f64.powi(-38) * (1.0 - 2f64.powi(-10));
-        for (&y, &ok) in y.iter().zip(&ok) {
-            if ok && y.is_finite() {
-                for end in [y * (1.0 - eps), y * (1.0 + eps)] {
-                    assert_eq!((f.round)(end), (f.round)(y), "{} y = {y:e} passed", f.name);
+        let mut tests: Vec<(&str, Vec<bool>)> = Vec::new();
+        if isas.contains(&Isa::Avx2) {
+            // SAFETY: AVX2 and FMA are available (checked above).
+            tests.push(("avx2", unsafe { fast4::rounding_ok_avx2(&y, f.grid) }));
+        }
+        if isas.contains(&Isa::Avx512) {
+            // SAFETY: AVX-512F is available (checked above).
+            tests.push(("avx512", unsafe { fast::rounding_ok_avx512(&y, f.grid) }));
+        }
+        for (isa, ok) in tests {
+            let eps = 2f64.powi(-38) * (1.0 - 2f64.powi(-10));
+            for (&y, &ok) in y.iter().zip(&ok) {
+                if ok && y.is_finite() {
+                    for end in [y * (1.0 - eps), y * (1.0 + eps)] {
+                        let (a, b) = ((f.round)(end), (f.round)(y));
+                        assert_eq!(a, b, "{isa} {} y = {y:e} passed", f.name);
+                    }
                 }
             }
+            assert!(
+                ok[..specials].iter().all(|&ok| ok),
+                "{isa} {}: zeros and infinities",
+                f.name
+            );
+            let random: Vec<bool> = ok[specials..].iter().skip(1).step_by(2).copied().collect();
+            let passed = random.iter().filter(|&&ok| ok).count();
+            assert!(
+                passed * 100 > random.len() * 99,
+                "{isa} {}: {passed} of {}",
+                f.name,
+                random.len()
+            );
         }
-        assert!(
-            ok[..specials].iter().all(|&ok| ok),
-            "{}: zeros and infinities",
-            f.name
-        );
-        let random: Vec<bool> = ok[specials..].iter().skip(1).step_by(2).copied().collect();
-        let passed = random.iter().filter(|&&ok| ok).count();
-        assert!(
-            passed * 100 > random.len() * 99,
-            "{}: {passed} of {}",
-            f.name,
-            random.len()
-        );
     }
 }
 
