@@ -41,9 +41,9 @@
 //! memory order of most views; inputs of at least [`PARALLEL_THRESHOLD`] elements are
 //! split across the rayon thread pool. The f64 evaluation is vectorized (AVX-512F or
 //! AVX2+FMA chosen at run time, with a portable scalar fallback giving bitwise identical
-//! results). On AVX-512F a cheaper first pass with a proven error bound is kept wherever a
-//! rounding test shows it rounds like the precise evaluation (bitwise the same results).
-//! No temporary beyond the output is allocated.
+//! results): a cheaper first pass with a proven error bound is kept wherever a rounding
+//! test shows it rounds like the precise evaluation, which recomputes the rest (bitwise
+//! the same results). No temporary beyond the output is allocated.
 
 mod engine;
 mod gather;

@@ -324,7 +324,8 @@ impl Out for f64 {
     }
 }
 
-/// The precise values of `K` over slices of equal length, 4 lanes at a time.
+/// The precise values of `K` over slices of equal length, 4 lanes at a time (the fast
+/// path's reference in the tests; its loop is [`super::fast4`]).
 ///
 /// # Safety
 /// The CPU must support AVX2 and FMA; slices of equal length.
@@ -334,24 +335,10 @@ pub(super) unsafe fn loop_avx2<K: Vectorized<N>, O: Out, const N: usize>(
     out: &mut [O],
 ) {
     use avx2::{LANES, load};
-    /// Vectors per step: independent chains that the scheduler interleaves.
-    const UNROLL: usize = 4;
-    const STEP: usize = LANES * UNROLL;
     let n = out.len();
-    let wide = n - n % STEP;
-    for (c, o) in out[..wide].chunks_exact_mut(STEP).enumerate() {
-        let i = c * STEP;
-        let v: [[__m256d; N]; UNROLL] = from_fn(|u| from_fn(|k| load(&x[k][i + LANES * u..])));
-        // SAFETY: AVX2 and FMA are enabled here.
-        let y: [__m256d; UNROLL] = v.map(|v| unsafe { K::precise4(v) });
-        for (u, y) in y.into_iter().enumerate() {
-            // SAFETY: AVX2 and FMA are enabled here.
-            unsafe { O::put4(&mut o[LANES * u..], y) };
-        }
-    }
     let body = n - n % LANES;
-    for (c, o) in out[wide..body].chunks_exact_mut(LANES).enumerate() {
-        let i = wide + c * LANES;
+    for (c, o) in out[..body].chunks_exact_mut(LANES).enumerate() {
+        let i = c * LANES;
         // SAFETY: AVX2 and FMA are enabled here.
         unsafe { O::put4(o, K::precise4(from_fn(|k| load(&x[k][i..])))) };
     }
