@@ -8,7 +8,7 @@ use crate::shape::check_mish_backward;
 use ndarray::{Array, ArrayView, ArrayViewMut, DimMax, Dimension, IxDyn};
 
 /// The broadcast dimension type of two inputs (ndarray's [`DimMax`]: the larger of two
-/// fixed dimensionalities, [`IxDyn`] with any dynamic one).
+/// fixed dimensionalities, [`IxDyn`](type@IxDyn) with any dynamic one).
 pub type Broadcast<DG, DX> = <DG as DimMax<DX>>::Output;
 
 /// `grad · mish'(x)` of two broadcastable views, as a new array of the broadcast shape

@@ -14,7 +14,7 @@
 //! - Shapes follow the operators: at most 8 dims per argument; `mish` keeps the shape of
 //!   `x` (no broadcasting); `mish_backward` broadcasts `grad` against `x` (numpy rules,
 //!   [`crate::shape::check_mish_backward`]). An `_into` output must have the result's
-//!   shape. Violations are typed [`Error`](crate::Error)s; nothing panics. Empty shapes
+//!   shape. Violations are typed [`crate::Error`] values; nothing panics. Empty shapes
 //!   succeed without computing anything.
 //! - The compute dtype is the input's for `mish` and `P = promote(G, X)`
 //!   ([`crate::DType::promote`], [`crate::element::Promote`]) for `mish_backward`. The
