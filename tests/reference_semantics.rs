@@ -550,3 +550,32 @@ fn mish_layouts_match_elementwise() {
     check::<f16>(40, 30);
     check::<bf16>(300, 120);
 }
+
+/// The output's element type is the promoted one and its dimension type the larger of the
+/// inputs' (ndarray's `DimMax`), without annotations; a too large broadcast shape is a
+/// typed error, not a panic.
+#[test]
+fn output_types_follow_the_inputs() {
+    let row = Array::from_vec(values(3, 1));
+    let matrix = Array::from_shape_vec((2, 3), values(6, 2)).unwrap();
+    let out: Array<f32, Ix2> = mish_backward(row.view(), matrix.view()).unwrap();
+    let dynamic = matrix.clone().into_dyn();
+    let out_dyn: ArrayD<f32> = mish_backward(row.view(), dynamic.view()).unwrap();
+    assert_eq!(bits(&out.into_dyn()), bits(&out_dyn));
+    let h = matrix.mapv(f16::from_f32);
+    let b = matrix.mapv(bf16::from_f32);
+    let hh: Array<f16, Ix2> = mish_backward(h.view(), h.view()).unwrap();
+    let bb: Array<bf16, Ix2> = mish_backward(b.view(), b.view()).unwrap();
+    let hb: Array<f32, Ix2> = mish_backward(h.view(), b.view()).unwrap();
+    assert_eq!((hh.dim(), bb.dim(), hb.dim()), ((2, 3), (2, 3), (2, 3)));
+    let y: Array<bf16, ndarray::Ix1> = mish(b.row(0)).unwrap();
+    assert_eq!(y.len(), 3);
+
+    let one = ndarray::arr0(1.0f32);
+    let tall = one.broadcast((1usize << 40, 1)).unwrap();
+    let wide = one.broadcast((1, 1usize << 40)).unwrap();
+    assert!(matches!(
+        mish_backward(tall, wide),
+        Err(Error::InvalidArgument(_))
+    ));
+}

@@ -17,17 +17,22 @@ use crate::element::DType;
 use crate::element::sealed::{TypedView, TypedViewMut};
 use ndarray::{Axis, Ix2, IxDyn, Slice};
 
-/// `match` over the variants of a typed view, binding the view to `$v` in each arm and
-/// wrapping the result in the same variant (`map`) or returning it (`each`).
-macro_rules! typed {
-    (map $e:expr, $t:ident, |$v:ident| $body:expr) => {
+/// `match` over the variants of a typed view (enum `$t`), binding the view to `$v` in
+/// each arm and wrapping the result in the same variant.
+macro_rules! typed_map {
+    ($e:expr, $t:ident, |$v:ident| $body:expr) => {
         match $e {
             $t::F32($v) => $t::F32($body),
             $t::F16($v) => $t::F16($body),
             $t::Bf16($v) => $t::Bf16($body),
         }
     };
-    (each $e:expr, $t:ident, |$v:ident| $body:expr) => {
+}
+
+/// `match` over the variants of a typed view, binding the view to `$v` in each arm and
+/// returning the result.
+macro_rules! typed_each {
+    ($e:expr, $t:ident, |$v:ident| $body:expr) => {
         match $e {
             $t::F32($v) => $body,
             $t::F16($v) => $body,
@@ -44,7 +49,7 @@ struct Operands<'a, const N: usize, D> {
 
 impl<'a, const N: usize> Operands<'a, N, IxDyn> {
     fn shape(&self) -> &[usize] {
-        typed!(each & self.out, TypedViewMut, |v| v.shape())
+        typed_each!(&self.out, TypedViewMut, |v| v.shape())
     }
 
     fn ndim(&self) -> usize {
@@ -56,7 +61,7 @@ impl<'a, const N: usize> Operands<'a, N, IxDyn> {
     }
 
     fn out_strides(&self) -> &[isize] {
-        typed!(each & self.out, TypedViewMut, |v| v.strides())
+        typed_each!(&self.out, TypedViewMut, |v| v.strides())
     }
 
     /// The strides of every view, the output's last.
@@ -64,24 +69,24 @@ impl<'a, const N: usize> Operands<'a, N, IxDyn> {
         let x = self
             .x
             .iter()
-            .map(|v| typed!(each v, TypedView, |v| v.strides()));
+            .map(|v| typed_each!(v, TypedView, |v| v.strides()));
         x.chain(std::iter::once(self.out_strides()))
     }
 
     /// Applies the same change of axes to every view.
     fn each(&mut self, mut f: impl FnMut(&mut dyn AxisOps)) {
         for v in &mut self.x {
-            typed!(each v, TypedView, |v| f(v));
+            typed_each!(v, TypedView, |v| f(v));
         }
-        typed!(each &mut self.out, TypedViewMut, |v| f(v));
+        typed_each!(&mut self.out, TypedViewMut, |v| f(v));
     }
 
     fn permuted(self, axes: &[usize]) -> Self {
         Operands {
             x: self
                 .x
-                .map(|v| typed!(map v, TypedView, |v| v.permuted_axes(IxDyn(axes)))),
-            out: typed!(map self.out, TypedViewMut, |v| v.permuted_axes(IxDyn(axes))),
+                .map(|v| typed_map!(v, TypedView, |v| v.permuted_axes(IxDyn(axes)))),
+            out: typed_map!(self.out, TypedViewMut, |v| v.permuted_axes(IxDyn(axes))),
         }
     }
 
@@ -91,10 +96,10 @@ impl<'a, const N: usize> Operands<'a, N, IxDyn> {
         let left = self
             .x
             .clone()
-            .map(|v| typed!(map v, TypedView, |v| v.slice_axis_move(axis, lo)));
+            .map(|v| typed_map!(v, TypedView, |v| v.slice_axis_move(axis, lo)));
         let right = self
             .x
-            .map(|v| typed!(map v, TypedView, |v| v.slice_axis_move(axis, hi)));
+            .map(|v| typed_map!(v, TypedView, |v| v.slice_axis_move(axis, hi)));
         let (a, b) = match self.out {
             TypedViewMut::F32(v) => {
                 let (a, b) = v.split_at(axis, mid);
@@ -117,8 +122,8 @@ impl<'a, const N: usize> Operands<'a, N, IxDyn> {
         let x: [TypedView<'_, IxDyn>; N] = self
             .x
             .each_ref()
-            .map(|v| typed!(map v, TypedView, |v| v.view().index_axis_move(Axis(0), i)));
-        let out: TypedViewMut<'_, IxDyn> = typed!(map &mut self.out, TypedViewMut, |v| v
+            .map(|v| typed_map!(v, TypedView, |v| v.view().index_axis_move(Axis(0), i)));
+        let out: TypedViewMut<'_, IxDyn> = typed_map!(&mut self.out, TypedViewMut, |v| v
             .view_mut()
             .index_axis_move(Axis(0), i));
         Operands { x, out }
@@ -183,10 +188,11 @@ pub(crate) fn run<'a, K: Formula<N>, const N: usize>(
     mut out: TypedViewMut<'a, IxDyn>,
 ) {
     let isa = Isa::detect();
-    let out_strides = typed!(each & out, TypedViewMut, |v| v.strides().to_vec());
-    let same_layout = x
-        .iter()
-        .all(|v| typed!(each v, TypedView, |v| v.strides()) == out_strides.as_slice());
+    let same_layout = {
+        let out_strides = typed_each!(&out, TypedViewMut, |v| v.strides());
+        x.iter()
+            .all(|v| typed_each!(v, TypedView, |v| v.strides()) == out_strides)
+    };
     if same_layout {
         let src: [Option<Src<'_>>; N] = x.each_ref().map(Src::of);
         if src.iter().all(Option::is_some)
@@ -367,12 +373,12 @@ fn tiles<K: Formula<N>, const N: usize>(
     mut ops: Operands<'_, N, Ix2>,
     scratch: &mut Scratch<N>,
 ) {
-    let (rows, cols) = typed!(each & ops.out, TypedViewMut, |v| v.dim());
+    let (rows, cols) = typed_each!(&ops.out, TypedViewMut, |v| v.dim());
     let across = ops
         .x
         .iter()
-        .any(|v| typed!(each v, TypedView, |v| along_columns(v.strides())))
-        || typed!(each & ops.out, TypedViewMut, |v| along_columns(v.strides()));
+        .any(|v| typed_each!(v, TypedView, |v| along_columns(v.strides())))
+        || typed_each!(&ops.out, TypedViewMut, |v| along_columns(v.strides()));
     let (tile_rows, tile_cols) = if across && rows > 1 {
         (TILE_ROWS, TILE_COLS)
     } else {
@@ -384,11 +390,11 @@ fn tiles<K: Formula<N>, const N: usize>(
         for c0 in (0..cols).step_by(tile_cols) {
             let cs = Slice::from(c0..(c0 + tile_cols).min(cols));
             let x = ops.x.map(|v| {
-                typed!(map v, TypedView, |v| v
+                typed_map!(v, TypedView, |v| v
                     .slice_axis_move(Axis(0), rs)
                     .slice_axis_move(Axis(1), cs))
             });
-            let out = typed!(map &mut ops.out, TypedViewMut, |v| v
+            let out = typed_map!(&mut ops.out, TypedViewMut, |v| v
                 .slice_axis_mut(Axis(0), rs)
                 .slice_axis_move(Axis(1), cs));
             tile::tile::<K, N>(isa, compute, x, out, scratch);

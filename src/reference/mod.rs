@@ -43,7 +43,8 @@
 //! AVX2+FMA chosen at run time, with a portable scalar fallback giving bitwise identical
 //! results): a cheaper first pass with a proven error bound is kept wherever a rounding
 //! test shows it rounds like the precise evaluation, which recomputes the rest (bitwise
-//! the same results). No temporary beyond the output is allocated.
+//! the same results). No buffer beyond the output is allocated: the tiles live on the
+//! stack.
 
 mod engine;
 mod gather;

@@ -55,8 +55,8 @@ pub(crate) trait Fast<const N: usize> {
     /// The fast values of `U` vectors, every step on all vectors before the next so that
     /// the independent chains keep both FMA ports busy. Finite for covered lanes
     /// ([`Fast::covered16`]); other lanes are discarded. Generic over the output only so
-    /// that each output's loop has instances of its own to inline (an instance with two
-    /// callers was left out of line).
+    /// that each output's loop has instances of its own to inline (LLVM leaves an instance
+    /// with two callers out of line).
     ///
     /// # Safety
     /// The CPU must support AVX-512F.
