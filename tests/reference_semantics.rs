@@ -579,3 +579,59 @@ fn output_types_follow_the_inputs() {
         Err(Error::InvalidArgument(_))
     ));
 }
+
+/// Every combination of input and output element types (27) through the flat path, a
+/// transposed input, a transposed and stepped output: each element equals the 0-d
+/// computation of its inputs.
+#[test]
+fn every_dtype_combination_through_every_path() {
+    fn run<G: Element, X: Element, O: Element>() {
+        let (rows, cols) = (37usize, 70usize);
+        let g = Array::from_shape_vec((rows, cols), values(rows * cols, 51))
+            .unwrap()
+            .mapv(G::from_f32);
+        let x = Array::from_shape_vec((rows, cols), values(rows * cols, 52))
+            .unwrap()
+            .mapv(X::from_f32);
+        let one = |g: G, x: X| -> u32 {
+            let o: Array<O, _> =
+                mish_backward_as(ndarray::arr0(g).view(), ndarray::arr0(x).view()).unwrap();
+            o[()].to_bits_u32()
+        };
+        let flat: Array<O, Ix2> = mish_backward_as(g.view(), x.view()).unwrap();
+        let gt = g.t().as_standard_layout().into_owned();
+        let transposed_in: Array<O, Ix2> = mish_backward_as(gt.t(), x.view()).unwrap();
+        let mut wide = Array::from_elem((cols, 2 * rows), O::default());
+        mish_backward_into(
+            g.view(),
+            x.view(),
+            wide.slice_mut(s![.., ..;2]).reversed_axes(),
+        )
+        .unwrap();
+        let stepped_out = wide.slice(s![.., ..;2]).reversed_axes().to_owned();
+        for ((i, j), &gv) in g.indexed_iter() {
+            let want = one(gv, x[[i, j]]);
+            let got = [flat[[i, j]], transposed_in[[i, j]], stepped_out[[i, j]]];
+            assert!(
+                got.iter().all(|v| v.to_bits_u32() == want),
+                "{:?}+{:?}->{:?} at ({i}, {j})",
+                G::DTYPE,
+                X::DTYPE,
+                O::DTYPE
+            );
+        }
+    }
+    fn outputs<G: Element, X: Element>() {
+        run::<G, X, f32>();
+        run::<G, X, f16>();
+        run::<G, X, bf16>();
+    }
+    fn inputs<G: Element>() {
+        outputs::<G, f32>();
+        outputs::<G, f16>();
+        outputs::<G, bf16>();
+    }
+    inputs::<f32>();
+    inputs::<f16>();
+    inputs::<bf16>();
+}
