@@ -47,6 +47,20 @@ pub enum Error {
         max: usize,
     },
 
+    /// A shape whose element count does not fit in `i64` (aclnn's index type).
+    #[error(
+        "{argument} of shape {shape:?} has {elements} elements, more than the {} a tensor can address",
+        i64::MAX
+    )]
+    TooManyElements {
+        /// Which argument.
+        argument: &'static str,
+        /// The shape asked for.
+        shape: Vec<usize>,
+        /// Its exact element count, in decimal.
+        elements: String,
+    },
+
     /// Two inputs cannot be broadcast together.
     #[error("{argument} {shape:?} and {other} {other_shape:?} are not broadcastable")]
     NotBroadcastable {
