@@ -48,7 +48,7 @@ impl Dims {
         });
         // A zero dim makes any product empty, however large the other dims.
         let empty = shape.contains(&0);
-        if !empty && !count.is_some_and(|n| n <= i64::MAX as u64) {
+        if !empty && count.is_none_or(|n| n > i64::MAX as u64) {
             return Err(too_many_elements(argument, shape));
         }
         let mut dims = [0; MAX_DIMS];
