@@ -11,7 +11,7 @@ pub enum Error {
     Load(#[from] ascend_sys::LoadError),
 
     /// A runtime call (`libascendcl.so`) failed.
-    #[error("{api} failed with {name} ({code}){}", detail(message))]
+    #[error("{api} failed with {name} ({code}){}", detail(api, message))]
     Acl {
         /// The C function that failed, e.g. `"aclrtMalloc"`.
         api: &'static str,
@@ -24,7 +24,7 @@ pub enum Error {
     },
 
     /// An aclnn call (`libnnopbase.so` / `libopapi.so`) failed.
-    #[error("{api} failed with {name} ({status}){}", detail(message))]
+    #[error("{api} failed with {name} ({status}){}", detail(api, message))]
     Aclnn {
         /// The C function that failed, e.g. `"aclnnMishBackwardGetWorkspaceSize"`.
         api: &'static str,
@@ -86,7 +86,10 @@ pub enum Error {
     },
 
     /// The device's SoC does not support this dtype for the operator.
-    #[error("{argument} has dtype {dtype}, which {operator} does not support on {soc}")]
+    #[error(
+        "{argument} has dtype {dtype} (CANN {}), which {operator} does not support on {soc}",
+        dtype.name()
+    )]
     UnsupportedDtype {
         /// Which argument.
         argument: &'static str,
@@ -137,11 +140,18 @@ pub enum Error {
     InvalidArgument(String),
 }
 
-fn detail(message: &str) -> String {
-    if message.is_empty() {
+/// The library's text after the crate's own "`api` failed with ..." (which some libraries,
+/// the simulator among them, repeat at the start of their text: printed once).
+fn detail(api: &str, message: &str) -> String {
+    let own = message
+        .strip_prefix(api)
+        .and_then(|rest| rest.strip_prefix(" failed with "))
+        .and_then(|rest| rest.split_once("): "))
+        .map_or(message, |(_, text)| text);
+    if own.is_empty() {
         String::new()
     } else {
-        format!(": {message}")
+        format!(": {own}")
     }
 }
 
