@@ -186,8 +186,6 @@ pub(crate) fn state() -> MutexGuard<'static, State> {
 thread_local! {
     /// The calling thread's current context id (0: none).
     pub(crate) static CURRENT_CTX: Cell<u64> = const { Cell::new(0) };
-    /// Text behind the latest failure on this thread (`aclGetRecentErrMsg`).
-    static ERR_MSG: RefCell<Option<CString>> = const { RefCell::new(None) };
     /// The API function being executed on this thread, for message prefixes.
     static CURRENT_API: Cell<&'static str> = const { Cell::new("") };
     /// The report most recently handed out to this thread (keeps the pointer valid).
@@ -209,7 +207,7 @@ pub(crate) fn fail(code: i32, msg: String) -> i32 {
         "{api} failed with {} ({code}): {msg}",
         ascend_sys::status_name(code)
     );
-    ERR_MSG.with(|m| *m.borrow_mut() = Some(to_cstring(text)));
+    crate::errmsg::record(text);
     code
 }
 
@@ -249,14 +247,6 @@ pub(crate) fn last_report_ptr() -> *const c_char {
     })
 }
 
-/// `aclGetRecentErrMsg`: the thread's latest error text, or NULL if none.
-pub(crate) fn err_msg_ptr() -> *const c_char {
-    ERR_MSG.with(|m| match &*m.borrow() {
-        Some(c) => c.as_ptr(),
-        None => std::ptr::null(),
-    })
-}
-
 // ---------------------------------------------------------------------------------------
 // Call counts and fault injection.
 
@@ -291,13 +281,39 @@ pub(crate) fn set_fault_absolute(i: usize, nth: u64) {
     FAULT_AT[i].store(nth, Ordering::SeqCst);
 }
 
-/// The wrapper of every API entry point: counts the call, fires an armed fault, and
-/// catches panics so that none crosses the C boundary.
-pub(crate) fn entry<R: Copy>(sym: Sym, failure: R, body: impl FnOnce() -> R) -> R {
+/// A C return value: whether it reports a failure.
+pub(crate) trait Outcome: Copy {
+    /// `Some(status)` for a failed status, `Some(None)` for a NULL pointer, else `None`.
+    fn failure(self) -> Option<Option<i32>>;
+}
+
+impl Outcome for i32 {
+    fn failure(self) -> Option<Option<i32>> {
+        (self != ascend_sys::ACL_SUCCESS).then_some(Some(self))
+    }
+}
+
+impl<T> Outcome for *mut T {
+    fn failure(self) -> Option<Option<i32>> {
+        self.is_null().then_some(None)
+    }
+}
+
+impl<T> Outcome for *const T {
+    fn failure(self) -> Option<Option<i32>> {
+        self.is_null().then_some(None)
+    }
+}
+
+/// The wrapper of every API entry point: counts the call, fires an armed fault, catches
+/// panics so that none crosses the C boundary, and makes sure a failure leaves its own
+/// `aclGetRecentErrMsg` text.
+pub(crate) fn entry<R: Outcome>(sym: Sym, failure: R, body: impl FnOnce() -> R) -> R {
     let i = sym as usize;
     let name = SYMBOLS[i];
     let n = CALLS[i].fetch_add(1, Ordering::SeqCst) + 1;
     let previous = CURRENT_API.with(|c| c.replace(name));
+    let outer_call = crate::errmsg::begin_call();
     let result = if FAULT_AT[i]
         .compare_exchange(n, 0, Ordering::SeqCst, Ordering::SeqCst)
         .is_ok()
@@ -320,6 +336,17 @@ pub(crate) fn entry<R: Copy>(sym: Sym, failure: R, body: impl FnOnce() -> R) -> 
             }
         }
     };
+    // aclGetRecentErrMsg's NULL means "no text", not a failure of its own.
+    if sym != Sym::aclGetRecentErrMsg && !crate::errmsg::call_has_text() {
+        match result.failure() {
+            Some(Some(code)) => {
+                fail(code, "no more precise reason was recorded".into());
+            }
+            Some(None) => crate::errmsg::record(format!("{name} returned NULL")),
+            None => {}
+        }
+    }
+    crate::errmsg::end_call(outer_call);
     CURRENT_API.with(|c| c.set(previous));
     result
 }
