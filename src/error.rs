@@ -124,8 +124,8 @@ pub enum Error {
         found: i32,
     },
 
-    /// A tensor given to a reusable plan differs from the one the plan was built for
-    /// (shape, strides, offset or storage size).
+    /// A tensor given to a reusable plan has another layout (dims, strides or offset) than
+    /// the plan was built for. The size of its storage does not matter.
     #[error("{argument} does not match the plan: {detail}")]
     PlanMismatch {
         /// Which argument.

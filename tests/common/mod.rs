@@ -7,7 +7,7 @@ pub mod props;
 use ascendcl::{DType, Device, Element, Runtime, Stream};
 use ndarray::{ArrayD, IxDyn};
 use proptest::test_runner::{TestCaseError, TestError};
-use std::sync::{Mutex, MutexGuard, Once};
+use std::sync::{Mutex, MutexGuard, Once, OnceLock};
 
 /// The simulated devices of every `api_*` test binary: an Atlas A2 (bf16), an Atlas
 /// training 910 (no bf16) and an Atlas 200I/500 A2 (no MishBackward).
@@ -18,13 +18,26 @@ pub const B310: i32 = 2;
 
 static ENV: Once = Once::new();
 static SERIAL: Mutex<()> = Mutex::new(());
+static DEVICES: OnceLock<&'static str> = OnceLock::new();
 
-/// The simulator runtime, configured with [`SIM_DEVICES`] before its `aclInit`.
+/// Chooses the simulated devices of this test binary instead of [`SIM_DEVICES`]; every
+/// test of the binary calls it before anything reaches the simulator.
+pub fn use_devices(devices: &'static str) {
+    assert_eq!(
+        *DEVICES.get_or_init(|| devices),
+        devices,
+        "devices chosen twice"
+    );
+}
+
+/// The simulator runtime, configured with [`SIM_DEVICES`] (or [`use_devices`]) before its
+/// `aclInit`.
 pub fn runtime() -> Runtime {
     ENV.call_once(|| {
+        let devices = *DEVICES.get_or_init(|| SIM_DEVICES);
         // SAFETY: runs once, before the simulator (the only reader of this variable) is
         // initialised; every test reaches the simulator through this function.
-        unsafe { std::env::set_var("ASCEND_SIM_DEVICES", SIM_DEVICES) };
+        unsafe { std::env::set_var("ASCEND_SIM_DEVICES", devices) };
     });
     Runtime::simulator().expect("simulator runtime")
 }
