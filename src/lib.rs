@@ -78,6 +78,7 @@ pub mod element;
 pub mod error;
 pub mod reference;
 pub mod shape;
+pub mod testing;
 
 mod device;
 mod event;

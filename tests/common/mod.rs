@@ -164,22 +164,16 @@ pub fn threshold_for(g: DType, x: DType, o: DType) -> f64 {
     threshold(g.promote(x)).max(threshold(o))
 }
 
-/// `(MERE, MARE)` of `actual` against the golden `expected`.
+/// `(MERE, MARE)` of `actual` against the golden `expected`, by the crate's own
+/// [`ascendcl::testing::precision`].
 pub fn mere_mare<T: Element>(actual: &ArrayD<T>, expected: &ArrayD<T>) -> (f64, f64) {
-    assert_eq!(actual.shape(), expected.shape());
-    let (mut sum, mut max, mut n) = (0.0f64, 0.0f64, 0usize);
-    for (a, g) in actual.iter().zip(expected.iter()) {
-        let (a, g) = (a.to_f64(), g.to_f64());
-        let rel = if a == g || (a.is_nan() && g.is_nan()) {
-            0.0
-        } else {
-            (a - g).abs() / (g.abs() + 1e-7)
-        };
-        sum += rel;
-        max = max.max(rel);
-        n += 1;
-    }
-    (if n == 0 { 0.0 } else { sum / n as f64 }, max)
+    let p = ascendcl::testing::precision(
+        &actual.mapv(|v| v.to_f64()),
+        &expected.mapv(|v| v.to_f64()),
+        T::DTYPE,
+    )
+    .expect("same shapes");
+    (p.mere, p.mare)
 }
 
 /// Runs the property suite of [`props`] on `stream`: `cases` random cases over the dtype
