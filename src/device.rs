@@ -34,6 +34,29 @@ pub(crate) struct DeviceInner {
     /// What the SoC supports, decided once from `soc` when the device is opened, so that
     /// operator calls test flags instead of comparing strings.
     pub(crate) caps: Caps,
+    leaks: LeakCounters,
+}
+
+/// What the crate leaked on this device, because it could not prove that queued work no
+/// longer used it (a synchronisation failed).
+#[derive(Default)]
+struct LeakCounters {
+    allocations: AtomicU64,
+    bytes: AtomicU64,
+    handles: AtomicU64,
+}
+
+/// Device resources the crate leaked instead of releasing them under work that might still
+/// be running ([`Device::leaks`]). Each leak is also reported through `tracing` (target
+/// `ascendcl`, level `WARN`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Leaks {
+    /// Device (and pinned staging) allocations not freed.
+    pub allocations: u64,
+    /// Their size in bytes.
+    pub bytes: u64,
+    /// Events, tensor descriptors and executors not destroyed.
+    pub handles: u64,
 }
 
 /// Per-device capability flags derived from the SoC name.
@@ -99,6 +122,30 @@ impl DeviceInner {
     pub(crate) fn soc(&self) -> &str {
         &self.soc
     }
+
+    /// Counts a resource leaked on a release path (see [`Leaks`]).
+    #[cold]
+    pub(crate) fn note_leak(&self, what: &'static str, allocations: u64, bytes: u64, handles: u64) {
+        tracing::warn!(
+            device = self.id,
+            what,
+            allocations,
+            bytes,
+            handles,
+            "leaked rather than released under work that may still be running"
+        );
+        self.leaks
+            .allocations
+            .fetch_add(allocations, Ordering::Relaxed);
+        self.leaks.bytes.fetch_add(bytes, Ordering::Relaxed);
+        self.leaks.handles.fetch_add(handles, Ordering::Relaxed);
+    }
+
+    /// Reports a failed release call, which `Drop` cannot return.
+    #[cold]
+    pub(crate) fn note_release_error(&self, error: &Error) {
+        tracing::warn!(device = self.id, %error, "releasing a device resource failed");
+    }
 }
 
 impl Drop for DeviceInner {
@@ -113,8 +160,11 @@ impl Drop for DeviceInner {
         });
         // SAFETY: every stream, event and buffer of this device holds an `Arc` to this
         // inner, so all of them were released (in the order CANN requires) before this
-        // runs. Errors cannot be reported from `drop` and are ignored.
-        let _ = unsafe { (t.aclrtResetDevice)(self.id) };
+        // runs.
+        let code = unsafe { (t.aclrtResetDevice)(self.id) };
+        if let Err(e) = sys::acl(t, "aclrtResetDevice", code) {
+            self.note_release_error(&e);
+        }
     }
 }
 
@@ -218,6 +268,7 @@ impl Device {
                 context,
                 caps: Caps::of(&soc),
                 soc,
+                leaks: LeakCounters::default(),
             }),
         })
     }
@@ -250,6 +301,24 @@ impl Device {
         let code = unsafe { (t.aclrtGetMemInfo)(ascend_sys::ACL_HBM_MEM, &mut free, &mut total) };
         sys::acl(t, "aclrtGetMemInfo", code)?;
         Ok(MemoryInfo { free, total })
+    }
+
+    /// What the crate leaked on this device so far because a synchronisation on a release
+    /// path failed (the failure itself is returned by that stream's next call).
+    ///
+    /// ```
+    /// # fn main() -> ascendcl::Result<()> {
+    /// let device = ascendcl::Runtime::auto()?.device(0)?;
+    /// assert_eq!(device.leaks().allocations, 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn leaks(&self) -> Leaks {
+        let l = &self.inner.leaks;
+        Leaks {
+            allocations: l.allocations.load(Ordering::Relaxed),
+            bytes: l.bytes.load(Ordering::Relaxed),
+            handles: l.handles.load(Ordering::Relaxed),
+        }
     }
 
     /// Creates a new stream on this device.

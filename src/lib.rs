@@ -66,19 +66,24 @@ pub mod reference;
 pub mod shape;
 
 mod device;
+mod event;
+mod ledger;
 mod op;
 pub mod ops;
 mod runtime;
 mod stream;
+mod sync;
 mod sys;
 mod tensor;
+mod uses;
 
-pub use device::{Device, MemoryInfo};
+pub use device::{Device, Leaks, MemoryInfo};
 pub use element::{DType, Element};
 pub use error::{Error, Result};
+pub use event::Event;
 pub use ops::mish_backward::{MishBackwardPlan, mish_backward};
 pub use runtime::{Backend, Runtime};
-pub use stream::{Event, Stream};
+pub use stream::Stream;
 pub use tensor::{AsTensorView, AsTensorViewMut, DeviceTensor, TensorView, TensorViewMut};
 
 /// Compile-time statement of the thread-safety story in the crate docs.

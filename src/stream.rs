@@ -1,30 +1,32 @@
-//! [`Stream`] and [`Event`], and the stream-ordered lifetime tracking shared by every
-//! device resource.
+//! [`Stream`]: an ordered queue of device work, and the stream side of the crate's
+//! stream-ordered lifetimes.
 //!
 //! # Lifetime design
 //! Each stream counts the work submitted to it: every enqueue (copy, operator launch,
 //! event record) gets a *ticket* `submitted + 1`, assigned under the stream's lock, and
 //! [`Stream::synchronize`] advances the stream's *completed* counter to the ticket that
-//! was last submitted before it waited. A resource that queued work uses (a tensor's
-//! device buffer, an event) records the `(stream, ticket)` of its last use on each stream
-//! in a small fixed-size array ([`Uses`], no heap). When the resource is dropped, every
-//! stream whose completed counter is behind the recorded ticket is synchronised first; only
-//! then is the memory freed. A stream that is already gone was drained when it was
-//! dropped. If a synchronisation fails, the resource is leaked rather than freed under
-//! running work.
+//! was last submitted before it waited. Resources record their last use per stream
+//! ([`Uses`](crate::uses::Uses)) and wait for those tickets before they are released.
 //!
 //! The per-stream workspace cache is grow-only; a replaced workspace may still be used by
 //! queued work, so it is freed only after a synchronisation that covers that work (or
 //! when the stream is dropped). Pinned staging buffers of uploads are kept the same way.
+//!
+//! # Errors nobody asked for
+//! A synchronisation made on a release path (a `Drop`) has no caller to return its error
+//! to. It is *parked* on the stream instead, and the stream's next
+//! [`synchronize`](Stream::synchronize) or enqueue returns it, once (as cudarc does with
+//! its `record_err`/`check_err`). Memory that could not be proved idle is leaked and
+//! counted ([`Device::leaks`](crate::Device::leaks)).
 
 use crate::device::{Device, DeviceInner, next_uid};
 use crate::error::{Error, Result};
 use crate::sys;
-use ascend_sys::{FnTable, aclrtEvent, aclrtStream};
+use ascend_sys::{FnTable, aclrtStream};
 use std::ffi::c_void;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// Memory freed once the stream has finished the work with ticket `ticket`.
 struct Deferred {
@@ -46,6 +48,10 @@ pub(crate) struct StreamInner {
     submitted: AtomicU64,
     completed: AtomicU64,
     state: Mutex<StreamState>,
+    /// A failure of a synchronisation that no caller has seen yet (see the module docs).
+    parked: Mutex<Option<Error>>,
+    /// Whether `parked` holds an error: the enqueue path tests this flag, not the lock.
+    has_parked: AtomicBool,
 }
 
 // SAFETY: `raw` is a CANN stream handle, usable from any thread whose current context is
@@ -66,8 +72,61 @@ impl StreamInner {
     }
 
     #[inline]
-    fn is_done(&self, ticket: u64) -> bool {
+    pub(crate) fn is_done(&self, ticket: u64) -> bool {
         self.completed.load(Ordering::Acquire) >= ticket
+    }
+
+    /// Notes that the work up to `ticket` has finished (an event the runtime waited for).
+    pub(crate) fn mark_completed(&self, ticket: u64) {
+        self.completed.fetch_max(ticket, Ordering::AcqRel);
+    }
+
+    /// Returns the parked error, once.
+    #[inline]
+    fn take_parked(&self) -> Result<()> {
+        if !self.has_parked.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        self.take_parked_slow()
+    }
+
+    #[cold]
+    fn take_parked_slow(&self) -> Result<()> {
+        let mut parked = self.parked.lock().unwrap_or_else(PoisonError::into_inner);
+        self.has_parked.store(false, Ordering::Release);
+        match parked.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Synchronises on a release path: `false` when that failed, in which case the error
+    /// is parked for the stream's next caller and reported through `tracing`.
+    pub(crate) fn settle(&self) -> bool {
+        match self.synchronize() {
+            Ok(()) => true,
+            Err(e) => {
+                self.park(e);
+                false
+            }
+        }
+    }
+
+    #[cold]
+    fn park(&self, e: Error) {
+        tracing::warn!(
+            device = self.device.id,
+            stream = self.uid,
+            error = %e,
+            "a stream synchronisation made while releasing a resource failed; the error is \
+             kept for the stream's next call"
+        );
+        let mut parked = self.parked.lock().unwrap_or_else(PoisonError::into_inner);
+        // The first failure is the cause; later ones are usually its consequences.
+        if parked.is_none() {
+            *parked = Some(e);
+        }
+        self.has_parked.store(true, Ordering::Release);
     }
 
     /// Enqueues work: binds the context, takes the stream's lock and calls `f` with the
@@ -77,6 +136,7 @@ impl StreamInner {
         &self,
         f: impl FnOnce(&mut StreamState, aclrtStream, u64) -> Result<()>,
     ) -> Result<u64> {
+        self.take_parked()?;
         self.device.bind()?;
         let mut state = self.lock();
         let ticket = self.submitted.load(Ordering::Relaxed) + 1;
@@ -171,119 +231,41 @@ impl StreamState {
 impl Drop for StreamInner {
     fn drop(&mut self) {
         let t = self.table();
-        let drained = self.synchronize().is_ok();
+        let drained = self.synchronize();
         let state = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
-        if drained {
-            for d in state.deferred.drain(..) {
-                free(t, d.ptr, d.host);
+        let leftover = self
+            .parked
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(e) = leftover.take() {
+            self.device.note_release_error(&e);
+        }
+        match drained {
+            Ok(()) => {
+                for d in state.deferred.drain(..) {
+                    free(t, d.ptr, d.host);
+                }
+                if !state.workspace.is_null() {
+                    free(t, state.workspace, false);
+                }
             }
-            if !state.workspace.is_null() {
-                free(t, state.workspace, false);
+            Err(e) => {
+                // Leaked rather than freed under work that may still run.
+                self.device.note_release_error(&e);
+                let buffers = state.deferred.len() + usize::from(!state.workspace.is_null());
+                let bytes = state.workspace_size;
+                self.device
+                    .note_leak("stream memory", buffers as u64, bytes, 0);
             }
         }
-        // (If draining failed, the memory is leaked rather than freed under running work.)
         if self.device.bind().is_ok() {
             // SAFETY: the stream is live, belongs to the current context and is destroyed
             // once; all other handles to it are gone (this is the last `Arc`).
-            let _ = unsafe { (t.aclrtDestroyStream)(self.raw) };
-        }
-    }
-}
-
-/// The most streams a resource tracks at once before it synchronises the oldest one.
-const USE_SLOTS: usize = 4;
-
-struct Slot {
-    stream: Weak<StreamInner>,
-    /// `stream`'s address (null for an empty slot), for a cheap identity test. The `Weak`
-    /// keeps the allocation alive, so no other stream can have this address meanwhile.
-    raw: *const StreamInner,
-    ticket: u64,
-}
-
-// SAFETY: `raw` is only compared, never dereferenced.
-unsafe impl Send for Slot {}
-
-/// The last use of a resource on each of up to [`USE_SLOTS`] streams (no heap).
-pub(crate) struct Uses {
-    slots: Mutex<[Slot; USE_SLOTS]>,
-    /// Set when the crate could not make sure queued work is finished: leak on drop.
-    leak: AtomicBool,
-}
-
-impl Uses {
-    pub(crate) const fn new() -> Uses {
-        Uses {
-            slots: Mutex::new(
-                [const {
-                    Slot {
-                        stream: Weak::new(),
-                        raw: std::ptr::null(),
-                        ticket: 0,
-                    }
-                }; USE_SLOTS],
-            ),
-            leak: AtomicBool::new(false),
-        }
-    }
-
-    /// Notes that the work with `ticket` on `stream` uses the resource. Never allocates.
-    /// The common case (the stream already has a slot) is inlined into the callers.
-    #[inline]
-    pub(crate) fn record(&self, stream: &Arc<StreamInner>, ticket: u64) {
-        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
-        let me = Arc::as_ptr(stream);
-        if let Some(slot) = slots.iter_mut().find(|s| std::ptr::eq(s.raw, me)) {
-            slot.ticket = slot.ticket.max(ticket);
-            return;
-        }
-        self.record_new(&mut slots, stream, ticket);
-    }
-
-    /// A stream without a slot yet: take a free slot (empty, or whose stream is gone or
-    /// past its ticket), or wait for the first one and reuse it.
-    #[cold]
-    #[inline(never)]
-    fn record_new(&self, slots: &mut [Slot; USE_SLOTS], stream: &Arc<StreamInner>, ticket: u64) {
-        let new = || Slot {
-            stream: Arc::downgrade(stream),
-            raw: Arc::as_ptr(stream),
-            ticket,
-        };
-        let free_slot = slots.iter_mut().find(|s| match s.stream.upgrade() {
-            None => true,
-            Some(st) => st.is_done(s.ticket),
-        });
-        if let Some(slot) = free_slot {
-            *slot = new();
-            return;
-        }
-        // All slots busy with other streams: wait for the first one, then reuse it.
-        let [first, ..] = slots;
-        if let Some(st) = first.stream.upgrade()
-            && st.synchronize().is_err()
-        {
-            self.leak.store(true, Ordering::Relaxed);
-        }
-        *first = new();
-    }
-
-    /// Waits until no queued work uses the resource. `false` when that cannot be ensured
-    /// (the resource must then be leaked).
-    pub(crate) fn wait_idle(&mut self) -> bool {
-        if *self.leak.get_mut() {
-            return false;
-        }
-        let slots = self.slots.get_mut().unwrap_or_else(PoisonError::into_inner);
-        for slot in slots.iter() {
-            if let Some(st) = slot.stream.upgrade()
-                && !st.is_done(slot.ticket)
-                && st.synchronize().is_err()
-            {
-                return false;
+            let code = unsafe { (t.aclrtDestroyStream)(self.raw) };
+            if let Err(e) = sys::acl(t, "aclrtDestroyStream", code) {
+                self.device.note_release_error(&e);
             }
         }
-        true
     }
 }
 
@@ -341,6 +323,8 @@ impl Stream {
                     workspace_size: 0,
                     deferred: Vec::new(),
                 }),
+                parked: Mutex::new(None),
+                has_parked: AtomicBool::new(false),
             }),
         })
     }
@@ -349,8 +333,11 @@ impl Stream {
     /// was waiting for it (replaced workspaces, upload staging buffers).
     ///
     /// # Errors
-    /// [`Error::Acl`] from `aclrtSynchronizeStream` (e.g. a failed kernel).
+    /// [`Error::Acl`] from `aclrtSynchronizeStream` (e.g. a failed kernel), or the parked
+    /// failure of an earlier synchronisation made while releasing a resource (see the
+    /// module docs), returned once.
     pub fn synchronize(&self) -> Result<()> {
+        self.inner.take_parked()?;
         self.inner.synchronize()
     }
 
@@ -366,152 +353,5 @@ impl Stream {
     /// must not destroy it.
     pub fn as_raw(&self) -> aclrtStream {
         self.inner.raw
-    }
-
-    /// Records `event` on this stream: it completes when the work submitted so far does.
-    ///
-    /// # Errors
-    /// [`Error::DeviceMismatch`] when the event belongs to another device, [`Error::Acl`]
-    /// from `aclrtRecordEvent`.
-    pub fn record(&self, event: &Event) -> Result<()> {
-        event.check_device(self)?;
-        let t = self.inner.table();
-        let ticket = self.inner.submit(|_, raw, _| {
-            // SAFETY: both handles are live and belong to the current context.
-            let code = unsafe { (t.aclrtRecordEvent)(event.inner.raw, raw) };
-            sys::acl(t, "aclrtRecordEvent", code)
-        })?;
-        event.inner.uses.record(&self.inner, ticket);
-        let mut last = event
-            .inner
-            .last_record
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        *last = (Arc::downgrade(&self.inner), ticket);
-        Ok(())
-    }
-
-    /// Makes work submitted to this stream from now on wait until `event` completes
-    /// (`aclrtStreamWaitEvent`): the way to order work between two streams.
-    ///
-    /// # Errors
-    /// [`Error::DeviceMismatch`] when the event belongs to another device, [`Error::Acl`]
-    /// from `aclrtStreamWaitEvent`.
-    pub fn wait(&self, event: &Event) -> Result<()> {
-        event.check_device(self)?;
-        let t = self.inner.table();
-        let ticket = self.inner.submit(|_, raw, _| {
-            // SAFETY: both handles are live and belong to the current context.
-            let code = unsafe { (t.aclrtStreamWaitEvent)(raw, event.inner.raw) };
-            sys::acl(t, "aclrtStreamWaitEvent", code)
-        })?;
-        event.inner.uses.record(&self.inner, ticket);
-        Ok(())
-    }
-}
-
-struct EventInner {
-    device: Arc<DeviceInner>,
-    raw: aclrtEvent,
-    uses: Uses,
-    last_record: Mutex<(Weak<StreamInner>, u64)>,
-}
-
-// SAFETY: `raw` is a CANN event handle usable from any thread with the device's context
-// current (bound by the crate before every call); mutable bookkeeping is behind mutexes.
-unsafe impl Send for EventInner {}
-// SAFETY: as above.
-unsafe impl Sync for EventInner {}
-
-impl Drop for EventInner {
-    fn drop(&mut self) {
-        // Streams that record or wait on the event must be past it before it is destroyed.
-        if !self.uses.wait_idle() || self.device.bind().is_err() {
-            return; // leaked rather than destroyed under queued work
-        }
-        let t = self.device.table();
-        // SAFETY: the event is live, unused by queued work and destroyed once.
-        let _ = unsafe { (t.aclrtDestroyEvent)(self.raw) };
-    }
-}
-
-/// A marker in a stream (`aclrtEvent`), for ordering work between streams:
-/// [`Stream::record`] it on one stream, [`Stream::wait`] for it on another.
-///
-/// Dropping an event first waits for the streams that record or wait on it. `Event` is a
-/// `Clone` handle and `Send + Sync` (the same reasoning as [`Stream`]).
-///
-/// ```
-/// # fn main() -> ascendcl::Result<()> {
-/// let device = ascendcl::Runtime::auto()?.device(0)?;
-/// let (producer, consumer) = (device.stream()?, device.stream()?);
-/// let ready = device.event()?;
-/// producer.record(&ready)?;
-/// consumer.wait(&ready)?; // work on `consumer` now runs after `producer`'s so far
-/// ready.synchronize()?;
-/// # Ok(()) }
-/// ```
-#[derive(Clone)]
-pub struct Event {
-    inner: Arc<EventInner>,
-}
-
-impl fmt::Debug for Event {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Event")
-            .field("device", &self.inner.device.id)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Event {
-    pub(crate) fn new(device: &Arc<DeviceInner>) -> Result<Event> {
-        device.bind()?;
-        let t = device.table();
-        let mut raw: aclrtEvent = std::ptr::null_mut();
-        // SAFETY: the out-pointer is valid; the device's context is current.
-        let code = unsafe { (t.aclrtCreateEvent)(&mut raw) };
-        sys::acl(t, "aclrtCreateEvent", code)?;
-        Ok(Event {
-            inner: Arc::new(EventInner {
-                device: Arc::clone(device),
-                raw,
-                uses: Uses::new(),
-                last_record: Mutex::new((Weak::new(), 0)),
-            }),
-        })
-    }
-
-    /// Blocks until the work before the event's last record has finished.
-    ///
-    /// # Errors
-    /// [`Error::Acl`] from `aclrtSynchronizeEvent`.
-    pub fn synchronize(&self) -> Result<()> {
-        self.inner.device.bind()?;
-        let t = self.inner.device.table();
-        // SAFETY: the event is live and belongs to the current context.
-        let code = unsafe { (t.aclrtSynchronizeEvent)(self.inner.raw) };
-        sys::acl(t, "aclrtSynchronizeEvent", code)?;
-        let last = self
-            .inner
-            .last_record
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(stream) = last.0.upgrade() {
-            stream.completed.fetch_max(last.1, Ordering::AcqRel);
-        }
-        Ok(())
-    }
-
-    fn check_device(&self, stream: &Stream) -> Result<()> {
-        if self.inner.device.same_as(&stream.inner.device) {
-            Ok(())
-        } else {
-            Err(Error::DeviceMismatch {
-                argument: "event",
-                expected: stream.inner.device.id,
-                found: self.inner.device.id,
-            })
-        }
     }
 }

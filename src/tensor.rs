@@ -4,8 +4,9 @@ use crate::device::DeviceInner;
 use crate::element::{DType, Element};
 use crate::error::{Error, Result};
 use crate::shape::{Dims, MAX_DIMS};
-use crate::stream::{Stream, Uses};
+use crate::stream::Stream;
 use crate::sys;
+use crate::uses::Uses;
 use ascend_sys::{FnTable, aclTensor};
 use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn};
 use std::ffi::c_void;
@@ -20,6 +21,8 @@ pub(crate) struct Buffer {
     pub(crate) ptr: *mut c_void,
     /// Capacity in elements of the tensor's dtype (the storage shape given to aclnn).
     pub(crate) len: usize,
+    /// Size of the allocation in bytes.
+    bytes: usize,
     pub(crate) uses: Uses,
     /// The `aclTensor` descriptor of the owning [`DeviceTensor`]'s full layout (its dims,
     /// contiguous strides, offset 0, storage `[len]`, its dtype, format ND, `ptr`), made on
@@ -63,6 +66,7 @@ impl Buffer {
             device: Arc::clone(device),
             ptr,
             len,
+            bytes,
             uses: Uses::new(),
             desc: AtomicPtr::new(std::ptr::null_mut()),
         })
@@ -93,20 +97,29 @@ impl Buffer {
 impl Drop for Buffer {
     fn drop(&mut self) {
         // Stream-ordered release: wait for every stream whose queued work uses the memory.
+        let desc = *self.desc.get_mut();
         if !self.uses.wait_idle() || self.device.bind().is_err() {
-            return; // leaked rather than freed under running work
+            let handles = u64::from(!desc.is_null());
+            self.device
+                .note_leak("tensor", 1, self.bytes as u64, handles);
+            return;
         }
         let t = self.device.table();
-        let desc = *self.desc.get_mut();
         if !desc.is_null() {
             // SAFETY: made by aclCreateTensor for this tensor and destroyed once; every
             // phase 2 that referenced it has been called (each within an operator call that
             // borrowed the tensor) and its queued work has finished (waited above).
-            let _ = unsafe { (t.aclDestroyTensor)(desc) };
+            let status = unsafe { (t.aclDestroyTensor)(desc) };
+            if let Err(e) = sys::aclnn(t, "aclDestroyTensor", status) {
+                self.device.note_release_error(&e);
+            }
         }
         // SAFETY: `ptr` came from aclrtMalloc on this device (context current), no queued
         // work uses it, and it is freed exactly once.
-        let _ = unsafe { (t.aclrtFree)(self.ptr) };
+        let code = unsafe { (t.aclrtFree)(self.ptr) };
+        if let Err(e) = sys::acl(t, "aclrtFree", code) {
+            self.device.note_release_error(&e);
+        }
     }
 }
 
