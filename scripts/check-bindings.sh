@@ -3,6 +3,8 @@
 # any difference from the committed ascend-sys/src/bindings.rs. Needs libclang.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# A clear failure instead of bindgen's panic when libclang is missing.
+bash scripts/libclang.sh >/dev/null
 ASCEND_SYS_BINDGEN_HEADER=project cargo build -p ascend-sys --features bindgen --locked --quiet
 generated=$(ls -t target/debug/build/ascend-sys-*/out/bindings.rs | head -n 1)
 if ! diff -u ascend-sys/src/bindings.rs "$generated"; then

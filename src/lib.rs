@@ -77,6 +77,7 @@ mod sys;
 mod tensor;
 mod uses;
 
+pub use ascend_sys::{LoadError, LoadOptions};
 pub use device::{Device, Leaks, MemoryInfo};
 pub use element::{DType, Element};
 pub use error::{Error, Result};

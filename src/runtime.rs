@@ -168,18 +168,37 @@ impl Runtime {
         Ok(Runtime { inner })
     }
 
-    /// CANN when its libraries load, otherwise the simulator (with feature `sim`).
+    /// CANN when an installation is found, otherwise the simulator (with feature `sim`).
     /// [`Runtime::backend`] tells which one was chosen.
     ///
+    /// The simulator is chosen only when no place searched by [`Runtime::cann`] has CANN's
+    /// runtime library at all. An installation that is found but cannot be loaded (a
+    /// broken toolkit, a library missing a function) is an error, never a silent switch to
+    /// simulated results. The choice and its reason are reported through `tracing`
+    /// (target `ascendcl::runtime`; nothing is printed unless the application installs a
+    /// subscriber).
+    ///
     /// # Errors
-    /// The simulator's error when neither works (without feature `sim`: CANN's error).
+    /// [`Error::Load`] for an installation that cannot be loaded, [`Error::Acl`] when
+    /// `aclInit` fails; without feature `sim`, also when no installation is found.
     pub fn auto() -> Result<Runtime> {
         match Self::cann() {
-            Ok(rt) => Ok(rt),
+            Ok(rt) => {
+                tracing::info!(origin = ?rt.api().origin(), "backend: CANN");
+                Ok(rt)
+            }
             #[cfg(feature = "sim")]
-            Err(_) => Self::simulator(),
-            #[cfg(not(feature = "sim"))]
-            Err(e) => Err(e),
+            Err(Error::Load(ascend_sys::LoadError::NotFound { searched })) => {
+                tracing::info!(
+                    ?searched,
+                    "backend: the simulator (no CANN installation found in any place searched)"
+                );
+                Self::simulator()
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "CANN was found but cannot be used");
+                Err(e)
+            }
         }
     }
 

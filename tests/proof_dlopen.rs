@@ -18,36 +18,9 @@ unsafe extern "C" {
 }
 const RTLD_NOW: c_int = 2;
 
-/// The simulator's cdylib with its C exports: `cargo test --workspace` leaves it next to
-/// the test executable (`target/<profile>/deps/`, not uplifted by `cargo test`);
-/// `cargo build` puts it in `target/<profile>/`. The first candidate exporting
-/// `ascendSimGetCounters` is used.
+/// `libascend_sim.so` with its C exports (found next to this executable, or built).
 fn simulator_cdylib() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let deps = exe.parent().expect("tests run from target/<profile>/deps");
-    let profile_dir = deps.parent().expect("tests run from target/<profile>/deps");
-    let candidates = [
-        deps.join("libascend_sim.so"),
-        profile_dir.join("libascend_sim.so"),
-    ];
-    for lib in &candidates {
-        if !lib.is_file() {
-            continue;
-        }
-        let c = CString::new(lib.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: a NUL-terminated path of the simulator's own cdylib (no initialisers with
-        // preconditions); probing one symbol.
-        let exports = unsafe {
-            let h = dlopen(c.as_ptr(), RTLD_NOW);
-            !h.is_null() && !dlsym(h, c"ascendSimGetCounters".as_ptr()).is_null()
-        };
-        if exports {
-            return lib.clone();
-        }
-    }
-    panic!(
-        "no libascend_sim.so with C exports in {candidates:?}: run the whole suite with `cargo test --workspace` (or `cargo build -p ascend-sim` first)"
-    )
+    ascend_sim::testing::cdylib_path().expect("the simulator's cdylib")
 }
 
 struct Loaded {

@@ -24,13 +24,23 @@
 //!   after `aclFinalize` gives 100001). Configuration is read from the environment at
 //!   `aclInit`:
 //!   * `ASCEND_SIM_DEVICES`: comma-separated SoC names, one per device (default
-//!     `Ascend910B4`). `aclrtGetSocName` answers for the current device (device 0 when the
-//!     thread has no context).
+//!     `Ascend910B4`), each one of Atlas A3 `Ascend910_9391`/`9392`/`9381`/`9382`/`9372`/
+//!     `9362`, Atlas A2 `Ascend910B1`/`B2`/`B2C`/`B3`/`B4`/`B4-1`, the training series
+//!     `Ascend910A`/`ProA`/`ProB`/`PremiumA`, the inference series `Ascend310P1`/`P3`/`P5`/
+//!     `P7`, or Atlas 200I/500 A2 `Ascend310B1` to `B4`. `aclrtGetSocName` answers for the
+//!     current device (device 0 when the thread has no context).
 //!   * `ASCEND_SIM_MEM_BYTES`: device memory per device (default 1 GiB; suffixes `K`, `M`,
 //!     `G` accepted). Exceeding it gives 207001.
 //!   * `ASCEND_SIM_FAULT`: `symbol:n[,symbol:n...]`, the `n`-th call of `symbol` counted
 //!     from process start fails (see [Fault injection](#fault-injection)).
-//!   * `ASCEND_SIM_VERBOSE`: when set, every sanitizer finding is also printed to stderr.
+//!   * `ASCEND_SIM_VERBOSE`: `1`/`true`/`yes`/`on` prints every sanitizer finding to
+//!     stderr too (`0`/`false`/`no`/`off`/empty: not).
+//!
+//!   A malformed value (an unknown SoC name, a byte count that is not one, a fault item
+//!   that is not `symbol:n` with a simulated symbol, a switch that is not one) and any
+//!   other `ASCEND_SIM_*` variable make `aclInit` fail with 100000
+//!   (`ACL_ERROR_INVALID_PARAM`) and an `aclGetRecentErrMsg` text naming what is
+//!   accepted; the process stays uninitialised, so a corrected `aclInit` may follow.
 //! * **Handles.** Contexts, streams, events, tensors and executors are fake pointers
 //!   (`tag << 48 | id`, non-canonical addresses, never dereferenced); no handle is ever
 //!   valid twice, so a stale or foreign handle is always recognised: 107017 for runtime
@@ -48,9 +58,14 @@
 //!   hands out 32-byte-aligned addresses inside it (padded to 32 bytes plus a 32-byte gap),
 //!   so host code that dereferences device memory crashes as on hardware. The bytes live in
 //!   host-side backing buffers. Every access is checked against the *requested* size.
-//!   Size 0 gives 100000. `aclrtMallocHost` returns real, tracked host memory.
+//!   Size 0 gives 100000. Every documented `aclrtMemMallocPolicy` is accepted (a page
+//!   policy 0 to 7, optionally ORed with a bandwidth type and the read-only flag), and
+//!   `aclrtGetMemInfo` answers every `aclrtMemAttr` (0 to 17) with the device's memory.
+//!   `aclrtMallocHost` returns real, tracked host memory.
 //! * **Copies.** `aclrtMemcpy`/`aclrtMemcpyAsync`/`aclrtMemset` check `count <= destMax`,
-//!   the kind against the pointer classes (`ACL_MEMCPY_DEFAULT` infers them), and that
+//!   the kind against the pointer classes (`ACL_MEMCPY_DEFAULT` infers them; CANN 8's
+//!   kinds 5 to 7 are accepted, and an asynchronous `ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE`
+//!   takes the host bytes at the call), and that
 //!   every device range lies inside one live allocation; misuse gives 100000 with a precise
 //!   text in `aclGetRecentErrMsg` and [`last_report`]. The synchronous copy does not wait
 //!   for streams.
@@ -62,9 +77,15 @@
 //!   an out-of-bounds view) is reported immediately through [`last_report`] and makes the
 //!   next `aclrtSynchronizeStream` of that stream fail with 507000
 //!   (`ACL_ERROR_RT_INTERNAL_ERROR`).
-//! * **Tensors.** `aclCreateTensor` rejects null arrays, negative dims/strides/offset and
-//!   unknown dtypes or formats (returning NULL) and records the descriptor; it needs no
-//!   `aclInit`. The data address is checked at phase 2 and again when the kernel runs.
+//! * **Tensors.** `aclCreateTensor`, like CANN's, fails (NULL) only on a NULL array with a
+//!   nonzero length, takes a NULL `stride` as contiguous, and records the rest unchecked:
+//!   every `aclFormat` (elementwise operators treat it as a label) and every `aclDataType`
+//!   of the vendor's enums. A value outside those enums, a negative dim or a negative
+//!   offset is also reported through [`last_report`]. It needs no `aclInit`;
+//!   `aclDestroyTensor(NULL)` succeeds. Operators refuse (161002, in phase 1) a tensor with
+//!   a negative dim or more than `i64::MAX` elements; the data address is checked at phase
+//!   2 (inside a live allocation and inside the storage dims, negative strides allowed)
+//!   and again when the kernel runs.
 //! * **MishBackward phase 1** applies the vendor's checks in the vendor's order: null
 //!   tensors or out-pointers (161001), stale tensor handles (161002), no initialized runtime
 //!   or no current context (361001), a `Ascend310B*` SoC (561003, operator not available),
@@ -76,8 +97,9 @@
 //!   non-contiguous, and the result when it must be cast or written to a non-contiguous
 //!   gradInput. The kernel really stores those temporaries in the workspace and reads them
 //!   back from there.
-//! * **MishBackward phase 2** checks the executor (a non-repeatable executor is consumed by
-//!   its one call; reusing it gives 161002), the stream under the current context (361001,
+//! * **Phase 2** (the same for every operator) checks the executor (it must come from the
+//!   same operator's phase 1; a non-repeatable executor is consumed by its one call; reusing
+//!   it gives 161002), the stream under the current context (361001,
 //!   or 161002 for a stale handle), that the tensors are still alive, that the workspace is
 //!   a live device allocation holding `workspaceSize >=` the asked size (null: 161001, too
 //!   small, host or freed: 161002), that every tensor's data lies in a live device
@@ -86,9 +108,23 @@
 //! * **Executor reuse.** `aclSetAclOpExecutorRepeatable` is accepted only before the first
 //!   phase 2 of the executor; a repeatable executor survives phase 2 and must be released
 //!   with `aclDestroyAclOpExecutor` (which also releases a non-repeatable executor that was
-//!   never launched). `aclSetInputTensorAddr` (index 0 gradOutput, 1 self) and
-//!   `aclSetOutputTensorAddr` (index 0 gradInput) rebind the device address of the tensor
-//!   the executor was created with; the address must be 32-byte aligned.
+//!   never launched); both answer a NULL executor with 561103, as nnopbase does.
+//!   `aclSetInputTensorAddr` and `aclSetOutputTensorAddr` (NULL tensor or executor:
+//!   561103; a NULL address is recorded, and phase 2 refuses it) rebind the
+//!   device address of the tensor the executor was created with at that input or output
+//!   index, in the order of the phase-1 parameters (MishBackward: inputs 0 gradOutput and
+//!   1 self, output 0 gradInput); the address must be 32-byte aligned.
+//!
+//! # How it is organised
+//!
+//! The modules follow the vendor's libraries. The runtime (`runtime`, `mem`, `stream`)
+//! knows devices, memory, streams and events. `nnopbase` knows tensors and executors of any
+//! arity, each carrying its operator kind (an `OpDef`: argument names, which of them are
+//! inputs and outputs, the product families that have it, its kernel); it runs phase 2 and
+//! queues a launch that carries its kernel, so a stream knows no operator. `tables` holds
+//! the vendor's dtype, format and SoC tables. Each operator is one module of `ops`: its
+//! phase-1 checks in the vendor's order and its kernel. Adding an operator is one such
+//! module plus its rows in the entry list of this file.
 //!
 //! # The compute and its numerics
 //!
@@ -153,15 +189,24 @@
 use ascend_sys::*;
 use std::ffi::{CStr, c_char, c_void};
 
-pub mod kernel;
+mod cdylib;
+mod config;
 mod mem;
-mod nn;
+mod nnopbase;
+mod ops;
 mod runtime;
 mod slab;
 mod state;
 mod stream;
+mod strided;
+mod tables;
 
-pub use runtime::{DEFAULT_DEVICES, DEFAULT_MEM_BYTES};
+/// The operators' scalar kernels, exactly as the simulated device evaluates them.
+pub mod kernel {
+    pub use crate::ops::mish_backward::mish_grad_f32;
+}
+
+pub use config::{DEFAULT_DEVICES, DEFAULT_MEM_BYTES};
 
 /// Live-object counters (`ascendSimCounters` in C).
 #[repr(C)]
@@ -241,6 +286,7 @@ pub fn clear_last_report() {
 
 /// Helpers for tests of code running on the simulator.
 pub mod testing {
+    pub use crate::cdylib::cdylib_path;
     use crate::state::{Kind, decode, state};
     use crate::stream::Gate;
     use ascend_sys::aclrtStream;
@@ -493,16 +539,16 @@ sim_api! {
         req code aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, total: *mut usize) -> aclError = mem::get_mem_info;
         req cnull aclrtGetSocName() -> *const c_char = runtime::get_soc_name;
         req cnull aclGetRecentErrMsg() -> *const c_char = runtime::get_recent_err_msg;
-        req null aclCreateTensor(view_dims: *const i64, view_dims_num: u64, data_type: aclDataType, stride: *const i64, offset: i64, format: aclFormat, storage_dims: *const i64, storage_dims_num: u64, tensor_data: *mut c_void) -> *mut aclTensor = nn::create_tensor;
-        req code aclDestroyTensor(tensor: *const aclTensor) -> aclnnStatus = nn::destroy_tensor;
-        opt code aclSetAclOpExecutorRepeatable(executor: *mut aclOpExecutor) -> aclnnStatus = nn::set_repeatable;
-        opt code aclDestroyAclOpExecutor(executor: *mut aclOpExecutor) -> aclnnStatus = nn::destroy_executor;
-        opt code aclSetInputTensorAddr(executor: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void) -> aclnnStatus = nn::set_input_addr;
-        opt code aclSetOutputTensorAddr(executor: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void) -> aclnnStatus = nn::set_output_addr;
+        req null aclCreateTensor(view_dims: *const i64, view_dims_num: u64, data_type: aclDataType, stride: *const i64, offset: i64, format: aclFormat, storage_dims: *const i64, storage_dims_num: u64, tensor_data: *mut c_void) -> *mut aclTensor = nnopbase::create_tensor;
+        req code aclDestroyTensor(tensor: *const aclTensor) -> aclnnStatus = nnopbase::destroy_tensor;
+        opt code aclSetAclOpExecutorRepeatable(executor: *mut aclOpExecutor) -> aclnnStatus = nnopbase::set_repeatable;
+        opt code aclDestroyAclOpExecutor(executor: *mut aclOpExecutor) -> aclnnStatus = nnopbase::destroy_executor;
+        opt code aclSetInputTensorAddr(executor: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void) -> aclnnStatus = nnopbase::set_input_addr;
+        opt code aclSetOutputTensorAddr(executor: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void) -> aclnnStatus = nnopbase::set_output_addr;
     }
     operators {
-        code aclnnMishBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, grad_input: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = nn::get_workspace_size;
-        code aclnnMishBackward(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = nn::mish_backward;
+        code aclnnMishBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, grad_input: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::mish_backward::get_workspace_size;
+        code aclnnMishBackward(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::mish_backward::mish_backward;
     }
     extra {
         ascendSimSetFault(symbol: *const c_char, nth: u64) -> i32 = ext::set_fault, ACL_ERROR_INTERNAL_ERROR;

@@ -162,6 +162,18 @@ impl State {
     }
 }
 
+/// Whether `policy` is an `aclrtMemMallocPolicy` as documented: a page policy
+/// (`ACL_MEM_MALLOC_HUGE_FIRST` 0 to `ACL_MEM_MALLOC_HUGE1G_ONLY_P2P` 7), optionally ORed
+/// with one bandwidth type (`ACL_MEM_TYPE_LOW_BAND_WIDTH` 0x100, `_HIGH_` 0x1000) and with
+/// `ACL_MEM_ACCESS_USER_SPACE_READONLY` (0x100000). Every one allocates the same memory
+/// here.
+fn is_malloc_policy(policy: u32) -> bool {
+    const BAND: u32 = 0x100 | 0x1000;
+    const READONLY: u32 = 0x10_0000;
+    let page = policy & 0xFF;
+    page <= 7 && policy & BAND != BAND && policy & !(0xFF | BAND | READONLY) == 0
+}
+
 pub(crate) unsafe fn malloc(dev_ptr: *mut *mut c_void, size: usize, policy: u32) -> aclError {
     status_of(|| {
         let mut st = active_state()?;
@@ -170,10 +182,12 @@ pub(crate) unsafe fn malloc(dev_ptr: *mut *mut c_void, size: usize, policy: u32)
         if size == 0 {
             return Err(fail(ACL_ERROR_INVALID_PARAM, "size is 0".into()));
         }
-        if policy > ACL_MEM_MALLOC_NORMAL_ONLY {
+        if !is_malloc_policy(policy) {
             return Err(fail(
                 ACL_ERROR_INVALID_PARAM,
-                format!("policy {policy} is not an aclrtMemMallocPolicy"),
+                format!(
+                    "policy {policy:#x} is not an aclrtMemMallocPolicy (a page policy 0..=7, optionally ORed with 0x100 or 0x1000 and with 0x100000)"
+                ),
             ));
         }
         let (_, device) = st.current_ctx()?;
@@ -287,6 +301,13 @@ pub(crate) unsafe fn free_host(host_ptr: *mut c_void) -> aclError {
     })
 }
 
+/// `aclrtMemcpyKind` values of CANN 8.x beyond `ACL_MEMCPY_DEFAULT`: a host-to-device
+/// copy whose host bytes the runtime buffers at the call (so the caller may free them at
+/// once), and device-to-device copies within one device or between two.
+pub(crate) const MEMCPY_HOST_TO_BUF_TO_DEVICE: u32 = 5;
+const MEMCPY_INNER_DEVICE_TO_DEVICE: u32 = 6;
+const MEMCPY_INTER_DEVICE_TO_DEVICE: u32 = 7;
+
 /// A validated copy: what to do once the stream (or the caller) runs it.
 pub(crate) enum CopyPlan {
     HostToHost {
@@ -305,6 +326,31 @@ pub(crate) enum CopyPlan {
         dst: (Arc<Alloc>, usize),
         src: (Arc<Alloc>, usize),
     },
+    /// `ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE` on a stream: the host bytes, taken at the call.
+    BufferedToDevice {
+        dst: (Arc<Alloc>, usize),
+        bytes: Vec<u8>,
+    },
+}
+
+impl CopyPlan {
+    /// Takes the host bytes of a host-to-device plan now, as the runtime's buffer does.
+    ///
+    /// # Safety
+    /// The plan's host source is valid for `count` bytes.
+    pub(crate) unsafe fn buffered(self, count: usize) -> CopyPlan {
+        match self {
+            CopyPlan::HostToDevice { dst, src } => {
+                // SAFETY: by the caller's contract.
+                let bytes = unsafe { std::slice::from_raw_parts(src as *const u8, count) };
+                CopyPlan::BufferedToDevice {
+                    dst,
+                    bytes: bytes.to_vec(),
+                }
+            }
+            other => other,
+        }
+    }
 }
 
 /// Checks a memcpy request and returns its plan (`Ok(None)`: nothing to copy).
@@ -328,7 +374,7 @@ pub(crate) fn plan_copy(
             format!("count {count} exceeds destMax {dest_max}"),
         ));
     }
-    if kind > ACL_MEMCPY_DEFAULT {
+    if kind > MEMCPY_INTER_DEVICE_TO_DEVICE {
         return Err(fail(
             ACL_ERROR_INVALID_PARAM,
             format!("kind {kind} is not an aclrtMemcpyKind"),
@@ -346,6 +392,21 @@ pub(crate) fn plan_copy(
         ACL_MEMCPY_DEVICE_TO_DEVICE => {
             Some((Class::Device, Class::Device, "ACL_MEMCPY_DEVICE_TO_DEVICE"))
         }
+        MEMCPY_HOST_TO_BUF_TO_DEVICE => Some((
+            Class::Device,
+            Class::Host,
+            "ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE",
+        )),
+        MEMCPY_INNER_DEVICE_TO_DEVICE => Some((
+            Class::Device,
+            Class::Device,
+            "ACL_MEMCPY_INNER_DEVICE_TO_DEVICE",
+        )),
+        MEMCPY_INTER_DEVICE_TO_DEVICE => Some((
+            Class::Device,
+            Class::Device,
+            "ACL_MEMCPY_INTER_DEVICE_TO_DEVICE",
+        )),
         _ => None,
     };
     if let Some((ed, es, name)) = expected {
@@ -452,6 +513,13 @@ pub(crate) unsafe fn run_copy(plan: &CopyPlan, count: usize) -> Result<(), Strin
                 )
             };
         }
+        CopyPlan::BufferedToDevice {
+            dst: (a, off),
+            bytes,
+        } => {
+            still_live("dst", a)?;
+            lock(&a.data)[*off..*off + count].copy_from_slice(&bytes[..count]);
+        }
         CopyPlan::DeviceToDevice {
             dst: (da, doff),
             src: (sa, soff),
@@ -538,10 +606,12 @@ pub(crate) unsafe fn get_mem_info(attr: u32, free: *mut usize, total: *mut usize
                 "free or total is NULL".into(),
             ));
         };
-        if attr > ACL_HBM_MEM_NORMAL {
+        // ACL_DDR_MEM 0 .. ACL_MEM_P2P_HUGE1G 17; every kind reports the one simulated
+        // device memory.
+        if attr > 17 {
             return Err(fail(
                 ACL_ERROR_INVALID_PARAM,
-                format!("attr {attr} is not an aclrtMemAttr"),
+                format!("attr {attr} is not an aclrtMemAttr (0..=17)"),
             ));
         }
         let (_, device) = st.current_ctx()?;

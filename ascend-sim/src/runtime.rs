@@ -3,28 +3,12 @@
 use crate::mem::{Arena, plan_copy};
 use crate::state::{
     CURRENT_CTX, Context, Device, EventRec, Kind, Life, State, StreamRec, active_state, decode,
-    encode, fail, finding, out_param, set_fault_absolute, state, status_of, symbol_index,
+    encode, fail, finding, out_param, set_fault_absolute, state, status_of,
 };
 use crate::stream::{EventShared, StreamHandle, StreamShared};
 use ascend_sys::*;
-use std::ffi::{CStr, CString, c_char, c_void};
+use std::ffi::{CStr, c_char, c_void};
 use std::sync::Arc;
-
-/// Default `ASCEND_SIM_DEVICES`.
-pub const DEFAULT_DEVICES: &str = "Ascend910B4";
-/// Default `ASCEND_SIM_MEM_BYTES` (1 GiB).
-pub const DEFAULT_MEM_BYTES: usize = 1 << 30;
-
-fn parse_bytes(s: &str) -> Option<usize> {
-    let s = s.trim();
-    let (num, mult) = match s.char_indices().last()? {
-        (i, 'k' | 'K') => (&s[..i], 1usize << 10),
-        (i, 'm' | 'M') => (&s[..i], 1 << 20),
-        (i, 'g' | 'G') => (&s[..i], 1 << 30),
-        _ => (s, 1),
-    };
-    num.trim().parse::<usize>().ok()?.checked_mul(mult)
-}
 
 pub(crate) unsafe fn init(config_path: *const c_char) -> aclError {
     let mut st = state();
@@ -55,61 +39,25 @@ pub(crate) unsafe fn init(config_path: *const c_char) -> aclError {
             );
         }
     }
-    let devices = std::env::var("ASCEND_SIM_DEVICES").unwrap_or_else(|_| DEFAULT_DEVICES.into());
-    let socs: Vec<&str> = devices.split(',').map(str::trim).collect();
-    if socs.iter().any(|s| s.is_empty()) {
-        return fail(
-            ACL_ERROR_INVALID_PARAM,
-            format!("ASCEND_SIM_DEVICES={devices:?} has an empty SoC name"),
-        );
-    }
-    let mem = match std::env::var("ASCEND_SIM_MEM_BYTES") {
-        Ok(v) => match parse_bytes(&v) {
-            Some(n) if n > 0 => n,
-            _ => {
-                return fail(
-                    ACL_ERROR_INVALID_PARAM,
-                    format!("ASCEND_SIM_MEM_BYTES={v:?} is not a positive byte count"),
-                );
-            }
-        },
-        Err(_) => DEFAULT_MEM_BYTES,
+    let config = match crate::config::from_env() {
+        Ok(c) => c,
+        Err(m) => return fail(ACL_ERROR_INVALID_PARAM, m),
     };
-    let mut faults = Vec::new();
-    if let Ok(spec) = std::env::var("ASCEND_SIM_FAULT") {
-        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let parsed = item.split_once(':').and_then(|(sym, n)| {
-                Some((symbol_index(sym.trim())?, n.trim().parse::<u64>().ok()?))
-            });
-            match parsed {
-                Some(f) => faults.push(f),
-                None => {
-                    return fail(
-                        ACL_ERROR_INVALID_PARAM,
-                        format!(
-                            "ASCEND_SIM_FAULT item {item:?} is not `symbol:n` with a simulated symbol"
-                        ),
-                    );
-                }
-            }
-        }
-    }
-    let mut devs = Vec::with_capacity(socs.len());
-    for soc in socs {
-        let arena = match Arena::reserve(mem) {
+    let mut devs = Vec::with_capacity(config.socs.len());
+    for (soc, family) in config.socs {
+        let arena = match Arena::reserve(config.mem_bytes) {
             Ok(a) => a,
             Err(m) => return fail(ACL_ERROR_RT_DEV_SETUP_ERROR, m),
         };
-        let name = CString::new(soc).unwrap_or_default();
         devs.push(Device {
-            // Leaked once per device; aclInit runs at most once per process.
-            soc: Box::leak(name.into_boxed_c_str()),
+            soc,
+            family,
             arena,
             refcount: 0,
             default_ctx: None,
         });
     }
-    for (i, n) in faults {
+    for (i, n) in config.faults {
         set_fault_absolute(i, n);
     }
     st.devices = devs;
@@ -554,6 +502,13 @@ pub(crate) unsafe fn memcpy_async(
         let plan = plan_copy(&st, dst as usize, dest_max, src as usize, count, kind)?;
         let (queue, _) = resolve_stream(&mut st, stream)?;
         if let Some((plan, count)) = plan {
+            let plan = if kind == crate::mem::MEMCPY_HOST_TO_BUF_TO_DEVICE {
+                // SAFETY: the host source is valid for `count` bytes during the call, by
+                // the C contract.
+                unsafe { plan.buffered(count) }
+            } else {
+                plan
+            };
             queue.submit(crate::stream::Task::Copy(plan, count));
         }
         Ok(())

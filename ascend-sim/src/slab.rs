@@ -153,6 +153,12 @@ impl<T: Copy + Default, const N: usize> Small<T, N> {
     }
 }
 
+impl<T: Copy + Default, const N: usize> Default for Small<T, N> {
+    fn default() -> Self {
+        Small::Inline(0, [T::default(); N])
+    }
+}
+
 impl<T: Copy + Default, const N: usize> Deref for Small<T, N> {
     type Target = [T];
     fn deref(&self) -> &[T] {

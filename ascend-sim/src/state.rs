@@ -2,7 +2,7 @@
 //! fault injection.
 
 use crate::mem::{Alloc, Arena, HostAlloc};
-use crate::nn::{Executor, TensorDesc};
+use crate::nnopbase::{Executor, TensorDesc};
 use crate::slab::{IdMap, Slab};
 use crate::stream::{EventShared, StreamHandle};
 use crate::{SYMBOL_COUNT, SYMBOLS, Sym};
@@ -32,6 +32,7 @@ pub(crate) enum Life {
 /// One simulated device.
 pub(crate) struct Device {
     pub soc: &'static CStr,
+    pub family: crate::tables::Family,
     pub arena: Arena,
     /// `aclrtSetDevice` reference count.
     pub refcount: u64,
@@ -224,7 +225,7 @@ pub(crate) fn finding(code: i32, msg: String) -> i32 {
 
 /// Records a sanitizer finding (no error code attached).
 pub(crate) fn report(text: String) {
-    if std::env::var_os("ASCEND_SIM_VERBOSE").is_some() {
+    if crate::config::verbose() {
         eprintln!("ascend-sim: {text}");
     }
     *lock(&LAST_REPORT) = Some(text);

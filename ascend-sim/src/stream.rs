@@ -7,7 +7,7 @@
 //! stream of launches touches no allocator.
 
 use crate::mem::{CopyPlan, run_copy};
-use crate::nn::{Launch, run_launch};
+use crate::nnopbase::Launch;
 use crate::state::{lock, report};
 use std::collections::VecDeque;
 use std::mem::MaybeUninit;
@@ -17,8 +17,9 @@ use std::thread::JoinHandle;
 
 /// A unit of queued work; `Err` is a sanitizer finding that fails the next synchronize.
 pub(crate) enum Task {
-    /// A MishBackward launch (phase 2), in a recycled box ([`StreamShared::boxed_launch`]).
-    Mish(Box<Launch>),
+    /// An operator's phase 2, in a recycled box ([`StreamShared::boxed_launch`]); it
+    /// carries its operator's kernel.
+    Launch(Box<Launch>),
     /// An `aclrtMemcpyAsync` of `count` bytes.
     Copy(CopyPlan, usize),
     /// Anything else (event records and waits, test gates).
@@ -67,8 +68,8 @@ fn run_task(
     spare: &mut Option<Box<MaybeUninit<Launch>>>,
 ) -> Result<(), String> {
     match task {
-        Task::Mish(l) => {
-            let r = run_launch(&l, scratch);
+        Task::Launch(l) => {
+            let r = l.run(scratch);
             *spare = Some(empty_box(l));
             r
         }

@@ -409,9 +409,10 @@ fn executor_is_consumed_unless_repeatable() {
             ACLNN_ERR_PARAM_INVALID
         );
         assert_eq!(api::aclDestroyAclOpExecutor(ex), ACLNN_ERR_PARAM_INVALID);
+        // nnopbase's executor API answers NULL with ACLNN_ERR_INNER_NULLPTR.
         assert_eq!(
             api::aclDestroyAclOpExecutor(null_mut()),
-            ACLNN_ERR_PARAM_NULLPTR
+            ACLNN_ERR_INNER_NULLPTR
         );
     }
     // Never launched, non-repeatable: destroy releases it.
@@ -457,8 +458,12 @@ fn executor_is_consumed_unless_repeatable() {
             ACLNN_ERR_PARAM_INVALID
         );
         assert_eq!(
-            api::aclSetInputTensorAddr(ex, 0, tx, null_mut()),
-            ACLNN_ERR_PARAM_NULLPTR
+            api::aclSetInputTensorAddr(ex, 0, null_mut(), d),
+            ACLNN_ERR_INNER_NULLPTR
+        );
+        assert_eq!(
+            api::aclSetInputTensorAddr(null_mut(), 0, tx, d),
+            ACLNN_ERR_INNER_NULLPTR
         );
         // The freed addresses are still bound: phase 2 catches them.
         assert_eq!(

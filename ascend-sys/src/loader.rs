@@ -79,6 +79,12 @@ pub enum LoadError {
         /// Every location tried, with what went wrong there.
         searched: Vec<(String, String)>,
     },
+    /// CANN's runtime library was found in at least one place, but no place had a set of
+    /// libraries that could be opened (a broken or incompatible install).
+    Unusable {
+        /// Every location tried, with what went wrong there (the library and the reason).
+        searched: Vec<(String, String)>,
+    },
     /// A library was found and opened, but lacks a required runtime or nnopbase function.
     MissingSymbol {
         /// The library file (`libopapi.so`, ...).
@@ -106,6 +112,13 @@ impl fmt::Display for LoadError {
                     f,
                     "\n(source set_env.sh of the toolkit, or set ASCEND_HOME_PATH to its root)"
                 )
+            }
+            LoadError::Unusable { searched } => {
+                write!(f, "CANN was found but could not be loaded; searched:")?;
+                for (place, why) in searched {
+                    write!(f, "\n  {place}: {why}")?;
+                }
+                Ok(())
             }
             LoadError::MissingSymbol {
                 library,
@@ -184,10 +197,12 @@ impl Api {
     /// demand, by [`Api::operator_symbol`]).
     ///
     /// # Errors
-    /// [`LoadError::NotFound`] listing each place searched and why it failed, or
+    /// [`LoadError::NotFound`] listing each place searched when no place has CANN's runtime
+    /// library, [`LoadError::Unusable`] when one has it but the libraries fail to open, or
     /// [`LoadError::MissingSymbol`] when a library lacks a required function.
     pub fn load(options: &LoadOptions) -> Result<Api, LoadError> {
         let mut searched = Vec::new();
+        let mut found_somewhere = false;
         for dir in options.candidate_dirs() {
             let place = dir.as_ref().map_or_else(
                 || "dynamic linker search path".to_owned(),
@@ -201,10 +216,19 @@ impl Api {
             }
             match open_all(dir.as_deref()) {
                 Ok(libraries) => return Self::from_libraries(libraries, dir),
-                Err(why) => searched.push((place, why)),
+                Err(why) => {
+                    // A named directory has the runtime library (checked above); on the
+                    // linker's path, anything but "no such file" means a library was found.
+                    found_somewhere |= dir.is_some() || !why.contains("No such file");
+                    searched.push((place, why));
+                }
             }
         }
-        Err(LoadError::NotFound { searched })
+        if found_somewhere {
+            Err(LoadError::Unusable { searched })
+        } else {
+            Err(LoadError::NotFound { searched })
+        }
     }
 
     /// An `Api` over functions that live in this process (no `dlopen`), without any

@@ -4,29 +4,11 @@
 
 use ascend_sys::{Api, LIBRARIES, LoadError, LoadOptions, Origin};
 use std::ffi::{CStr, c_void};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-/// `target/<profile>/libascend_sim.so`, built with the workspace (`cargo test --workspace`
-/// builds every member's library, the simulator's cdylib included).
+/// `libascend_sim.so` with its C exports (found next to this executable, or built).
 fn simulator_cdylib() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("tests run from target/<profile>/deps");
-    // `cargo build` uplifts the cdylib to target/<profile>/; `cargo test --workspace` only
-    // builds it as a dependency, in target/<profile>/deps/ next to this executable.
-    let mut lib = profile_dir.join("libascend_sim.so");
-    if !lib.is_file() {
-        lib = profile_dir.join("deps").join("libascend_sim.so");
-    }
-    assert!(
-        lib.is_file(),
-        "{} is missing: build the simulator first (`cargo build -p ascend-sim`), or run the \
-         whole suite with `cargo test --workspace`",
-        lib.display()
-    );
-    lib
+    ascend_sim::testing::cdylib_path().expect("the simulator's cdylib")
 }
 
 /// A fresh toolkit root whose `lib64/` links each CANN library name to `target_of(name)`.

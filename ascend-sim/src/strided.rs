@@ -1,47 +1,9 @@
-//! The MishBackward kernel: the vendor's f32 formula, dtype conversions and strided,
-//! broadcasting, bounds-checked element access.
+//! Strided, broadcasting, bounds-checked element access to device bytes, the dtypes
+//! operators compute in, and the parallel elementwise loop operator kernels share.
 
 use half::{bf16, f16};
 
-/// `grad * mish'(x)` evaluated in f32 the way the vendor kernel does (see the crate docs
-/// for the handling of infinities and of `x` below about -88).
-///
-/// `t = tanh(softplus(x))` is `(e^2 + 2e) / (e^2 + 2e + 2)` with `e = exp(x)` for `x < 0`,
-/// and the same divided through by `exp(2x)` for `x >= 0` (`e' = exp(-x)`,
-/// `t = (1 + 2e') / (1 + 2e' + 2e'^2)`); then `mish'(x) = t - x * (t^2 - 1) / (1 + exp(-x))`.
-/// Where `exp(-x)` overflows (x below about -88.7) the division by `1 + exp(-x)` is
-/// evaluated as the multiplication by the divided-through sigmoid `e / (1 + e)`.
-/// At `x = +inf` the result is `grad * 1`, at `x = -inf` it is `grad * 0`.
-pub fn mish_grad_f32(grad: f32, x: f32) -> f32 {
-    if x.is_nan() {
-        return f32::NAN;
-    }
-    if x == f32::INFINITY {
-        return grad * 1.0;
-    }
-    if x == f32::NEG_INFINITY {
-        return grad * 0.0;
-    }
-    let t = if x < 0.0 {
-        let e = x.exp();
-        let n = e * e + 2.0 * e;
-        n / (n + 2.0)
-    } else {
-        let e = (-x).exp();
-        let n = 1.0 + 2.0 * e;
-        n / (n + 2.0 * e * e)
-    };
-    let d = 1.0 + (-x).exp();
-    let term = if d.is_finite() {
-        x * (t * t - 1.0) / d
-    } else {
-        let e = x.exp();
-        x * (t * t - 1.0) * (e / (1.0 + e))
-    };
-    (t - term) * grad
-}
-
-/// The floating-point dtypes the operator computes with.
+/// The floating-point dtypes operators compute with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum DType {
     F32,
@@ -56,6 +18,14 @@ impl DType {
             ascend_sys::ACL_FLOAT16 => Some(DType::F16),
             ascend_sys::ACL_BF16 => Some(DType::Bf16),
             _ => None,
+        }
+    }
+
+    pub fn to_acl(self) -> i32 {
+        match self {
+            DType::F32 => ascend_sys::ACL_FLOAT,
+            DType::F16 => ascend_sys::ACL_FLOAT16,
+            DType::Bf16 => ascend_sys::ACL_BF16,
         }
     }
 
@@ -142,21 +112,26 @@ fn for_each_offset(shape: &[usize], strides: &[i64], mut f: impl FnMut(usize, i6
     }
 }
 
-/// Minimum and maximum element offset reached by a view (`None` if it is empty).
-pub(crate) fn offset_range(shape: &[usize], strides: &[i64]) -> Option<(i64, i64)> {
+/// Minimum and maximum element offset reached by a view (`Ok(None)` if it is empty,
+/// `Err` if an offset does not fit in an `i64`, which no allocation can hold).
+pub(crate) fn offset_range(shape: &[usize], strides: &[i64]) -> Result<Option<(i64, i64)>, String> {
     if shape.contains(&0) {
-        return None;
+        return Ok(None);
     }
+    let overflow = || {
+        format!("the element offsets of dims {shape:?} with strides {strides:?} overflow an i64")
+    };
     let (mut lo, mut hi) = (0i64, 0i64);
     for (&d, &s) in shape.iter().zip(strides) {
-        let reach = s.checked_mul(d as i64 - 1)?;
+        let last = i64::try_from(d - 1).map_err(|_| overflow())?;
+        let reach = s.checked_mul(last).ok_or_else(overflow)?;
         if reach < 0 {
-            lo = lo.checked_add(reach)?;
+            lo = lo.checked_add(reach).ok_or_else(overflow)?;
         } else {
-            hi = hi.checked_add(reach)?;
+            hi = hi.checked_add(reach).ok_or_else(overflow)?;
         }
     }
-    Some((lo, hi))
+    Ok(Some((lo, hi)))
 }
 
 /// A strided view into a byte buffer.
@@ -167,19 +142,23 @@ pub(crate) struct View<'a> {
     pub offset: i64,
     /// Byte position of element offset 0 inside the buffer.
     pub base_byte: usize,
-    pub dtype: DType,
+    /// Bytes per element.
+    pub elem: usize,
 }
 
 impl View<'_> {
     /// Checks that every element lies inside a buffer of `len` bytes.
     pub fn check_bounds(&self, len: usize, what: &str) -> Result<(), String> {
-        let Some((lo, hi)) = offset_range(self.dims, self.strides) else {
+        let range = offset_range(self.dims, self.strides).map_err(|m| format!("{what}: {m}"))?;
+        let Some((lo, hi)) = range else {
             return Ok(());
         };
-        let es = self.dtype.size() as i64;
-        let first = self.base_byte as i64 + (self.offset + lo) * es;
-        let end = self.base_byte as i64 + (self.offset + hi + 1) * es;
-        if first < 0 || end > len as i64 {
+        // In i128, every term fits: no descriptor can overflow the check itself.
+        let es = self.elem as i128;
+        let base = self.base_byte as i128;
+        let first = base + (i128::from(self.offset) + i128::from(lo)) * es;
+        let end = base + (i128::from(self.offset) + i128::from(hi) + 1) * es;
+        if first < 0 || end > len as i128 {
             return Err(format!(
                 "{what}: the view (dims {:?}, strides {:?}, offset {}) reaches bytes [{first}, {end}) of its allocation of {len} bytes",
                 self.dims, self.strides, self.offset
@@ -212,22 +191,21 @@ pub(crate) fn broadcast_strides(
     bs
 }
 
-/// Reads a (bounds-checked) view, broadcast to `out`, widening to f32.
-pub(crate) fn gather(buf: &[u8], v: &View<'_>, out: &[usize], dst: &mut [f32]) {
+/// Reads a (bounds-checked) view of `dt` elements, broadcast to `out`, widening to f32.
+pub(crate) fn gather(buf: &[u8], v: &View<'_>, dt: DType, out: &[usize], dst: &mut [f32]) {
     let bs = broadcast_strides(v.dims, v.strides, out);
-    let es = v.dtype.size() as i64;
+    let es = v.elem as i64;
     let base = v.base_byte as i64 + v.offset * es;
-    let dt = v.dtype;
     for_each_offset(out, &bs, |i, off| {
         dst[i] = dt.read(buf, (base + off * es) as usize);
     });
 }
 
-/// Writes `src` (row-major over the view's dims) through a (bounds-checked) view.
-pub(crate) fn scatter(buf: &mut [u8], v: &View<'_>, src: &[f32]) {
-    let es = v.dtype.size() as i64;
+/// Writes `src` (row-major over the view's dims) through a (bounds-checked) view of `dt`
+/// elements (round to nearest even).
+pub(crate) fn scatter(buf: &mut [u8], v: &View<'_>, dt: DType, src: &[f32]) {
+    let es = v.elem as i64;
     let base = v.base_byte as i64 + v.offset * es;
-    let dt = v.dtype;
     for_each_offset(v.dims, v.strides, |i, off| {
         dt.write(buf, (base + off * es) as usize, src[i]);
     });
@@ -245,30 +223,27 @@ pub(crate) fn through_workspace(buf: &mut [u8], at: usize, dt: DType, vals: &mut
     }
 }
 
-/// Computes `out[i] = round_compute(mish_grad_f32(g[i], x[i]))` in place in `g`.
-pub(crate) fn compute(g: &mut [f32], x: &[f32], compute_dtype: DType) {
-    let work = |g: &mut [f32], x: &[f32]| {
-        for (gv, &xv) in g.iter_mut().zip(x) {
-            *gv = compute_dtype.round(mish_grad_f32(*gv, xv));
-        }
-    };
+/// Runs `f(a_chunk, b_chunk)` over matching chunks of `a` and `b` (equal lengths), on
+/// several threads when the arrays are large.
+pub(crate) fn par_zip(a: &mut [f32], b: &[f32], f: impl Fn(&mut [f32], &[f32]) + Sync) {
     const CHUNK: usize = 1 << 16;
     // Asked once: `available_parallelism` reads cgroup files (and allocates) every time.
     static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    if g.len() < 4 * CHUNK {
-        work(g, x);
+    if a.len() < 4 * CHUNK {
+        f(a, b);
         return;
     }
     let threads =
         *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)));
     if threads < 2 {
-        work(g, x);
+        f(a, b);
         return;
     }
-    let per = g.len().div_ceil(threads);
+    let per = a.len().div_ceil(threads);
+    let f = &f;
     std::thread::scope(|s| {
-        for (gc, xc) in g.chunks_mut(per).zip(x.chunks(per)) {
-            s.spawn(move || work(gc, xc));
+        for (ac, bc) in a.chunks_mut(per).zip(b.chunks(per)) {
+            s.spawn(move || f(ac, bc));
         }
     });
 }
@@ -276,40 +251,6 @@ pub(crate) fn compute(g: &mut [f32], x: &[f32], compute_dtype: DType) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn vendor_sample_values() {
-        let expect = [
-            (0.0, 1.0, 0.0),
-            (1.0, 1.0, 1.049036),
-            (2.0, 1.0, 2.098072),
-            (6.0, 3.0, 6.126641),
-            (7.0, 3.0, 7.147748),
-            (3.0, 2.0, 3.207954),
-        ];
-        for (g, x, want) in expect {
-            let got = mish_grad_f32(g, x);
-            assert!((got - want).abs() < 1e-4, "{g} {x}: {got} vs {want}");
-        }
-    }
-
-    #[test]
-    fn special_values() {
-        assert!(mish_grad_f32(1.0, f32::NAN).is_nan());
-        assert_eq!(mish_grad_f32(2.0, f32::INFINITY), 2.0);
-        assert_eq!(mish_grad_f32(-3.0, f32::INFINITY), -3.0);
-        assert_eq!(mish_grad_f32(2.0, f32::NEG_INFINITY), 0.0);
-        assert!(mish_grad_f32(f32::INFINITY, f32::NEG_INFINITY).is_nan());
-        assert_eq!(mish_grad_f32(f32::INFINITY, 1.0), f32::INFINITY);
-        assert_eq!(mish_grad_f32(f32::NEG_INFINITY, 1.0), f32::NEG_INFINITY);
-        // Very negative x: mish'(x) ~ e^x (1 + x) < 0, tiny.
-        let v = mish_grad_f32(1.0, -95.0);
-        assert!(v <= 0.0 && v.is_finite(), "{v}");
-        let v = mish_grad_f32(1.0, -87.0);
-        assert!(v < 0.0 && v.is_finite(), "{v}");
-        assert_eq!(mish_grad_f32(1.0, 200.0), 1.0);
-        assert!(mish_grad_f32(1.0, -200.0).abs() == 0.0);
-    }
 
     #[test]
     fn strided_iteration() {
@@ -322,8 +263,10 @@ mod tests {
             n += 1
         });
         assert_eq!(n, 1);
-        assert_eq!(offset_range(&[2, 3], &[3, 1]), Some((0, 5)));
-        assert_eq!(offset_range(&[2, 0], &[3, 1]), None);
+        assert_eq!(offset_range(&[2, 3], &[3, 1]), Ok(Some((0, 5))));
+        assert_eq!(offset_range(&[2, 3], &[-3, 1]), Ok(Some((-3, 2))));
+        assert_eq!(offset_range(&[2, 0], &[3, 1]), Ok(None));
+        assert!(offset_range(&[3, 2], &[i64::MAX, 1]).is_err());
     }
 
     #[test]

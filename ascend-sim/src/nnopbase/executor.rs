@@ -1,0 +1,402 @@
+//! Executors of any arity: the operator kind ([`OpDef`]), phase 1's shared steps and
+//! the executor-reuse API. Nothing here knows a particular operator.
+
+use super::launch::Launch;
+use super::{TensorDesc, live_tensor, nullptr_error};
+use crate::slab::Shape;
+use crate::state::{Kind, Life, State, decode, encode, fail, finding, state, status_of};
+use crate::stream::Scratch;
+use crate::tables::{Family, dtype_list, dtype_name};
+use ascend_sys::*;
+use std::ffi::c_void;
+use std::mem::MaybeUninit;
+use std::sync::MutexGuard;
+
+/// Most tensor arguments an operator has.
+pub(crate) const MAX_ARGS: usize = 4;
+/// Alignment of rebound tensor addresses (documented for `aclSetInputTensorAddr`).
+const ADDR_ALIGN: usize = 32;
+/// Alignment of the workspace regions of temporaries.
+const REGION_ALIGN: usize = 512;
+
+/// One operator, as nnopbase sees it.
+pub(crate) struct OpDef {
+    /// Its name in messages (`MishBackward`).
+    pub name: &'static str,
+    /// Its phase-2 entry point (`aclnnMishBackward`).
+    pub launch_api: &'static str,
+    /// Its tensor arguments in phase-1 parameter order; an in-place operator names its
+    /// tensor once per role.
+    pub args: &'static [&'static str],
+    /// The argument of each input index (`aclSetInputTensorAddr`) and output index.
+    pub inputs: &'static [usize],
+    pub outputs: &'static [usize],
+    /// Whether a product family has the operator's kernel.
+    pub available: fn(Family) -> bool,
+    /// The queued compute.
+    pub kernel: fn(&Launch, &mut Scratch) -> Result<(), String>,
+}
+
+/// What phase 1 decided, for the kernel.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Plan {
+    /// The dtype the operator computes in.
+    pub compute: aclDataType,
+    /// The shape the kernel produces (inputs are broadcast to it).
+    pub out_shape: Shape,
+    /// Some tensor is empty: phase 2 computes nothing.
+    pub empty: bool,
+    /// Workspace byte offset of each argument's temporary, if it needs one.
+    pub ws: [Option<usize>; MAX_ARGS],
+    pub ws_size: u64,
+}
+
+impl Plan {
+    pub fn new(compute: aclDataType, out_dims: &[i64], empty: bool) -> Plan {
+        let mut out_shape = Shape::zeroed(out_dims.len());
+        for (u, &d) in out_shape.iter_mut().zip(out_dims) {
+            *u = d as usize;
+        }
+        Plan {
+            compute,
+            out_shape,
+            empty,
+            ..Plan::default()
+        }
+    }
+
+    /// Elements of the result.
+    pub fn numel(&self) -> usize {
+        self.out_shape.iter().product()
+    }
+
+    /// Reserves, when `need` (and the plan is not empty), a workspace region for a
+    /// temporary of argument `arg`: the result's element count at `elem` bytes each.
+    pub fn temporary(&mut self, arg: usize, need: bool, elem: usize) -> Result<(), i32> {
+        if !need || self.empty {
+            return Ok(());
+        }
+        let at = self.ws_size;
+        let end = self
+            .out_shape
+            .iter()
+            .try_fold(elem, |acc, &d| acc.checked_mul(d))
+            .and_then(|b| b.checked_next_multiple_of(REGION_ALIGN))
+            .and_then(|b| at.checked_add(b as u64))
+            .ok_or_else(|| {
+                fail(
+                    ACLNN_ERR_PARAM_INVALID,
+                    format!(
+                        "the workspace for a temporary of shape {:?} overflows",
+                        &*self.out_shape
+                    ),
+                )
+            })?;
+        self.ws[arg] = Some(at as usize);
+        self.ws_size = end;
+        Ok(())
+    }
+}
+
+/// A live `aclOpExecutor`.
+pub(crate) struct Executor {
+    pub(super) op: &'static OpDef,
+    pub(super) device: usize,
+    /// Tensor ids and descriptors, in the order of `op.args`.
+    pub(super) ids: [u64; MAX_ARGS],
+    pub(super) descs: [TensorDesc; MAX_ARGS],
+    pub(super) plan: Plan,
+    pub(super) repeatable: bool,
+    pub(super) launched: u64,
+}
+
+/// Where a C out-parameter of phase 1 points.
+type Out<'a, T> = &'a mut MaybeUninit<T>;
+
+/// `workspaceSize` and `executor`, failing with 161001 on NULL.
+///
+/// # Safety
+/// Each is NULL or writable and unaliased during the call.
+pub(crate) unsafe fn out_params<'a>(
+    workspace_size: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> Result<(Out<'a, u64>, Out<'a, *mut aclOpExecutor>), i32> {
+    // SAFETY: by the caller's contract.
+    let ws = unsafe { crate::state::out_slot(workspace_size) }
+        .ok_or_else(|| nullptr_error("workspaceSize"))?;
+    // SAFETY: as above.
+    let ex =
+        unsafe { crate::state::out_slot(executor) }.ok_or_else(|| nullptr_error("executor"))?;
+    Ok((ws, ex))
+}
+
+/// A phase-1 call past the steps every operator shares: its tensors are live, the
+/// runtime is initialised, the thread has a context, and the product has the operator.
+pub(crate) struct Phase1<'a> {
+    st: MutexGuard<'static, State>,
+    op: &'static OpDef,
+    device: usize,
+    pub family: Family,
+    pub soc: &'static str,
+    ids: [u64; MAX_ARGS],
+    descs: [TensorDesc; MAX_ARGS],
+    outs: (Out<'a, u64>, Out<'a, *mut aclOpExecutor>),
+}
+
+impl<'a> Phase1<'a> {
+    /// The shared steps, in the vendor's order, for the (non-null) `tensors` of `op.args`.
+    pub fn begin(
+        op: &'static OpDef,
+        tensors: &[*const aclTensor],
+        outs: (Out<'a, u64>, Out<'a, *mut aclOpExecutor>),
+    ) -> Result<Phase1<'a>, i32> {
+        let st = state();
+        let mut ids = [0u64; MAX_ARGS];
+        let mut descs: [TensorDesc; MAX_ARGS] = Default::default();
+        for (k, (&t, name)) in tensors.iter().zip(op.args).enumerate() {
+            let (id, d) = live_tensor(&st, t, name)?;
+            ids[k] = id;
+            descs[k] = d.clone();
+        }
+        if st.life != Life::Active {
+            return Err(fail(
+                ACLNN_ERR_RUNTIME_ERROR,
+                "the runtime is not initialized (aclInit) or already finalized".into(),
+            ));
+        }
+        let (_, device) = st.current_ctx().map_err(|_| {
+            fail(
+                ACLNN_ERR_RUNTIME_ERROR,
+                "no current context on this thread (107002): call aclrtSetDevice first".into(),
+            )
+        })?;
+        let dev = &st.devices[device];
+        let (soc, family): (&'static str, Family) = (
+            dev.soc.to_str().unwrap_or("<non-UTF-8 SoC name>"),
+            dev.family,
+        );
+        if !(op.available)(family) {
+            return Err(fail(
+                ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+                format!(
+                    "{} is not supported on {soc} (no kernel for this product)",
+                    op.name
+                ),
+            ));
+        }
+        Ok(Phase1 {
+            st,
+            op,
+            device,
+            family,
+            soc,
+            ids,
+            descs,
+            outs,
+        })
+    }
+
+    /// The descriptor of argument `arg`.
+    pub fn desc(&self, arg: usize) -> &TensorDesc {
+        &self.descs[arg]
+    }
+
+    /// Fails with 161002 unless argument `arg`'s dtype is in `list`.
+    pub fn require_dtype(&self, arg: usize, list: &[aclDataType]) -> Result<(), i32> {
+        let dt = self.descs[arg].dtype;
+        if list.contains(&dt) {
+            return Ok(());
+        }
+        Err(fail(
+            ACLNN_ERR_PARAM_INVALID,
+            format!(
+                "{} dtype {} is not supported on {}, should be in {}",
+                self.op.args[arg],
+                dtype_name(dt),
+                self.soc,
+                dtype_list(list)
+            ),
+        ))
+    }
+
+    /// Fails with 161002 if argument `arg` has more than `max` dims.
+    pub fn require_max_dims(&self, arg: usize, max: usize) -> Result<(), i32> {
+        let n = self.descs[arg].dims.len();
+        if n <= max {
+            return Ok(());
+        }
+        Err(fail(
+            ACLNN_ERR_PARAM_INVALID,
+            format!(
+                "{} has {n} dims, more than the supported maximum {max}",
+                self.op.args[arg]
+            ),
+        ))
+    }
+
+    /// Records the executor and writes the out-parameters.
+    pub fn finish(mut self, plan: Plan) -> Result<(), i32> {
+        let ws = plan.ws_size;
+        let id = self.st.executors.insert(Executor {
+            op: self.op,
+            device: self.device,
+            ids: self.ids,
+            descs: self.descs,
+            plan,
+            repeatable: false,
+            launched: 0,
+        });
+        self.outs.0.write(ws);
+        self.outs.1.write(encode(Kind::Executor, id));
+        Ok(())
+    }
+}
+
+/// The id of a live executor. `null_status` is what the calling API returns for NULL:
+/// 161001 for phase 2, 561103 for the executor API of nnopbase.
+pub(super) fn lookup_executor(
+    st: &State,
+    e: *const aclOpExecutor,
+    null_status: i32,
+) -> Result<u64, i32> {
+    if e.is_null() {
+        return Err(fail(null_status, "executor is nullptr".into()));
+    }
+    let id = decode(Kind::Executor, e).map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, m))?;
+    if st.executors.contains(id) {
+        Ok(id)
+    } else {
+        Err(finding(
+            ACLNN_ERR_PARAM_INVALID,
+            st.stale(Kind::Executor, id),
+        ))
+    }
+}
+
+pub(crate) unsafe fn set_repeatable(executor: *mut aclOpExecutor) -> aclnnStatus {
+    status_of(|| {
+        let mut st = state();
+        let id = lookup_executor(&st, executor, ACLNN_ERR_INNER_NULLPTR)?;
+        let Some(ex) = st.executors.get_mut(id) else {
+            return Err(fail(ACLNN_ERR_INNER, "executor vanished".into()));
+        };
+        if ex.launched > 0 && !ex.repeatable {
+            return Err(finding(
+                ACLNN_ERR_PARAM_INVALID,
+                format!(
+                    "aclSetAclOpExecutorRepeatable must be called right after phase 1, before any {}",
+                    ex.op.launch_api
+                ),
+            ));
+        }
+        ex.repeatable = true;
+        Ok(())
+    })
+}
+
+pub(crate) unsafe fn destroy_executor(executor: *mut aclOpExecutor) -> aclnnStatus {
+    status_of(|| {
+        let mut st = state();
+        let id = lookup_executor(&st, executor, ACLNN_ERR_INNER_NULLPTR)?;
+        st.executors
+            .discard(id, "destroyed by aclDestroyAclOpExecutor");
+        Ok(())
+    })
+}
+
+/// Which index space an address setter uses.
+#[derive(Clone, Copy)]
+enum Role {
+    Input,
+    Output,
+}
+
+/// Rebinds the data address of the executor's tensor that `role` index `index` names.
+/// The order of CANN's checks: the tensor, then the executor (561103 for NULL), then the
+/// index (161002). A NULL address is accepted, as by CANN; phase 2 refuses it for a
+/// tensor with elements.
+fn set_addr(
+    executor: *mut aclOpExecutor,
+    role: Role,
+    index: usize,
+    tensor: *mut aclTensor,
+    addr: *mut c_void,
+) -> Result<(), i32> {
+    if tensor.is_null() {
+        return Err(fail(ACLNN_ERR_INNER_NULLPTR, "tensor is nullptr".into()));
+    }
+    let mut st = state();
+    let id = lookup_executor(&st, executor, ACLNN_ERR_INNER_NULLPTR)?;
+    let Some(ex) = st.executors.get(id) else {
+        return Err(fail(ACLNN_ERR_INNER, "executor vanished".into()));
+    };
+    let op = ex.op;
+    let (list, what) = match role {
+        Role::Input => (op.inputs, "input"),
+        Role::Output => (op.outputs, "output"),
+    };
+    let Some(&arg) = list.get(index) else {
+        let names: Vec<String> = list
+            .iter()
+            .enumerate()
+            .map(|(i, &a)| format!("{i} ({})", op.args[a]))
+            .collect();
+        return Err(fail(
+            ACLNN_ERR_PARAM_INVALID,
+            format!(
+                "{what} index {index} out of range: {} has {what}s {}",
+                op.name,
+                names.join(", ")
+            ),
+        ));
+    };
+    let a = addr as usize;
+    if !a.is_multiple_of(ADDR_ALIGN) {
+        return Err(finding(
+            ACLNN_ERR_PARAM_INVALID,
+            format!("addr {a:#x} is not {ADDR_ALIGN}-byte aligned"),
+        ));
+    }
+    let name = op.args[arg];
+    let (tid, _) = live_tensor(&st, tensor, name)?;
+    let Some(ex) = st.executors.get_mut(id) else {
+        return Err(fail(ACLNN_ERR_INNER, "executor vanished".into()));
+    };
+    if ex.ids[arg] != tid {
+        return Err(finding(
+            ACLNN_ERR_PARAM_INVALID,
+            format!(
+                "tensor {tensor:p} is not the {name} tensor ({what} index {index}) the executor was created with"
+            ),
+        ));
+    }
+    // An in-place operator holds its tensor once per role: rebind every one.
+    let n = op.args.len();
+    for (k, d) in ex.descs[..n].iter_mut().enumerate() {
+        if ex.ids[k] == tid {
+            d.data = a;
+        }
+    }
+    if let Some(t) = st.tensors.get_mut(tid) {
+        t.data = a;
+    }
+    Ok(())
+}
+
+pub(crate) unsafe fn set_input_addr(
+    executor: *mut aclOpExecutor,
+    index: usize,
+    tensor: *mut aclTensor,
+    addr: *mut c_void,
+) -> aclnnStatus {
+    status_of(|| set_addr(executor, Role::Input, index, tensor, addr))
+}
+
+pub(crate) unsafe fn set_output_addr(
+    executor: *mut aclOpExecutor,
+    index: usize,
+    tensor: *mut aclTensor,
+    addr: *mut c_void,
+) -> aclnnStatus {
+    status_of(|| set_addr(executor, Role::Output, index, tensor, addr))
+}

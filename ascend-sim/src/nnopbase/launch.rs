@@ -1,0 +1,354 @@
+//! Phase 2 and the queued launch: binding an executor's tensors and workspace to live
+//! allocations, and the element access operators' kernels read and write through.
+
+use super::TensorDesc;
+use super::executor::{MAX_ARGS, OpDef, Plan, lookup_executor};
+use crate::mem::{Alloc, Class, still_live};
+use crate::runtime::resolve_stream;
+use crate::slab::{Dims64, Shape};
+use crate::state::{Kind, Life, State, fail, finding, lock, state, status_of};
+use crate::stream::{Scratch, Task};
+use crate::strided::{self, DType, View, offset_range};
+use crate::tables::{dtype_name, dtype_size};
+use ascend_sys::*;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// One tensor of a queued launch.
+struct Operand {
+    alloc: Arc<Alloc>,
+    strides: Dims64,
+    offset: i64,
+    data: usize,
+    dims: Shape,
+    dtype: aclDataType,
+    elem: usize,
+}
+
+impl Operand {
+    /// The operand's dtype, for kernels computing in floating point.
+    fn float(&self, name: &str) -> Result<DType, String> {
+        DType::from_acl(self.dtype).ok_or_else(|| {
+            format!(
+                "{name}: dtype {} is not a floating-point dtype",
+                dtype_name(self.dtype)
+            )
+        })
+    }
+
+    fn view(&self) -> View<'_> {
+        View {
+            dims: &self.dims,
+            strides: &self.strides,
+            offset: self.offset,
+            base_byte: self.data - self.alloc.start,
+            elem: self.elem,
+        }
+    }
+}
+
+/// Everything a queued operator needs: its operands bound to live allocations, the
+/// workspace and the plan. Operators' kernels read and write through it.
+pub(crate) struct Launch {
+    op: &'static OpDef,
+    operands: [Option<Operand>; MAX_ARGS],
+    ws: Option<Arc<Alloc>>,
+    ws_off: usize,
+    pub plan: Plan,
+}
+
+impl Launch {
+    /// Runs the operator's kernel, checking before and after that no allocation it uses
+    /// was freed under it.
+    pub fn run(&self, scratch: &mut Scratch) -> Result<(), String> {
+        let r = self
+            .check_live()
+            .and_then(|()| (self.op.kernel)(self, scratch))
+            .and_then(|()| self.check_live());
+        r.map_err(|m| format!("{} (queued): {m}", self.op.launch_api))
+    }
+
+    fn check_live(&self) -> Result<(), String> {
+        for (op, name) in self.operands.iter().zip(self.op.args) {
+            if let Some(op) = op {
+                still_live(name, &op.alloc)?;
+            }
+        }
+        match &self.ws {
+            Some(ws) => still_live("workspace", ws),
+            None => Ok(()),
+        }
+    }
+
+    fn operand(&self, arg: usize) -> Result<&Operand, String> {
+        self.operands[arg]
+            .as_ref()
+            .ok_or_else(|| format!("argument {arg} is not bound"))
+    }
+
+    /// Reads argument `arg`, broadcast to the plan's shape, widened to f32.
+    pub fn gather(&self, arg: usize, dst: &mut [f32]) -> Result<(), String> {
+        let op = self.operand(arg)?;
+        let dt = op.float(self.op.args[arg])?;
+        let buf = lock(&op.alloc.data);
+        let v = op.view();
+        v.check_bounds(buf.len(), self.op.args[arg])?;
+        strided::gather(&buf, &v, dt, &self.plan.out_shape, dst);
+        Ok(())
+    }
+
+    /// Writes `src` (row-major over argument `arg`'s dims) through its view, rounding to
+    /// its dtype (to nearest even).
+    pub fn scatter(&self, arg: usize, src: &[f32]) -> Result<(), String> {
+        let op = self.operand(arg)?;
+        let dt = op.float(self.op.args[arg])?;
+        let mut buf = lock(&op.alloc.data);
+        let v = op.view();
+        v.check_bounds(buf.len(), self.op.args[arg])?;
+        strided::scatter(&mut buf, &v, dt, src);
+        Ok(())
+    }
+
+    /// Stores argument `arg`'s temporary as `dt` in its workspace region and reads it
+    /// back, if the plan gave it one.
+    pub fn through_workspace(&self, arg: usize, dt: DType, vals: &mut [f32]) -> Result<(), String> {
+        let Some(at) = self.plan.ws[arg] else {
+            return Ok(());
+        };
+        let what = self.op.args[arg];
+        let Some(ws) = &self.ws else {
+            return Err(format!("{what} temporary needs a workspace"));
+        };
+        let mut buf = lock(&ws.data);
+        let start = self.ws_off + at;
+        let end = start + vals.len() * dt.size();
+        if end > buf.len() {
+            return Err(format!(
+                "{what} temporary [{start}, {end}) overruns the workspace allocation of {} bytes",
+                buf.len()
+            ));
+        }
+        strided::through_workspace(&mut buf, start, dt, vals);
+        Ok(())
+    }
+}
+
+/// Checks that a view stays inside its declared storage: elements `[0, prod(storage))`
+/// from the data address.
+fn check_storage(d: &TensorDesc, dims: &[usize], name: &str) -> Result<(), String> {
+    let Some((lo, hi)) = offset_range(dims, &d.strides).map_err(|m| format!("{name}: {m}"))? else {
+        return Ok(());
+    };
+    let storage = d
+        .storage
+        .iter()
+        .try_fold(
+            1i64,
+            |acc, &s| if s < 0 { None } else { acc.checked_mul(s) },
+        )
+        .ok_or_else(|| {
+            format!(
+                "{name}: storageDims {:?} has a negative dim or more than i64::MAX elements",
+                d.storage
+            )
+        })?;
+    // In i128 the sums cannot overflow.
+    let (first, last) = (
+        i128::from(d.offset) + i128::from(lo),
+        i128::from(d.offset) + i128::from(hi),
+    );
+    if first < 0 || last >= i128::from(storage) {
+        return Err(format!(
+            "{name}: the view (dims {:?}, strides {:?}, offset {}) reaches elements [{first}, {last}] but its storage {:?} has {storage} elements",
+            d.dims, d.strides, d.offset, d.storage
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that a tensor's data lies in a live device allocation. Status codes.
+fn bind_operand(st: &State, d: &TensorDesc, name: &str) -> Result<Operand, i32> {
+    let elem = dtype_size(d.dtype).ok_or_else(|| {
+        fail(
+            ACLNN_ERR_INNER,
+            format!(
+                "{name}: dtype {} has no byte-addressable elements in the simulator",
+                dtype_name(d.dtype)
+            ),
+        )
+    })?;
+    let dims = d.udims();
+    if d.data == 0 {
+        return Err(finding(
+            ACLNN_ERR_PARAM_NULLPTR,
+            format!("{name} data address is NULL"),
+        ));
+    }
+    if st.class_of(d.data) == Class::Host {
+        return Err(finding(
+            ACLNN_ERR_PARAM_INVALID,
+            format!(
+                "{name} data {:#x} is host memory, not device memory from aclrtMalloc",
+                d.data
+            ),
+        ));
+    }
+    let Some(a) = st.alloc_at(d.data) else {
+        return Err(finding(
+            ACLNN_ERR_PARAM_INVALID,
+            format!(
+                "{name} data {:#x} is not inside a live device allocation (freed or never allocated)",
+                d.data
+            ),
+        ));
+    };
+    check_storage(d, &dims, name).map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, m))?;
+    let op = Operand {
+        alloc: Arc::clone(a),
+        strides: d.strides.clone(),
+        offset: d.offset,
+        data: d.data,
+        dims,
+        dtype: d.dtype,
+        elem,
+    };
+    op.view()
+        .check_bounds(a.size, name)
+        .map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, m))?;
+    Ok(op)
+}
+
+/// Phase 2 of `op`: checks the executor, the stream, the tensors and the workspace, then
+/// enqueues the kernel.
+pub(crate) fn launch(
+    op: &'static OpDef,
+    workspace: *mut c_void,
+    workspace_size: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    status_of(|| {
+        let mut st = state();
+        let id = lookup_executor(&st, executor, ACLNN_ERR_PARAM_NULLPTR)?;
+        if st.life != Life::Active {
+            return Err(fail(
+                ACLNN_ERR_RUNTIME_ERROR,
+                "the runtime is not initialized (aclInit) or already finalized".into(),
+            ));
+        }
+        let (shared, device) = resolve_stream(&mut st, stream).map_err(|code| {
+            let status = if code == ACL_ERROR_RT_INVALID_HANDLE {
+                ACLNN_ERR_PARAM_INVALID
+            } else {
+                ACLNN_ERR_RUNTIME_ERROR
+            };
+            fail(
+                status,
+                format!(
+                    "stream is not usable ({code} {})",
+                    ascend_sys::status_name(code)
+                ),
+            )
+        })?;
+        let Some(ex) = st.executors.get(id) else {
+            return Err(fail(ACLNN_ERR_INNER, "executor vanished".into()));
+        };
+        if !std::ptr::eq(ex.op, op) {
+            return Err(finding(
+                ACLNN_ERR_PARAM_INVALID,
+                format!(
+                    "the executor was made by the phase 1 of {}; launch it with {}",
+                    ex.op.name, ex.op.launch_api
+                ),
+            ));
+        }
+        if ex.device != device {
+            return Err(finding(
+                ACLNN_ERR_RUNTIME_ERROR,
+                format!(
+                    "the executor was created on device {} but the stream is on device {device}",
+                    ex.device
+                ),
+            ));
+        }
+        let n = op.args.len();
+        for (tid, name) in ex.ids[..n].iter().zip(op.args) {
+            if !st.tensors.contains(*tid) {
+                return Err(finding(
+                    ACLNN_ERR_PARAM_INVALID,
+                    format!(
+                        "{name} tensor was destroyed before {} ({})",
+                        op.launch_api,
+                        st.stale(Kind::Tensor, *tid)
+                    ),
+                ));
+            }
+        }
+        let plan = &ex.plan;
+        let (ws, ws_off) = if plan.ws_size > 0 {
+            if workspace.is_null() {
+                return Err(finding(
+                    ACLNN_ERR_PARAM_NULLPTR,
+                    format!(
+                        "workspace is nullptr but {} bytes are required",
+                        plan.ws_size
+                    ),
+                ));
+            }
+            if workspace_size < plan.ws_size {
+                return Err(finding(
+                    ACLNN_ERR_PARAM_INVALID,
+                    format!(
+                        "workspaceSize {workspace_size} is smaller than the {} bytes phase 1 asked for",
+                        plan.ws_size
+                    ),
+                ));
+            }
+            let addr = workspace as usize;
+            if st.class_of(addr) == Class::Host {
+                return Err(finding(
+                    ACLNN_ERR_PARAM_INVALID,
+                    format!(
+                        "workspace {addr:#x} is host memory, not device memory from aclrtMalloc"
+                    ),
+                ));
+            }
+            let a = st
+                .device_range("workspace", addr, workspace_size as usize)
+                .map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, m))?;
+            let off = addr - a.start;
+            (Some(a), off)
+        } else {
+            (None, 0)
+        };
+        let launch = if plan.empty {
+            None
+        } else {
+            let mut operands = [const { None }; MAX_ARGS];
+            for (k, slot) in operands.iter_mut().enumerate().take(n) {
+                *slot = Some(bind_operand(&st, &ex.descs[k], op.args[k])?);
+            }
+            Some(shared.boxed_launch(Launch {
+                op,
+                operands,
+                ws,
+                ws_off,
+                plan: plan.clone(),
+            }))
+        };
+        let Some(ex) = st.executors.get_mut(id) else {
+            return Err(fail(ACLNN_ERR_INNER, "executor vanished".into()));
+        };
+        ex.launched += 1;
+        if !ex.repeatable {
+            st.executors.discard(
+                id,
+                "consumed by its phase-2 call (not made repeatable with aclSetAclOpExecutorRepeatable)",
+            );
+        }
+        if let Some(launch) = launch {
+            shared.submit(Task::Launch(launch));
+        }
+        Ok(())
+    })
+}
