@@ -134,6 +134,34 @@ pub enum Error {
         detail: String,
     },
 
+    /// An HCCL call (`libhccl.so`) failed.
+    #[error("{api} failed with {name} ({code}){}", detail(api, message))]
+    Hccl {
+        /// The C function that failed, e.g. `"HcclAllReduce"`.
+        api: &'static str,
+        /// The `HcclResult` it returned.
+        code: u32,
+        /// The symbolic name of `code`, e.g. `"HCCL_E_TIMEOUT"`.
+        name: &'static str,
+        /// `HcclGetErrorString(code)`, then `aclGetRecentErrMsg()` when it has a text.
+        message: String,
+    },
+
+    /// The runtime has no HCCL (a toolkit without `libhccl.so`, or a backend without it).
+    #[error("HCCL is not available: {0}")]
+    HcclUnavailable(ascend_sys::hccl::HcclLoadError),
+
+    /// A buffer holds a different number of elements than the call needs.
+    #[error("{argument} has {actual} elements, expected {expected}")]
+    LengthMismatch {
+        /// Which argument.
+        argument: &'static str,
+        /// The number required.
+        expected: usize,
+        /// The number given.
+        actual: usize,
+    },
+
     /// Anything else the caller asked for that cannot be done (bad device id, a view
     /// outside its storage, ...).
     #[error("invalid argument: {0}")]

@@ -76,6 +76,7 @@
 
 pub mod element;
 pub mod error;
+pub mod hccl;
 pub mod reference;
 pub mod shape;
 pub mod testing;
@@ -116,6 +117,8 @@ const _: () = {
     send_sync::<TensorView<'static, f32>>();
     send_sync::<TensorViewMut<'static, f32>>();
     send_sync::<Error>();
+    send_sync::<hccl::Communicator>();
+    send_sync::<hccl::RootInfo>();
     send_sync::<ops::mish_backward::MishBackwardPlan<f32, half::f16, half::bf16>>();
 };
 
