@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Hardware smoke test for an Atlas machine with CANN installed: loads the real CANN,
-# prints the SoC and CANN versions, runs the example with CANN forced, and the #[ignore]d
-# NPU test set (the property suite against the CPU reference). Never run in CI here.
+# prints the SoC and CANN versions, runs the examples with CANN forced (data_parallel on
+# every NPU, through HCCL), and the #[ignore]d NPU test set (the property suite against the
+# CPU reference). Never run in CI here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,5 +36,7 @@ echo "== SoC (Runtime::cann) =="
 cargo test --test npu_smoke -- --ignored --nocapture npu_soc_and_sample_values
 echo "== example =="
 cargo run --no-default-features --example mish_backward
+echo "== data-parallel example: every NPU one rank, HCCL all_reduce =="
+cargo run --release --no-default-features --example data_parallel
 echo "== property suite on the NPU =="
 cargo test --test npu_smoke -- --ignored --nocapture npu_property_suite_against_the_reference

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds libascend_sim.so, compiles ascend-sim/tests/c/sim_smoke.c against the project's
-# own header (ascend-sys/include/ascendcl_sys.h) and runs it. Exits non-zero on failure.
+# Builds libascend_sim.so, compiles ascend-sim/tests/c/sim_smoke.c and hccl_smoke.c against
+# the project's own headers (ascend-sys/include/ascendcl_sys.h, hccl_sys.h) and runs them.
+# Exits non-zero on failure.
 # Honors CARGO_TARGET_DIR (default: target/ in the repository root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,3 +16,9 @@ gcc -std=c11 -Wall -Wextra -Werror \
     -o "$out_dir/sim_smoke" \
     -L "$lib_dir" -lascend_sim -Wl,-rpath,"$lib_dir" -lm
 "$out_dir/sim_smoke"
+gcc -std=c11 -Wall -Wextra -Werror \
+    -I ascend-sys/include \
+    ascend-sim/tests/c/hccl_smoke.c \
+    -o "$out_dir/hccl_smoke" \
+    -L "$lib_dir" -lascend_sim -Wl,-rpath,"$lib_dir" -lpthread
+"$out_dir/hccl_smoke"
