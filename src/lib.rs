@@ -79,6 +79,7 @@ mod stream;
 mod sync;
 mod sys;
 mod tensor;
+mod transfer;
 mod uses;
 
 pub use ascend_sys::{LoadError, LoadOptions};
