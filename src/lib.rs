@@ -88,6 +88,7 @@ pub use element::{DType, Element};
 pub use error::{Error, Result};
 pub use event::Event;
 pub use op::Plan;
+pub use ops::copy::*;
 pub use ops::mish_backward::*;
 pub use runtime::{Backend, Runtime};
 pub use stream::Stream;

@@ -7,4 +7,5 @@
 
 pub use crate::op::{Arg, Role, ShapeRule};
 
+pub mod copy;
 pub mod mish_backward;
