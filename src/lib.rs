@@ -74,6 +74,7 @@ mod event;
 mod ledger;
 mod op;
 pub mod ops;
+mod reshape;
 mod runtime;
 mod stream;
 mod sync;

@@ -165,7 +165,7 @@ fn to_i64(v: usize) -> Result<i64> {
 }
 
 impl Layout {
-    fn contiguous(dims: Dims) -> Result<Layout> {
+    pub(crate) fn contiguous(dims: Dims) -> Result<Layout> {
         let mut strides = [0i64; MAX_DIMS];
         let mut acc: i64 = 1;
         for i in (0..dims.ndim()).rev() {

@@ -226,3 +226,45 @@ proptest! {
         prop_assert_eq!(ascend_sim::last_report(), None);
     }
 }
+
+#[test]
+fn reshape_in_place_keeps_data_and_refreshes_the_cached_descriptor() {
+    let _leaks = LeakCheck::start();
+    ascend_sim::clear_last_report();
+    let stream = device(A2).stream().unwrap();
+    let a = array::<f32>(&[2, 6], 9, -2.0, 2.0);
+    let mut x = DeviceTensor::from_array(&stream, &a).unwrap();
+    let g = DeviceTensor::from_array(&stream, &ArrayD::from_elem(ndarray::IxDyn(&[3, 4]), 1.0f32))
+        .unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&stream, &[2, 6]).unwrap();
+    // Caches the whole-tensor descriptors of `x` and `out` for shape [2, 6].
+    ascendcl::mish_backward(&x, &x, &mut out, &stream).unwrap();
+    x.reshape(&[3, 4]).unwrap();
+    out.reshape(&[3, 4]).unwrap();
+    assert_eq!(x.shape(), &[3, 4]);
+    ascendcl::mish_backward(&g, &x, &mut out, &stream).unwrap();
+    let got = out.to_array(&stream).unwrap();
+    let expected = ascendcl::reference::mish_backward(
+        g.to_array(&stream).unwrap().view(),
+        a.clone()
+            .into_shape_with_order(ndarray::IxDyn(&[3, 4]))
+            .unwrap()
+            .view(),
+    )
+    .unwrap();
+    assert_eq!(got.shape(), &[3, 4]);
+    let (mere, _) = mere_mare(&got, &expected);
+    assert!(mere < threshold(ascendcl::DType::F32), "{mere}");
+    // Wrong counts and overflowing products are typed errors; the tensor is unchanged.
+    assert!(matches!(
+        x.reshape(&[5, 2]),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    assert!(matches!(
+        x.reshape(&[usize::MAX, 2, 0, 3]),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    assert!(matches!(x.reshape(&[1; 9]), Err(Error::TooManyDims { .. })));
+    assert_eq!(x.shape(), &[3, 4]);
+    assert_eq!(ascend_sim::last_report(), None);
+}
