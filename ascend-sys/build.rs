@@ -3,7 +3,8 @@
 //! Without the `bindgen` feature nothing is generated: the committed, pre-generated
 //! `src/bindings.rs` is used, so a build needs neither libclang nor CANN. With it,
 //! bindgen runs against the real CANN headers when a toolkit is found, else against
-//! the project's own `include/ascendcl_sys.h`, and writes `$OUT_DIR/bindings.rs`.
+//! the project's own `include/ascendcl_sys.h`, and writes `$OUT_DIR/bindings.rs`; likewise
+//! `$OUT_DIR/hccl_bindings.rs` from the toolkit's `hccl/hccl.h` or `include/hccl_sys.h`.
 //!
 //! It also tells dependents' build scripts which toolkit it saw (`links = "ascendcl"`):
 //! `DEP_ASCENDCL_ROOT` is the toolkit root holding `lib64/libascendcl.so`, empty when
@@ -24,6 +25,8 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=include/ascendcl_sys.h");
     println!("cargo:rerun-if-changed=src/bindings.rs");
+    println!("cargo:rerun-if-changed=include/hccl_sys.h");
+    println!("cargo:rerun-if-changed=src/hccl/bindings.rs");
     for var in TOOLKIT_VARS.iter().chain([&HEADER_CHOICE_VAR]) {
         println!("cargo:rerun-if-env-changed={var}");
     }
@@ -110,6 +113,54 @@ mod generate {
             .unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
         println!("cargo:rustc-cfg=ascend_sys_generated");
         println!("cargo:rustc-env=ASCEND_SYS_BINDINGS_SOURCE={source}");
+        hccl(&manifest, force_project);
+    }
+
+    /// HCCL's declarations, in a module of their own (`crate::hccl`): the runtime types
+    /// they use come from the main bindings.
+    fn hccl(manifest: &std::path::Path, force_project: bool) {
+        let out =
+            PathBuf::from(env::var("OUT_DIR").expect("cargo sets it")).join("hccl_bindings.rs");
+        let mut builder = bindgen::Builder::default()
+            .rust_target(bindgen::RustTarget::stable(85, 0).expect("valid target"))
+            .rust_edition(bindgen::RustEdition::Edition2024)
+            .allowlist_function("Hccl.*")
+            .allowlist_type("Hccl.*")
+            .allowlist_var("HCCL_.*")
+            .blocklist_type("acl.*")
+            .raw_line("use crate::bindings::aclrtStream;")
+            .prepend_enum_name(false)
+            .default_enum_style(bindgen::EnumVariation::Consts)
+            .generate_comments(false)
+            .layout_tests(true)
+            .derive_default(false)
+            .formatter(bindgen::Formatter::Rustfmt);
+        let vendor = toolkit_include_dir()
+            .filter(|inc| inc.join("hccl/hccl.h").is_file())
+            .filter(|_| !force_project);
+        let source = match vendor {
+            // The vendor's hccl_types.h sizes the root info with a C++ constant.
+            Some(include) => {
+                builder = builder
+                    .header_contents("hccl_wrapper.h", "#include \"hccl/hccl.h\"\n")
+                    .clang_args(["-x", "c++", "-std=c++14"])
+                    .clang_arg(format!("-I{}", include.display()));
+                format!("vendor headers in {}", include.display())
+            }
+            None => {
+                let include = manifest.join("include");
+                builder = builder
+                    .header(include.join("hccl_sys.h").to_string_lossy())
+                    .clang_arg(format!("-I{}", include.display()));
+                "include/hccl_sys.h".to_owned()
+            }
+        };
+        builder
+            .generate()
+            .unwrap_or_else(|e| panic!("bindgen failed on {source}: {e}"))
+            .write_to_file(&out)
+            .unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
+        println!("cargo:rustc-env=ASCEND_SYS_HCCL_BINDINGS_SOURCE={source}");
     }
 
     /// `aclError` is `int` and `aclnnStatus` is `int32_t`: give the code macros that type,

@@ -53,9 +53,14 @@ impl DType {
     }
 }
 
+/// The Rust name (`f32`, `f16`, `bf16`); [`DType::name`] gives CANN's.
 impl fmt::Display for DType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        f.write_str(match self {
+            DType::F32 => "f32",
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
+        })
     }
 }
 

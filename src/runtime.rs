@@ -227,6 +227,16 @@ impl Runtime {
         &self.inner.api
     }
 
+    /// HCCL (collectives between devices) for this runtime: `libhccl.so` from the
+    /// directory CANN was loaded from, or the simulator's. Loaded on first use; see
+    /// [`hccl`](crate::hccl).
+    ///
+    /// # Errors
+    /// [`Error::HcclUnavailable`] when this runtime has no HCCL.
+    pub fn hccl(&self) -> Result<&'static ascend_sys::hccl::Hccl> {
+        crate::hccl::library(self.inner)
+    }
+
     /// Number of devices (`aclrtGetDeviceCount`).
     ///
     /// # Errors

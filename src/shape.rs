@@ -16,10 +16,25 @@ pub struct Dims {
 }
 
 impl Dims {
-    /// Copies `shape`, naming it `argument` in the error when it has too many dims.
+    /// Copies `shape`, naming it `argument` in the errors.
+    ///
+    /// Its element count must fit in `i64` (aclnn's dims, strides and offsets are
+    /// `int64_t`), so that [`numel`](Dims::numel) and every index computed from a `Dims`
+    /// cannot overflow.
     ///
     /// # Errors
-    /// [`Error::TooManyDims`] when `shape.len() > MAX_DIMS`.
+    /// [`Error::TooManyDims`] when `shape.len() > MAX_DIMS`, [`Error::TooManyElements`]
+    /// when the product of the dims exceeds `i64::MAX`.
+    ///
+    /// ```
+    /// use ascendcl::{Error, shape::Dims};
+    /// assert_eq!(Dims::new("x", &[2, 3])?.numel(), 6);
+    /// assert!(matches!(
+    ///     Dims::new("x", &[1 << 32, 1 << 32]),
+    ///     Err(Error::TooManyElements { .. })
+    /// ));
+    /// # Ok::<(), Error>(())
+    /// ```
     pub fn new(argument: &'static str, shape: &[usize]) -> Result<Dims> {
         if shape.len() > MAX_DIMS {
             return Err(Error::TooManyDims {
@@ -27,6 +42,14 @@ impl Dims {
                 dims: shape.len(),
                 max: MAX_DIMS,
             });
+        }
+        let count = shape.iter().try_fold(1u64, |acc, d| {
+            u64::try_from(*d).ok().and_then(|d| acc.checked_mul(d))
+        });
+        // A zero dim makes any product empty, however large the other dims.
+        let empty = shape.contains(&0);
+        if !empty && count.is_none_or(|n| n > i64::MAX as u64) {
+            return Err(too_many_elements(argument, shape));
         }
         let mut dims = [0; MAX_DIMS];
         dims[..shape.len()].copy_from_slice(shape);
@@ -46,9 +69,42 @@ impl Dims {
         usize::from(self.len)
     }
 
-    /// Number of elements (1 for a 0-d shape).
+    /// Number of elements (1 for a 0-d shape). Never overflows: [`Dims::new`] bounds it.
     pub fn numel(&self) -> usize {
-        self.as_slice().iter().product()
+        let dims = self.as_slice();
+        if dims.contains(&0) {
+            0
+        } else {
+            dims.iter().product()
+        }
+    }
+}
+
+#[cold]
+fn too_many_elements(argument: &'static str, shape: &[usize]) -> Error {
+    // The exact count as a decimal product, computed without overflow (u128 holds the
+    // product of up to two usize dims; beyond that the digits are multiplied out).
+    let mut digits: Vec<u32> = vec![1];
+    for d in shape {
+        let mut carry: u128 = 0;
+        for digit in digits.iter_mut() {
+            let v = u128::from(*digit) * (*d as u128) + carry;
+            *digit = (v % 1_000_000_000) as u32;
+            carry = v / 1_000_000_000;
+        }
+        while carry > 0 {
+            digits.push((carry % 1_000_000_000) as u32);
+            carry /= 1_000_000_000;
+        }
+    }
+    let mut elements = digits.last().map(u32::to_string).unwrap_or_default();
+    for chunk in digits.iter().rev().skip(1) {
+        elements.push_str(&format!("{chunk:09}"));
+    }
+    Error::TooManyElements {
+        argument,
+        shape: shape.to_vec(),
+        elements,
     }
 }
 

@@ -223,8 +223,7 @@ impl StreamInner {
         self.device.bind()?;
         let t = self.table();
         // SAFETY: `raw` is a live stream of the current context.
-        let code = unsafe { (t.aclrtSynchronizeStream)(self.raw) };
-        sys::acl(t, "aclrtSynchronizeStream", code)?;
+        unsafe { sys::synchronize_stream(t, self.raw) }?;
         self.completed.fetch_max(target, Ordering::AcqRel);
         let mut state = self.lock();
         state.deferred.retain(|d| {
@@ -242,13 +241,13 @@ impl StreamInner {
 fn free(t: &FnTable, ptr: *mut c_void, host: bool) {
     // SAFETY: `ptr` came from aclrtMalloc / aclrtMallocHost of this stream's device (whose
     // context is current) and no queued work uses it any more; it is freed once.
-    unsafe {
+    let _ = unsafe {
         if host {
-            let _ = (t.aclrtFreeHost)(ptr);
+            sys::free_host(t, ptr)
         } else {
-            let _ = (t.aclrtFree)(ptr);
+            sys::free(t, ptr)
         }
-    }
+    };
 }
 
 impl StreamState {
@@ -272,10 +271,8 @@ impl StreamState {
             .next_multiple_of(512);
         let bytes = usize::try_from(new_size)
             .map_err(|_| Error::InvalidArgument(format!("workspace of {size} bytes")))?;
-        let mut p: *mut c_void = std::ptr::null_mut();
-        // SAFETY: the out-pointer is valid; the stream's context is current (submit).
-        let code = unsafe { (t.aclrtMalloc)(&mut p, bytes, ascend_sys::ACL_MEM_MALLOC_HUGE_FIRST) };
-        sys::acl(t, "aclrtMalloc", code)?;
+        // The stream's context is current (submit).
+        let p = sys::malloc(t, bytes)?;
         if !self.workspace.is_null() {
             // Work up to the previous ticket may still use the old workspace.
             self.deferred.push(Deferred {
@@ -337,8 +334,7 @@ impl Drop for StreamInner {
         if self.device.bind().is_ok() {
             // SAFETY: the stream is live, belongs to the current context and is destroyed
             // once; all other handles to it are gone (this is the last `Arc`).
-            let code = unsafe { (t.aclrtDestroyStream)(self.raw) };
-            if let Err(e) = sys::acl(t, "aclrtDestroyStream", code) {
+            if let Err(e) = unsafe { sys::destroy_stream(t, self.raw) } {
                 self.device.note_release_error(&e);
             }
         }
@@ -388,11 +384,7 @@ impl Stream {
 
     pub(crate) fn new(device: &Arc<DeviceInner>) -> Result<Stream> {
         device.bind()?;
-        let t = device.table();
-        let mut raw: aclrtStream = std::ptr::null_mut();
-        // SAFETY: the out-pointer is valid; the device's context is current.
-        let code = unsafe { (t.aclrtCreateStream)(&mut raw) };
-        sys::acl(t, "aclrtCreateStream", code)?;
+        let raw = sys::create_stream(device.table())?;
         Ok(Stream {
             inner: Arc::new(StreamInner {
                 device: Arc::clone(device),

@@ -9,7 +9,8 @@
 
 use crate::error::{Error, Result};
 use ascend_sys::{
-    FnTable, aclDataType, aclOpExecutor, aclTensor, aclrtContext, aclrtMemcpyKind, aclrtStream,
+    FnTable, aclDataType, aclOpExecutor, aclTensor, aclrtContext, aclrtEvent, aclrtMemcpyKind,
+    aclrtStream,
 };
 use std::ffi::{CStr, c_void};
 
@@ -191,6 +192,79 @@ pub(crate) unsafe fn memset(
 ) -> Result<()> {
     // SAFETY: the caller's contract.
     unsafe { checked!(acl t, aclrtMemset(p, max, value, count)) }
+}
+
+// ---------------------------------------------------------------------------------------
+// Streams and events.
+
+/// `aclrtCreateStream` in the current context.
+pub(crate) fn create_stream(t: &FnTable) -> Result<aclrtStream> {
+    let mut s: aclrtStream = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer.
+    unsafe { checked!(acl t, aclrtCreateStream(&mut s)) }?;
+    Ok(s)
+}
+
+/// `aclrtDestroyStream`.
+///
+/// # Safety
+/// `s` is a live stream of the current context, destroyed once.
+pub(crate) unsafe fn destroy_stream(t: &FnTable, s: aclrtStream) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(acl t, aclrtDestroyStream(s)) }
+}
+
+/// `aclrtSynchronizeStream`.
+///
+/// # Safety
+/// `s` is a live stream of the current context.
+pub(crate) unsafe fn synchronize_stream(t: &FnTable, s: aclrtStream) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(acl t, aclrtSynchronizeStream(s)) }
+}
+
+/// `aclrtCreateEvent` in the current context.
+pub(crate) fn create_event(t: &FnTable) -> Result<aclrtEvent> {
+    let mut e: aclrtEvent = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer.
+    unsafe { checked!(acl t, aclrtCreateEvent(&mut e)) }?;
+    Ok(e)
+}
+
+/// `aclrtDestroyEvent`.
+///
+/// # Safety
+/// `e` is a live event of the current context that no queued work uses, destroyed once.
+pub(crate) unsafe fn destroy_event(t: &FnTable, e: aclrtEvent) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(acl t, aclrtDestroyEvent(e)) }
+}
+
+/// `aclrtRecordEvent`.
+///
+/// # Safety
+/// Both handles are live and belong to the current context.
+pub(crate) unsafe fn record_event(t: &FnTable, e: aclrtEvent, s: aclrtStream) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(acl t, aclrtRecordEvent(e, s)) }
+}
+
+/// `aclrtStreamWaitEvent`.
+///
+/// # Safety
+/// Both handles are live and belong to the current context.
+pub(crate) unsafe fn stream_wait_event(t: &FnTable, s: aclrtStream, e: aclrtEvent) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(acl t, aclrtStreamWaitEvent(s, e)) }
+}
+
+/// `aclrtSynchronizeEvent`.
+///
+/// # Safety
+/// `e` is a live event of the current context.
+pub(crate) unsafe fn synchronize_event(t: &FnTable, e: aclrtEvent) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(acl t, aclrtSynchronizeEvent(e)) }
 }
 
 // ---------------------------------------------------------------------------------------

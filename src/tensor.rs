@@ -526,7 +526,7 @@ impl<T: Element> DeviceTensor<T> {
         let dims = Dims::new("shape", shape)?;
         let device = &stream.inner.device;
         let buf = Buffer::alloc(device, dims.numel(), T::DTYPE.size())?;
-        let bytes = (dims.numel() * T::DTYPE.size()).max(MIN_BYTES);
+        let bytes = buf.bytes;
         let t = device.table();
         // SAFETY: `buf.ptr` holds `bytes` bytes of fresh device memory that no queued
         // work uses; the device's context is current (bound by `Buffer::alloc`).

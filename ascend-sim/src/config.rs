@@ -17,8 +17,9 @@ const DEVICES: &str = "ASCEND_SIM_DEVICES";
 const MEM_BYTES: &str = "ASCEND_SIM_MEM_BYTES";
 const FAULT: &str = "ASCEND_SIM_FAULT";
 const VERBOSE: &str = "ASCEND_SIM_VERBOSE";
+const HCCL_TIMEOUT_MS: &str = "ASCEND_SIM_HCCL_TIMEOUT_MS";
 /// Every variable the simulator reads.
-const KNOWN: [&str; 4] = [DEVICES, MEM_BYTES, FAULT, VERBOSE];
+const KNOWN: [&str; 5] = [DEVICES, MEM_BYTES, FAULT, VERBOSE, HCCL_TIMEOUT_MS];
 
 /// What `aclInit` configures.
 pub(crate) struct Config {
@@ -27,6 +28,8 @@ pub(crate) struct Config {
     pub mem_bytes: usize,
     /// Faults armed from process start: symbol index and call number.
     pub faults: Vec<(usize, u64)>,
+    /// How long an HCCL rank waits for the others.
+    pub hccl_timeout_ms: u64,
 }
 
 /// The value of `name`, `None` when unset.
@@ -67,10 +70,22 @@ pub(crate) fn from_env() -> Result<Config, String> {
         None => Vec::new(),
         Some(v) => parse_faults(&v)?,
     };
+    let hccl_timeout_ms = match var(HCCL_TIMEOUT_MS)? {
+        None => crate::hccl::DEFAULT_HCCL_TIMEOUT_MS,
+        Some(v) => v
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| {
+                format!("{HCCL_TIMEOUT_MS}={v:?} is not a positive number of milliseconds")
+            })?,
+    };
     Ok(Config {
         socs,
         mem_bytes,
         faults,
+        hccl_timeout_ms,
     })
 }
 

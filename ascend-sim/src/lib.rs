@@ -36,6 +36,8 @@
 //!     from process start fails (see [Fault injection](#fault-injection)).
 //!   * `ASCEND_SIM_VERBOSE`: `1`/`true`/`yes`/`on` prints every sanitizer finding to
 //!     stderr too (`0`/`false`/`no`/`off`/empty: not).
+//!   * `ASCEND_SIM_HCCL_TIMEOUT_MS`: how long an HCCL rank waits for the others (default
+//!     30000; see [HCCL](#hccl)).
 //!
 //!   A malformed value (an unknown SoC name, a byte count that is not one, a fault item
 //!   that is not `symbol:n` with a simulated symbol, a switch that is not one) and any
@@ -166,6 +168,47 @@
 //! phase-1 checks in the vendor's order and its kernel. Adding an operator is one such
 //! module plus its rows in the entry list of this file.
 //!
+//! # HCCL
+//!
+//! `libhccl.so` is simulated in the module [`hccl`], with the ranks of a communicator as
+//! simulated devices of this process (one rank per device). Its functions are exported
+//! under their C names like the rest and found in-process by [`symbol`], but are not in
+//! the [`FnTable`]: HCCL is a separate, optional library.
+//!
+//! * **Communicators.** `HcclCommInitAll` makes one communicator per listed device (rank =
+//!   position; duplicates: `HCCL_E_PARA`, an unknown device: `HCCL_E_INTERNAL`).
+//!   `HcclGetRootInfo` makes a root info naming a meeting in this process;
+//!   `HcclCommInitRootInfo` on each rank's thread joins it and returns when all `nRanks`
+//!   have joined. Handles are fake pointers never valid twice (stale or foreign:
+//!   `HCCL_E_PARA`, a finding). Every call except the queries needs a current device on
+//!   the calling thread (`HCCL_E_RUNTIME`), as HCCL asks the runtime for it first.
+//! * **Collectives** (`HcclAllReduce`, `HcclBroadcast`, `HcclAllGather`,
+//!   `HcclReduceScatter`, `HcclBarrier`) check their arguments in the vendor's order: a
+//!   zero count succeeds at once without meeting anyone; NULL pointers give `HCCL_E_PTR`;
+//!   a dtype outside the enum or not modeled (INT128, the 8-bit floats), an unknown
+//!   reduction, and the pairs a product refuses (PROD on BFP16 or INT16 on Atlas A2/A3,
+//!   INT16 on the training series, INT16 other than SUM on the inference series) give
+//!   `HCCL_E_NOT_SUPPORT`; a root outside the group `HCCL_E_PARA`. The simulator also
+//!   requires a live stream of the rank's device under a context of that device, and
+//!   buffers inside one live allocation of the rank's device holding the elements the
+//!   collective touches (`HCCL_E_PARA`, a finding).
+//! * **Meetings.** A rank's `k`-th collective waits in the call until every rank has made
+//!   its `k`-th call; the calls must agree (collective, count, dtype, reduction, root),
+//!   else every rank fails with `HCCL_E_PARA` naming the difference. A rank that does not
+//!   call within `ASCEND_SIM_HCCL_TIMEOUT_MS` fails the waiting ranks, and later itself,
+//!   with `HCCL_E_TIMEOUT`. Then each rank's part is enqueued on its stream; the
+//!   collective executes when every rank's stream has reached it (the last to arrive moves
+//!   the data for all). A stream that does not arrive in time fails the others' work:
+//!   their next `aclrtSynchronizeStream` gives 507000 and `HcclGetCommAsyncError`
+//!   `HCCL_E_TIMEOUT`; memory freed under a queued collective gives 507000 and
+//!   `HCCL_E_MEMORY` the same way. Waiting never holds the simulator's global lock.
+//! * **Arithmetic.** Reductions combine rank 0 with rank 1, the result with rank 2, and
+//!   so on, each step in the element type (f16 and bf16 through f32, rounded to nearest
+//!   even; integers wrap; MAX/MIN of floats prefer the number to a NaN).
+//! * `HcclCommDestroy` of a rank with queued collectives lets them run and reports it.
+//!   [`hccl::counters`] / `ascendSimGetHcclCounters` count live communicators and queued
+//!   collectives.
+//!
 //! # The compute and its numerics
 //!
 //! Mish: [`kernel::mish_f32`] evaluates the vendor's f32 formula (half types widened, the
@@ -210,6 +253,8 @@
 //! | `aclDestroyTensor`, `aclSetAclOpExecutorRepeatable`, `aclDestroyAclOpExecutor`, `aclSetInputTensorAddr`, `aclSetOutputTensorAddr` | 561000 `ACLNN_ERR_INNER` |
 //! | every operator's phase 1 (`aclnn*GetWorkspaceSize`) | 561101 `ACLNN_ERR_INNER_CREATE_EXECUTOR` |
 //! | every operator's phase 2 (`aclnnMishBackward` ...) | 361001 `ACLNN_ERR_RUNTIME_ERROR` |
+//! | every HCCL function returning `HcclResult` | 4 `HCCL_E_INTERNAL` |
+//! | `HcclGetErrorString` | NULL |
 //!
 //! # Introspection
 //!
@@ -230,6 +275,7 @@
 
 #![warn(missing_docs)]
 
+use ascend_sys::hccl::{HcclComm, HcclDataType, HcclReduceOp, HcclResult, HcclRootInfo};
 use ascend_sys::*;
 use std::ffi::{CStr, c_char, c_void};
 
@@ -238,6 +284,7 @@ mod cdylib;
 mod config;
 mod copy;
 mod errmsg;
+pub mod hccl;
 mod mem;
 mod nnopbase;
 mod ops;
@@ -386,6 +433,9 @@ pub mod testing {
 pub(crate) fn fault_code(sym: Sym) -> i32 {
     use Sym::*;
     let index = sym as usize;
+    if index >= FIRST_HCCL {
+        return ascend_sys::hccl::HCCL_E_INTERNAL as i32;
+    }
     if index >= FIRST_OPERATOR {
         return if SYMBOLS[index].ends_with("GetWorkspaceSize") {
             ACLNN_ERR_INNER_CREATE_EXECUTOR
@@ -429,6 +479,9 @@ macro_rules! failure_value {
     (cnull, $sym:expr) => {
         std::ptr::null()
     };
+    (hccl, $sym:expr) => {
+        ascend_sys::hccl::HCCL_E_INTERNAL
+    };
 }
 
 macro_rules! sim_api {
@@ -439,6 +492,9 @@ macro_rules! sim_api {
         operators {
             $( $ofail:ident $oname:ident ( $($oarg:ident : $oty:ty),* ) -> $oret:ty = $oimp:path; )*
         }
+        hccl {
+            $( $hfail:ident $hname:ident ( $($harg:ident : $hty:ty),* ) -> $hret:ty = $himp:path; )*
+        }
         extra {
             $( $xname:ident ( $($xarg:ident : $xty:ty),* ) -> $xret:ty = $ximp:path, $xfail:expr; )*
         }
@@ -446,14 +502,16 @@ macro_rules! sim_api {
         /// Index of every simulated (counted, faultable) symbol.
         #[allow(non_camel_case_types, clippy::enum_variant_names)]
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub(crate) enum Sym { $( $name, )* $( $oname, )* }
+        pub(crate) enum Sym { $( $name, )* $( $oname, )* $( $hname, )* }
 
         /// Every simulated symbol (the functions of [`ascend_sys::FnTable`], then the
-        /// operators), by C name.
-        pub const SYMBOLS: &[&str] = &[ $( stringify!($name), )* $( stringify!($oname), )* ];
+        /// operators, then HCCL's), by C name.
+        pub const SYMBOLS: &[&str] = &[ $( stringify!($name), )* $( stringify!($oname), )* $( stringify!($hname), )* ];
         pub(crate) const SYMBOL_COUNT: usize = SYMBOLS.len();
         /// Index in [`SYMBOLS`] of the first operator entry point.
         pub(crate) const FIRST_OPERATOR: usize = [ $( stringify!($name), )* ].len();
+        /// Index in [`SYMBOLS`] of the first HCCL function.
+        pub(crate) const FIRST_HCCL: usize = SYMBOL_COUNT - [ $( stringify!($hname), )* ].len();
 
         /// The simulated functions, callable from Rust under ordinary mangled names.
         ///
@@ -495,6 +553,22 @@ macro_rules! sim_api {
                 }
             )*
             $(
+                #[doc = concat!("Simulated `", stringify!($hname), "` (HCCL).")]
+                ///
+                /// # Safety
+                /// The contract of the C function of the same name: pointer arguments must
+                /// be null or valid for the documented accesses.
+                pub unsafe extern "C" fn $hname( $($harg: $hty),* ) -> $hret {
+                    crate::state::entry(
+                        Sym::$hname,
+                        failure_value!($hfail, Sym::$hname),
+                        // SAFETY: the caller upholds the C contract of this function, which
+                        // is all the implementation relies on.
+                        move || unsafe { $himp( $($harg),* ) },
+                    )
+                }
+            )*
+            $(
                 #[doc = concat!("`", stringify!($xname), "`: see the crate docs.")]
                 ///
                 /// # Safety
@@ -530,6 +604,15 @@ macro_rules! sim_api {
             )*
             $(
                 /// # Safety
+                /// The contract of the C function of the same name.
+                #[unsafe(no_mangle)]
+                pub unsafe extern "C" fn $hname( $($harg: $hty),* ) -> $hret {
+                    // SAFETY: forwarded unchanged under the same contract.
+                    unsafe { crate::api::$hname( $($harg),* ) }
+                }
+            )*
+            $(
+                /// # Safety
                 /// See the crate docs.
                 #[unsafe(no_mangle)]
                 pub unsafe extern "C" fn $xname( $($xarg: $xty),* ) -> $xret {
@@ -548,13 +631,14 @@ macro_rules! sim_api {
         }
 
         /// The in-process address of the simulated function named `name` (runtime,
-        /// nnopbase or operator), with exactly the C prototype of that name; `None` for a
+        /// nnopbase, operator or HCCL), with exactly the C prototype of that name; `None` for a
         /// name the simulator does not implement. The resolver for
         /// [`ascend_sys::Api::from_table_with_resolver`].
         pub fn symbol(name: &str) -> Option<*const c_void> {
             match name {
                 $( stringify!($name) => Some(api::$name as *const c_void), )*
                 $( stringify!($oname) => Some(api::$oname as *const c_void), )*
+                $( stringify!($hname) => Some(api::$hname as *const c_void), )*
                 _ => None,
             }
         }
@@ -608,7 +692,24 @@ sim_api! {
         code aclnnInplaceCopyGetWorkspaceSize(self_ref: *mut aclTensor, src: *const aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::inplace_copy::get_workspace_size;
         code aclnnInplaceCopy(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::inplace_copy::inplace_copy;
     }
+    // HCCL (libhccl.so): counted and faultable (HCCL_E_INTERNAL), not in the FnTable.
+    hccl {
+        hccl HcclCommInitAll(ndev: u32, devices: *mut i32, comms: *mut HcclComm) -> HcclResult = hccl::comm_init_all;
+        hccl HcclGetRootInfo(root_info: *mut HcclRootInfo) -> HcclResult = hccl::get_root_info;
+        hccl HcclCommInitRootInfo(n_ranks: u32, root_info: *const HcclRootInfo, rank: u32, comm: *mut HcclComm) -> HcclResult = hccl::comm_init_root_info;
+        hccl HcclCommDestroy(comm: HcclComm) -> HcclResult = hccl::comm_destroy;
+        hccl HcclGetRankSize(comm: HcclComm, rank_size: *mut u32) -> HcclResult = hccl::get_rank_size;
+        hccl HcclGetRankId(comm: HcclComm, rank: *mut u32) -> HcclResult = hccl::get_rank_id;
+        hccl HcclAllReduce(send_buf: *mut c_void, recv_buf: *mut c_void, count: u64, data_type: HcclDataType, op: HcclReduceOp, comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::all_reduce;
+        hccl HcclBroadcast(buf: *mut c_void, count: u64, data_type: HcclDataType, root: u32, comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::broadcast;
+        hccl HcclAllGather(send_buf: *mut c_void, recv_buf: *mut c_void, send_count: u64, data_type: HcclDataType, comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::all_gather;
+        hccl HcclReduceScatter(send_buf: *mut c_void, recv_buf: *mut c_void, recv_count: u64, data_type: HcclDataType, op: HcclReduceOp, comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::reduce_scatter;
+        hccl HcclBarrier(comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::barrier;
+        hccl HcclGetCommAsyncError(comm: HcclComm, async_error: *mut HcclResult) -> HcclResult = hccl::get_comm_async_error;
+        cnull HcclGetErrorString(code: HcclResult) -> *const c_char = hccl::get_error_string;
+    }
     extra {
+        ascendSimGetHcclCounters(out: *mut hccl::HcclCounters) -> i32 = ext::get_hccl_counters, ACL_ERROR_INTERNAL_ERROR;
         ascendSimSetFault(symbol: *const c_char, nth: u64) -> i32 = ext::set_fault, ACL_ERROR_INTERNAL_ERROR;
         ascendSimGetCounters(out: *mut Counters) -> i32 = ext::get_counters, ACL_ERROR_INTERNAL_ERROR;
         ascendSimLastReport() -> *const c_char = ext::last_report, c"".as_ptr();
@@ -644,6 +745,15 @@ mod ext {
         }
         // SAFETY: non-null and writable by the caller's contract.
         unsafe { out.write(counters()) };
+        ACL_SUCCESS
+    }
+
+    pub(super) unsafe fn get_hccl_counters(out: *mut hccl::HcclCounters) -> i32 {
+        if out.is_null() {
+            return ACL_ERROR_INVALID_PARAM;
+        }
+        // SAFETY: non-null and writable by the caller's contract.
+        unsafe { out.write(hccl::counters()) };
         ACL_SUCCESS
     }
 

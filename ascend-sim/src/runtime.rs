@@ -61,6 +61,7 @@ pub(crate) unsafe fn init(config_path: *const c_char) -> aclError {
     for (i, n) in config.faults {
         set_fault_absolute(i, n);
     }
+    crate::hccl::set_timeout_ms(config.hccl_timeout_ms);
     st.devices = devs;
     st.life = Life::Active;
     ACL_SUCCESS

@@ -208,14 +208,20 @@ fn to_cstring(s: String) -> CString {
     CString::new(s.replace('\0', "\\0")).unwrap_or_default()
 }
 
+/// The symbolic name of a status of the running entry point (HCCL's for `Hccl*`).
+fn code_name(code: i32) -> &'static str {
+    if CURRENT_API.with(Cell::get).starts_with("Hccl") {
+        ascend_sys::hccl::result_name(code as ascend_sys::hccl::HcclResult)
+    } else {
+        ascend_sys::status_name(code)
+    }
+}
+
 /// Records `msg` as the calling thread's error text (prefixed with the API name) and
 /// returns `code`.
 pub(crate) fn fail(code: i32, msg: String) -> i32 {
     let api = CURRENT_API.with(Cell::get);
-    let text = format!(
-        "{api} failed with {} ({code}): {msg}",
-        ascend_sys::status_name(code)
-    );
+    let text = format!("{api} failed with {} ({code}): {msg}", code_name(code));
     crate::errmsg::record(text);
     code
 }
@@ -225,7 +231,7 @@ pub(crate) fn finding(code: i32, msg: String) -> i32 {
     let api = CURRENT_API.with(Cell::get);
     report(format!(
         "{api} failed with {} ({code}): {msg}",
-        ascend_sys::status_name(code)
+        code_name(code)
     ));
     fail(code, msg)
 }
@@ -299,6 +305,13 @@ pub(crate) trait Outcome: Copy {
 impl Outcome for i32 {
     fn failure(self) -> Option<Option<i32>> {
         (self != ascend_sys::ACL_SUCCESS).then_some(Some(self))
+    }
+}
+
+/// `HcclResult` (HCCL_SUCCESS is 0).
+impl Outcome for u32 {
+    fn failure(self) -> Option<Option<i32>> {
+        (self != 0).then_some(Some(self as i32))
     }
 }
 

@@ -60,6 +60,15 @@ fn malformed_variables_fail_acl_init_with_what_is_accepted() {
     refused(&["ASCEND_SIM_VERBOSE=\"maybe\" is not a switch"]);
     set("ASCEND_SIM_VERBOSE", Some("0"));
 
+    for bad in ["0", "soon", "-1"] {
+        set("ASCEND_SIM_HCCL_TIMEOUT_MS", Some(bad));
+        refused(&[
+            "ASCEND_SIM_HCCL_TIMEOUT_MS",
+            "positive number of milliseconds",
+        ]);
+    }
+    set("ASCEND_SIM_HCCL_TIMEOUT_MS", Some("1500"));
+
     set("ASCEND_SIM_DEVICE", Some("Ascend910B4"));
     refused(&[
         "ASCEND_SIM_DEVICE is not a simulator variable",

@@ -17,6 +17,11 @@
 //!   [`OperatorLaunchFn`]; a phase 1 (`aclnnXxxGetWorkspaceSize`) takes the operator's
 //!   tensors, then `uint64_t *workspaceSize, aclOpExecutor **executor`.
 //!
+//! * HCCL (`libhccl.so`, collectives between devices) is an optional library beside the
+//!   runtime, in its own module [`hccl`]: its declarations come from
+//!   `include/hccl_sys.h`, and [`hccl::Hccl::for_api`] finds it next to the loaded runtime
+//!   (or in an in-process backend). A toolkit without it loads as before.
+//!
 //! Everything here is `unsafe` to call and mirrors the C API one-to-one; the safe layer
 //! lives in the `ascendcl` crate.
 //!
@@ -46,6 +51,7 @@ mod bindings {
 /// addresses [`Api::operator_symbol`] resolves.
 pub use bindings::*;
 
+pub mod hccl;
 mod loader;
 mod table;
 

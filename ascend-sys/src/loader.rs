@@ -285,6 +285,15 @@ impl Api {
         NonNull::new(found?.cast_mut())
     }
 
+    /// The in-process backend's resolver ([`Api::from_table_with_resolver`]), which also
+    /// finds the backend's optional libraries (HCCL).
+    pub fn resolver(&self) -> Option<SymbolResolver> {
+        match self.symbols {
+            Symbols::Resolver(resolve) => Some(resolve),
+            _ => None,
+        }
+    }
+
     /// Where the functions come from.
     pub fn origin(&self) -> &Origin {
         &self.origin

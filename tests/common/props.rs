@@ -441,7 +441,7 @@ pub fn shape(max: usize) -> impl Strategy<Value = Vec<usize>> {
     })
 }
 
-fn view_spec(n: usize, input: bool) -> impl Strategy<Value = ViewSpec> {
+pub fn view_spec(n: usize, input: bool) -> impl Strategy<Value = ViewSpec> {
     (
         Just((0..n).collect::<Vec<_>>()).prop_shuffle(),
         prop::collection::vec(prop_oneof![3 => Just(0usize), 1 => 1usize..=2], n),

@@ -390,13 +390,13 @@ pub(super) unsafe fn loop_avx512<K: Formula<N>, O: Out, const N: usize>(
         // ones. A prefetch never faults, so addresses past the end are harmless.
         for line in (0..STEP).step_by(16) {
             for input in xs {
-                _mm_prefetch::<_MM_HINT_T0>(input.as_ptr().wrapping_add(PREFETCH + line).cast());
+                prefetch::<_MM_HINT_T0>(input.as_ptr().wrapping_add(PREFETCH + line).cast());
             }
         }
         // the output's lines by bytes: 4 per step for f32, 8 for f64
         for line in (0..STEP * size_of::<O>()).step_by(64) {
             let ahead = PREFETCH * size_of::<O>() + line;
-            _mm_prefetch::<_MM_HINT_ET0>(o.as_ptr().cast::<i8>().wrapping_add(ahead));
+            prefetch::<_MM_HINT_ET0>(o.as_ptr().cast::<i8>().wrapping_add(ahead));
         }
         let v: [[__m512d; LOCKSTEP]; N] = from_fn(|k| from_fn(|i| avx512::load(&xs[k][8 * i..])));
         let covered = (0..LOCKSTEP / 2).fold(0xffff, |lanes, i| {
@@ -502,4 +502,15 @@ pub(super) unsafe fn rounding_ok_avx512(y: &[f64], grid: Grid) -> Vec<bool> {
             (0..8).map(move |i| ok >> i & 1 == 1)
         })
         .collect()
+}
+
+/// `_mm_prefetch`, which the older compilers of the declared `rust-version` still declare
+/// `unsafe`.
+#[inline(always)]
+fn prefetch<const HINT: i32>(p: *const i8) {
+    #[allow(unused_unsafe)]
+    // SAFETY: a prefetch is a hint; it never faults, whatever the address.
+    unsafe {
+        _mm_prefetch::<HINT>(p)
+    }
 }

@@ -12,8 +12,8 @@
 //!   dominates.
 //! - `g·mish'(x)`: `p` of degree 10 (3.3e−16), then the formula of the AVX-512 fast
 //!   product. On its covered lanes (at least 1/1024 and less than 150 from the root of
-//!   `mish'`) its relative error is below 4.3e−13, the window's border dominating as
-//!   there.
+//!   `mish'`) its relative error is below 4.3e−13, dominated, as there, by the window's
+//!   border.
 //!
 //! Both bounds: `scripts/fast-path-constants.py`; with the precise values' 1e−15 each
 //! stays below the rounding test's 2^−38.
@@ -187,14 +187,14 @@ fn rounded_fast<K: Formula<N>, const N: usize, const U: usize>(
     let fails = y.iter().fold(_mm256_setzero_si256(), |f, &y| {
         _mm256_or_si256(f, rounding_fails(y, grid))
     });
-    let fails = _mm256_or_si256(fails, _mm256_castpd_si256(covered_not(covered)));
+    let fails = _mm256_or_si256(fails, _mm256_castpd_si256(not(covered)));
     (_mm256_testz_si256(fails, fails) == 1).then_some(y)
 }
 
 /// The lanes not set in the mask `m`.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn covered_not(m: __m256d) -> __m256d {
+fn not(m: __m256d) -> __m256d {
     _mm256_xor_pd(m, _mm256_castsi256_pd(_mm256_set1_epi64x(-1)))
 }
 

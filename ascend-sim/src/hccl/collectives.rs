@@ -1,0 +1,396 @@
+//! The collectives' entry points: each checks its arguments in the vendor's order, meets
+//! the other ranks' calls, and enqueues its part on the stream.
+
+use super::group::Group;
+use super::movement::{Buf, Desc, Kind, Part, dtype_name, dtype_size, op_name};
+use super::{QUEUED, current_device, fail, finding, lookup, non_null, status, timeout};
+use crate::state::{Kind as HandleKind, decode, state};
+use crate::stream::{StreamShared, Task};
+use crate::tables::Family;
+use ascend_sys::aclrtStream;
+use ascend_sys::hccl::*;
+use std::ffi::c_void;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+/// `HcomCheckDataType`, plus the dtypes HCCL has but the simulator does not model.
+fn check_dtype(dtype: HcclDataType) -> Result<usize, HcclResult> {
+    dtype_size(dtype).ok_or_else(|| {
+        let why = if (12..=17).contains(&dtype) {
+            "a dtype the simulator does not model (INT128 and the 8-bit float kinds)"
+        } else {
+            "not an HcclDataType"
+        };
+        fail(
+            HCCL_E_NOT_SUPPORT,
+            format!("dataType {}: {why}", dtype_name(dtype)),
+        )
+    })
+}
+
+/// `HcomCheckReductionOp`.
+fn check_op(op: HcclReduceOp) -> Result<(), HcclResult> {
+    if op <= HCCL_REDUCE_MIN {
+        Ok(())
+    } else {
+        Err(fail(
+            HCCL_E_NOT_SUPPORT,
+            format!("op {} is not supported", op_name(op)),
+        ))
+    }
+}
+
+/// `HcomCheckReduceDataType`: the pairs a product's HCCL refuses.
+fn check_reduce_dtype(
+    dtype: HcclDataType,
+    op: HcclReduceOp,
+    device: usize,
+) -> Result<(), HcclResult> {
+    let family = state().devices.get(device).map(|d| d.family);
+    let refused = match family {
+        Some(Family::A2 | Family::A3) => {
+            op == HCCL_REDUCE_PROD && matches!(dtype, HCCL_DATA_TYPE_INT16 | HCCL_DATA_TYPE_BFP16)
+        }
+        Some(Family::Training) => dtype == HCCL_DATA_TYPE_INT16,
+        Some(Family::Inference310P) => dtype == HCCL_DATA_TYPE_INT16 && op != HCCL_REDUCE_SUM,
+        _ => false,
+    };
+    if refused {
+        let soc = state()
+            .devices
+            .get(device)
+            .map_or_else(String::new, |d| d.soc.to_string_lossy().into_owned());
+        Err(fail(
+            HCCL_E_NOT_SUPPORT,
+            format!(
+                "op {} on dataType {} is not supported on {soc}",
+                op_name(op),
+                dtype_name(dtype)
+            ),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// `count` elements of `size` bytes, times `ranks` (for the buffer that holds every
+/// rank's share).
+fn byte_len(count: u64, size: usize, ranks: usize, what: &str) -> Result<usize, HcclResult> {
+    usize::try_from(count)
+        .ok()
+        .and_then(|c| c.checked_mul(size))
+        .and_then(|b| b.checked_mul(ranks))
+        .ok_or_else(|| {
+            fail(
+                HCCL_E_PARA,
+                format!("{what} of {count} elements is too large"),
+            )
+        })
+}
+
+/// One buffer argument: its name, address and the bytes the collective touches.
+type BufArg = (&'static str, *mut c_void, usize);
+
+/// Checks the stream and buffers against the rank's device (under the state lock), then
+/// meets the other ranks and enqueues this rank's part.
+fn launch(
+    group: Arc<Group>,
+    rank: usize,
+    desc: Desc,
+    stream: aclrtStream,
+    send: Option<BufArg>,
+    recv: Option<BufArg>,
+) -> Result<(), HcclResult> {
+    let device = group.devices[rank];
+    let (queue, part) = {
+        let st = state();
+        let id = decode(HandleKind::Stream, stream)
+            .map_err(|m| finding(HCCL_E_RUNTIME, format!("stream: {m}")))?;
+        let Some(s) = st.streams.get(&id) else {
+            return Err(finding(
+                HCCL_E_RUNTIME,
+                format!("stream: {}", st.stale(HandleKind::Stream, id)),
+            ));
+        };
+        if s.device != device {
+            return Err(finding(
+                HCCL_E_PARA,
+                format!(
+                    "stream {stream:p} belongs to device {}, but rank {rank} of the communicator is on device {device}",
+                    s.device
+                ),
+            ));
+        }
+        match st.current_device_quiet() {
+            Some(current) if current == s.device => {}
+            current => {
+                return Err(finding(
+                    HCCL_E_RUNTIME,
+                    format!(
+                        "stream {stream:p} belongs to device {}, but the current context is {}",
+                        s.device,
+                        current.map_or("gone".into(), |d| format!("on device {d}"))
+                    ),
+                ));
+            }
+        }
+        let buf = |arg: Option<BufArg>| -> Result<Option<Buf>, HcclResult> {
+            let Some((what, ptr, len)) = arg else {
+                return Ok(None);
+            };
+            let addr = ptr as usize;
+            let alloc = st
+                .device_range(what, addr, len)
+                .map_err(|m| finding(HCCL_E_PARA, m))?;
+            if alloc.device != device {
+                return Err(finding(
+                    HCCL_E_PARA,
+                    format!(
+                        "{what} {addr:#x} is memory of device {}, but rank {rank} of the communicator is on device {device}",
+                        alloc.device
+                    ),
+                ));
+            }
+            Ok(Some(Buf {
+                offset: addr - alloc.start,
+                alloc,
+            }))
+        };
+        let part = Part {
+            send: buf(send)?,
+            recv: buf(recv)?,
+        };
+        (Arc::clone(&s.handle.shared), part)
+    };
+    let timeout = timeout();
+    let seq = group
+        .call(rank, desc, timeout)
+        .map_err(|(code, text)| finding(code, text))?;
+    enqueue(&queue, group, seq, rank, desc, part, timeout);
+    Ok(())
+}
+
+fn enqueue(
+    queue: &StreamShared,
+    group: Arc<Group>,
+    seq: u64,
+    rank: usize,
+    desc: Desc,
+    part: Part,
+    timeout: std::time::Duration,
+) {
+    group.enqueued(rank);
+    QUEUED.fetch_add(1, Ordering::SeqCst);
+    queue.submit(Task::Fn(Box::new(move || {
+        let result = group.execute(seq, rank, desc, part, timeout);
+        QUEUED.fetch_sub(1, Ordering::SeqCst);
+        result
+    })));
+}
+
+/// The steps every reducing or gathering collective shares after its count check.
+struct Checked {
+    group: Arc<Group>,
+    rank: usize,
+    size: usize,
+}
+
+fn prologue(
+    comm: HcclComm,
+    bufs: &[(*mut c_void, &str)],
+    dtype: HcclDataType,
+    stream: aclrtStream,
+) -> Result<Checked, HcclResult> {
+    non_null(comm, "comm")?;
+    for (ptr, name) in bufs {
+        non_null(*ptr, name)?;
+    }
+    let (group, rank) = lookup(comm)?;
+    let size = check_dtype(dtype)?;
+    non_null(stream, "stream")?;
+    Ok(Checked { group, rank, size })
+}
+
+pub(crate) unsafe fn all_reduce(
+    send_buf: *mut c_void,
+    recv_buf: *mut c_void,
+    count: u64,
+    data_type: HcclDataType,
+    op: HcclReduceOp,
+    comm: HcclComm,
+    stream: aclrtStream,
+) -> HcclResult {
+    status(|| {
+        let device = current_device()?;
+        if count == 0 {
+            return Ok(());
+        }
+        let c = prologue(
+            comm,
+            &[(send_buf, "sendBuf"), (recv_buf, "recvBuf")],
+            data_type,
+            stream,
+        )?;
+        check_op(op)?;
+        check_reduce_dtype(data_type, op, device)?;
+        let len = byte_len(count, c.size, 1, "count")?;
+        let desc = Desc {
+            kind: Kind::AllReduce,
+            count,
+            dtype: data_type,
+            op: Some(op),
+            root: None,
+        };
+        launch(
+            c.group,
+            c.rank,
+            desc,
+            stream,
+            Some(("sendBuf", send_buf, len)),
+            Some(("recvBuf", recv_buf, len)),
+        )
+    })
+}
+
+pub(crate) unsafe fn broadcast(
+    buf: *mut c_void,
+    count: u64,
+    data_type: HcclDataType,
+    root: u32,
+    comm: HcclComm,
+    stream: aclrtStream,
+) -> HcclResult {
+    status(|| {
+        current_device()?;
+        if count == 0 {
+            return Ok(());
+        }
+        let c = prologue(comm, &[(buf, "buf")], data_type, stream)?;
+        if root as usize >= c.group.size() {
+            return Err(fail(
+                HCCL_E_PARA,
+                format!(
+                    "root {root} is not a rank of the communicator ({} ranks)",
+                    c.group.size()
+                ),
+            ));
+        }
+        let len = byte_len(count, c.size, 1, "count")?;
+        let desc = Desc {
+            kind: Kind::Broadcast,
+            count,
+            dtype: data_type,
+            op: None,
+            root: Some(root),
+        };
+        launch(c.group, c.rank, desc, stream, None, Some(("buf", buf, len)))
+    })
+}
+
+pub(crate) unsafe fn all_gather(
+    send_buf: *mut c_void,
+    recv_buf: *mut c_void,
+    send_count: u64,
+    data_type: HcclDataType,
+    comm: HcclComm,
+    stream: aclrtStream,
+) -> HcclResult {
+    status(|| {
+        current_device()?;
+        if send_count == 0 {
+            return Ok(());
+        }
+        let c = prologue(
+            comm,
+            &[(send_buf, "sendBuf"), (recv_buf, "recvBuf")],
+            data_type,
+            stream,
+        )?;
+        let send = byte_len(send_count, c.size, 1, "sendCount")?;
+        let recv = byte_len(
+            send_count,
+            c.size,
+            c.group.size(),
+            "recvBuf (sendCount per rank)",
+        )?;
+        let desc = Desc {
+            kind: Kind::AllGather,
+            count: send_count,
+            dtype: data_type,
+            op: None,
+            root: None,
+        };
+        launch(
+            c.group,
+            c.rank,
+            desc,
+            stream,
+            Some(("sendBuf", send_buf, send)),
+            Some(("recvBuf", recv_buf, recv)),
+        )
+    })
+}
+
+pub(crate) unsafe fn reduce_scatter(
+    send_buf: *mut c_void,
+    recv_buf: *mut c_void,
+    recv_count: u64,
+    data_type: HcclDataType,
+    op: HcclReduceOp,
+    comm: HcclComm,
+    stream: aclrtStream,
+) -> HcclResult {
+    status(|| {
+        let device = current_device()?;
+        if recv_count == 0 {
+            return Ok(());
+        }
+        let c = prologue(
+            comm,
+            &[(send_buf, "sendBuf"), (recv_buf, "recvBuf")],
+            data_type,
+            stream,
+        )?;
+        check_op(op)?;
+        check_reduce_dtype(data_type, op, device)?;
+        let send = byte_len(
+            recv_count,
+            c.size,
+            c.group.size(),
+            "sendBuf (recvCount per rank)",
+        )?;
+        let recv = byte_len(recv_count, c.size, 1, "recvCount")?;
+        let desc = Desc {
+            kind: Kind::ReduceScatter,
+            count: recv_count,
+            dtype: data_type,
+            op: Some(op),
+            root: None,
+        };
+        launch(
+            c.group,
+            c.rank,
+            desc,
+            stream,
+            Some(("sendBuf", send_buf, send)),
+            Some(("recvBuf", recv_buf, recv)),
+        )
+    })
+}
+
+pub(crate) unsafe fn barrier(comm: HcclComm, stream: aclrtStream) -> HcclResult {
+    status(|| {
+        current_device()?;
+        non_null(comm, "comm")?;
+        non_null(stream, "stream")?;
+        let (group, rank) = lookup(comm)?;
+        let desc = Desc {
+            kind: Kind::Barrier,
+            count: 0,
+            dtype: HCCL_DATA_TYPE_FP32,
+            op: None,
+            root: None,
+        };
+        launch(group, rank, desc, stream, None, None)
+    })
+}

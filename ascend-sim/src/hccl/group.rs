@@ -1,0 +1,326 @@
+//! A group of ranks (the devices of one communicator) and its two meeting points:
+//!
+//! * **the call**: a rank calling its `k`-th collective waits on the host until every rank
+//!   has called its `k`-th one; then they are compared (the same collective, count, dtype,
+//!   reduction and root, else `HCCL_E_PARA` on every rank) and each call enqueues its part.
+//!   A rank that does not come within the timeout fails every waiting call (and its own,
+//!   later) with `HCCL_E_TIMEOUT`.
+//! * **the execution**: each rank's stream task for collective `k` waits until every rank's
+//!   stream has reached it; the last one to arrive moves the data for all of them. A
+//!   stream that does not arrive within the timeout fails the others' tasks, which makes
+//!   their streams' next synchronisation fail and records `HCCL_E_TIMEOUT` as the ranks'
+//!   asynchronous error.
+//!
+//! Waiting happens on the group's own lock and condition variable, never under the
+//! simulator's global state lock, so other threads' runtime calls proceed meanwhile.
+
+use super::movement::{self, Desc, Part};
+use crate::state::lock;
+use ascend_sys::hccl::*;
+use std::collections::BTreeMap;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// A failure of a collective: its status and text.
+pub(crate) type Failure = (HcclResult, String);
+
+/// The ranks of one communicator and their meeting points.
+pub(crate) struct Group {
+    /// Process-unique number, for messages.
+    pub id: u64,
+    /// The device of each rank.
+    pub devices: Vec<usize>,
+    state: Mutex<GroupState>,
+    cv: Condvar,
+}
+
+struct GroupState {
+    /// The number of the next collective each rank calls.
+    next_call: Vec<u64>,
+    calls: BTreeMap<u64, Meeting<Desc>>,
+    execs: BTreeMap<u64, Meeting<Part>>,
+    /// Each rank's first asynchronous error (`HCCL_SUCCESS`: none).
+    async_errors: Vec<HcclResult>,
+    /// Each rank's collectives enqueued and not yet executed.
+    queued: Vec<u64>,
+}
+
+/// Where the ranks meet for one collective.
+struct Meeting<T> {
+    items: Vec<Option<T>>,
+    arrived: usize,
+    /// Set once, by the last rank to arrive or by the first to give up waiting.
+    outcome: Option<Result<(), Failure>>,
+    /// Ranks that have read the outcome.
+    left: usize,
+}
+
+impl<T> Meeting<T> {
+    fn new(n: usize) -> Self {
+        Meeting {
+            items: (0..n).map(|_| None).collect(),
+            arrived: 0,
+            outcome: None,
+            left: 0,
+        }
+    }
+
+    fn missing(&self) -> Vec<usize> {
+        (0..self.items.len())
+            .filter(|&r| self.items[r].is_none())
+            .collect()
+    }
+}
+
+/// Forgets a meeting once every rank has come and gone. One that timed out stays, so that a
+/// rank arriving late fails at once instead of waiting for ranks that have moved on.
+fn leave<T>(meetings: &mut BTreeMap<u64, Meeting<T>>, seq: u64, n: usize) {
+    if let Some(m) = meetings.get_mut(&seq) {
+        m.left += 1;
+        if m.arrived == n && m.left == n {
+            meetings.remove(&seq);
+        }
+    }
+}
+
+impl Group {
+    pub(crate) fn new(id: u64, devices: Vec<usize>) -> Group {
+        let n = devices.len();
+        Group {
+            id,
+            devices,
+            state: Mutex::new(GroupState {
+                next_call: vec![0; n],
+                calls: BTreeMap::new(),
+                execs: BTreeMap::new(),
+                async_errors: vec![HCCL_SUCCESS; n],
+                queued: vec![0; n],
+            }),
+            cv: Condvar::new(),
+        }
+    }
+
+    pub(crate) fn size(&self) -> usize {
+        self.devices.len()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, GroupState> {
+        lock(&self.state)
+    }
+
+    /// Waits on the group's condition variable until `deadline`; `false` once it passed.
+    fn wait<'a>(
+        &self,
+        g: MutexGuard<'a, GroupState>,
+        deadline: Instant,
+    ) -> (MutexGuard<'a, GroupState>, bool) {
+        let now = Instant::now();
+        if now >= deadline {
+            return (g, false);
+        }
+        let (g, _) = self
+            .cv
+            .wait_timeout(g, deadline - now)
+            .unwrap_or_else(|e| e.into_inner());
+        (g, true)
+    }
+
+    /// The host-side meeting of `rank`'s next collective: waits for every rank's call and
+    /// compares them. Returns the collective's number, under which its part is then
+    /// enqueued ([`Group::enqueued`]) and executed ([`Group::execute`]).
+    pub(crate) fn call(&self, rank: usize, desc: Desc, timeout: Duration) -> Result<u64, Failure> {
+        let n = self.size();
+        let mut g = self.lock();
+        let seq = g.next_call[rank];
+        g.next_call[rank] += 1;
+        let m = g.calls.entry(seq).or_insert_with(|| Meeting::new(n));
+        if m.outcome.is_none() {
+            m.items[rank] = Some(desc);
+            m.arrived += 1;
+            if m.arrived == n {
+                m.outcome = Some(self.compare(seq, &m.items));
+                self.cv.notify_all();
+            }
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            let m = g
+                .calls
+                .get_mut(&seq)
+                .expect("a meeting stays until every rank left");
+            if let Some(outcome) = m.outcome.clone() {
+                leave(&mut g.calls, seq, n);
+                return outcome.map(|()| seq);
+            }
+            let (guard, in_time) = self.wait(g, deadline);
+            g = guard;
+            if !in_time {
+                let m = g.calls.get_mut(&seq).expect("as above");
+                if m.outcome.is_none() && m.arrived < n {
+                    let text = format!(
+                        "collective #{seq} of communicator group {}: rank(s) {:?} did not call it within {} ms (rank {rank} called {}); with one process driving several devices, drive each rank from its own thread",
+                        self.id,
+                        m.missing(),
+                        timeout.as_millis(),
+                        desc.kind.api(),
+                    );
+                    m.outcome = Some(Err((HCCL_E_TIMEOUT, text)));
+                    self.cv.notify_all();
+                }
+            }
+        }
+    }
+
+    /// Every rank must have called the same collective with the same parameters.
+    fn compare(&self, seq: u64, items: &[Option<Desc>]) -> Result<(), Failure> {
+        let Some(Some(first)) = items.first() else {
+            return Ok(());
+        };
+        for (rank, d) in items.iter().enumerate().skip(1) {
+            let Some(d) = d else { continue };
+            let diff = if d.kind != first.kind {
+                Some(format!(
+                    "{} and rank 0 called {}",
+                    d.kind.api(),
+                    first.kind.api()
+                ))
+            } else if d.count != first.count {
+                Some(format!(
+                    "count {} where rank 0 has {}",
+                    d.count, first.count
+                ))
+            } else if d.dtype != first.dtype {
+                Some(format!(
+                    "dtype {} where rank 0 has {}",
+                    movement::dtype_name(d.dtype),
+                    movement::dtype_name(first.dtype)
+                ))
+            } else if d.op != first.op {
+                let name = |op: Option<u32>| op.map_or("none".into(), movement::op_name);
+                Some(format!(
+                    "op {} where rank 0 has {}",
+                    name(d.op),
+                    name(first.op)
+                ))
+            } else if d.root != first.root {
+                Some(format!(
+                    "root {} where rank 0 has {}",
+                    d.root.unwrap_or(0),
+                    first.root.unwrap_or(0)
+                ))
+            } else {
+                None
+            };
+            if let Some(diff) = diff {
+                return Err((
+                    HCCL_E_PARA,
+                    format!(
+                        "collective #{seq} of communicator group {}: the ranks disagree: rank {rank} called {} with {diff}; every rank must make the same call",
+                        self.id,
+                        d.kind.api()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Notes that `rank` enqueued a part (executed later by [`Group::execute`]).
+    pub(crate) fn enqueued(&self, rank: usize) {
+        self.lock().queued[rank] += 1;
+    }
+
+    /// `rank`'s collectives enqueued and not yet executed.
+    pub(crate) fn queued(&self, rank: usize) -> u64 {
+        self.lock().queued[rank]
+    }
+
+    /// `rank`'s first asynchronous error (`HCCL_SUCCESS`: none).
+    pub(crate) fn async_error(&self, rank: usize) -> HcclResult {
+        self.lock().async_errors[rank]
+    }
+
+    /// The stream side of collective `seq` for `rank` (runs on the rank's stream worker):
+    /// waits for every rank's stream, then the last to arrive moves the data for all.
+    pub(crate) fn execute(
+        &self,
+        seq: u64,
+        rank: usize,
+        desc: Desc,
+        part: Part,
+        timeout: Duration,
+    ) -> Result<(), String> {
+        let n = self.size();
+        let mut g = self.lock();
+        let m = g.execs.entry(seq).or_insert_with(|| Meeting::new(n));
+        if m.outcome.is_none() {
+            m.items[rank] = Some(part);
+            m.arrived += 1;
+            if m.arrived == n {
+                let parts: Vec<Part> = m
+                    .items
+                    .iter_mut()
+                    .map(|p| p.take().unwrap_or_default())
+                    .collect();
+                // The others wait for the outcome; the data moves without the group's lock.
+                drop(g);
+                let moved = movement::run(&desc, &parts).map_err(|m| {
+                    (
+                        HCCL_E_MEMORY,
+                        format!(
+                            "{} #{seq} of communicator group {}: {m}",
+                            desc.kind.api(),
+                            self.id
+                        ),
+                    )
+                });
+                drop(parts);
+                g = self.lock();
+                if let Some(m) = g.execs.get_mut(&seq) {
+                    m.outcome = Some(moved);
+                }
+                self.cv.notify_all();
+            }
+        }
+        let deadline = Instant::now() + timeout;
+        let outcome = loop {
+            let m = g
+                .execs
+                .get_mut(&seq)
+                .expect("a meeting stays until every rank left");
+            if let Some(outcome) = m.outcome.clone() {
+                leave(&mut g.execs, seq, n);
+                break outcome;
+            }
+            let (guard, in_time) = self.wait(g, deadline);
+            g = guard;
+            if !in_time {
+                let m = g.execs.get_mut(&seq).expect("as above");
+                // Everyone arrived: the last one is moving the data; wait for it.
+                if m.outcome.is_none() && m.arrived < n {
+                    let text = format!(
+                        "{} #{seq} of communicator group {}: the stream(s) of rank(s) {:?} did not reach it within {} ms (a stream blocked behind other work, or waiting for this one)",
+                        desc.kind.api(),
+                        self.id,
+                        m.missing(),
+                        timeout.as_millis()
+                    );
+                    // Parts already delivered are dropped: nothing will move.
+                    m.items.iter_mut().for_each(|p| *p = None);
+                    m.outcome = Some(Err((HCCL_E_TIMEOUT, text)));
+                    self.cv.notify_all();
+                }
+            }
+        };
+        g.queued[rank] = g.queued[rank].saturating_sub(1);
+        match outcome {
+            Ok(()) => Ok(()),
+            Err((code, text)) => {
+                if g.async_errors[rank] == HCCL_SUCCESS {
+                    g.async_errors[rank] = code;
+                }
+                Err(format!("{text} ({})", result_name(code)))
+            }
+        }
+    }
+}

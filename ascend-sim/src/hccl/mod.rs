@@ -1,0 +1,345 @@
+//! `libhccl.so`: communicators whose ranks are simulated devices of this process, and
+//! their collectives, enqueued on the ranks' streams.
+//!
+//! The entry points check their arguments in the vendor's order (the open HCCL sources'
+//! `op_base.cc` and `param_check.cc`): the calling thread's device first (no current
+//! device: `HCCL_E_RUNTIME`), a zero count next (success, nothing enqueued, no meeting),
+//! then NULL pointers (`HCCL_E_PTR`), the dtype, the stream and the reduction
+//! (`HCCL_E_NOT_SUPPORT` for a dtype or reduction HCCL refuses or the simulator does not
+//! model), the root (`HCCL_E_PARA`). As a sanitizer the simulator also checks what HCCL
+//! would only trip over later: the communicator handle (stale or foreign: `HCCL_E_PARA`),
+//! the stream (live, of the communicator's device, under the current context) and every
+//! buffer (inside one live allocation of the communicator's device, `count` elements
+//! long: `HCCL_E_PARA`, reported as a finding). Then the ranks meet (see the crate docs,
+//! [HCCL](crate#hccl)).
+
+mod collectives;
+mod group;
+mod movement;
+mod root;
+
+pub(crate) use collectives::{all_gather, all_reduce, barrier, broadcast, reduce_scatter};
+pub(crate) use root::{comm_init_root_info, get_root_info};
+
+use crate::state::{out_slot, state};
+use ascend_sys::hccl::*;
+use group::Group;
+use std::collections::HashMap;
+use std::ffi::c_char;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, LazyLock, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// Default `ASCEND_SIM_HCCL_TIMEOUT_MS`: how long a rank waits for the others (30 s).
+pub const DEFAULT_HCCL_TIMEOUT_MS: u64 = 30_000;
+
+static TIMEOUT_MS: AtomicU64 = AtomicU64::new(DEFAULT_HCCL_TIMEOUT_MS);
+
+/// Sets the wait for the other ranks (`ASCEND_SIM_HCCL_TIMEOUT_MS`, read at `aclInit`).
+pub(crate) fn set_timeout_ms(ms: u64) {
+    TIMEOUT_MS.store(ms, Ordering::Relaxed);
+}
+
+fn timeout() -> Duration {
+    Duration::from_millis(TIMEOUT_MS.load(Ordering::Relaxed))
+}
+
+/// Live HCCL objects (`ascendSimHcclCounters` in C), for leak checks.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct HcclCounters {
+    /// Communicators not yet destroyed with `HcclCommDestroy` (one per rank).
+    pub communicators: u64,
+    /// Collectives enqueued on a stream and not yet executed.
+    pub queued_collectives: u64,
+}
+
+/// Collectives enqueued and not yet executed, process-wide.
+static QUEUED: AtomicU64 = AtomicU64::new(0);
+
+/// The live HCCL counters now.
+pub fn counters() -> HcclCounters {
+    HcclCounters {
+        communicators: registry().comms.len() as u64,
+        queued_collectives: QUEUED.load(Ordering::SeqCst),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Communicator handles: fake pointers `0xCC << 48 | id`, never valid twice.
+
+const COMM_TAG: usize = 0xCC;
+const ID_MASK: usize = (1 << 48) - 1;
+
+fn encode(id: u64) -> HcclComm {
+    ((COMM_TAG << 48) | (id as usize & ID_MASK)) as HcclComm
+}
+
+/// One rank of a group.
+struct Comm {
+    group: Arc<Group>,
+    rank: usize,
+}
+
+/// Communicators and pending root infos, behind their own lock (never held while the
+/// global state lock is taken, nor the other way round).
+struct Registry {
+    next_id: u64,
+    comms: HashMap<u64, Comm>,
+    /// Why a communicator id is no longer valid.
+    dead: HashMap<u64, &'static str>,
+    roots: HashMap<u64, root::Root>,
+}
+
+impl Registry {
+    fn fresh_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// A new group of `devices` (rank = index) and one communicator handle per rank.
+    fn form(&mut self, devices: Vec<usize>) -> Vec<u64> {
+        let group = Arc::new(Group::new(self.fresh_id(), devices));
+        (0..group.size())
+            .map(|rank| {
+                let id = self.fresh_id();
+                let group = Arc::clone(&group);
+                self.comms.insert(id, Comm { group, rank });
+                id
+            })
+            .collect()
+    }
+}
+
+static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(|| {
+    Mutex::new(Registry {
+        next_id: 0,
+        comms: HashMap::new(),
+        dead: HashMap::new(),
+        roots: HashMap::new(),
+    })
+});
+
+/// Signalled when a root info's ranks have all joined (or its meeting failed).
+static JOINED: Condvar = Condvar::new();
+
+fn registry() -> MutexGuard<'static, Registry> {
+    crate::state::lock(&REGISTRY)
+}
+
+// ---------------------------------------------------------------------------------------
+// Steps the entry points share.
+
+/// Records `msg` as the thread's error text and returns `code`.
+fn fail(code: HcclResult, msg: String) -> HcclResult {
+    crate::state::fail(code as i32, msg);
+    code
+}
+
+/// Like [`fail`], and also a sanitizer finding.
+fn finding(code: HcclResult, msg: String) -> HcclResult {
+    crate::state::finding(code as i32, msg);
+    code
+}
+
+fn status(body: impl FnOnce() -> Result<(), HcclResult>) -> HcclResult {
+    match body() {
+        Ok(()) => HCCL_SUCCESS,
+        Err(code) => code,
+    }
+}
+
+/// HCCL asks the runtime for the calling thread's device before anything else.
+fn current_device() -> Result<usize, HcclResult> {
+    let st = state();
+    if st.require_active().is_err() {
+        return Err(fail(
+            HCCL_E_RUNTIME,
+            "the runtime is not initialized (aclInit)".into(),
+        ));
+    }
+    st.current_device_quiet().ok_or_else(|| {
+        fail(
+            HCCL_E_RUNTIME,
+            "no current device on this thread: HCCL asks the runtime for it first (call aclrtSetDevice)"
+                .into(),
+        )
+    })
+}
+
+fn non_null<T>(ptr: *const T, name: &str) -> Result<(), HcclResult> {
+    if ptr.is_null() {
+        Err(fail(HCCL_E_PTR, format!("{name} is NULL")))
+    } else {
+        Ok(())
+    }
+}
+
+/// The rank behind a (non-NULL) handle.
+fn lookup(comm: HcclComm) -> Result<(Arc<Group>, usize), HcclResult> {
+    let v = comm as usize;
+    if v >> 48 != COMM_TAG {
+        return Err(finding(
+            HCCL_E_PARA,
+            format!(
+                "comm {v:#x} is not a communicator of this simulator (foreign or corrupted pointer)"
+            ),
+        ));
+    }
+    let id = (v & ID_MASK) as u64;
+    let reg = registry();
+    match reg.comms.get(&id) {
+        Some(c) => Ok((Arc::clone(&c.group), c.rank)),
+        None => Err(finding(
+            HCCL_E_PARA,
+            format!(
+                "comm {v:#x} is stale ({})",
+                reg.dead.get(&id).copied().unwrap_or("never created")
+            ),
+        )),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Communicators.
+
+pub(crate) unsafe fn comm_init_all(
+    ndev: u32,
+    devices: *mut i32,
+    comms: *mut HcclComm,
+) -> HcclResult {
+    status(|| {
+        current_device()?;
+        if ndev == 0 {
+            return Err(fail(HCCL_E_PARA, "ndev is 0".into()));
+        }
+        non_null(comms, "comms")?;
+        non_null(devices, "devices")?;
+        // SAFETY: non-null and, by the C contract, `ndev` readable elements.
+        let ids = unsafe { std::slice::from_raw_parts(devices, ndev as usize) };
+        for (i, id) in ids.iter().enumerate() {
+            if let Some(j) = ids[..i].iter().position(|x| x == id) {
+                return Err(fail(
+                    HCCL_E_PARA,
+                    format!(
+                        "devices[{j}] and devices[{i}] are both device {id}: every device may hold one rank"
+                    ),
+                ));
+            }
+        }
+        let count = state().devices.len();
+        let mut list = Vec::with_capacity(ids.len());
+        for &id in ids {
+            match usize::try_from(id).ok().filter(|&d| d < count) {
+                Some(d) => list.push(d),
+                None => {
+                    return Err(fail(
+                        HCCL_E_INTERNAL,
+                        format!(
+                            "cannot set device {id}: {count} device(s) configured (ASCEND_SIM_DEVICES)"
+                        ),
+                    ));
+                }
+            }
+        }
+        let handles = registry().form(list);
+        for (i, id) in handles.into_iter().enumerate() {
+            // SAFETY: non-null and, by the C contract, `ndev` writable elements.
+            unsafe { comms.add(i).write(encode(id)) };
+        }
+        Ok(())
+    })
+}
+
+pub(crate) unsafe fn comm_destroy(comm: HcclComm) -> HcclResult {
+    status(|| {
+        current_device()?;
+        if comm.is_null() {
+            return Ok(());
+        }
+        let (group, rank) = lookup(comm)?;
+        let id = (comm as usize & ID_MASK) as u64;
+        {
+            let mut reg = registry();
+            reg.comms.remove(&id);
+            reg.dead.insert(id, "destroyed by HcclCommDestroy");
+        }
+        let queued = group.queued(rank);
+        if queued > 0 {
+            crate::state::report(format!(
+                "HcclCommDestroy: rank {rank} of communicator group {} still has {queued} collective(s) queued; they run, but synchronize the streams before destroying a communicator",
+                group.id
+            ));
+        }
+        Ok(())
+    })
+}
+
+/// `HcclGetRankSize` and `HcclGetRankId`.
+fn query(
+    comm: HcclComm,
+    out: *mut u32,
+    name: &str,
+    value: impl FnOnce(&Group, usize) -> u32,
+) -> HcclResult {
+    status(|| {
+        non_null(comm, "comm")?;
+        non_null(out, name)?;
+        let (group, rank) = lookup(comm)?;
+        // SAFETY: non-null, and writable for a u32 by the C contract.
+        if let Some(slot) = unsafe { out_slot(out) } {
+            slot.write(value(&group, rank));
+        }
+        Ok(())
+    })
+}
+
+pub(crate) unsafe fn get_rank_size(comm: HcclComm, rank_size: *mut u32) -> HcclResult {
+    query(comm, rank_size, "rankSize", |g, _| g.size() as u32)
+}
+
+pub(crate) unsafe fn get_rank_id(comm: HcclComm, rank: *mut u32) -> HcclResult {
+    query(comm, rank, "rank", |_, r| r as u32)
+}
+
+pub(crate) unsafe fn get_comm_async_error(
+    comm: HcclComm,
+    async_error: *mut HcclResult,
+) -> HcclResult {
+    query(comm, async_error, "asyncError", |g, r| g.async_error(r))
+}
+
+/// The vendor's texts (its spelling of "unknown" included).
+pub(crate) unsafe fn get_error_string(code: HcclResult) -> *const c_char {
+    const TEXTS: [&std::ffi::CStr; 24] = [
+        c"no error",
+        c"parameter error",
+        c"empty pointer",
+        c"memory error",
+        c"internal error",
+        c"not support feature",
+        c"not found specific resource",
+        c"resource unavailable",
+        c"call system interface error",
+        c"timeout",
+        c"open file fail",
+        c"tcp connect fail",
+        c"roce connect fail",
+        c"tcp transfer fail",
+        c"roce transfer fail",
+        c"call runtime api fail",
+        c"call driver api fail",
+        c"call profiling api fail",
+        c"call cce api fail",
+        c"call network api fail",
+        c"try again",
+        c"error cqe",
+        c"error communicator suspending",
+        c"retry constraint",
+    ];
+    TEXTS
+        .get(code as usize)
+        .copied()
+        .unwrap_or(c"unknow error")
+        .as_ptr()
+}

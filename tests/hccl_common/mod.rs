@@ -1,0 +1,148 @@
+//! Shared helpers of the `hccl_*` test binaries: the simulator with several devices, one
+//! thread per rank, host computations of the collectives, and leak checks that include
+//! HCCL's communicators.
+#![allow(dead_code)]
+
+use ascendcl::hccl::{Communicator, ReduceOp};
+use ascendcl::{Device, Element, Runtime, Stream};
+use std::sync::{Mutex, MutexGuard, Once};
+
+static ENV: Once = Once::new();
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// The simulator runtime with `devices` (SoC names, comma-separated) and, when given, the
+/// HCCL timeout; the environment is set once, before the simulator's `aclInit`.
+pub fn runtime_with(devices: &str, timeout_ms: Option<u64>) -> Runtime {
+    ENV.call_once(|| {
+        // SAFETY: runs once, before the simulator (the only reader of these variables) is
+        // initialised; every test of the binary reaches the simulator through here.
+        unsafe {
+            std::env::set_var("ASCEND_SIM_DEVICES", devices);
+            if let Some(ms) = timeout_ms {
+                std::env::set_var("ASCEND_SIM_HCCL_TIMEOUT_MS", ms.to_string());
+            }
+        }
+    });
+    Runtime::simulator().expect("simulator runtime")
+}
+
+/// Four Atlas A2 devices.
+pub const FOUR_A2: &str = "Ascend910B4,Ascend910B4,Ascend910B4,Ascend910B4";
+
+pub fn devices(rt: Runtime, ids: &[i32]) -> Vec<Device> {
+    ids.iter().map(|&i| rt.device(i).expect("device")).collect()
+}
+
+/// Runs `f(comm, stream)` on one thread per rank (each with a stream of its device) and
+/// returns the results in rank order.
+pub fn on_ranks<R: Send>(
+    comms: &[Communicator],
+    f: impl Fn(&Communicator, &Stream) -> R + Sync,
+) -> Vec<R> {
+    std::thread::scope(|s| {
+        let f = &f;
+        let handles: Vec<_> = comms
+            .iter()
+            .map(|comm| {
+                s.spawn(move || {
+                    let stream = comm.device().stream().expect("stream");
+                    f(comm, &stream)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("rank thread"))
+            .collect()
+    })
+}
+
+/// `a op b` as the simulated HCCL computes it: in f32, rounded to the element type.
+pub fn combine<T: Element>(a: T, b: T, op: ReduceOp) -> T {
+    let (a, b) = (a.to_f32(), b.to_f32());
+    T::from_f32(match op {
+        ReduceOp::Sum => a + b,
+        ReduceOp::Prod => a * b,
+        ReduceOp::Max => a.max(b),
+        ReduceOp::Min => a.min(b),
+    })
+}
+
+/// Element `i` of every rank's `inputs`, combined in rank order.
+pub fn reduce<T: Element>(inputs: &[Vec<T>], i: usize, op: ReduceOp) -> T {
+    inputs[1..]
+        .iter()
+        .fold(inputs[0][i], |acc, x| combine(acc, x[i], op))
+}
+
+/// The first difference of `got` from `want`, bit for bit (NaN equals itself).
+pub fn difference<T: Element>(got: &[T], want: &[T]) -> Option<String> {
+    if got.len() != want.len() {
+        return Some(format!("{} elements, want {}", got.len(), want.len()));
+    }
+    (0..got.len())
+        .find(|&i| got[i].to_bits_u32() != want[i].to_bits_u32())
+        .map(|i| format!("element {i}: got {:?}, want {:?}", got[i], want[i]))
+}
+
+/// Bitwise equality, with the first difference in the message.
+#[track_caller]
+pub fn assert_bits<T: Element>(got: &[T], want: &[T], what: &str) {
+    if let Some(d) = difference(got, want) {
+        panic!("{what}: {d}");
+    }
+}
+
+/// Deterministic values in `[lo, hi)`.
+pub fn values<T: Element>(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<T> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            T::from_f32(lo + (hi - lo) * ((s >> 40) as f32 / (1u64 << 24) as f32))
+        })
+        .collect()
+}
+
+/// Serialises the tests of a binary and checks that the simulator's objects and HCCL's
+/// communicators and queued collectives are back where they were, and that the simulator
+/// reported nothing.
+pub struct LeakCheck {
+    before: [u64; 5],
+    _guard: MutexGuard<'static, ()>,
+}
+
+impl LeakCheck {
+    pub fn start(rt: Runtime) -> LeakCheck {
+        let guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = rt;
+        ascend_sim::clear_last_report();
+        LeakCheck {
+            before: ascend_sim::counters().objects(),
+            _guard: guard,
+        }
+    }
+}
+
+impl Drop for LeakCheck {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return;
+        }
+        assert_eq!(
+            ascend_sim::counters().objects(),
+            self.before,
+            "simulator objects leaked"
+        );
+        assert_eq!(
+            ascend_sim::hccl::counters(),
+            ascend_sim::hccl::HcclCounters::default(),
+            "HCCL objects leaked"
+        );
+        if let Some(report) = ascend_sim::last_report() {
+            panic!("simulator report: {report}");
+        }
+    }
+}
