@@ -1,15 +1,12 @@
 //! Issue 13's done-when test: 200 training steps on preallocated tensors — each uploads
-//! `x` and the incoming gradient with `copy_from_array`, runs the Mish forward stand-in
-//! and `mish_backward` on the device, and downloads the gradient with `copy_to_array` —
+//! `x` and the incoming gradient with `copy_from_array`, runs `mish` and `mish_backward`
+//! on the device, and downloads the gradient with `copy_to_array` —
 //! make 0 heap allocations (counted process-wide, the simulator's stream worker included)
 //! and 0 device or pinned-host allocations (the simulator's call counters) after warm-up.
-//!
-//! The crate has no device `mish` forward yet, so the forward pass is a second
-//! `mish_backward` into its own output (the same launch path an elementwise forward takes).
 
 mod common;
 
-use ascendcl::{DeviceTensor, mish_backward};
+use ascendcl::{DeviceTensor, mish, mish_backward};
 use common::*;
 use ndarray::Array2;
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -82,7 +79,7 @@ fn two_hundred_training_steps_allocate_nothing_after_warm_up() {
         g_host.mapv_inplace(|v| (v + 0.11).cos());
         x.copy_from_array(&stream, &x_host).unwrap();
         g.copy_from_array(&stream, &g_host).unwrap();
-        mish_backward(&ones, &x, &mut y, &stream).unwrap();
+        mish(&x, &mut y, &stream).unwrap();
         mish_backward(&g, &x, &mut dx, &stream).unwrap();
         dx.copy_to_array(&stream, &mut grad_in).unwrap();
         *checksum += f64::from(grad_in[[i % batch, i % width]]);
@@ -103,6 +100,7 @@ fn two_hundred_training_steps_allocate_nothing_after_warm_up() {
     let mallocs = ascend_sim::call_count("aclrtMalloc");
     let host_mallocs = ascend_sim::call_count("aclrtMallocHost");
     let launches = ascend_sim::call_count("aclnnMishBackward");
+    let forwards = ascend_sim::call_count("aclnnMish");
     ALLOCS.store(0, Ordering::SeqCst);
     COUNTING.store(true, Ordering::SeqCst);
     for i in WARM_UP..WARM_UP + STEPS {
@@ -123,8 +121,13 @@ fn two_hundred_training_steps_allocate_nothing_after_warm_up() {
     );
     assert_eq!(
         ascend_sim::call_count("aclnnMishBackward"),
-        launches + 2 * STEPS as u64,
-        "every step ran on the device"
+        launches + STEPS as u64,
+        "every step ran the backward on the device"
+    );
+    assert_eq!(
+        ascend_sim::call_count("aclnnMish"),
+        forwards + STEPS as u64,
+        "every step ran the forward on the device"
     );
     // The last step's download is the device's result for the last uploaded data.
     let expected = ascendcl::reference::mish_backward(g_host.view(), x_host.view()).unwrap();
