@@ -35,5 +35,6 @@ echo "== SoC (Runtime::cann) =="
 cargo test --test npu_smoke -- --ignored --nocapture npu_soc_and_sample_values
 echo "== example =="
 cargo run --no-default-features --example mish_backward
+cargo run --no-default-features --example mish_layer_training
 echo "== property suite on the NPU =="
 cargo test --test npu_smoke -- --ignored --nocapture npu_property_suite_against_the_reference
