@@ -38,5 +38,7 @@ echo "== example =="
 cargo run --no-default-features --example mish_backward
 echo "== data-parallel example: every NPU one rank, HCCL all_reduce =="
 cargo run --release --no-default-features --example data_parallel
+echo "== training example: Mish forward and backward on preallocated tensors =="
+cargo run --no-default-features --example mish_layer_training
 echo "== property suite on the NPU =="
 cargo test --test npu_smoke -- --ignored --nocapture npu_property_suite_against_the_reference

@@ -134,6 +134,16 @@ pub enum Error {
         detail: String,
     },
 
+    /// Host memory sized by the caller's request could not be allocated (too large for
+    /// the address space or the allocator); nothing was changed.
+    #[error("cannot allocate {bytes} bytes of host memory for {what}")]
+    HostAllocation {
+        /// What the memory was for, e.g. `"to_array"`.
+        what: &'static str,
+        /// The size requested (saturated at `usize::MAX` when it overflows).
+        bytes: usize,
+    },
+
     /// An HCCL call (`libhccl.so`) failed.
     #[error("{api} failed with {name} ({code}){}", detail(api, message))]
     Hccl {

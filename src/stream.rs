@@ -40,6 +40,11 @@ pub(crate) struct StreamState {
     workspace: *mut c_void,
     workspace_size: u64,
     deferred: Vec<Deferred>,
+    /// Pinned host buffer that stages host-array transfers (grow-only, null until needed).
+    staging: *mut c_void,
+    staging_bytes: usize,
+    /// The last ticket whose copy reads or writes `staging`.
+    staging_ticket: u64,
 }
 
 pub(crate) struct StreamInner {
@@ -164,6 +169,55 @@ impl StreamInner {
         result.map(|()| ticket)
     }
 
+    /// The stream's pinned staging buffer, at least `bytes` long (`bytes > 0`), for the
+    /// work with `ticket` (called inside [`submit`](Self::submit)). The host may write it
+    /// at once: when queued work may still read it, the stream is drained first. Grow-only;
+    /// the steady state allocates nothing.
+    pub(crate) fn staging(
+        &self,
+        state: &mut StreamState,
+        bytes: usize,
+        ticket: u64,
+    ) -> Result<*mut c_void> {
+        if !self.is_done(state.staging_ticket) {
+            self.drain_locked(ticket)?;
+        }
+        if bytes > state.staging_bytes {
+            let t = self.table();
+            let new_bytes = bytes
+                .max(state.staging_bytes.saturating_mul(2))
+                .checked_next_multiple_of(4096)
+                .ok_or_else(|| Error::InvalidArgument(format!("staging of {bytes} bytes")))?;
+            let p = sys::malloc_host(t, new_bytes)?;
+            if !state.staging.is_null() {
+                // Idle: its last copy was waited for above.
+                free(t, state.staging, true);
+            }
+            state.staging = p;
+            state.staging_bytes = new_bytes;
+        }
+        state.staging_ticket = ticket;
+        Ok(state.staging)
+    }
+
+    /// Waits, with the state lock held by the caller, for all work before `ticket` (the
+    /// ticket being submitted) — or including it, when it is already enqueued.
+    pub(crate) fn drain_locked(&self, through: u64) -> Result<()> {
+        let t = self.table();
+        // SAFETY: `raw` is a live stream of the current context (bound by `submit`).
+        let code = unsafe { (t.aclrtSynchronizeStream)(self.raw) };
+        sys::acl(t, "aclrtSynchronizeStream", code)?;
+        self.completed
+            .fetch_max(through.saturating_sub(1), Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// Notes, with the state lock held, that the work with `ticket` (already enqueued in
+    /// the running `submit`) has finished because the stream was drained after it.
+    pub(crate) fn drained_through(&self, ticket: u64) {
+        self.completed.fetch_max(ticket, Ordering::AcqRel);
+    }
+
     pub(crate) fn synchronize(&self) -> Result<()> {
         let target = self.submitted.load(Ordering::Acquire);
         self.device.bind()?;
@@ -262,12 +316,17 @@ impl Drop for StreamInner {
                 if !state.workspace.is_null() {
                     free(t, state.workspace, false);
                 }
+                if !state.staging.is_null() {
+                    free(t, state.staging, true);
+                }
             }
             Err(e) => {
                 // Leaked rather than freed under work that may still run.
                 self.device.note_release_error(&e);
-                let buffers = state.deferred.len() + usize::from(!state.workspace.is_null());
-                let bytes = state.workspace_size;
+                let buffers = state.deferred.len()
+                    + usize::from(!state.workspace.is_null())
+                    + usize::from(!state.staging.is_null());
+                let bytes = state.workspace_size + state.staging_bytes as u64;
                 self.device
                     .note_leak("stream memory", buffers as u64, bytes, 0);
             }
@@ -337,6 +396,9 @@ impl Stream {
                     workspace: std::ptr::null_mut(),
                     workspace_size: 0,
                     deferred: Vec::new(),
+                    staging: std::ptr::null_mut(),
+                    staging_bytes: 0,
+                    staging_ticket: 0,
                 }),
                 parked: Mutex::new(None),
                 has_parked: AtomicBool::new(false),

@@ -165,7 +165,7 @@ fn to_i64(v: usize) -> Result<i64> {
 }
 
 impl Layout {
-    fn contiguous(dims: Dims) -> Result<Layout> {
+    pub(crate) fn contiguous(dims: Dims) -> Result<Layout> {
         let mut strides = [0i64; MAX_DIMS];
         let mut acc: i64 = 1;
         for i in (0..dims.ndim()).rev() {
@@ -386,8 +386,8 @@ impl Layout {
 /// # Ok(()) }
 /// ```
 pub struct DeviceTensor<T: Element> {
-    buf: Buffer,
-    layout: Layout,
+    pub(crate) buf: Buffer,
+    pub(crate) layout: Layout,
     _elem: PhantomData<T>,
 }
 
@@ -401,7 +401,11 @@ impl<T: Element> fmt::Debug for DeviceTensor<T> {
     }
 }
 
-fn check_stream_device(buf: &Buffer, stream: &Stream, argument: &'static str) -> Result<()> {
+pub(crate) fn check_stream_device(
+    buf: &Buffer,
+    stream: &Stream,
+    argument: &'static str,
+) -> Result<()> {
     if buf.device.same_as(&stream.inner.device) {
         Ok(())
     } else {
@@ -707,8 +711,15 @@ impl<'a, T: Element> TensorView<'a, T> {
     pub fn to_array(&self, stream: &Stream) -> Result<ArrayD<T>> {
         check_stream_device(self.buf, stream, "tensor")?;
         let shape = IxDyn(self.shape());
+        // Sized by the caller's view (a broadcast view can be far larger than its storage).
+        let mut out = Vec::new();
+        out.try_reserve_exact(self.len())
+            .map_err(|_| Error::HostAllocation {
+                what: "to_array",
+                bytes: self.len().saturating_mul(size_of::<T>()),
+            })?;
         let Some((lo, hi)) = self.layout.span() else {
-            return ArrayD::from_shape_vec(shape, Vec::new())
+            return ArrayD::from_shape_vec(shape, out)
                 .map_err(|e| Error::InvalidArgument(e.to_string()));
         };
         let size = T::DTYPE.size();
@@ -761,7 +772,6 @@ impl<'a, T: Element> TensorView<'a, T> {
         // SAFETY: the copy has finished; `staging` holds `count` initialised elements of
         // `T` (any bit pattern is a valid f32/f16/bf16), suitably aligned.
         let host = unsafe { std::slice::from_raw_parts(staging.ptr.cast::<T>(), count) };
-        let mut out = Vec::with_capacity(self.len());
         gather(host, &self.layout, lo, &mut out);
         ArrayD::from_shape_vec(shape, out).map_err(|e| Error::InvalidArgument(e.to_string()))
     }

@@ -7,5 +7,6 @@
 
 pub use crate::op::{Arg, Role, ShapeRule};
 
+pub mod copy;
 pub mod mish;
 pub mod mish_backward;

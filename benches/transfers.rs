@@ -1,0 +1,52 @@
+//! Host ↔ device transfers into existing tensors and arrays on the simulator, against a
+//! host memcpy of the same bytes, in one criterion group per size (4 MB and 40 MB) so the
+//! ratios come from the same run:
+//!
+//! * `memcpy`: `copy_from_slice` between two host buffers of the size;
+//! * `upload`: `DeviceTensor::copy_from_array` then `Stream::synchronize` (pageable array
+//!   staged through the stream's pinned buffer);
+//! * `download`: `DeviceTensor::copy_to_array` (waits by itself).
+//!
+//! Pinned `HostTensor` copies are not measured: the type does not exist yet.
+//!
+//! ```sh
+//! cargo bench --bench transfers
+//! ```
+
+use ascendcl::{DeviceTensor, Runtime};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use ndarray::Array1;
+
+fn transfers(c: &mut Criterion) {
+    let runtime = Runtime::simulator().expect("simulator");
+    let stream = runtime.device(0).unwrap().stream().unwrap();
+    for mb in [4usize, 40] {
+        let n = mb * 1_000_000 / 4;
+        let src = Array1::from_shape_fn(n, |i| i as f32);
+        let mut dst = Array1::<f32>::zeros(n);
+        let mut t = DeviceTensor::<f32>::zeros(&stream, &[n]).unwrap();
+        let mut group = c.benchmark_group(format!("transfers_{mb}MB"));
+        group.throughput(Throughput::Bytes((n * 4) as u64));
+        group.sample_size(10);
+        group.bench_function(BenchmarkId::new("memcpy", mb), |b| {
+            b.iter(|| {
+                dst.as_slice_mut()
+                    .unwrap()
+                    .copy_from_slice(std::hint::black_box(src.as_slice().unwrap()))
+            })
+        });
+        group.bench_function(BenchmarkId::new("upload", mb), |b| {
+            b.iter(|| {
+                t.copy_from_array(&stream, &src).unwrap();
+                stream.synchronize().unwrap();
+            })
+        });
+        group.bench_function(BenchmarkId::new("download", mb), |b| {
+            b.iter(|| t.copy_to_array(&stream, &mut dst).unwrap())
+        });
+        group.finish();
+    }
+}
+
+criterion_group!(benches, transfers);
+criterion_main!(benches);
