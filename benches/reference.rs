@@ -1,13 +1,14 @@
 //! Throughput of `ascendcl::reference::mish_backward_into` (f32), side by side with a naive
 //! scalar f32 loop and a memory-bandwidth baseline moving the same bytes (read 2 arrays,
 //! write 1), single-threaded (a 1-thread rayon pool) and multi-threaded (the global pool);
-//! plus non-contiguous and broadcast inputs against the contiguous case.
+//! non-contiguous and broadcast inputs against the contiguous case; and
+//! `ascendcl::reference::mish_into` (f32) against a naive scalar loop.
 //!
 //! `cargo bench -p ascendcl --bench reference -- --measurement-time 3 --warm-up-time 1`
 
-use ascendcl::reference::{mish_backward_into, simd_level};
+use ascendcl::reference::{mish_backward_into, mish_into, simd_level};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use ndarray::{Array1, Array2, ArrayViewMutD, ShapeBuilder};
+use ndarray::{Array1, Array2, ArrayView1, ArrayViewMut1, ShapeBuilder};
 use rayon::prelude::*;
 use std::hint::black_box;
 
@@ -52,10 +53,44 @@ fn par<F: Fn(&[f32], &[f32], &mut [f32]) + Sync>(f: F, g: &[f32], x: &[f32], out
 }
 
 fn reference(g: &[f32], x: &[f32], out: &mut [f32]) {
-    let gv = ndarray::ArrayView1::from(g).into_dyn();
-    let xv = ndarray::ArrayView1::from(x).into_dyn();
-    let ov: ArrayViewMutD<'_, f32> = ndarray::ArrayViewMut1::from(out).into_dyn();
-    mish_backward_into(gv, xv, ov).unwrap();
+    mish_backward_into(
+        ArrayView1::from(g),
+        ArrayView1::from(x),
+        ArrayViewMut1::from(out),
+    )
+    .unwrap();
+}
+
+/// The textbook forward formula in f32 with std's exp / ln_1p / tanh.
+fn naive_mish(x: &[f32], out: &mut [f32]) {
+    for (o, &x) in out.iter_mut().zip(x) {
+        *o = x * x.exp().ln_1p().tanh();
+    }
+}
+
+fn reference_mish(x: &[f32], out: &mut [f32]) {
+    mish_into(ArrayView1::from(x), ArrayViewMut1::from(out)).unwrap();
+}
+
+fn forward(c: &mut Criterion) {
+    let single = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let n = 1_000_000usize;
+    let (_, x) = inputs(n);
+    let mut out = vec![0.0f32; n];
+    let mut group = c.benchmark_group(format!("mish_f32_contiguous_{n}"));
+    group.throughput(Throughput::Elements(n as u64));
+    group.sample_size(10);
+    type Kernel = fn(&[f32], &mut [f32]);
+    let kernels: [(&str, Kernel); 2] = [("naive", naive_mish), ("reference", reference_mish)];
+    for (name, f) in kernels {
+        group.bench_function(BenchmarkId::new(name, "1thread"), |b| {
+            b.iter(|| single.install(|| f(black_box(&x), &mut out)))
+        });
+    }
+    group.finish();
 }
 
 fn contiguous(c: &mut Criterion) {
@@ -131,47 +166,27 @@ fn layouts(c: &mut Criterion) {
             });
         };
         run("contiguous", &mut |o| {
-            mish_backward_into(
-                g.view().into_dyn(),
-                x.view().into_dyn(),
-                o.view_mut().into_dyn(),
-            )
-            .unwrap()
+            mish_backward_into(g.view(), x.view(), o.view_mut()).unwrap()
         });
         run("grad_transposed", &mut |o| {
             // gf is column-major: its logical [i, j] walk is strided
-            mish_backward_into(
-                gf.view().into_dyn(),
-                x.view().into_dyn(),
-                o.view_mut().into_dyn(),
-            )
-            .unwrap()
+            mish_backward_into(gf.view(), x.view(), o.view_mut()).unwrap()
         });
         run("output_transposed", &mut |o| {
-            mish_backward_into(
-                g.view().into_dyn(),
-                x.view().into_dyn(),
-                o.view_mut().reversed_axes().into_dyn(),
-            )
-            .unwrap()
+            mish_backward_into(g.view(), x.view(), o.view_mut().reversed_axes()).unwrap()
         });
         run("x_broadcast_column", &mut |o| {
-            mish_backward_into(
-                g.view().into_dyn(),
-                xcol.view().into_dyn(),
-                o.view_mut().into_dyn(),
-            )
-            .unwrap()
+            mish_backward_into(g.view(), xcol.view(), o.view_mut()).unwrap()
         });
         run("stepped_slices", &mut |_| {
             let gs = g2.slice(ndarray::s![..;2, ..]);
             let xs = x2.slice(ndarray::s![1..;2, ..]);
             let os = out2.slice_mut(ndarray::s![..;2, ..]);
-            mish_backward_into(gs.into_dyn(), xs.into_dyn(), os.into_dyn()).unwrap()
+            mish_backward_into(gs, xs, os).unwrap()
         });
     }
     group.finish();
 }
 
-criterion_group!(benches, contiguous, layouts);
+criterion_group!(benches, contiguous, layouts, forward);
 criterion_main!(benches);

@@ -31,9 +31,9 @@ pub(crate) struct DeviceInner {
     uid: u64,
     context: aclrtContext,
     soc: String,
-    /// What the SoC supports, decided once from `soc` when the device is opened, so that
-    /// operator calls test flags instead of comparing strings.
-    pub(crate) caps: Caps,
+    /// Parsed once from `soc` when the device is opened, so that operator rules test an
+    /// enum instead of comparing strings.
+    family: SocFamily,
     leaks: LeakCounters,
 }
 
@@ -59,22 +59,55 @@ pub struct Leaks {
     pub handles: u64,
 }
 
-/// Per-device capability flags derived from the SoC name.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Caps {
-    /// `aclnnMishBackward` exists on this SoC.
-    pub(crate) mish_backward: bool,
-    /// BF16 is in the SoC's dtype list (Atlas A2/A3).
-    pub(crate) bf16: bool,
+/// The product family of a SoC, parsed from its name (`aclrtGetSocName`). Operators state
+/// their availability and dtype lists per family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SocFamily {
+    /// Atlas A3 training/inference series (`"Ascend910_93*"`).
+    AtlasA3,
+    /// Atlas A2 training/inference series (`"Ascend910B*"`).
+    AtlasA2,
+    /// Atlas training series, the first Ascend 910 (`"Ascend910A"`, `"Ascend910ProB"`, ...).
+    Training910,
+    /// Atlas inference series (`"Ascend310P*"`).
+    Inference310P,
+    /// Atlas 200I/500 A2 (`"Ascend310B*"`).
+    Atlas310B,
+    /// A SoC name this crate does not know; operators leave the decision to the library.
+    Other,
 }
 
-impl Caps {
-    pub(crate) fn of(soc: &str) -> Caps {
-        use crate::ops::mish_backward::{available_on, dtype_supported};
-        Caps {
-            mish_backward: available_on(soc),
-            bf16: dtype_supported(soc, crate::element::DType::BF16),
-        }
+impl SocFamily {
+    /// The family of a SoC name.
+    ///
+    /// ```
+    /// use ascendcl::SocFamily;
+    /// assert_eq!(SocFamily::of("Ascend910B4"), SocFamily::AtlasA2);
+    /// assert_eq!(SocFamily::of("Ascend910_9391"), SocFamily::AtlasA3);
+    /// assert_eq!(SocFamily::of("Ascend910A"), SocFamily::Training910);
+    /// assert_eq!(SocFamily::of("Ascend310P3"), SocFamily::Inference310P);
+    /// assert_eq!(SocFamily::of("Ascend310B1"), SocFamily::Atlas310B);
+    /// assert_eq!(SocFamily::of("Ascend999"), SocFamily::Other);
+    /// ```
+    pub fn of(soc: &str) -> SocFamily {
+        // Longest prefixes first: "Ascend910B" and "Ascend910_93" also start "Ascend910".
+        const PREFIXES: [(&str, SocFamily); 5] = [
+            ("Ascend910_93", SocFamily::AtlasA3),
+            ("Ascend910B", SocFamily::AtlasA2),
+            ("Ascend910", SocFamily::Training910),
+            ("Ascend310P", SocFamily::Inference310P),
+            ("Ascend310B", SocFamily::Atlas310B),
+        ];
+        PREFIXES
+            .iter()
+            .find(|(prefix, _)| soc.starts_with(prefix))
+            .map_or(SocFamily::Other, |(_, family)| *family)
+    }
+
+    /// Whether the family's vector units compute in bfloat16 (Atlas A2 and A3).
+    pub fn has_bf16(self) -> bool {
+        matches!(self, SocFamily::AtlasA2 | SocFamily::AtlasA3)
     }
 }
 
@@ -104,11 +137,9 @@ impl DeviceInner {
 
     #[cold]
     fn bind_slow(&self) -> Result<()> {
-        let t = self.table();
         // SAFETY: `context` is the live default context of this device: the device is
         // reset only when this `DeviceInner` is dropped.
-        let code = unsafe { (t.aclrtSetCurrentContext)(self.context) };
-        sys::acl(t, "aclrtSetCurrentContext", code)?;
+        unsafe { sys::set_current_context(self.table(), self.context) }?;
         let _ = BOUND.try_with(|b| b.set(self.uid));
         Ok(())
     }
@@ -121,6 +152,11 @@ impl DeviceInner {
 
     pub(crate) fn soc(&self) -> &str {
         &self.soc
+    }
+
+    #[inline]
+    pub(crate) fn family(&self) -> SocFamily {
+        self.family
     }
 
     /// Counts a resource leaked on a release path (see [`Leaks`]).
@@ -161,8 +197,7 @@ impl Drop for DeviceInner {
         // SAFETY: every stream, event and buffer of this device holds an `Arc` to this
         // inner, so all of them were released (in the order CANN requires) before this
         // runs.
-        let code = unsafe { (t.aclrtResetDevice)(self.id) };
-        if let Err(e) = sys::acl(t, "aclrtResetDevice", code) {
+        if let Err(e) = unsafe { sys::reset_device(t, self.id) } {
             self.note_release_error(&e);
         }
     }
@@ -223,41 +258,17 @@ impl Device {
             )));
         }
         let t = rt.table();
-        // SAFETY: aclrtSetDevice takes any id and validates it.
-        let code = unsafe { (t.aclrtSetDevice)(id) };
-        sys::acl(t, "aclrtSetDevice", code)?;
+        sys::set_device(t, id)?;
         // From here on the device is open: reset it on every error path.
         let reset = |e: Error| {
-            // SAFETY: balances the successful aclrtSetDevice above.
-            let _ = unsafe { (t.aclrtResetDevice)(id) };
+            // SAFETY: balances the successful aclrtSetDevice above; nothing was created.
+            let _ = unsafe { sys::reset_device(t, id) };
             e
         };
-        let mut context: aclrtContext = std::ptr::null_mut();
-        // SAFETY: the out-pointer is valid; aclrtSetDevice made the device's default
-        // context current on this thread.
-        let code = unsafe { (t.aclrtGetCurrentContext)(&mut context) };
-        sys::acl(t, "aclrtGetCurrentContext", code).map_err(reset)?;
-        if context.is_null() {
-            return Err(reset(sys::acl_error(
-                t,
-                "aclrtGetCurrentContext",
-                ascend_sys::ACL_ERROR_RT_CONTEXT_NULL,
-            )));
-        }
-        // SAFETY: aclrtGetSocName has no preconditions beyond an initialised runtime with
-        // a current context; the returned string is copied immediately.
-        let soc_ptr = unsafe { (t.aclrtGetSocName)() };
-        if soc_ptr.is_null() {
-            // NULL is aclrtGetSocName's failure value; without the SoC name the dtype and
-            // operator rules cannot be applied, so the device is not usable.
-            return Err(reset(sys::acl_error(
-                t,
-                "aclrtGetSocName",
-                ascend_sys::ACL_ERROR_INTERNAL_ERROR,
-            )));
-        }
-        // SAFETY: non-null, NUL-terminated string owned by the runtime; copied here.
-        let soc = unsafe { sys::c_string(soc_ptr) };
+        // aclrtSetDevice made the device's default context current on this thread. Without
+        // the SoC name no operator rule can be applied, so the device is not usable.
+        let context = sys::current_context(t).map_err(reset)?;
+        let soc = sys::soc_name(t).map_err(reset)?;
         let uid = next_uid();
         let _ = BOUND.try_with(|b| b.set(uid));
         Ok(Device {
@@ -266,7 +277,7 @@ impl Device {
                 id,
                 uid,
                 context,
-                caps: Caps::of(&soc),
+                family: SocFamily::of(&soc),
                 soc,
                 leaks: LeakCounters::default(),
             }),
@@ -283,10 +294,14 @@ impl Device {
         self.inner.rt.backend
     }
 
-    /// The SoC name (`aclrtGetSocName`), e.g. `"Ascend910B4"`; it decides which dtypes and
-    /// operators are available.
+    /// The SoC name (`aclrtGetSocName`), e.g. `"Ascend910B4"`.
     pub fn soc_name(&self) -> &str {
         &self.inner.soc
+    }
+
+    /// The SoC's product family, which decides which operators and dtypes are available.
+    pub fn soc_family(&self) -> SocFamily {
+        self.inner.family
     }
 
     /// Free and total device memory.
@@ -295,11 +310,7 @@ impl Device {
     /// [`Error::Acl`] from `aclrtSetCurrentContext` or `aclrtGetMemInfo`.
     pub fn memory_info(&self) -> Result<MemoryInfo> {
         self.inner.bind()?;
-        let t = self.inner.table();
-        let (mut free, mut total) = (0usize, 0usize);
-        // SAFETY: the out-pointers are valid; the device's context is current.
-        let code = unsafe { (t.aclrtGetMemInfo)(ascend_sys::ACL_HBM_MEM, &mut free, &mut total) };
-        sys::acl(t, "aclrtGetMemInfo", code)?;
+        let (free, total) = sys::mem_info(self.inner.table())?;
         Ok(MemoryInfo { free, total })
     }
 

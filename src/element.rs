@@ -53,17 +53,64 @@ impl DType {
     }
 }
 
+/// The Rust name (`f32`, `f16`, `bf16`); [`DType::name`] gives CANN's.
 impl fmt::Display for DType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        f.write_str(match self {
+            DType::F32 => "f32",
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
+        })
     }
 }
 
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for f32 {}
-    impl Sealed for half::f16 {}
-    impl Sealed for half::bf16 {}
+pub(crate) mod sealed {
+    use half::{bf16, f16};
+    use ndarray::{ArrayView, ArrayViewMut, Dimension};
+
+    /// A view of one of the element types, named by its type, so that code generic over
+    /// [`Element`](super::Element) can take a path per type (the CPU reference widens,
+    /// narrows and copies each type its own way) without casts.
+    #[derive(Clone, Copy)]
+    pub enum TypedView<'a, D> {
+        F32(ArrayView<'a, f32, D>),
+        F16(ArrayView<'a, f16, D>),
+        Bf16(ArrayView<'a, bf16, D>),
+    }
+
+    /// A mutable view of one of the element types, named by its type.
+    pub enum TypedViewMut<'a, D> {
+        F32(ArrayViewMut<'a, f32, D>),
+        F16(ArrayViewMut<'a, f16, D>),
+        Bf16(ArrayViewMut<'a, bf16, D>),
+    }
+
+    /// The sealing supertrait of [`Element`](super::Element), with the crate-internal
+    /// methods that map a generic element type to its own type.
+    pub trait Sealed: Sized {
+        /// `view` as the variant of its element type.
+        fn typed<D: Dimension>(view: ArrayView<'_, Self, D>) -> TypedView<'_, D>;
+        /// `view` as the variant of its element type.
+        fn typed_mut<D: Dimension>(view: ArrayViewMut<'_, Self, D>) -> TypedViewMut<'_, D>;
+    }
+
+    macro_rules! sealed {
+        ($($t:ty => $variant:ident),*) => {$(
+            impl Sealed for $t {
+                #[inline]
+                fn typed<D: Dimension>(view: ArrayView<'_, Self, D>) -> TypedView<'_, D> {
+                    TypedView::$variant(view)
+                }
+                #[inline]
+                fn typed_mut<D: Dimension>(
+                    view: ArrayViewMut<'_, Self, D>,
+                ) -> TypedViewMut<'_, D> {
+                    TypedViewMut::$variant(view)
+                }
+            }
+        )*};
+    }
+    sealed!(f32 => F32, f16 => F16, bf16 => Bf16);
 }
 
 /// An element type of device tensors and of the CPU reference: `f32`, [`half::f16`] or
@@ -84,6 +131,38 @@ pub trait Element:
     fn from_f64(value: f64) -> Self;
     /// The raw bits, widened to u32 (for bitwise comparisons).
     fn to_bits_u32(self) -> u32;
+}
+
+/// The element type that operands of types `Self` and `Rhs` compute in: [`DType::promote`]
+/// at the type level (`f16`+`f16` → `f16`, `bf16`+`bf16` → `bf16`, any other pair → `f32`).
+///
+/// # Examples
+/// ```
+/// use ascendcl::element::Promote;
+/// use half::{bf16, f16};
+///
+/// fn compute_type<A: Promote<B>, B: ascendcl::Element>() -> ascendcl::DType {
+///     <A::Output as ascendcl::Element>::DTYPE
+/// }
+/// assert_eq!(compute_type::<f16, f16>(), ascendcl::DType::F16);
+/// assert_eq!(compute_type::<f16, bf16>(), ascendcl::DType::F32);
+/// ```
+pub trait Promote<Rhs: Element>: Element {
+    /// The compute type.
+    type Output: Element;
+}
+
+macro_rules! promote {
+    ($($a:ty, $b:ty => $o:ty;)*) => {$(
+        impl Promote<$b> for $a {
+            type Output = $o;
+        }
+    )*};
+}
+promote! {
+    f32, f32 => f32; f32, f16 => f32; f32, bf16 => f32;
+    f16, f32 => f32; f16, f16 => f16; f16, bf16 => f32;
+    bf16, f32 => f32; bf16, f16 => f32; bf16, bf16 => bf16;
 }
 
 /// `value` rounded to f32 toward zero, with the last significand bit set when that was
@@ -204,6 +283,27 @@ mod tests {
         // subnormal f16: the midpoint between 0 and the smallest subnormal
         assert_eq!(f16_of(p(-25) + p(-60)), p(-24));
         assert_eq!(f16_of(p(-25)), 0.0);
+    }
+
+    #[test]
+    fn promote_types_match_promote_dtypes() {
+        fn check<A: Promote<B>, B: Element>() {
+            assert_eq!(
+                <A::Output as Element>::DTYPE,
+                A::DTYPE.promote(B::DTYPE),
+                "{:?} {:?}",
+                A::DTYPE,
+                B::DTYPE
+            );
+        }
+        fn with<A: Promote<f32> + Promote<f16> + Promote<bf16>>() {
+            check::<A, f32>();
+            check::<A, f16>();
+            check::<A, bf16>();
+        }
+        with::<f32>();
+        with::<f16>();
+        with::<bf16>();
     }
 
     #[test]

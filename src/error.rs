@@ -11,7 +11,7 @@ pub enum Error {
     Load(#[from] ascend_sys::LoadError),
 
     /// A runtime call (`libascendcl.so`) failed.
-    #[error("{api} failed with {name} ({code}){}", detail(message))]
+    #[error("{api} failed with {name} ({code}){}", detail(api, message))]
     Acl {
         /// The C function that failed, e.g. `"aclrtMalloc"`.
         api: &'static str,
@@ -24,7 +24,7 @@ pub enum Error {
     },
 
     /// An aclnn call (`libnnopbase.so` / `libopapi.so`) failed.
-    #[error("{api} failed with {name} ({status}){}", detail(message))]
+    #[error("{api} failed with {name} ({status}){}", detail(api, message))]
     Aclnn {
         /// The C function that failed, e.g. `"aclnnMishBackwardGetWorkspaceSize"`.
         api: &'static str,
@@ -47,13 +47,31 @@ pub enum Error {
         max: usize,
     },
 
-    /// The two inputs cannot be broadcast together.
-    #[error("grad_output {grad:?} and self {x:?} are not broadcastable")]
+    /// A shape whose element count does not fit in `i64` (aclnn's index type).
+    #[error(
+        "{argument} of shape {shape:?} has {elements} elements, more than the {} a tensor can address",
+        i64::MAX
+    )]
+    TooManyElements {
+        /// Which argument.
+        argument: &'static str,
+        /// The shape asked for.
+        shape: Vec<usize>,
+        /// Its exact element count, in decimal.
+        elements: String,
+    },
+
+    /// Two inputs cannot be broadcast together.
+    #[error("{argument} {shape:?} and {other} {other_shape:?} are not broadcastable")]
     NotBroadcastable {
-        /// Shape of the incoming gradient.
-        grad: Vec<usize>,
-        /// Shape of the activation input.
-        x: Vec<usize>,
+        /// The first argument of the conflicting pair (in argument order).
+        argument: &'static str,
+        /// Its shape.
+        shape: Vec<usize>,
+        /// The second argument of the pair.
+        other: &'static str,
+        /// Its shape.
+        other_shape: Vec<usize>,
     },
 
     /// A shape differs from the one required.
@@ -68,7 +86,10 @@ pub enum Error {
     },
 
     /// The device's SoC does not support this dtype for the operator.
-    #[error("{argument} has dtype {dtype}, which {operator} does not support on {soc}")]
+    #[error(
+        "{argument} has dtype {dtype} (CANN {}), which {operator} does not support on {soc}",
+        dtype.name()
+    )]
     UnsupportedDtype {
         /// Which argument.
         argument: &'static str,
@@ -103,8 +124,8 @@ pub enum Error {
         found: i32,
     },
 
-    /// A tensor given to a reusable plan differs from the one the plan was built for
-    /// (shape, strides, offset or storage size).
+    /// A tensor given to a reusable plan has another layout (dims, strides or offset) than
+    /// the plan was built for. The size of its storage does not matter.
     #[error("{argument} does not match the plan: {detail}")]
     PlanMismatch {
         /// Which argument.
@@ -114,7 +135,7 @@ pub enum Error {
     },
 
     /// An HCCL call (`libhccl.so`) failed.
-    #[error("{api} failed with {name} ({code}){}", detail(message))]
+    #[error("{api} failed with {name} ({code}){}", detail(api, message))]
     Hccl {
         /// The C function that failed, e.g. `"HcclAllReduce"`.
         api: &'static str,
@@ -147,11 +168,18 @@ pub enum Error {
     InvalidArgument(String),
 }
 
-fn detail(message: &str) -> String {
-    if message.is_empty() {
+/// The library's text after the crate's own "`api` failed with ..." (which some libraries,
+/// the simulator among them, repeat at the start of their text: printed once).
+fn detail(api: &str, message: &str) -> String {
+    let own = message
+        .strip_prefix(api)
+        .and_then(|rest| rest.strip_prefix(" failed with "))
+        .and_then(|rest| rest.split_once("): "))
+        .map_or(message, |(_, text)| text);
+    if own.is_empty() {
         String::new()
     } else {
-        format!(": {message}")
+        format!(": {own}")
     }
 }
 

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::ledger::RecordLedger;
 use crate::stream::{Stream, StreamInner};
 use crate::sys;
-use crate::uses::Uses;
+use crate::uses::{Access, Uses};
 use ascend_sys::aclrtEvent;
 use std::fmt;
 use std::sync::{Arc, Weak};
@@ -32,8 +32,7 @@ impl Drop for EventInner {
         }
         let t = self.device.table();
         // SAFETY: the event is live, unused by queued work and destroyed once.
-        let code = unsafe { (t.aclrtDestroyEvent)(self.raw) };
-        if let Err(e) = sys::acl(t, "aclrtDestroyEvent", code) {
+        if let Err(e) = unsafe { sys::destroy_event(t, self.raw) } {
             self.device.note_release_error(&e);
         }
     }
@@ -73,11 +72,7 @@ impl fmt::Debug for Event {
 impl Event {
     pub(crate) fn new(device: &Arc<DeviceInner>) -> Result<Event> {
         device.bind()?;
-        let t = device.table();
-        let mut raw: aclrtEvent = std::ptr::null_mut();
-        // SAFETY: the out-pointer is valid; the device's context is current.
-        let code = unsafe { (t.aclrtCreateEvent)(&mut raw) };
-        sys::acl(t, "aclrtCreateEvent", code)?;
+        let raw = sys::create_event(device.table())?;
         Ok(Event {
             inner: Arc::new(EventInner {
                 device: Arc::clone(device),
@@ -99,8 +94,7 @@ impl Event {
         let t = self.inner.device.table();
         let snapshot = self.inner.records.snapshot();
         // SAFETY: the event is live and belongs to the current context.
-        let code = unsafe { (t.aclrtSynchronizeEvent)(self.inner.raw) };
-        sys::acl(t, "aclrtSynchronizeEvent", code)?;
+        unsafe { sys::synchronize_event(t, self.inner.raw) }?;
         if let Some((stream, ticket)) = self.inner.records.waited_for(snapshot)
             && let Some(stream) = stream.upgrade()
         {
@@ -130,17 +124,21 @@ impl Stream {
     /// from `aclrtRecordEvent`.
     pub fn record(&self, event: &Event) -> Result<()> {
         event.check_device(self)?;
+        self.record_ticket(event).map(drop)
+    }
+
+    /// [`Stream::record`] for an event of this stream's device; returns the record's ticket.
+    pub(crate) fn record_ticket(&self, event: &Event) -> Result<u64> {
         let t = self.inner.table();
         let ev = &event.inner;
         let ticket = ev.records.record(Arc::downgrade(&self.inner), || {
             self.inner.submit(|_, raw, _| {
                 // SAFETY: both handles are live and belong to the current context.
-                let code = unsafe { (t.aclrtRecordEvent)(ev.raw, raw) };
-                sys::acl(t, "aclrtRecordEvent", code)
+                unsafe { sys::record_event(t, ev.raw, raw) }
             })
         })?;
-        ev.uses.record(&self.inner, ticket);
-        Ok(())
+        ev.uses.record(&self.inner, ticket, Access::Read);
+        Ok(ticket)
     }
 
     /// Makes work submitted to this stream from now on wait until `event` completes
@@ -151,13 +149,17 @@ impl Stream {
     /// from `aclrtStreamWaitEvent`.
     pub fn wait(&self, event: &Event) -> Result<()> {
         event.check_device(self)?;
+        self.wait_unchecked(event)
+    }
+
+    /// [`Stream::wait`] for an event of this stream's device.
+    pub(crate) fn wait_unchecked(&self, event: &Event) -> Result<()> {
         let t = self.inner.table();
         let ticket = self.inner.submit(|_, raw, _| {
             // SAFETY: both handles are live and belong to the current context.
-            let code = unsafe { (t.aclrtStreamWaitEvent)(raw, event.inner.raw) };
-            sys::acl(t, "aclrtStreamWaitEvent", code)
+            unsafe { sys::stream_wait_event(t, raw, event.inner.raw) }
         })?;
-        event.inner.uses.record(&self.inner, ticket);
+        event.inner.uses.record(&self.inner, ticket, Access::Read);
         Ok(())
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! # Quick start
 //! ```
-//! use ascendcl::{DeviceTensor, Runtime, mish_backward};
+//! use ascendcl::{DeviceTensor, Runtime, mish, mish_backward};
 //! use ndarray::{Array, array};
 //!
 //! # fn main() -> ascendcl::Result<()> {
@@ -11,15 +11,18 @@
 //! let device = rt.device(0)?;
 //! let stream = device.stream()?;
 //!
-//! let grad = Array::from_shape_vec((4, 2), (0..8).map(|v| v as f32).collect()).unwrap();
 //! let x = array![[1.0f32, 1.0], [1.0, 2.0], [2.0, 2.0], [3.0, 3.0]];
-//! let grad = DeviceTensor::from_array(&stream, &grad)?;
 //! let x = DeviceTensor::from_array(&stream, &x)?;
-//! let mut out = DeviceTensor::<f32>::zeros(&stream, &[4, 2])?;
+//! let mut y = DeviceTensor::<f32>::zeros(&stream, &[4, 2])?;
+//! mish(&x, &mut y, &stream)?; // the activation, queued on the stream
 //!
-//! mish_backward(&grad, &x, &mut out, &stream)?; // queued on the stream
-//! let result = out.to_array(&stream)?; // waits for the copy
-//! assert!((result[[0, 1]] - 1.049036).abs() < 1e-5);
+//! let grad = Array::from_shape_vec((4, 2), (0..8).map(|v| v as f32).collect()).unwrap();
+//! let grad = DeviceTensor::from_array(&stream, &grad)?;
+//! let mut dx = DeviceTensor::<f32>::zeros(&stream, &[4, 2])?;
+//! mish_backward(&grad, &x, &mut dx, &stream)?; // its gradient
+//!
+//! assert!((y.to_array(&stream)?[[0, 0]] - 0.865098).abs() < 1e-5); // waits for the copy
+//! assert!((dx.to_array(&stream)?[[0, 1]] - 1.049036).abs() < 1e-5);
 //! # Ok(()) }
 //! ```
 //!
@@ -27,15 +30,22 @@
 //! * [`Runtime`] — the process-wide CANN (or simulator) instance: `aclInit` once, never
 //!   finalised automatically (CANN forbids re-initialisation after `aclFinalize`).
 //! * [`Device`] — RAII over `aclrtSetDevice`/`aclrtResetDevice`; the crate binds the
-//!   device's context on whichever thread calls.
+//!   device's context on whichever thread calls. Its [`SocFamily`] decides which
+//!   operators and dtypes are available.
 //! * [`Stream`], [`Event`] — ordered asynchronous work, ordering between streams.
 //! * [`DeviceTensor`], [`TensorView`], [`TensorViewMut`] — device memory and views over it
 //!   (permuted, sliced with steps, broadcast, reshaped), bounds-checked against the
 //!   storage.
-//! * [`mish_backward`] — the operator: validation in Rust with typed errors, then the
-//!   two-phase aclnn protocol (descriptors on the stack, workspace from a per-stream
-//!   cache, no allocation in steady state).
+//! * The operators ([`ops`]), one declaration each: [`mish`], [`mish_inplace`],
+//!   [`mish_backward`]. A call is validated in Rust with typed errors, then runs the
+//!   two-phase aclnn protocol (descriptors cached on whole tensors, workspace from a
+//!   per-stream cache, no allocation in steady state). Each has a [`Plan`] for repeated
+//!   launches ([`MishPlan`], [`InplaceMishPlan`], [`MishBackwardPlan`]).
 //! * [`reference`](mod@reference) — the CPU reference of the operators, used to check results.
+//!
+//! Under the operators, the protocol layer (the two-phase call, descriptors, plans) and a
+//! checked layer (each C function wrapped once into a `Result` naming it) are the only
+//! places with `unsafe` code, with the `ascend-sys` declarations and loader below them.
 //!
 //! # Lifetimes
 //! Work is asynchronous. Each stream numbers its submissions (tickets) and remembers the
@@ -49,8 +59,12 @@
 //! only after a synchronisation that covers the work using them. If a synchronisation
 //! fails, the memory is leaked rather than freed.
 //!
-//! Ordering of *data* between two streams (a tensor written on one and read on another)
-//! is the caller's job, with [`Event`]s; memory safety does not depend on it.
+//! Data is ordered between streams too: before an operation on one stream reads a tensor,
+//! the stream waits (through an event the crate records) for writes to it queued on other
+//! streams and not known to be complete; before it writes, for every other stream's queued
+//! use. Work that stays on one stream creates no events, and a stream that already waited
+//! for another's work does not wait again. [`Event`]s remain available for ordering work
+//! that the crate cannot see (raw calls).
 //!
 //! # Threads
 //! All public types are `Send + Sync` (asserted at compile time below): device handles are
@@ -65,6 +79,7 @@ pub mod error;
 pub mod hccl;
 pub mod reference;
 pub mod shape;
+pub mod testing;
 
 mod device;
 mod event;
@@ -79,11 +94,12 @@ mod tensor;
 mod uses;
 
 pub use ascend_sys::{LoadError, LoadOptions};
-pub use device::{Device, Leaks, MemoryInfo};
+pub use device::{Device, Leaks, MemoryInfo, SocFamily};
 pub use element::{DType, Element};
 pub use error::{Error, Result};
 pub use event::Event;
-pub use ops::mish_backward::{MishBackwardPlan, mish_backward};
+pub use op::Plan;
+pub use ops::{mish::*, mish_backward::*};
 pub use runtime::{Backend, Runtime};
 pub use stream::Stream;
 pub use tensor::{AsTensorView, AsTensorViewMut, DeviceTensor, TensorView, TensorViewMut};

@@ -242,12 +242,7 @@ impl Runtime {
     /// # Errors
     /// [`Error::Acl`] from `aclrtGetDeviceCount`.
     pub fn device_count(&self) -> Result<u32> {
-        let t = self.inner.table();
-        let mut count = 0u32;
-        // SAFETY: the out-pointer is valid for writes for the duration of the call.
-        let code = unsafe { (t.aclrtGetDeviceCount)(&mut count) };
-        sys::acl(t, "aclrtGetDeviceCount", code)?;
-        Ok(count)
+        sys::device_count(self.inner.table())
     }
 
     /// Opens device `id` (`aclrtSetDevice`); see [`Device`].
@@ -270,12 +265,8 @@ fn init(
         return Ok(Runtime { inner });
     }
     let api = make()?;
-    // SAFETY: aclInit accepts a null configuration path; it is called at most once per
-    // backend in this process (guarded by `slot`).
-    let code = unsafe { (api.aclInit)(std::ptr::null()) };
-    if code != ascend_sys::ACL_SUCCESS && code != ascend_sys::ACL_ERROR_REPEAT_INITIALIZE {
-        return Err(sys::acl_error(&api, "aclInit", code));
-    }
+    // SAFETY: called at most once per backend in this process (guarded by `slot`).
+    unsafe { sys::init(&api) }?;
     // The runtime lives for the rest of the process (see the type's docs).
     let inner: &'static RuntimeInner = Box::leak(Box::new(RuntimeInner { api, backend }));
     *guard = Some(inner);

@@ -1,6 +1,7 @@
-//! Shape rules shared by the device operators and the CPU reference: at most 8 dims,
-//! numpy broadcasting, output shape equal to the broadcast shape. Nothing here allocates
-//! unless an error is being reported.
+//! Shape rules shared by the device operators and the CPU reference, generic over the
+//! arguments' names: at most 8 dims, numpy broadcasting of the inputs with outputs of the
+//! broadcast shape, or equal shapes. Nothing here allocates unless an error is being
+//! reported.
 
 use crate::error::{Error, Result};
 
@@ -15,10 +16,25 @@ pub struct Dims {
 }
 
 impl Dims {
-    /// Copies `shape`, naming it `argument` in the error when it has too many dims.
+    /// Copies `shape`, naming it `argument` in the errors.
+    ///
+    /// Its element count must fit in `i64` (aclnn's dims, strides and offsets are
+    /// `int64_t`), so that [`numel`](Dims::numel) and every index computed from a `Dims`
+    /// cannot overflow.
     ///
     /// # Errors
-    /// [`Error::TooManyDims`] when `shape.len() > MAX_DIMS`.
+    /// [`Error::TooManyDims`] when `shape.len() > MAX_DIMS`, [`Error::TooManyElements`]
+    /// when the product of the dims exceeds `i64::MAX`.
+    ///
+    /// ```
+    /// use ascendcl::{Error, shape::Dims};
+    /// assert_eq!(Dims::new("x", &[2, 3])?.numel(), 6);
+    /// assert!(matches!(
+    ///     Dims::new("x", &[1 << 32, 1 << 32]),
+    ///     Err(Error::TooManyElements { .. })
+    /// ));
+    /// # Ok::<(), Error>(())
+    /// ```
     pub fn new(argument: &'static str, shape: &[usize]) -> Result<Dims> {
         if shape.len() > MAX_DIMS {
             return Err(Error::TooManyDims {
@@ -26,6 +42,14 @@ impl Dims {
                 dims: shape.len(),
                 max: MAX_DIMS,
             });
+        }
+        let count = shape.iter().try_fold(1u64, |acc, d| {
+            u64::try_from(*d).ok().and_then(|d| acc.checked_mul(d))
+        });
+        // A zero dim makes any product empty, however large the other dims.
+        let empty = shape.contains(&0);
+        if !empty && count.is_none_or(|n| n > i64::MAX as u64) {
+            return Err(too_many_elements(argument, shape));
         }
         let mut dims = [0; MAX_DIMS];
         dims[..shape.len()].copy_from_slice(shape);
@@ -45,9 +69,42 @@ impl Dims {
         usize::from(self.len)
     }
 
-    /// Number of elements (1 for a 0-d shape).
+    /// Number of elements (1 for a 0-d shape). Never overflows: [`Dims::new`] bounds it.
     pub fn numel(&self) -> usize {
-        self.as_slice().iter().product()
+        let dims = self.as_slice();
+        if dims.contains(&0) {
+            0
+        } else {
+            dims.iter().product()
+        }
+    }
+}
+
+#[cold]
+fn too_many_elements(argument: &'static str, shape: &[usize]) -> Error {
+    // The exact count as a decimal product, computed without overflow (u128 holds the
+    // product of up to two usize dims; beyond that the digits are multiplied out).
+    let mut digits: Vec<u32> = vec![1];
+    for d in shape {
+        let mut carry: u128 = 0;
+        for digit in digits.iter_mut() {
+            let v = u128::from(*digit) * (*d as u128) + carry;
+            *digit = (v % 1_000_000_000) as u32;
+            carry = v / 1_000_000_000;
+        }
+        while carry > 0 {
+            digits.push((carry % 1_000_000_000) as u32);
+            carry /= 1_000_000_000;
+        }
+    }
+    let mut elements = digits.last().map(u32::to_string).unwrap_or_default();
+    for chunk in digits.iter().rev().skip(1) {
+        elements.push_str(&format!("{chunk:09}"));
+    }
+    Error::TooManyElements {
+        argument,
+        shape: shape.to_vec(),
+        elements,
     }
 }
 
@@ -64,88 +121,159 @@ impl std::fmt::Debug for Dims {
     }
 }
 
-/// The numpy broadcast of two shapes (aligned at the trailing dim; each pair equal or one
-/// of them 1).
+/// A shape with the name of the argument it belongs to, for errors.
+pub type Named<'a> = (&'static str, &'a [usize]);
+
+/// The numpy broadcast of the named shapes (aligned at the trailing dim; along each dim
+/// all sizes equal, or 1).
 ///
 /// # Errors
 /// [`Error::TooManyDims`] for a shape of more than 8 dims, [`Error::NotBroadcastable`]
-/// when a pair of dims differs and neither is 1.
-pub fn broadcast(grad: &[usize], x: &[usize]) -> Result<Dims> {
-    let g = Dims::new("grad_output", grad)?;
-    let s = Dims::new("self", x)?;
-    let ndim = g.ndim().max(s.ndim());
-    let mut out = [0usize; MAX_DIMS];
+/// naming the first pair of arguments whose sizes differ along a dim where neither is 1.
+pub fn broadcast(shapes: &[Named<'_>]) -> Result<Dims> {
+    for (name, s) in shapes {
+        Dims::new(name, s)?;
+    }
+    let ndim = shapes.iter().map(|(_, s)| s.len()).max().unwrap_or(0);
+    let mut out = [1usize; MAX_DIMS];
     for (i, slot) in out[..ndim].iter_mut().enumerate() {
         let from_end = ndim - i;
-        let a = dim_from_end(&g, from_end);
-        let b = dim_from_end(&s, from_end);
-        *slot = match (a, b) {
-            (a, b) if a == b => a,
-            (1, b) => b,
-            (a, 1) => a,
-            _ => {
-                return Err(Error::NotBroadcastable {
-                    grad: grad.to_vec(),
-                    x: x.to_vec(),
-                });
+        // The argument that set this dim's size (other than 1), if any.
+        let mut set_by: Option<usize> = None;
+        for (j, (_, s)) in shapes.iter().enumerate() {
+            let d = dim_from_end(s, from_end);
+            match set_by {
+                _ if d == 1 => {}
+                None => {
+                    *slot = d;
+                    set_by = Some(j);
+                }
+                Some(_) if d == *slot => {}
+                Some(k) => return Err(not_broadcastable(shapes[k], shapes[j])),
             }
-        };
+        }
     }
     Dims::new("broadcast", &out[..ndim])
 }
 
-fn dim_from_end(d: &Dims, from_end: usize) -> usize {
-    d.ndim()
-        .checked_sub(from_end)
-        .map_or(1, |i| d.as_slice()[i])
+#[cold]
+fn not_broadcastable(a: Named<'_>, b: Named<'_>) -> Error {
+    Error::NotBroadcastable {
+        argument: a.0,
+        shape: a.1.to_vec(),
+        other: b.0,
+        other_shape: b.1.to_vec(),
+    }
 }
 
-/// Checks the operator's shape rules in the vendor's order (dims, broadcast, output) and
-/// returns the broadcast shape.
+fn dim_from_end(s: &[usize], from_end: usize) -> usize {
+    s.len().checked_sub(from_end).map_or(1, |i| s[i])
+}
+
+/// The broadcast rule of an operator, in the vendor's order: every argument has at most 8
+/// dims, the inputs broadcast together, every output has the broadcast shape. Returns the
+/// broadcast shape.
 ///
 /// # Errors
-/// [`Error::TooManyDims`], [`Error::NotBroadcastable`], or [`Error::ShapeMismatch`] when
-/// `out` differs from the broadcast shape.
-pub fn check_mish_backward(grad: &[usize], x: &[usize], out: Option<&[usize]>) -> Result<Dims> {
-    if let Some(out) = out {
-        Dims::new("grad_input", out)?;
+/// [`Error::TooManyDims`], [`Error::NotBroadcastable`], or [`Error::ShapeMismatch`] naming
+/// the first output whose shape differs from the broadcast shape.
+///
+/// ```
+/// use ascendcl::shape::check_broadcast;
+/// let shape = check_broadcast(&[("a", &[4, 1, 3]), ("b", &[2, 1])], &[("out", &[4, 2, 3])])?;
+/// assert_eq!(shape.as_slice(), &[4, 2, 3]);
+/// assert!(check_broadcast(&[("a", &[3]), ("b", &[4])], &[]).is_err());
+/// # Ok::<(), ascendcl::Error>(())
+/// ```
+pub fn check_broadcast(inputs: &[Named<'_>], outputs: &[Named<'_>]) -> Result<Dims> {
+    for (name, s) in outputs {
+        Dims::new(name, s)?;
     }
-    let shape = broadcast(grad, x)?;
-    if let Some(out) = out
-        && out != shape.as_slice()
-    {
-        return Err(Error::ShapeMismatch {
-            argument: "grad_input",
-            expected: shape.to_vec(),
-            actual: out.to_vec(),
-        });
+    let shape = broadcast(inputs)?;
+    for (name, s) in outputs {
+        if *s != shape.as_slice() {
+            return Err(shape_mismatch(name, &shape, s));
+        }
     }
     Ok(shape)
+}
+
+/// The rule of operators without broadcasting: at most 8 dims, and every argument has the
+/// shape of the first. Returns that shape.
+///
+/// # Errors
+/// [`Error::TooManyDims`], or [`Error::ShapeMismatch`] naming the first argument whose
+/// shape differs.
+pub fn check_same(args: &[Named<'_>]) -> Result<Dims> {
+    for (name, s) in args {
+        Dims::new(name, s)?;
+    }
+    let Some((_, first)) = args.first() else {
+        return Ok(Dims::default());
+    };
+    let shape = Dims::new("shape", first)?;
+    for (name, s) in &args[1..] {
+        if *s != shape.as_slice() {
+            return Err(shape_mismatch(name, &shape, s));
+        }
+    }
+    Ok(shape)
+}
+
+#[cold]
+fn shape_mismatch(argument: &'static str, expected: &Dims, actual: &[usize]) -> Error {
+    Error::ShapeMismatch {
+        argument,
+        expected: expected.to_vec(),
+        actual: actual.to_vec(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn b(shapes: &[&[usize]]) -> Result<Vec<usize>> {
+        let named: Vec<Named<'_>> = shapes.iter().map(|s| ("x", *s)).collect();
+        broadcast(&named).map(|d| d.to_vec())
+    }
+
     #[test]
     fn broadcasts_like_numpy() {
-        assert_eq!(
-            broadcast(&[4, 1, 3], &[2, 1]).unwrap().as_slice(),
-            &[4, 2, 3]
-        );
-        assert_eq!(broadcast(&[], &[5]).unwrap().as_slice(), &[5]);
-        assert_eq!(broadcast(&[0, 1], &[1, 7]).unwrap().as_slice(), &[0, 7]);
+        assert_eq!(b(&[&[4, 1, 3], &[2, 1]]).unwrap(), [4, 2, 3]);
+        assert_eq!(b(&[&[], &[5]]).unwrap(), [5]);
+        assert_eq!(b(&[&[0, 1], &[1, 7]]).unwrap(), [0, 7]);
+        assert_eq!(b(&[&[1], &[3, 1], &[2, 1, 4]]).unwrap(), [2, 3, 4]);
+        assert_eq!(b(&[]).unwrap(), Vec::<usize>::new());
         assert!(matches!(
-            broadcast(&[3], &[4]),
+            b(&[&[3], &[4]]),
             Err(Error::NotBroadcastable { .. })
         ));
+    }
+
+    #[test]
+    fn names_the_conflicting_pair() {
+        let err = broadcast(&[("a", &[1, 3]), ("b", &[2, 1]), ("c", &[5, 4])]).unwrap_err();
+        assert_eq!(
+            err,
+            Error::NotBroadcastable {
+                argument: "b",
+                shape: vec![2, 1],
+                other: "c",
+                other_shape: vec![5, 4],
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "b [2, 1] and c [5, 4] are not broadcastable"
+        );
     }
 
     #[test]
     fn rejects_nine_dims_and_wrong_output() {
         let nine = [1usize; 9];
         assert!(matches!(
-            check_mish_backward(&nine, &[1], None),
+            check_broadcast(&[("grad_output", &nine), ("self", &[1])], &[]),
             Err(Error::TooManyDims {
                 argument: "grad_output",
                 dims: 9,
@@ -153,14 +281,41 @@ mod tests {
             })
         ));
         assert!(matches!(
-            check_mish_backward(&[2, 3], &[3], Some(&[3, 2])),
-            Err(Error::ShapeMismatch { .. })
+            check_broadcast(&[("a", &[2, 3]), ("b", &[3])], &[("out", &[3, 2])]),
+            Err(Error::ShapeMismatch {
+                argument: "out",
+                ..
+            })
         ));
         assert_eq!(
-            check_mish_backward(&[2, 3], &[3], Some(&[2, 3]))
+            check_broadcast(&[("a", &[2, 3]), ("b", &[3])], &[("out", &[2, 3])])
                 .unwrap()
                 .as_slice(),
             &[2, 3]
         );
+    }
+
+    #[test]
+    fn same_shapes() {
+        assert_eq!(
+            check_same(&[("self", &[2, 3]), ("out", &[2, 3])])
+                .unwrap()
+                .as_slice(),
+            &[2, 3]
+        );
+        assert!(matches!(
+            check_same(&[("self", &[2, 3]), ("out", &[3])]),
+            Err(Error::ShapeMismatch {
+                argument: "out",
+                ..
+            })
+        ));
+        assert!(matches!(
+            check_same(&[("self", &[1; 9])]),
+            Err(Error::TooManyDims {
+                argument: "self",
+                ..
+            })
+        ));
     }
 }

@@ -21,6 +21,7 @@
 
 use crate::device::{Device, DeviceInner, next_uid};
 use crate::error::{Error, Result};
+use crate::event::Event;
 use crate::sys;
 use ascend_sys::{FnTable, aclrtStream};
 use std::ffi::c_void;
@@ -52,6 +53,8 @@ pub(crate) struct StreamInner {
     parked: Mutex<Option<Error>>,
     /// Whether `parked` holds an error: the enqueue path tests this flag, not the lock.
     has_parked: AtomicBool,
+    /// The event other streams wait on to follow this one (made on first need).
+    fence: Mutex<Option<Event>>,
 }
 
 // SAFETY: `raw` is a CANN stream handle, usable from any thread whose current context is
@@ -79,6 +82,20 @@ impl StreamInner {
     /// Notes that the work up to `ticket` has finished (an event the runtime waited for).
     pub(crate) fn mark_completed(&self, ticket: u64) {
         self.completed.fetch_max(ticket, Ordering::AcqRel);
+    }
+
+    /// Makes `waiter` wait for the work submitted to this stream so far (this stream's
+    /// fence event, recorded here and waited for there). Returns the ticket it waits for.
+    #[cold]
+    pub(crate) fn fence_for(self: &Arc<Self>, waiter: &Arc<StreamInner>) -> Result<u64> {
+        let mut fence = self.fence.lock().unwrap_or_else(PoisonError::into_inner);
+        let event = match fence.as_mut() {
+            Some(event) => event,
+            None => fence.insert(Event::new(&self.device)?),
+        };
+        let ticket = Stream::from_inner(self).record_ticket(event)?;
+        Stream::from_inner(waiter).wait_unchecked(event)?;
+        Ok(ticket)
     }
 
     /// Returns the parked error, once.
@@ -152,8 +169,7 @@ impl StreamInner {
         self.device.bind()?;
         let t = self.table();
         // SAFETY: `raw` is a live stream of the current context.
-        let code = unsafe { (t.aclrtSynchronizeStream)(self.raw) };
-        sys::acl(t, "aclrtSynchronizeStream", code)?;
+        unsafe { sys::synchronize_stream(t, self.raw) }?;
         self.completed.fetch_max(target, Ordering::AcqRel);
         let mut state = self.lock();
         state.deferred.retain(|d| {
@@ -171,13 +187,13 @@ impl StreamInner {
 fn free(t: &FnTable, ptr: *mut c_void, host: bool) {
     // SAFETY: `ptr` came from aclrtMalloc / aclrtMallocHost of this stream's device (whose
     // context is current) and no queued work uses it any more; it is freed once.
-    unsafe {
+    let _ = unsafe {
         if host {
-            let _ = (t.aclrtFreeHost)(ptr);
+            sys::free_host(t, ptr)
         } else {
-            let _ = (t.aclrtFree)(ptr);
+            sys::free(t, ptr)
         }
-    }
+    };
 }
 
 impl StreamState {
@@ -201,10 +217,8 @@ impl StreamState {
             .next_multiple_of(512);
         let bytes = usize::try_from(new_size)
             .map_err(|_| Error::InvalidArgument(format!("workspace of {size} bytes")))?;
-        let mut p: *mut c_void = std::ptr::null_mut();
-        // SAFETY: the out-pointer is valid; the stream's context is current (submit).
-        let code = unsafe { (t.aclrtMalloc)(&mut p, bytes, ascend_sys::ACL_MEM_MALLOC_HUGE_FIRST) };
-        sys::acl(t, "aclrtMalloc", code)?;
+        // The stream's context is current (submit).
+        let p = sys::malloc(t, bytes)?;
         if !self.workspace.is_null() {
             // Work up to the previous ticket may still use the old workspace.
             self.deferred.push(Deferred {
@@ -261,8 +275,7 @@ impl Drop for StreamInner {
         if self.device.bind().is_ok() {
             // SAFETY: the stream is live, belongs to the current context and is destroyed
             // once; all other handles to it are gone (this is the last `Arc`).
-            let code = unsafe { (t.aclrtDestroyStream)(self.raw) };
-            if let Err(e) = sys::acl(t, "aclrtDestroyStream", code) {
+            if let Err(e) = unsafe { sys::destroy_stream(t, self.raw) } {
                 self.device.note_release_error(&e);
             }
         }
@@ -304,13 +317,15 @@ impl fmt::Debug for Stream {
 }
 
 impl Stream {
+    fn from_inner(inner: &Arc<StreamInner>) -> Stream {
+        Stream {
+            inner: Arc::clone(inner),
+        }
+    }
+
     pub(crate) fn new(device: &Arc<DeviceInner>) -> Result<Stream> {
         device.bind()?;
-        let t = device.table();
-        let mut raw: aclrtStream = std::ptr::null_mut();
-        // SAFETY: the out-pointer is valid; the device's context is current.
-        let code = unsafe { (t.aclrtCreateStream)(&mut raw) };
-        sys::acl(t, "aclrtCreateStream", code)?;
+        let raw = sys::create_stream(device.table())?;
         Ok(Stream {
             inner: Arc::new(StreamInner {
                 device: Arc::clone(device),
@@ -325,6 +340,7 @@ impl Stream {
                 }),
                 parked: Mutex::new(None),
                 has_parked: AtomicBool::new(false),
+                fence: Mutex::new(None),
             }),
         })
     }

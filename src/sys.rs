@@ -1,9 +1,380 @@
-//! The checked layer: every C status becomes a [`Result`], with the symbolic code name and
-//! the text of `aclGetRecentErrMsg`. Nothing here allocates unless an error is built.
+//! The checked layer: each C function the crate calls, wrapped once. A wrapper makes the
+//! call through the [`FnTable`] and turns its status (or NULL result) into a [`Result`]
+//! whose error names the function and carries `aclGetRecentErrMsg`; the C name is spelled
+//! only here, by the `checked!` macro, from the same identifier as the table field.
+//!
+//! Wrappers are `unsafe` exactly when the C function has preconditions beyond its
+//! arguments' types (live handles, valid memory); their `# Safety` is the C contract.
+//! Nothing here allocates unless an error is built.
 
 use crate::error::{Error, Result};
-use ascend_sys::FnTable;
-use std::ffi::CStr;
+use ascend_sys::{
+    FnTable, aclDataType, aclOpExecutor, aclTensor, aclrtContext, aclrtEvent, aclrtMemcpyKind,
+    aclrtStream,
+};
+use std::ffi::{CStr, c_void};
+
+/// Calls `table.$f(args)` and checks its `aclError` (`acl`) or `aclnnStatus` (`aclnn`),
+/// naming the error after `$f`.
+macro_rules! checked {
+    (acl $t:expr, $f:ident ( $($a:expr),* $(,)? )) => {
+        acl($t, stringify!($f), ($t.$f)($($a),*))
+    };
+    (aclnn $t:expr, $f:ident ( $($a:expr),* $(,)? )) => {
+        aclnn($t, stringify!($f), ($t.$f)($($a),*))
+    };
+    // An optional function: its absence is an error of the call.
+    (aclnn? $t:expr, $f:ident ( $($a:expr),* $(,)? )) => {
+        match $t.$f {
+            Some(f) => aclnn($t, stringify!($f), f($($a),*)),
+            None => Err(absent(stringify!($f))),
+        }
+    };
+}
+
+// ---------------------------------------------------------------------------------------
+// Process, devices, contexts.
+
+/// `aclInit(NULL)`; "already initialised" (by another library in the process) is success.
+///
+/// # Safety
+/// At most once per process and backend (CANN forbids a second `aclInit`).
+pub(crate) unsafe fn init(t: &FnTable) -> Result<()> {
+    // SAFETY: a null configuration path is accepted; once-ness is the caller's.
+    match unsafe { checked!(acl t, aclInit(std::ptr::null())) } {
+        Err(Error::Acl { code, .. }) if code == ascend_sys::ACL_ERROR_REPEAT_INITIALIZE => Ok(()),
+        other => other,
+    }
+}
+
+/// `aclrtGetDeviceCount`.
+pub(crate) fn device_count(t: &FnTable) -> Result<u32> {
+    let mut count = 0u32;
+    // SAFETY: a valid out-pointer for the duration of the call.
+    unsafe { checked!(acl t, aclrtGetDeviceCount(&mut count)) }?;
+    Ok(count)
+}
+
+/// `aclrtSetDevice`: opens the device (reference-counted) and makes its default context
+/// current on this thread.
+pub(crate) fn set_device(t: &FnTable, id: i32) -> Result<()> {
+    // SAFETY: takes any id and validates it.
+    unsafe { checked!(acl t, aclrtSetDevice(id)) }
+}
+
+/// `aclrtResetDevice`.
+///
+/// # Safety
+/// Balances one successful [`set_device`]; the device's streams, events and memory created
+/// by this crate are released first.
+pub(crate) unsafe fn reset_device(t: &FnTable, id: i32) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(acl t, aclrtResetDevice(id)) }
+}
+
+/// `aclrtSetCurrentContext`.
+///
+/// # Safety
+/// `context` is a live context.
+pub(crate) unsafe fn set_current_context(t: &FnTable, context: aclrtContext) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(acl t, aclrtSetCurrentContext(context)) }
+}
+
+/// `aclrtGetCurrentContext`; a NULL context is `ACL_ERROR_RT_CONTEXT_NULL`.
+pub(crate) fn current_context(t: &FnTable) -> Result<aclrtContext> {
+    let mut context: aclrtContext = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer.
+    unsafe { checked!(acl t, aclrtGetCurrentContext(&mut context)) }?;
+    if context.is_null() {
+        return Err(acl_error(
+            t,
+            "aclrtGetCurrentContext",
+            ascend_sys::ACL_ERROR_RT_CONTEXT_NULL,
+        ));
+    }
+    Ok(context)
+}
+
+/// `aclrtGetSocName` of the current device, copied; NULL (its failure value) is an error,
+/// reported as `ACL_ERROR_INTERNAL_ERROR`.
+pub(crate) fn soc_name(t: &FnTable) -> Result<String> {
+    // SAFETY: no preconditions; the result is NULL or a NUL-terminated string owned by
+    // the runtime, copied before any other call.
+    let p = unsafe { (t.aclrtGetSocName)() };
+    if p.is_null() {
+        return Err(acl_error(
+            t,
+            "aclrtGetSocName",
+            ascend_sys::ACL_ERROR_INTERNAL_ERROR,
+        ));
+    }
+    // SAFETY: non-null, NUL-terminated (above).
+    Ok(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+/// `aclrtGetMemInfo(ACL_HBM_MEM)` of the current context's device: `(free, total)`.
+pub(crate) fn mem_info(t: &FnTable) -> Result<(usize, usize)> {
+    let (mut free, mut total) = (0usize, 0usize);
+    // SAFETY: valid out-pointers.
+    unsafe { checked!(acl t, aclrtGetMemInfo(ascend_sys::ACL_HBM_MEM, &mut free, &mut total)) }?;
+    Ok((free, total))
+}
+
+// ---------------------------------------------------------------------------------------
+// Memory.
+
+/// `aclrtMalloc(HUGE_FIRST)` of `bytes` device bytes on the current context's device.
+pub(crate) fn malloc(t: &FnTable, bytes: usize) -> Result<*mut c_void> {
+    let mut p: *mut c_void = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer.
+    unsafe { checked!(acl t, aclrtMalloc(&mut p, bytes, ascend_sys::ACL_MEM_MALLOC_HUGE_FIRST)) }?;
+    Ok(p)
+}
+
+/// `aclrtFree`.
+///
+/// # Safety
+/// `p` came from [`malloc`] on the current context's device, no queued work uses it, and
+/// it is freed once.
+pub(crate) unsafe fn free(t: &FnTable, p: *mut c_void) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(acl t, aclrtFree(p)) }
+}
+
+/// `aclrtMallocHost`: `bytes` of page-locked host memory.
+pub(crate) fn malloc_host(t: &FnTable, bytes: usize) -> Result<*mut c_void> {
+    let mut p: *mut c_void = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer.
+    unsafe { checked!(acl t, aclrtMallocHost(&mut p, bytes)) }?;
+    Ok(p)
+}
+
+/// `aclrtFreeHost`.
+///
+/// # Safety
+/// `p` came from [`malloc_host`], no queued work uses it, and it is freed once.
+pub(crate) unsafe fn free_host(t: &FnTable, p: *mut c_void) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(acl t, aclrtFreeHost(p)) }
+}
+
+/// `aclrtMemcpyAsync` of `count` bytes.
+///
+/// # Safety
+/// `dst` holds `dst_max >= count` bytes and `src` `count` bytes of the memory kinds
+/// `kind` names, both staying valid until the stream has run the copy; `stream` is a live
+/// stream of the current context.
+pub(crate) unsafe fn memcpy_async(
+    t: &FnTable,
+    dst: *mut c_void,
+    dst_max: usize,
+    src: *const c_void,
+    count: usize,
+    kind: aclrtMemcpyKind,
+    stream: aclrtStream,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(acl t, aclrtMemcpyAsync(dst, dst_max, src, count, kind, stream)) }
+}
+
+/// `aclrtMemset` of `count` bytes to `value`.
+///
+/// # Safety
+/// `p` holds `max >= count` bytes of device memory of the current context that no queued
+/// work uses.
+pub(crate) unsafe fn memset(
+    t: &FnTable,
+    p: *mut c_void,
+    max: usize,
+    value: i32,
+    count: usize,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(acl t, aclrtMemset(p, max, value, count)) }
+}
+
+// ---------------------------------------------------------------------------------------
+// Streams and events.
+
+/// `aclrtCreateStream` in the current context.
+pub(crate) fn create_stream(t: &FnTable) -> Result<aclrtStream> {
+    let mut s: aclrtStream = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer.
+    unsafe { checked!(acl t, aclrtCreateStream(&mut s)) }?;
+    Ok(s)
+}
+
+/// `aclrtDestroyStream`.
+///
+/// # Safety
+/// `s` is a live stream of the current context, destroyed once.
+pub(crate) unsafe fn destroy_stream(t: &FnTable, s: aclrtStream) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(acl t, aclrtDestroyStream(s)) }
+}
+
+/// `aclrtSynchronizeStream`.
+///
+/// # Safety
+/// `s` is a live stream of the current context.
+pub(crate) unsafe fn synchronize_stream(t: &FnTable, s: aclrtStream) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(acl t, aclrtSynchronizeStream(s)) }
+}
+
+/// `aclrtCreateEvent` in the current context.
+pub(crate) fn create_event(t: &FnTable) -> Result<aclrtEvent> {
+    let mut e: aclrtEvent = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer.
+    unsafe { checked!(acl t, aclrtCreateEvent(&mut e)) }?;
+    Ok(e)
+}
+
+/// `aclrtDestroyEvent`.
+///
+/// # Safety
+/// `e` is a live event of the current context that no queued work uses, destroyed once.
+pub(crate) unsafe fn destroy_event(t: &FnTable, e: aclrtEvent) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(acl t, aclrtDestroyEvent(e)) }
+}
+
+/// `aclrtRecordEvent`.
+///
+/// # Safety
+/// Both handles are live and belong to the current context.
+pub(crate) unsafe fn record_event(t: &FnTable, e: aclrtEvent, s: aclrtStream) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(acl t, aclrtRecordEvent(e, s)) }
+}
+
+/// `aclrtStreamWaitEvent`.
+///
+/// # Safety
+/// Both handles are live and belong to the current context.
+pub(crate) unsafe fn stream_wait_event(t: &FnTable, s: aclrtStream, e: aclrtEvent) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(acl t, aclrtStreamWaitEvent(s, e)) }
+}
+
+/// `aclrtSynchronizeEvent`.
+///
+/// # Safety
+/// `e` is a live event of the current context.
+pub(crate) unsafe fn synchronize_event(t: &FnTable, e: aclrtEvent) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(acl t, aclrtSynchronizeEvent(e)) }
+}
+
+// ---------------------------------------------------------------------------------------
+// nnopbase: descriptors and executors.
+
+/// `aclCreateTensor` with format ND; NULL (its failure value) is reported as
+/// `ACLNN_ERR_INNER_NULLPTR`.
+///
+/// # Safety
+/// `dims` and `strides` have the same length (at most 8); `data` is the base of a live
+/// device allocation holding the `storage` shape, and the view stays inside it.
+pub(crate) unsafe fn create_tensor(
+    t: &FnTable,
+    dims: &[i64],
+    strides: &[i64],
+    offset: i64,
+    dtype: aclDataType,
+    storage: &[i64],
+    data: *mut c_void,
+) -> Result<*mut aclTensor> {
+    debug_assert_eq!(dims.len(), strides.len());
+    // SAFETY: the arrays are valid for their lengths and copied by the call; the rest is
+    // the caller's contract.
+    let p = unsafe {
+        (t.aclCreateTensor)(
+            dims.as_ptr(),
+            dims.len() as u64,
+            dtype,
+            strides.as_ptr(),
+            offset,
+            ascend_sys::ACL_FORMAT_ND,
+            storage.as_ptr(),
+            storage.len() as u64,
+            data,
+        )
+    };
+    if p.is_null() {
+        return Err(aclnn_error(
+            t,
+            "aclCreateTensor",
+            ascend_sys::ACLNN_ERR_INNER_NULLPTR,
+        ));
+    }
+    Ok(p)
+}
+
+/// `aclDestroyTensor`.
+///
+/// # Safety
+/// `p` came from [`create_tensor`], no executor that queued work still uses refers to it,
+/// and it is destroyed once.
+pub(crate) unsafe fn destroy_tensor(t: &FnTable, p: *mut aclTensor) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(aclnn t, aclDestroyTensor(p)) }
+}
+
+/// `aclSetAclOpExecutorRepeatable` (CANN 8.0+; absent is an error).
+///
+/// # Safety
+/// `e` is a live executor from phase 1, before its first phase 2.
+pub(crate) unsafe fn set_executor_repeatable(t: &FnTable, e: *mut aclOpExecutor) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(aclnn? t, aclSetAclOpExecutorRepeatable(e)) }
+}
+
+/// `aclDestroyAclOpExecutor` (CANN 8.0+; absent is an error, and the executor leaks).
+///
+/// # Safety
+/// `e` is a live executor that phase 2 did not consume (or a repeatable one), no queued
+/// work uses it, destroyed once.
+pub(crate) unsafe fn destroy_executor(t: &FnTable, e: *mut aclOpExecutor) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(aclnn? t, aclDestroyAclOpExecutor(e)) }
+}
+
+/// `aclSetInputTensorAddr` (CANN 8.0+; absent is an error).
+///
+/// # Safety
+/// `e` is a live repeatable executor, `tensor` its descriptor of input `index`, and `addr`
+/// the base of a live device allocation holding the storage that descriptor describes.
+/// (Each phase 2 takes the addresses bound when it is enqueued, so rebinding between
+/// launches does not affect queued ones.)
+pub(crate) unsafe fn set_input_addr(
+    t: &FnTable,
+    e: *mut aclOpExecutor,
+    index: usize,
+    tensor: *mut aclTensor,
+    addr: *mut c_void,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(aclnn? t, aclSetInputTensorAddr(e, index, tensor, addr)) }
+}
+
+/// `aclSetOutputTensorAddr` (CANN 8.0+; absent is an error).
+///
+/// # Safety
+/// As [`set_input_addr`], for output `index`.
+pub(crate) unsafe fn set_output_addr(
+    t: &FnTable,
+    e: *mut aclOpExecutor,
+    index: usize,
+    tensor: *mut aclTensor,
+    addr: *mut c_void,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(aclnn? t, aclSetOutputTensorAddr(e, index, tensor, addr)) }
+}
+
+// ---------------------------------------------------------------------------------------
+// Status conversion.
 
 /// `Ok(())` when `code` is `ACL_SUCCESS`, else [`Error::Acl`] for `api`.
 #[inline]
@@ -15,7 +386,8 @@ pub(crate) fn acl(table: &FnTable, api: &'static str, code: i32) -> Result<()> {
     }
 }
 
-/// `Ok(())` when `status` is `ACLNN_SUCCESS`, else [`Error::Aclnn`] for `api`.
+/// `Ok(())` when `status` is `ACLNN_SUCCESS`, else [`Error::Aclnn`] for `api` (operator
+/// entry points, whose names are data of the operator's declaration, go through here).
 #[inline]
 pub(crate) fn aclnn(table: &FnTable, api: &'static str, status: i32) -> Result<()> {
     if status == ascend_sys::ACLNN_SUCCESS {
@@ -49,6 +421,18 @@ pub(crate) fn aclnn_error(table: &FnTable, api: &'static str, status: i32) -> Er
     }
 }
 
+/// A call of an optional function the loaded library lacks.
+#[cold]
+#[inline(never)]
+fn absent(api: &'static str) -> Error {
+    Error::Aclnn {
+        api,
+        status: ascend_sys::ACLNN_ERR_INNER,
+        name: ascend_sys::status_name(ascend_sys::ACLNN_ERR_INNER),
+        message: "the loaded toolkit lacks this function (before CANN 8.0)".into(),
+    }
+}
+
 /// `aclGetRecentErrMsg()` of this thread, or an empty string.
 #[cold]
 pub(crate) fn recent_message(table: &FnTable) -> String {
@@ -62,18 +446,5 @@ pub(crate) fn recent_message(table: &FnTable) -> String {
         } else {
             CStr::from_ptr(p).to_string_lossy().into_owned()
         }
-    }
-}
-
-/// Copies a C string returned by the library (null → empty).
-///
-/// # Safety
-/// `p` is null or points to a NUL-terminated string valid for the duration of the call.
-pub(crate) unsafe fn c_string(p: *const std::os::raw::c_char) -> String {
-    if p.is_null() {
-        String::new()
-    } else {
-        // SAFETY: guaranteed by the caller.
-        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
     }
 }

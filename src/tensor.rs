@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::shape::{Dims, MAX_DIMS};
 use crate::stream::Stream;
 use crate::sys;
-use crate::uses::Uses;
+use crate::uses::{Access, Uses};
 use ascend_sys::{FnTable, aclTensor};
 use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn};
 use std::ffi::c_void;
@@ -56,12 +56,7 @@ impl Buffer {
             .ok_or_else(|| Error::InvalidArgument(format!("{len} elements overflow usize")))?
             .max(MIN_BYTES);
         device.bind()?;
-        let t = device.table();
-        let mut ptr: *mut c_void = std::ptr::null_mut();
-        // SAFETY: the out-pointer is valid; the device's context is current.
-        let code =
-            unsafe { (t.aclrtMalloc)(&mut ptr, bytes, ascend_sys::ACL_MEM_MALLOC_HUGE_FIRST) };
-        sys::acl(t, "aclrtMalloc", code)?;
+        let ptr = sys::malloc(device.table(), bytes)?;
         Ok(Buffer {
             device: Arc::clone(device),
             ptr,
@@ -109,15 +104,13 @@ impl Drop for Buffer {
             // SAFETY: made by aclCreateTensor for this tensor and destroyed once; every
             // phase 2 that referenced it has been called (each within an operator call that
             // borrowed the tensor) and its queued work has finished (waited above).
-            let status = unsafe { (t.aclDestroyTensor)(desc) };
-            if let Err(e) = sys::aclnn(t, "aclDestroyTensor", status) {
+            if let Err(e) = unsafe { sys::destroy_tensor(t, desc) } {
                 self.device.note_release_error(&e);
             }
         }
         // SAFETY: `ptr` came from aclrtMalloc on this device (context current), no queued
         // work uses it, and it is freed exactly once.
-        let code = unsafe { (t.aclrtFree)(self.ptr) };
-        if let Err(e) = sys::acl(t, "aclrtFree", code) {
+        if let Err(e) = unsafe { sys::free(t, self.ptr) } {
             self.device.note_release_error(&e);
         }
     }
@@ -134,10 +127,7 @@ impl HostBuf {
     pub(crate) fn alloc(device: &DeviceInner, bytes: usize) -> Result<HostBuf> {
         device.bind()?;
         let t = device.table();
-        let mut ptr: *mut c_void = std::ptr::null_mut();
-        // SAFETY: the out-pointer is valid.
-        let code = unsafe { (t.aclrtMallocHost)(&mut ptr, bytes.max(MIN_BYTES)) };
-        sys::acl(t, "aclrtMallocHost", code)?;
+        let ptr = sys::malloc_host(t, bytes.max(MIN_BYTES))?;
         Ok(HostBuf {
             table: t,
             ptr,
@@ -157,12 +147,13 @@ impl Drop for HostBuf {
     fn drop(&mut self) {
         // SAFETY: allocated by aclrtMallocHost, unused by queued work (owners that enqueue
         // copies either wait for them or hand the pointer to the stream with `into_raw`).
-        let _ = unsafe { (self.table.aclrtFreeHost)(self.ptr) };
+        let _ = unsafe { sys::free_host(self.table, self.ptr) };
     }
 }
 
-/// Shape, strides and offset of a view, in elements.
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// Shape, strides and offset of a view, in elements. Strides past the last dim are 0, so
+/// that equality compares exactly the view.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Layout {
     pub(crate) dims: Dims,
     pub(crate) strides: [i64; MAX_DIMS],
@@ -220,6 +211,16 @@ impl Layout {
             hi = hi.checked_add(extent)?;
         }
         Some((self.offset, hi))
+    }
+
+    /// How many storage elements, from the start of the storage, the view needs: one past
+    /// the last it touches (its offset when empty). Every storage a checked view of this
+    /// layout lives in is at least this long.
+    pub(crate) fn reach(&self) -> usize {
+        let end = self
+            .span()
+            .map_or(self.offset, |(_, hi)| hi.saturating_add(1));
+        usize::try_from(end).unwrap_or(0)
     }
 
     /// Checks that the view stays inside a storage of `len` elements.
@@ -493,8 +494,9 @@ impl<T: Element> DeviceTensor<T> {
             // SAFETY: `dst` holds `bytes` bytes of device memory, `src` `bytes` bytes of
             // pinned host memory that stays alive until the stream finishes this copy
             // (handed to the stream below).
-            let code = unsafe {
-                (t.aclrtMemcpyAsync)(
+            unsafe {
+                sys::memcpy_async(
+                    t,
                     dst,
                     bytes,
                     src,
@@ -502,14 +504,13 @@ impl<T: Element> DeviceTensor<T> {
                     ascend_sys::ACL_MEMCPY_HOST_TO_DEVICE,
                     raw,
                 )
-            };
-            sys::acl(t, "aclrtMemcpyAsync", code)?;
+            }?;
             if let Some(s) = staging.take() {
                 state.defer_host_free(s.into_raw(), ticket);
             }
             Ok(())
         })?;
-        tensor.buf.uses.record(&stream.inner, ticket);
+        tensor.buf.uses.record(&stream.inner, ticket, Access::Write);
         Ok(tensor)
     }
 
@@ -521,12 +522,11 @@ impl<T: Element> DeviceTensor<T> {
         let dims = Dims::new("shape", shape)?;
         let device = &stream.inner.device;
         let buf = Buffer::alloc(device, dims.numel(), T::DTYPE.size())?;
-        let bytes = (dims.numel() * T::DTYPE.size()).max(MIN_BYTES);
+        let bytes = buf.bytes;
         let t = device.table();
         // SAFETY: `buf.ptr` holds `bytes` bytes of fresh device memory that no queued
         // work uses; the device's context is current (bound by `Buffer::alloc`).
-        let code = unsafe { (t.aclrtMemset)(buf.ptr, bytes, 0, bytes) };
-        sys::acl(t, "aclrtMemset", code)?;
+        unsafe { sys::memset(t, buf.ptr, bytes, 0, bytes) }?;
         Ok(DeviceTensor {
             buf,
             layout: Layout::contiguous(dims)?,
@@ -726,12 +726,14 @@ impl<'a, T: Element> TensorView<'a, T> {
             .cast::<u8>()
             .wrapping_add(first * size)
             .cast::<c_void>();
+        self.buf.uses.order(&stream.inner, Access::Read)?;
         let ticket = stream.inner.submit(|_, raw, _| {
             // SAFETY: `src..src+bytes` lies inside the tensor's allocation (checked view
             // bounds); `staging` holds `bytes` bytes and outlives the copy (synchronised
             // below before it is read or freed).
-            let code = unsafe {
-                (t.aclrtMemcpyAsync)(
+            unsafe {
+                sys::memcpy_async(
+                    t,
                     staging.ptr,
                     staging.bytes.max(1),
                     src,
@@ -739,8 +741,7 @@ impl<'a, T: Element> TensorView<'a, T> {
                     ascend_sys::ACL_MEMCPY_DEVICE_TO_HOST,
                     raw,
                 )
-            };
-            sys::acl(t, "aclrtMemcpyAsync", code)
+            }
         });
         let ticket = match ticket {
             Ok(ticket) => ticket,
@@ -752,7 +753,7 @@ impl<'a, T: Element> TensorView<'a, T> {
                 return Err(e);
             }
         };
-        self.buf.uses.record(&stream.inner, ticket);
+        self.buf.uses.record(&stream.inner, ticket, Access::Read);
         if let Err(e) = stream.inner.synchronize() {
             std::mem::forget(staging); // the copy may still be writing into it
             return Err(e);

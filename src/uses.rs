@@ -6,7 +6,13 @@
 //! completed counter is behind the recorded ticket is synchronised first. A failed
 //! synchronisation is parked on its stream (returned by that stream's next call), and the
 //! resource is then leaked rather than freed under work that may still run.
+//!
+//! The same records order work between streams ([`Uses::order`]): before an operation on
+//! stream S reads a resource, S waits (through an event) for writes queued on other
+//! streams that are not known to be complete; before it writes, S waits for every other
+//! stream's queued use. Work that stays on one stream never creates an event.
 
+use crate::error::Result;
 use crate::stream::StreamInner;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -19,7 +25,31 @@ struct Slot {
     /// `stream`'s address (null for an empty slot), for a cheap identity test. The `Weak`
     /// keeps the allocation alive, so no other stream can have this address meanwhile.
     raw: *const StreamInner,
+    /// The last use on `stream`.
     ticket: u64,
+    /// The last write on `stream` (0: none).
+    written: u64,
+    /// The stream that last waited for this slot's work, and up to which ticket.
+    fenced: (*const StreamInner, u64),
+}
+
+impl Slot {
+    const EMPTY: Slot = Slot {
+        stream: Weak::new(),
+        raw: std::ptr::null(),
+        ticket: 0,
+        written: 0,
+        fenced: (std::ptr::null(), 0),
+    };
+}
+
+/// How an operation uses a resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// Reads it (an operator input, a download).
+    Read,
+    /// Writes it (an operator output, an upload).
+    Write,
 }
 
 // SAFETY: `raw` is only compared, never dereferenced.
@@ -35,58 +65,98 @@ pub(crate) struct Uses {
 impl Uses {
     pub(crate) const fn new() -> Uses {
         Uses {
-            slots: Mutex::new(
-                [const {
-                    Slot {
-                        stream: Weak::new(),
-                        raw: std::ptr::null(),
-                        ticket: 0,
-                    }
-                }; USE_SLOTS],
-            ),
+            slots: Mutex::new([Slot::EMPTY; USE_SLOTS]),
             leak: AtomicBool::new(false),
         }
     }
 
-    /// Notes that the work with `ticket` on `stream` uses the resource. Never allocates.
-    /// The common case (the stream already has a slot) is inlined into the callers.
+    /// Makes `stream` wait for the work on other streams that an `access` must follow:
+    /// their unfinished writes before a read, every unfinished use before a write. A
+    /// stream that already waited for that work is not made to wait again.
+    ///
+    /// # Errors
+    /// From recording the other stream's fence event or waiting on it.
     #[inline]
-    pub(crate) fn record(&self, stream: &Arc<StreamInner>, ticket: u64) {
+    pub(crate) fn order(&self, stream: &Arc<StreamInner>, access: Access) -> Result<()> {
         let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
         let me = Arc::as_ptr(stream);
-        if let Some(slot) = slots.iter_mut().find(|s| std::ptr::eq(s.raw, me)) {
-            slot.ticket = slot.ticket.max(ticket);
-            return;
+        for slot in slots.iter_mut() {
+            if slot.raw.is_null() || std::ptr::eq(slot.raw, me) {
+                continue;
+            }
+            let needed = match access {
+                Access::Read => slot.written,
+                Access::Write => slot.ticket,
+            };
+            if needed == 0 || (std::ptr::eq(slot.fenced.0, me) && slot.fenced.1 >= needed) {
+                continue;
+            }
+            Self::fence(slot, stream, needed)?;
         }
-        self.record_new(&mut slots, stream, ticket);
+        Ok(())
     }
 
-    /// A stream without a slot yet: take a free slot (empty, or whose stream is gone or
-    /// past its ticket), or wait for the first one and reuse it.
     #[cold]
     #[inline(never)]
-    fn record_new(&self, slots: &mut [Slot; USE_SLOTS], stream: &Arc<StreamInner>, ticket: u64) {
-        let new = || Slot {
+    fn fence(slot: &mut Slot, stream: &Arc<StreamInner>, needed: u64) -> Result<()> {
+        // A stream that is gone was drained when it was dropped.
+        if let Some(other) = slot.stream.upgrade()
+            && !other.is_done(needed)
+        {
+            let through = other.fence_for(stream)?;
+            slot.fenced = (Arc::as_ptr(stream), through);
+        }
+        Ok(())
+    }
+
+    /// Notes that the work with `ticket` on `stream` uses the resource (and writes it, for
+    /// [`Access::Write`]). Never allocates. The common case (the stream already has a
+    /// slot) is inlined into the callers.
+    #[inline]
+    pub(crate) fn record(&self, stream: &Arc<StreamInner>, ticket: u64, access: Access) {
+        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        let me = Arc::as_ptr(stream);
+        let slot = match slots.iter_mut().position(|s| std::ptr::eq(s.raw, me)) {
+            Some(i) => &mut slots[i],
+            None => self.record_new(&mut slots, stream),
+        };
+        slot.ticket = slot.ticket.max(ticket);
+        if access == Access::Write {
+            slot.written = slot.written.max(ticket);
+        }
+    }
+
+    /// A slot for a stream without one yet: a free slot (empty, or whose stream is gone or
+    /// past its ticket), or the first one after waiting for its stream.
+    #[cold]
+    #[inline(never)]
+    fn record_new<'s>(
+        &self,
+        slots: &'s mut [Slot; USE_SLOTS],
+        stream: &Arc<StreamInner>,
+    ) -> &'s mut Slot {
+        let index = slots
+            .iter()
+            .position(|s| match s.stream.upgrade() {
+                None => true,
+                Some(st) => st.is_done(s.ticket),
+            })
+            .unwrap_or_else(|| {
+                // All slots busy with other streams: wait for the first one, then reuse it.
+                if let Some(st) = slots[0].stream.upgrade()
+                    && !st.settle()
+                {
+                    self.leak.store(true, Ordering::Relaxed);
+                }
+                0
+            });
+        let slot = &mut slots[index];
+        *slot = Slot {
             stream: Arc::downgrade(stream),
             raw: Arc::as_ptr(stream),
-            ticket,
+            ..Slot::EMPTY
         };
-        let free_slot = slots.iter_mut().find(|s| match s.stream.upgrade() {
-            None => true,
-            Some(st) => st.is_done(s.ticket),
-        });
-        if let Some(slot) = free_slot {
-            *slot = new();
-            return;
-        }
-        // All slots busy with other streams: wait for the first one, then reuse it.
-        let [first, ..] = slots;
-        if let Some(st) = first.stream.upgrade()
-            && !st.settle()
-        {
-            self.leak.store(true, Ordering::Relaxed);
-        }
-        *first = new();
+        slot
     }
 
     /// Waits until no queued work uses the resource. `false` when that cannot be ensured

@@ -1,7 +1,7 @@
-//! The steady state of `mish_backward` and of `MishBackwardPlan::launch` performs **zero**
-//! heap allocations: over 10,000 calls after warm-up (with a stream synchronisation every
-//! 100 calls), counted process-wide (every thread, including the simulator's stream worker
-//! that runs the kernel) and on the calling thread. The hand-written raw C sequence
+//! The steady state of `mish_backward`, `mish`, `mish_inplace` and of their plans' `launch`
+//! performs **zero** heap allocations: over 10,000 calls after warm-up (with a stream
+//! synchronisation every 100 calls), counted process-wide (every thread, including the
+//! simulator's stream worker that runs the kernel) and on the calling thread. The hand-written raw C sequence
 //! (create descriptors → phase 1 → phase 2 → destroy) is measured the same way and is zero
 //! too: the simulator's own hot path (slab-allocated tensors and executors, inline dims,
 //! by-value task ring, worker scratch buffers) is allocation-free, so the figure of the
@@ -9,7 +9,10 @@
 
 mod common;
 
-use ascendcl::{DeviceTensor, MishBackwardPlan, Stream, mish_backward};
+use ascendcl::{
+    DeviceTensor, InplaceMishPlan, MishBackwardPlan, MishPlan, Stream, mish, mish_backward,
+    mish_inplace,
+};
 use common::*;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -176,9 +179,36 @@ fn steady_state_allocates_nothing_raw_safe_and_plan() {
     let bplan_n = count(&stream, &mut bplanned);
     drop(bplan);
 
+    // Mish forward: one-off into a transposed output (a per-call descriptor and a
+    // workspace), in place, and both plans.
+    let mut ot = DeviceTensor::<f32>::zeros(&stream, &[4, 2]).unwrap();
+    let mut fwd = || mish(&x, ot.view_mut().t(), &stream).unwrap();
+    warm_up(&stream, &mut fwd);
+    let fwd_n = count(&stream, &mut fwd);
+    let mut inplace = || mish_inplace(&mut out, &stream).unwrap();
+    warm_up(&stream, &mut inplace);
+    let inplace_n = count(&stream, &mut inplace);
+    let mut fplan = MishPlan::new(&x, ot.view().t(), &stream).unwrap();
+    let mut iplan = InplaceMishPlan::new(&out, &stream).unwrap();
+    let mut fplanned = || {
+        fplan.launch(&x, ot.view_mut().t(), &stream).unwrap();
+        iplan.launch(&mut out, &stream).unwrap();
+    };
+    warm_up(&stream, &mut fplanned);
+    let fplan_n = count(&stream, &mut fplanned);
+    drop((fplan, iplan));
+
     println!(
         "allocations over {CALLS} calls (calling thread, whole process): raw {raw_n:?}, \
-         safe {safe_n:?}, plan {plan_n:?}, safe broadcast {bcast_n:?}, plan broadcast {bplan_n:?}"
+         safe {safe_n:?}, plan {plan_n:?}, safe broadcast {bcast_n:?}, plan broadcast {bplan_n:?}, \
+         mish {fwd_n:?}, mish_inplace {inplace_n:?}, MishPlan + InplaceMishPlan {fplan_n:?}"
+    );
+    assert_eq!(fwd_n, (0, 0), "mish into a transposed output");
+    assert_eq!(inplace_n, (0, 0), "mish_inplace");
+    assert_eq!(
+        fplan_n,
+        (0, 0),
+        "MishPlan::launch and InplaceMishPlan::launch"
     );
     assert_eq!(raw_n, (0, 0), "raw C sequence");
     assert_eq!(safe_n, (0, 0), "safe mish_backward");

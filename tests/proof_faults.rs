@@ -10,7 +10,10 @@
 mod common;
 
 use ascend_sys::*;
-use ascendcl::{DeviceTensor, Error, MishBackwardPlan, mish_backward, reference};
+use ascendcl::{
+    DeviceTensor, Error, InplaceMishPlan, MishBackwardPlan, MishPlan, mish, mish_backward,
+    mish_inplace, reference,
+};
 use common::*;
 use half::f16;
 use ndarray::ArrayD;
@@ -25,8 +28,9 @@ fn inputs() -> (ArrayD<f16>, ArrayD<f32>) {
 }
 
 /// Device, two streams, an event, uploads, a broadcast + cast `mish_backward` (needs a
-/// workspace), a non-contiguous output, a reusable plan, a download on another thread.
-fn workload() -> ascendcl::Result<(ArrayD<f32>, ArrayD<f16>)> {
+/// workspace), a non-contiguous output, a reusable plan, `mish` into a permuted output,
+/// `mish_inplace` on a slice, their plans, a download on another thread.
+fn workload() -> ascendcl::Result<(ArrayD<f32>, ArrayD<f16>, ArrayD<f32>)> {
     let rt = runtime();
     let device = rt.device(A2)?;
     let stream = device.stream()?;
@@ -44,6 +48,25 @@ fn workload() -> ascendcl::Result<(ArrayD<f32>, ArrayD<f16>)> {
     plan.launch(&gd, &xd, &mut out3, &stream)?;
     drop(plan);
     drop(out3);
+    // Mish forward on the result: one-off into a permuted output, through a plan (rebound
+    // to another output), in place on a slice, and an in-place plan.
+    let mut m = DeviceTensor::<f32>::zeros(&stream, &[8, 3, 4])?;
+    mish(&out, m.view_mut().permute(&[2, 1, 0])?, &stream)?;
+    drop(m);
+    let mut m2 = DeviceTensor::<f32>::zeros(&stream, &[4, 3, 8])?;
+    let mut m3 = DeviceTensor::<f32>::zeros(&stream, &[4, 3, 8])?;
+    let mut mplan = MishPlan::new(&out, &m3, &stream)?;
+    mplan.launch(&out, &mut m3, &stream)?;
+    mplan.launch(&m3, &mut m2, &stream)?; // both rebound: mish(mish(out))
+    drop(mplan);
+    drop(m3);
+    mish_inplace(m2.view_mut().slice(0, 1, 3, 1)?, &stream)?;
+    // Planned on another tensor: the launch rebinds selfRef (input and output).
+    let layout = DeviceTensor::<f32>::zeros(&stream, &[4, 3, 8])?;
+    let mut iplan = InplaceMishPlan::new(&layout, &stream)?;
+    iplan.launch(&mut m2, &stream)?;
+    drop(iplan);
+    drop(layout);
     let event = device.event()?;
     stream.record(&event)?;
     let other = device.stream()?;
@@ -51,9 +74,10 @@ fn workload() -> ascendcl::Result<(ArrayD<f32>, ArrayD<f16>)> {
     // The download runs on a fresh thread (context binding, tensor shared across threads).
     let r1 = std::thread::scope(|s| s.spawn(|| out.to_array(&other)).join().expect("thread"))?;
     let r2 = out2.view().permute(&[2, 1, 0])?.to_array(&stream)?;
+    let r3 = m2.to_array(&stream)?;
     stream.synchronize()?;
     event.synchronize()?;
-    Ok((r1, r2))
+    Ok((r1, r2, r3))
 }
 
 fn live() -> [u64; 5] {
@@ -90,8 +114,10 @@ fn expected_code(symbol: &str) -> i32 {
         "aclSetAclOpExecutorRepeatable" | "aclSetInputTensorAddr" | "aclSetOutputTensorAddr" => {
             ACLNN_ERR_INNER
         }
-        "aclnnMishBackwardGetWorkspaceSize" => ACLNN_ERR_INNER_CREATE_EXECUTOR,
-        "aclnnMishBackward" => ACLNN_ERR_RUNTIME_ERROR,
+        "aclnnMishBackwardGetWorkspaceSize"
+        | "aclnnMishGetWorkspaceSize"
+        | "aclnnInplaceMishGetWorkspaceSize" => ACLNN_ERR_INNER_CREATE_EXECUTOR,
+        "aclnnMishBackward" | "aclnnMish" | "aclnnInplaceMish" => ACLNN_ERR_RUNTIME_ERROR,
         _ => ACL_ERROR_RT_INTERNAL_ERROR,
     }
 }
@@ -111,7 +137,7 @@ struct PerSymbol {
 fn every_fault_on_the_mish_path_is_an_error_or_a_documented_leak() {
     let (g, x) = inputs();
     let want1: ArrayD<f32> = reference::mish_backward(g.view(), x.view()).unwrap();
-    let want2: ArrayD<f16> = reference::mish_backward(g.view(), x.view()).unwrap();
+    let want2: ArrayD<f16> = reference::mish_backward_as(g.view(), x.view()).unwrap();
 
     // Warm-up (lazy statics), then the calls of one clean run, per symbol.
     workload().expect("clean workload");
@@ -119,7 +145,7 @@ fn every_fault_on_the_mish_path_is_an_error_or_a_documented_leak() {
         .iter()
         .map(|s| ascend_sim::call_count(s))
         .collect();
-    let (r1, r2) = workload().expect("clean workload");
+    let (r1, r2, r3) = workload().expect("clean workload");
     assert_precise(
         &r1,
         &want1,
@@ -131,6 +157,17 @@ fn every_fault_on_the_mish_path_is_an_error_or_a_documented_leak() {
         "clean f32",
     );
     assert_precise(&r2, &want2, threshold(ascendcl::DType::F16), "clean f16");
+    // mish applied twice everywhere, three times on rows 1..3, and once more in place.
+    let twice = reference::mish(reference::mish(r1.view()).unwrap().view()).unwrap();
+    let mut want3 = twice.clone();
+    for (i, mut row) in want3.outer_iter_mut().enumerate() {
+        let times = if (1..3).contains(&i) { 2 } else { 1 };
+        for _ in 0..times {
+            let next = reference::mish(row.view()).unwrap();
+            row.assign(&next);
+        }
+    }
+    assert_precise(&r3, &want3, threshold(ascendcl::DType::F32), "clean mish");
     let calls: BTreeMap<&str, u64> = ascend_sim::SYMBOLS
         .iter()
         .zip(&before)
@@ -147,6 +184,12 @@ fn every_fault_on_the_mish_path_is_an_error_or_a_documented_leak() {
         "aclCreateTensor",
         "aclnnMishBackwardGetWorkspaceSize",
         "aclnnMishBackward",
+        "aclnnMishGetWorkspaceSize",
+        "aclnnMish",
+        "aclnnInplaceMishGetWorkspaceSize",
+        "aclnnInplaceMish",
+        "aclSetOutputTensorAddr",
+        "aclSetInputTensorAddr",
         "aclrtSynchronizeStream",
         "aclrtSetCurrentContext",
         "aclrtFree",
@@ -212,20 +255,20 @@ fn every_fault_on_the_mish_path_is_an_error_or_a_documented_leak() {
                 // `tracing`): the crate leaks what waited on it rather than free memory
                 // queued work might still use. Asserted: right values, and the leak is only
                 // of the objects that waited, never a stream.
-                (Ok((a, b)), None) if symbol == "aclrtSynchronizeStream" => {
+                (Ok((a, b, c)), None) if symbol == "aclrtSynchronizeStream" => {
                     let extra: Vec<u64> = now.iter().zip(&baseline).map(|(a, b)| a - b).collect();
                     row.sync_leaks += 1;
                     println!(
                         "  {what}: failed inside a drop, leaked {extra:?} (allocations, tensors, executors, streams, events)"
                     );
-                    if extra[3] != 0 || a != r1 || b != r2 {
+                    if extra[3] != 0 || a != r1 || b != r2 || c != r3 {
                         ok = false;
                         failures.push(format!(
                             "{what}: drop-path sync failure leaked {extra:?} or changed values"
                         ));
                     }
                 }
-                (Ok((a, b)), Some(leak)) => {
+                (Ok((a, b, c)), Some(leak)) => {
                     row.leaked_by_design += u64::from(leak != [0; 5]);
                     let extra: Vec<u64> = now.iter().zip(&baseline).map(|(a, b)| a - b).collect();
                     if extra != leak {
@@ -234,7 +277,7 @@ fn every_fault_on_the_mish_path_is_an_error_or_a_documented_leak() {
                             "{what}: release fault leaked {extra:?}, expected exactly {leak:?}"
                         ));
                     }
-                    if a != r1 || b != r2 {
+                    if a != r1 || b != r2 || c != r3 {
                         ok = false;
                         failures.push(format!("{what}: wrong values after a release fault"));
                     }

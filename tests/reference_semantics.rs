@@ -1,12 +1,14 @@
 //! Shape rules, typed errors, empty tensors and every memory layout of
-//! `ascendcl::reference`: strided, transposed, negatively strided, broadcast inputs and
+//! `ascendcl::reference` (`mish_backward`, then `mish`): strided, transposed, negatively strided, broadcast inputs and
 //! non-contiguous outputs must give bitwise the same values as contiguous copies, on the
 //! serial and the parallel paths.
 
-use ascendcl::Error;
-use ascendcl::reference::{PARALLEL_THRESHOLD, mish_backward, mish_backward_into};
+use ascendcl::reference::{
+    PARALLEL_THRESHOLD, mish, mish_backward, mish_backward_as, mish_backward_into, mish_into,
+};
+use ascendcl::{Element, Error};
 use half::{bf16, f16};
-use ndarray::{Array, ArrayD, Axis, IxDyn, ShapeBuilder, Slice, s};
+use ndarray::{Array, ArrayD, Axis, Ix2, IxDyn, ShapeBuilder, Slice, s};
 use proptest::prelude::*;
 
 fn bits(a: &ArrayD<f32>) -> Vec<u32> {
@@ -49,7 +51,7 @@ fn errors_are_typed_and_leave_out_untouched() {
     let nine = ArrayD::<f32>::zeros(IxDyn(&[1; 9]));
     let one = ArrayD::<f32>::zeros(IxDyn(&[1]));
     assert!(matches!(
-        mish_backward::<f32, f32, f32>(nine.view(), one.view()),
+        mish_backward(nine.view(), one.view()),
         Err(Error::TooManyDims {
             dims: 9,
             max: 8,
@@ -57,15 +59,21 @@ fn errors_are_typed_and_leave_out_untouched() {
         })
     ));
     assert!(matches!(
-        mish_backward::<f32, f32, f32>(one.view(), nine.view()),
+        mish_backward(one.view(), nine.view()),
         Err(Error::TooManyDims { dims: 9, .. })
     ));
     let a = ArrayD::<f32>::zeros(IxDyn(&[3]));
     let b = ArrayD::<f32>::zeros(IxDyn(&[4]));
-    match mish_backward::<f32, f32, f32>(a.view(), b.view()) {
-        Err(Error::NotBroadcastable { grad, x }) => {
-            assert_eq!(grad, vec![3]);
-            assert_eq!(x, vec![4]);
+    match mish_backward(a.view(), b.view()) {
+        Err(Error::NotBroadcastable {
+            argument,
+            shape,
+            other,
+            other_shape,
+        }) => {
+            assert_eq!((argument, other), ("grad_output", "self"));
+            assert_eq!(shape, vec![3]);
+            assert_eq!(other_shape, vec![4]);
         }
         other => panic!("{other:?}"),
     }
@@ -99,7 +107,7 @@ fn errors_are_typed_and_leave_out_untouched() {
 fn empty_and_zero_dim() {
     let e = ArrayD::<f32>::zeros(IxDyn(&[0, 3]));
     let x = ArrayD::<f32>::zeros(IxDyn(&[1, 3]));
-    let out: ArrayD<f16> = mish_backward(e.view(), x.view()).unwrap();
+    let out: ArrayD<f16> = mish_backward_as(e.view(), x.view()).unwrap();
     assert_eq!(out.shape(), &[0, 3]);
     let mut o = ArrayD::from_elem(IxDyn(&[0, 3]), bf16::ZERO);
     mish_backward_into(e.view(), x.view(), o.view_mut()).unwrap();
@@ -240,19 +248,16 @@ fn other_dtypes_through_strided_paths() {
     let x: Vec<f16> = values(600, 12).iter().map(|&v| f16::from_f32(v)).collect();
     let g = Array::from_shape_vec((20, 30), g).unwrap();
     let x = Array::from_shape_vec((20, 30), x).unwrap();
-    let want: ArrayD<bf16> = mish_backward(g.view().into_dyn(), x.view().into_dyn()).unwrap();
+    let want: Array<bf16, Ix2> = mish_backward_as(g.view(), x.view()).unwrap();
     let gt = g.t().as_standard_layout().into_owned();
-    let got: ArrayD<bf16> = mish_backward(gt.t().into_dyn(), x.view().into_dyn()).unwrap();
-    let b16 = |a: &ArrayD<bf16>| a.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    let got: Array<bf16, Ix2> = mish_backward_as(gt.t(), x.view()).unwrap();
+    let b16 = |a: &Array<bf16, Ix2>| a.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
     assert_eq!(b16(&want), b16(&got));
     // each element equals the 0-d computation
     for ((i, j), gv) in g.indexed_iter() {
-        let one: ArrayD<bf16> = mish_backward(
-            ndarray::arr0(*gv).into_dyn().view(),
-            ndarray::arr0(x[[i, j]]).into_dyn().view(),
-        )
-        .unwrap();
-        assert_eq!(one[IxDyn(&[])].to_bits(), want[[i, j]].to_bits());
+        let one: Array<bf16, _> =
+            mish_backward_as(ndarray::arr0(*gv).view(), ndarray::arr0(x[[i, j]]).view()).unwrap();
+        assert_eq!(one[()].to_bits(), want[[i, j]].to_bits());
     }
 }
 
@@ -276,7 +281,7 @@ fn transposed_3d_layouts_in_tiles() {
     let want = expected(&g, &x, &shape);
     let g16 = g.mapv(f16::from_f32);
     let x16 = x.mapv(f16::from_f32);
-    let want16: ArrayD<bf16> = mish_backward(g16.view(), x16.view()).unwrap();
+    let want16: ArrayD<bf16> = mish_backward_as(g16.view(), x16.view()).unwrap();
     // A copy of `a` stored in the axis order `perm`, viewed back in the logical order.
     fn stored<T: Clone>(a: &ArrayD<T>, perm: [usize; 3]) -> ArrayD<T> {
         let mut inverse = [0usize; 3];
@@ -442,4 +447,197 @@ proptest! {
         let got = got.as_standard_layout().into_owned();
         prop_assert_eq!(bits(&got), bits(&want));
     }
+}
+
+// ------------------------------------------------------------------------ mish (forward)
+
+#[test]
+fn mish_errors_are_typed_and_leave_out_untouched() {
+    let nine = ArrayD::<f32>::zeros(IxDyn(&[1; 9]));
+    assert!(matches!(
+        mish(nine.view()),
+        Err(Error::TooManyDims {
+            argument: "self",
+            dims: 9,
+            max: 8
+        })
+    ));
+    let mut out9 = ArrayD::<f32>::zeros(IxDyn(&[1; 9]));
+    assert!(matches!(
+        mish_into(nine.view(), out9.view_mut()),
+        Err(Error::TooManyDims { .. })
+    ));
+    let x = Array::<f32, _>::ones((2, 3));
+    let mut out = Array::<f32, _>::from_elem((3, 2), 7.0);
+    match mish_into(x.view(), out.view_mut()) {
+        Err(Error::ShapeMismatch {
+            argument,
+            expected,
+            actual,
+        }) => {
+            assert_eq!(argument, "out");
+            assert_eq!(expected, vec![2, 3]);
+            assert_eq!(actual, vec![3, 2]);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(out.iter().all(|&v| v == 7.0));
+    // no broadcasting: [3] into [1, 3] is a mismatch, as in aclnnMish
+    let x3 = Array::<f32, _>::zeros(3);
+    let mut o13 = Array::<f32, _>::zeros((1, 3));
+    assert!(matches!(
+        mish_into(x3.view(), o13.view_mut()),
+        Err(Error::ShapeMismatch { .. })
+    ));
+}
+
+#[test]
+fn mish_empty_zero_dim_and_dimension_types() {
+    let e = Array::from_elem((0, 3), f16::ZERO);
+    let out: Array<f16, Ix2> = mish(e.view()).unwrap();
+    assert_eq!(out.dim(), (0, 3));
+    let out = mish(ndarray::arr0(1.0f32).view()).unwrap();
+    assert_eq!(out.ndim(), 0);
+    assert_eq!(out[()], 0.865_098_4);
+    // 8 dims are fine, and the dimension type is kept (here IxDyn)
+    let x8 = ArrayD::<f32>::zeros(IxDyn(&[1, 2, 1, 2, 1, 2, 1, 2]));
+    let out: ArrayD<f32> = mish(x8.view()).unwrap();
+    assert_eq!(out.shape(), x8.shape());
+    // output of another dimension type than the input
+    let x = Array::from_shape_vec((2, 3), values(6, 3)).unwrap();
+    let mut o = ArrayD::<f32>::zeros(IxDyn(&[2, 3]));
+    mish_into(x.view(), o.view_mut()).unwrap();
+    assert_eq!(
+        o.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        mish(x.view())
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect::<Vec<_>>()
+    );
+}
+
+/// Transposed, reversed, stepped and broadcast inputs, non-contiguous outputs, serial and
+/// parallel sizes, three dtypes: each element equals the 0-d computation of its input.
+#[test]
+fn mish_layouts_match_elementwise() {
+    fn check<T: Element>(rows: usize, cols: usize) {
+        let big = Array::from_shape_vec(
+            (2 * rows, 3 * cols),
+            values(6 * rows * cols, 17)
+                .into_iter()
+                .map(T::from_f32)
+                .collect(),
+        )
+        .unwrap();
+        let one = |v: T| mish(ndarray::arr0(v).view()).unwrap()[()].to_bits_u32();
+        let row = big.slice(s![0..1, ..cols]);
+        let inputs = [
+            big.slice(s![..rows, ..cols]),
+            big.slice(s![..;2, ..;3]),
+            big.slice(s![..;-2, 1..;3]),
+            big.slice(s![..cols, ..rows]).reversed_axes(),
+            row.broadcast((rows, cols)).unwrap(),
+        ];
+        for (k, x) in inputs.iter().enumerate() {
+            let fresh = mish(x.view()).unwrap();
+            let mut wide = Array::from_elem((cols, 2 * rows), T::default());
+            mish_into(x.view(), wide.slice_mut(s![..;-1, ..;2]).reversed_axes()).unwrap();
+            let written = wide.slice(s![..;-1, ..;2]).reversed_axes().to_owned();
+            for ((&x, &a), &b) in x.iter().zip(&fresh).zip(&written) {
+                assert_eq!(a.to_bits_u32(), one(x), "{:?} input {k}", T::DTYPE);
+                assert_eq!(b.to_bits_u32(), one(x), "{:?} input {k} written", T::DTYPE);
+            }
+            assert!(wide.slice(s![.., 1..;2]).iter().all(|&v| v == T::default()));
+        }
+    }
+    check::<f32>(7, 13);
+    check::<f32>(300, 260);
+    check::<f16>(40, 30);
+    check::<bf16>(300, 120);
+}
+
+/// The output's element type is the promoted one and its dimension type the larger of the
+/// inputs' (ndarray's `DimMax`), without annotations; a too large broadcast shape is a
+/// typed error, not a panic.
+#[test]
+fn output_types_follow_the_inputs() {
+    let row = Array::from_vec(values(3, 1));
+    let matrix = Array::from_shape_vec((2, 3), values(6, 2)).unwrap();
+    let out: Array<f32, Ix2> = mish_backward(row.view(), matrix.view()).unwrap();
+    let dynamic = matrix.clone().into_dyn();
+    let out_dyn: ArrayD<f32> = mish_backward(row.view(), dynamic.view()).unwrap();
+    assert_eq!(bits(&out.into_dyn()), bits(&out_dyn));
+    let h = matrix.mapv(f16::from_f32);
+    let b = matrix.mapv(bf16::from_f32);
+    let hh: Array<f16, Ix2> = mish_backward(h.view(), h.view()).unwrap();
+    let bb: Array<bf16, Ix2> = mish_backward(b.view(), b.view()).unwrap();
+    let hb: Array<f32, Ix2> = mish_backward(h.view(), b.view()).unwrap();
+    assert_eq!((hh.dim(), bb.dim(), hb.dim()), ((2, 3), (2, 3), (2, 3)));
+    let y: Array<bf16, ndarray::Ix1> = mish(b.row(0)).unwrap();
+    assert_eq!(y.len(), 3);
+
+    let one = ndarray::arr0(1.0f32);
+    let tall = one.broadcast((1usize << 40, 1)).unwrap();
+    let wide = one.broadcast((1, 1usize << 40)).unwrap();
+    assert!(matches!(
+        mish_backward(tall, wide),
+        Err(Error::TooManyElements { .. })
+    ));
+}
+
+/// Every combination of input and output element types (27) through the flat path, a
+/// transposed input, a transposed and stepped output: each element equals the 0-d
+/// computation of its inputs.
+#[test]
+fn every_dtype_combination_through_every_path() {
+    fn run<G: Element, X: Element, O: Element>() {
+        let (rows, cols) = (37usize, 70usize);
+        let g = Array::from_shape_vec((rows, cols), values(rows * cols, 51))
+            .unwrap()
+            .mapv(G::from_f32);
+        let x = Array::from_shape_vec((rows, cols), values(rows * cols, 52))
+            .unwrap()
+            .mapv(X::from_f32);
+        let one = |g: G, x: X| -> u32 {
+            let o: Array<O, _> =
+                mish_backward_as(ndarray::arr0(g).view(), ndarray::arr0(x).view()).unwrap();
+            o[()].to_bits_u32()
+        };
+        let flat: Array<O, Ix2> = mish_backward_as(g.view(), x.view()).unwrap();
+        let gt = g.t().as_standard_layout().into_owned();
+        let transposed_in: Array<O, Ix2> = mish_backward_as(gt.t(), x.view()).unwrap();
+        let mut wide = Array::from_elem((cols, 2 * rows), O::default());
+        mish_backward_into(
+            g.view(),
+            x.view(),
+            wide.slice_mut(s![.., ..;2]).reversed_axes(),
+        )
+        .unwrap();
+        let stepped_out = wide.slice(s![.., ..;2]).reversed_axes().to_owned();
+        for ((i, j), &gv) in g.indexed_iter() {
+            let want = one(gv, x[[i, j]]);
+            let got = [flat[[i, j]], transposed_in[[i, j]], stepped_out[[i, j]]];
+            assert!(
+                got.iter().all(|v| v.to_bits_u32() == want),
+                "{:?}+{:?}->{:?} at ({i}, {j})",
+                G::DTYPE,
+                X::DTYPE,
+                O::DTYPE
+            );
+        }
+    }
+    fn outputs<G: Element, X: Element>() {
+        run::<G, X, f32>();
+        run::<G, X, f16>();
+        run::<G, X, bf16>();
+    }
+    fn inputs<G: Element>() {
+        outputs::<G, f32>();
+        outputs::<G, f16>();
+        outputs::<G, bf16>();
+    }
+    inputs::<f32>();
+    inputs::<f16>();
+    inputs::<bf16>();
 }

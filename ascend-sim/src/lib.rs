@@ -1,6 +1,7 @@
 //! A strict simulator of the CANN runtime (`libascendcl.so`), of `libnnopbase.so`'s
-//! tensors and executors, and of `aclnnMishBackward` (`libopapi.so`), for running the real
-//! FFI path of `ascendcl` without an NPU.
+//! tensors and executors, and of four `libopapi.so` operators (`aclnnMishBackward`,
+//! `aclnnMish`, `aclnnInplaceMish`, `aclnnInplaceCopy`), for running the real FFI path of
+//! `ascendcl` without an NPU.
 //!
 //! It is faithful where CANN is documented and strict where CANN would silently
 //! misbehave: a sanitizer, not a mock.
@@ -43,6 +44,12 @@
 //!   other `ASCEND_SIM_*` variable make `aclInit` fail with 100000
 //!   (`ACL_ERROR_INVALID_PARAM`) and an `aclGetRecentErrMsg` text naming what is
 //!   accepted; the process stays uninitialised, so a corrected `aclInit` may follow.
+//! * **Error text.** Every failing call leaves exactly one `aclGetRecentErrMsg` text on its
+//!   thread, `"<api> failed with <STATUS_NAME> (<status>): <reason>"` (an outer status
+//!   that wraps an inner check quotes the inner text in the same line); a success leaves
+//!   none. As in CANN, `aclGetRecentErrMsg` hands out the texts not fetched yet, newest
+//!   first and one per line, and clears them (NULL when there are none), so a text never
+//!   outlives the fetch after its failure.
 //! * **Handles.** Contexts, streams, events, tensors and executors are fake pointers
 //!   (`tag << 48 | id`, non-canonical addresses, never dereferenced); no handle is ever
 //!   valid twice, so a stale or foreign handle is always recognised: 107017 for runtime
@@ -53,7 +60,13 @@
 //! * **Contexts.** The current context is per thread. `aclrtSetDevice` is reference
 //!   counted and makes the device's default context current; when the count drops to 0,
 //!   `aclrtResetDevice` releases the default context, its default stream and the streams
-//!   created under it (draining them). `aclrtCreateContext` makes the new context current.
+//!   created under it, draining them first, then the device's explicit contexts and
+//!   their streams, and it invalidates the device's events and memory. What the caller
+//!   should have released first stays counted as leaked ([`counters`]; `aclFinalize`
+//!   reports it) and its address range is never handed out again, so later use of any of
+//!   it fails as use after reset (a stale handle, 107017; memory "released by
+//!   aclrtResetDevice", 100000 or 161002). `aclrtCreateContext` makes the new context
+//!   current.
 //!   Calls that need a context fail with 107002 on a thread without one (or whose context
 //!   was destroyed); a stream of another device's context gives 107003.
 //! * **Device memory.** Each device owns a reserved `PROT_NONE` address range; `aclrtMalloc`
@@ -79,6 +92,13 @@
 //!   an out-of-bounds view) is reported immediately through [`last_report`] and makes the
 //!   next `aclrtSynchronizeStream` of that stream fail with 507000
 //!   (`ACL_ERROR_RT_INTERNAL_ERROR`).
+//! * **Devices.** Every allocation, stream and event belongs to the device it was made on.
+//!   Recording or waiting an event on a stream of another device fails with 107003 (as
+//!   CANN documents); synchronizing on another device's event from the host is allowed. A
+//!   device-to-device copy between two devices, or an asynchronous copy touching memory of
+//!   another device than its stream's, is carried out and reported (hardware needs
+//!   `aclrtDeviceEnablePeerAccess`, which the simulator does not have);
+//!   `ACL_MEMCPY_INNER_DEVICE_TO_DEVICE` between two devices fails with 100000.
 //! * **Tensors.** `aclCreateTensor`, like CANN's, fails (NULL) only on a NULL array with a
 //!   nonzero length, takes a NULL `stride` as contiguous, and records the rest unchecked:
 //!   every `aclFormat` (elementwise operators treat it as a label) and every `aclDataType`
@@ -99,14 +119,32 @@
 //!   non-contiguous, and the result when it must be cast or written to a non-contiguous
 //!   gradInput. The kernel really stores those temporaries in the workspace and reads them
 //!   back from there.
+//! * **Mish and InplaceMish phase 1** (the in-place form is the out-of-place call with
+//!   `out = selfRef`): NULL self/out or selfRef, then NULL out-pointers (161001); stale
+//!   handles, runtime and context as above; products other than Atlas A3, A2 and the
+//!   training series (561003); self's dtype, then out's, outside the product's list, then
+//!   out's dtype not self's (161002); more than 8 dims, then out's shape not self's (no
+//!   broadcasting; 161002); an empty self (success, workspace 0). A non-contiguous self or
+//!   out gets a workspace region in self's dtype.
+//! * **InplaceCopy phase 1**: NULL out-pointers, then NULL selfRef/src (161001); a dtype
+//!   outside INT8..INT64, UINT8..UINT64, FLOAT16, FLOAT, BF16, DOUBLE, BOOL, COMPLEX64,
+//!   COMPLEX128 and the FP8 kinds (161002); more than 8 dims, then src not broadcastable to
+//!   exactly selfRef's shape (161002); either tensor empty (success). Every product has it.
+//!   Casts between bool, the integers, f16, bf16, f32, f64 and the complex types round to
+//!   nearest even (floats), truncate toward zero (float to integer, saturating, NaN to 0),
+//!   wrap (integers), keep the real part (complex to real); any dtype copies to itself
+//!   byte for byte; a cast from or to an FP8 kind is not modeled and fails with 561000.
 //! * **Phase 2** (the same for every operator) checks the executor (it must come from the
 //!   same operator's phase 1; a non-repeatable executor is consumed by its one call; reusing
 //!   it gives 161002), the stream under the current context (361001,
 //!   or 161002 for a stale handle), that the tensors are still alive, that the workspace is
 //!   a live device allocation holding `workspaceSize >=` the asked size (null: 161001, too
 //!   small, host or freed: 161002), that every tensor's data lies in a live device
-//!   allocation (host memory: 161002) and inside its storage dims, then enqueues the
-//!   compute.
+//!   allocation of the executor's device (host memory, another device's memory: 161002)
+//!   and inside its storage dims, that the workspace is memory of that device too, and
+//!   that the workspace
+//!   the operator uses overlaps no tensor's bytes (161002, a finding: on hardware the
+//!   temporaries would overwrite the operand), then enqueues the compute.
 //! * **Executor reuse.** `aclSetAclOpExecutorRepeatable` is accepted only before the first
 //!   phase 2 of the executor; a repeatable executor survives phase 2 and must be released
 //!   with `aclDestroyAclOpExecutor` (which also releases a non-repeatable executor that was
@@ -115,7 +153,9 @@
 //!   561103; a NULL address is recorded, and phase 2 refuses it) rebind the
 //!   device address of the tensor the executor was created with at that input or output
 //!   index, in the order of the phase-1 parameters (MishBackward: inputs 0 gradOutput and
-//!   1 self, output 0 gradInput); the address must be 32-byte aligned.
+//!   1 self, output 0 gradInput; Mish: input 0 self, output 0 out; InplaceMish: input 0 and
+//!   output 0 selfRef, one tensor, rebound once; InplaceCopy: inputs 0 selfRef and 1 src,
+//!   output 0 selfRef); the address must be 32-byte aligned.
 //!
 //! # How it is organised
 //!
@@ -171,6 +211,10 @@
 //!
 //! # The compute and its numerics
 //!
+//! Mish: [`kernel::mish_f32`] evaluates the vendor's f32 formula (half types widened, the
+//! result rounded to the dtype, to nearest even); at `x = -inf` it returns the limit
+//! `-0.0` instead of the literal `0 * -inf`. MishBackward:
+//!
 //! promote(self, gradOutput) (same -> same, anything with f32 -> f32, f16 + bf16 -> f32);
 //! read through strides and offset (bounds-checked against the owning live allocation),
 //! widen to f32, broadcast, apply [`kernel::mish_grad_f32`], round to the compute dtype
@@ -207,8 +251,8 @@
 //! | `aclrtGetSocName`, `aclGetRecentErrMsg` | NULL |
 //! | `aclCreateTensor` | NULL |
 //! | `aclDestroyTensor`, `aclSetAclOpExecutorRepeatable`, `aclDestroyAclOpExecutor`, `aclSetInputTensorAddr`, `aclSetOutputTensorAddr` | 561000 `ACLNN_ERR_INNER` |
-//! | `aclnnMishBackwardGetWorkspaceSize` | 561101 `ACLNN_ERR_INNER_CREATE_EXECUTOR` |
-//! | `aclnnMishBackward` | 361001 `ACLNN_ERR_RUNTIME_ERROR` |
+//! | every operator's phase 1 (`aclnn*GetWorkspaceSize`) | 561101 `ACLNN_ERR_INNER_CREATE_EXECUTOR` |
+//! | every operator's phase 2 (`aclnnMishBackward` ...) | 361001 `ACLNN_ERR_RUNTIME_ERROR` |
 //! | every HCCL function returning `HcclResult` | 4 `HCCL_E_INTERNAL` |
 //! | `HcclGetErrorString` | NULL |
 //!
@@ -235,8 +279,11 @@ use ascend_sys::hccl::{HcclComm, HcclDataType, HcclReduceOp, HcclResult, HcclRoo
 use ascend_sys::*;
 use std::ffi::{CStr, c_char, c_void};
 
+mod cast;
 mod cdylib;
 mod config;
+mod copy;
+mod errmsg;
 pub mod hccl;
 mod mem;
 mod nnopbase;
@@ -248,10 +295,7 @@ mod stream;
 mod strided;
 mod tables;
 
-/// The operators' scalar kernels, exactly as the simulated device evaluates them.
-pub mod kernel {
-    pub use crate::ops::mish_backward::mish_grad_f32;
-}
+pub use ops::kernel;
 
 pub use config::{DEFAULT_DEVICES, DEFAULT_MEM_BYTES};
 
@@ -388,6 +432,17 @@ pub mod testing {
 /// functions return NULL instead).
 pub(crate) fn fault_code(sym: Sym) -> i32 {
     use Sym::*;
+    let index = sym as usize;
+    if index >= FIRST_HCCL {
+        return ascend_sys::hccl::HCCL_E_INTERNAL as i32;
+    }
+    if index >= FIRST_OPERATOR {
+        return if SYMBOLS[index].ends_with("GetWorkspaceSize") {
+            ACLNN_ERR_INNER_CREATE_EXECUTOR
+        } else {
+            ACLNN_ERR_RUNTIME_ERROR
+        };
+    }
     match sym {
         aclInit | aclFinalize => ACL_ERROR_INTERNAL_ERROR,
         aclrtSetDevice => ACL_ERROR_RT_DEV_SETUP_ERROR,
@@ -401,9 +456,6 @@ pub(crate) fn fault_code(sym: Sym) -> i32 {
         | aclSetInputTensorAddr
         | aclSetOutputTensorAddr
         | aclCreateTensor => ACLNN_ERR_INNER,
-        aclnnMishBackwardGetWorkspaceSize => ACLNN_ERR_INNER_CREATE_EXECUTOR,
-        aclnnMishBackward => ACLNN_ERR_RUNTIME_ERROR,
-        _ if (sym as usize) >= FIRST_HCCL => ascend_sys::hccl::HCCL_E_INTERNAL as i32,
         _ => ACL_ERROR_RT_INTERNAL_ERROR,
     }
 }
@@ -456,6 +508,8 @@ macro_rules! sim_api {
         /// operators, then HCCL's), by C name.
         pub const SYMBOLS: &[&str] = &[ $( stringify!($name), )* $( stringify!($oname), )* $( stringify!($hname), )* ];
         pub(crate) const SYMBOL_COUNT: usize = SYMBOLS.len();
+        /// Index in [`SYMBOLS`] of the first operator entry point.
+        pub(crate) const FIRST_OPERATOR: usize = [ $( stringify!($name), )* ].len();
         /// Index in [`SYMBOLS`] of the first HCCL function.
         pub(crate) const FIRST_HCCL: usize = SYMBOL_COUNT - [ $( stringify!($hname), )* ].len();
 
@@ -615,9 +669,9 @@ sim_api! {
         req code aclrtFree(dev_ptr: *mut c_void) -> aclError = mem::free;
         req code aclrtMallocHost(host_ptr: *mut *mut c_void, size: usize) -> aclError = mem::malloc_host;
         req code aclrtFreeHost(host_ptr: *mut c_void) -> aclError = mem::free_host;
-        opt code aclrtMemcpy(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind) -> aclError = mem::memcpy;
+        opt code aclrtMemcpy(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind) -> aclError = copy::memcpy;
         req code aclrtMemcpyAsync(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind, stream: aclrtStream) -> aclError = runtime::memcpy_async;
-        req code aclrtMemset(dev_ptr: *mut c_void, max_count: usize, value: i32, count: usize) -> aclError = mem::memset;
+        req code aclrtMemset(dev_ptr: *mut c_void, max_count: usize, value: i32, count: usize) -> aclError = copy::memset;
         req code aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, total: *mut usize) -> aclError = mem::get_mem_info;
         req cnull aclrtGetSocName() -> *const c_char = runtime::get_soc_name;
         req cnull aclGetRecentErrMsg() -> *const c_char = runtime::get_recent_err_msg;
@@ -631,6 +685,12 @@ sim_api! {
     operators {
         code aclnnMishBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, grad_input: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::mish_backward::get_workspace_size;
         code aclnnMishBackward(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::mish_backward::mish_backward;
+        code aclnnMishGetWorkspaceSize(self_: *const aclTensor, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::mish::get_workspace_size;
+        code aclnnMish(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::mish::mish;
+        code aclnnInplaceMishGetWorkspaceSize(self_ref: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::mish::inplace_get_workspace_size;
+        code aclnnInplaceMish(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::mish::inplace_mish;
+        code aclnnInplaceCopyGetWorkspaceSize(self_ref: *mut aclTensor, src: *const aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::inplace_copy::get_workspace_size;
+        code aclnnInplaceCopy(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::inplace_copy::inplace_copy;
     }
     // HCCL (libhccl.so): counted and faultable (HCCL_E_INTERNAL), not in the FnTable.
     hccl {

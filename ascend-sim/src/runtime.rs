@@ -1,6 +1,7 @@
 //! `libascendcl.so`: process, devices, contexts, streams and events.
 
-use crate::mem::{Arena, plan_copy};
+use crate::copy::plan_copy;
+use crate::mem::Arena;
 use crate::state::{
     CURRENT_CTX, Context, Device, EventRec, Kind, Life, State, StreamRec, active_state, decode,
     encode, fail, finding, out_param, set_fault_absolute, state, status_of,
@@ -140,7 +141,7 @@ pub(crate) unsafe fn set_device(device_id: i32) -> aclError {
 
 pub(crate) unsafe fn reset_device(device_id: i32) -> aclError {
     status_of(|| {
-        let workers = {
+        let (d, workers) = {
             let mut st = active_state()?;
             let d = check_device(&st, device_id)?;
             let device = &mut st.devices[d];
@@ -158,11 +159,48 @@ pub(crate) unsafe fn reset_device(device_id: i32) -> aclError {
                 return Ok(());
             };
             let released = "released by aclrtResetDevice";
-            remove_context(&mut st, ctx, released, released).0
+            let mut workers = remove_context(&mut st, ctx, released, released).0;
+            let explicit: Vec<u64> = st
+                .contexts
+                .iter()
+                .filter(|(_, c)| c.device == d)
+                .map(|(&id, _)| id)
+                .collect();
+            let by_reset = "released by aclrtResetDevice of its device";
+            for c in &explicit {
+                workers.extend(remove_context(&mut st, *c, by_reset, by_reset).0);
+            }
+            (d, workers)
         };
+        // Queued work finishes before the device's memory goes, as on hardware.
         shut_down(workers);
+        release_device(d);
         Ok(())
     })
+}
+
+/// The rest of a device's reset, once its streams have drained: its events and memory
+/// are invalidated. What the caller should have released first stays counted as leaked
+/// (and `aclFinalize` reports it); any later use of it is use after reset.
+fn release_device(d: usize) {
+    let mut st = state();
+    // A thread may have set the device again meanwhile: then it is in use.
+    if st.devices[d].refcount > 0 {
+        return;
+    }
+    let events: Vec<u64> = st
+        .events
+        .iter()
+        .filter(|(_, e)| e.device == d)
+        .map(|(&id, _)| id)
+        .collect();
+    for id in &events {
+        st.events.remove(id);
+        st.dead
+            .insert(*id, "released by aclrtResetDevice of its device");
+        st.reset_leaks.events += 1;
+    }
+    st.invalidate_device_memory(d);
 }
 
 /// Removes a context with its streams, keeping why their handles died for later messages.
@@ -434,13 +472,11 @@ pub(crate) unsafe fn create_event(event: *mut aclrtEvent) -> aclError {
     })
 }
 
-fn lookup_event(st: &State, event: aclrtEvent) -> Result<(u64, Arc<EventShared>), i32> {
+/// A live event: its id, device and shared state.
+fn lookup_event(st: &State, event: aclrtEvent) -> Result<(u64, usize, Arc<EventShared>), i32> {
     let id = runtime_handle_id(Kind::Event, event)?;
     match st.events.get(&id) {
-        Some(e) => {
-            let _ = e.device;
-            Ok((id, Arc::clone(&e.shared)))
-        }
+        Some(e) => Ok((id, e.device, Arc::clone(&e.shared))),
         None => Err(stale_handle(st, Kind::Event, id)),
     }
 }
@@ -448,7 +484,7 @@ fn lookup_event(st: &State, event: aclrtEvent) -> Result<(u64, Arc<EventShared>)
 pub(crate) unsafe fn destroy_event(event: aclrtEvent) -> aclError {
     status_of(|| {
         let mut st = active_state()?;
-        let (id, _) = lookup_event(&st, event)?;
+        let (id, _, _) = lookup_event(&st, event)?;
         st.events.remove(&id);
         st.dead.insert(id, "destroyed by aclrtDestroyEvent");
         Ok(())
@@ -463,8 +499,9 @@ pub(crate) unsafe fn stream_wait_event(stream: aclrtStream, event: aclrtEvent) -
     with_event_and_stream(event, stream, |ev, s| ev.wait_on(s))
 }
 
-/// Checks the runtime, the event handle and the stream (under the current context), in
-/// that order, then enqueues `act`'s work: the shared part of record and wait.
+/// Checks the runtime, the event handle, the stream (under the current context) and that
+/// both belong to one device, in that order, then enqueues `act`'s work: the shared part
+/// of record and wait.
 fn with_event_and_stream(
     event: aclrtEvent,
     stream: aclrtStream,
@@ -472,8 +509,17 @@ fn with_event_and_stream(
 ) -> aclError {
     status_of(|| {
         let mut st = active_state()?;
-        let (_, ev) = lookup_event(&st, event)?;
-        let (queue, _) = resolve_stream(&mut st, stream)?;
+        let (_, event_device, ev) = lookup_event(&st, event)?;
+        let (queue, device) = resolve_stream(&mut st, stream)?;
+        // CANN: an event and a stream of different devices cannot be recorded or waited.
+        if event_device != device {
+            return Err(finding(
+                ACL_ERROR_RT_STREAM_CONTEXT,
+                format!(
+                    "the event belongs to device {event_device} and the stream to device {device}"
+                ),
+            ));
+        }
         act(&ev, &queue);
         Ok(())
     })
@@ -481,7 +527,8 @@ fn with_event_and_stream(
 
 pub(crate) unsafe fn synchronize_event(event: aclrtEvent) -> aclError {
     status_of(|| {
-        let (_, ev) = {
+        // An event of another device than the current one may be waited for (CANN).
+        let (_, _, ev) = {
             let st = active_state()?;
             lookup_event(&st, event)?
         };
@@ -501,9 +548,16 @@ pub(crate) unsafe fn memcpy_async(
     status_of(|| {
         let mut st = active_state()?;
         let plan = plan_copy(&st, dst as usize, dest_max, src as usize, count, kind)?;
-        let (queue, _) = resolve_stream(&mut st, stream)?;
+        let (queue, device) = resolve_stream(&mut st, stream)?;
+        if let Some((plan, _)) = &plan
+            && let Some(other) = plan.devices().find(|&d| d != device)
+        {
+            crate::state::report(format!(
+                "aclrtMemcpyAsync on a device {device} stream touches device {other} memory: on hardware that needs peer access (aclrtDeviceEnablePeerAccess, not simulated)"
+            ));
+        }
         if let Some((plan, count)) = plan {
-            let plan = if kind == crate::mem::MEMCPY_HOST_TO_BUF_TO_DEVICE {
+            let plan = if kind == crate::copy::MEMCPY_HOST_TO_BUF_TO_DEVICE {
                 // SAFETY: the host source is valid for `count` bytes during the call, by
                 // the C contract.
                 unsafe { plan.buffered(count) }
@@ -527,5 +581,5 @@ pub(crate) unsafe fn get_soc_name() -> *const c_char {
 }
 
 pub(crate) unsafe fn get_recent_err_msg() -> *const c_char {
-    crate::state::err_msg_ptr()
+    crate::errmsg::fetch()
 }

@@ -74,6 +74,12 @@ pub(crate) struct State {
     pub executors: Slab<Executor>,
     /// Live device allocations by start address.
     pub allocs: BTreeMap<usize, Arc<Alloc>>,
+    /// Allocations `aclrtResetDevice` invalidated, by start address: end and device (their
+    /// ranges are never handed out again, for use-after-reset messages).
+    pub released: BTreeMap<usize, (usize, usize)>,
+    /// Allocations (and bytes) and events a reset invalidated while they were alive: still
+    /// counted as live, that is leaked.
+    pub reset_leaks: crate::Counters,
     /// Live `aclrtMallocHost` buffers by address.
     pub host_allocs: IdMap<usize, HostAlloc>,
     /// Why a context, stream or event id is no longer valid, for precise messages
@@ -93,6 +99,8 @@ impl State {
             tensors: Slab::new(),
             executors: Slab::new(),
             allocs: BTreeMap::new(),
+            released: BTreeMap::new(),
+            reset_leaks: crate::Counters::default(),
             host_allocs: IdMap::default(),
             dead: IdMap::default(),
         }
@@ -152,13 +160,14 @@ impl State {
     pub fn counters(&self) -> crate::Counters {
         let dev_bytes: u64 = self.allocs.values().map(|a| a.size as u64).sum();
         let host_bytes: u64 = self.host_allocs.values().map(|h| h.size as u64).sum();
+        let leaked = &self.reset_leaks;
         crate::Counters {
-            allocations: (self.allocs.len() + self.host_allocs.len()) as u64,
-            allocated_bytes: dev_bytes + host_bytes,
+            allocations: (self.allocs.len() + self.host_allocs.len()) as u64 + leaked.allocations,
+            allocated_bytes: dev_bytes + host_bytes + leaked.allocated_bytes,
             tensors: self.tensors.len() as u64,
             executors: self.executors.len() as u64,
             streams: self.streams.len() as u64,
-            events: self.events.len() as u64,
+            events: self.events.len() as u64 + leaked.events,
             contexts: self.contexts.values().filter(|c| c.explicit).count() as u64,
         }
     }
@@ -186,8 +195,6 @@ pub(crate) fn state() -> MutexGuard<'static, State> {
 thread_local! {
     /// The calling thread's current context id (0: none).
     pub(crate) static CURRENT_CTX: Cell<u64> = const { Cell::new(0) };
-    /// Text behind the latest failure on this thread (`aclGetRecentErrMsg`).
-    static ERR_MSG: RefCell<Option<CString>> = const { RefCell::new(None) };
     /// The API function being executed on this thread, for message prefixes.
     static CURRENT_API: Cell<&'static str> = const { Cell::new("") };
     /// The report most recently handed out to this thread (keeps the pointer valid).
@@ -215,7 +222,7 @@ fn code_name(code: i32) -> &'static str {
 pub(crate) fn fail(code: i32, msg: String) -> i32 {
     let api = CURRENT_API.with(Cell::get);
     let text = format!("{api} failed with {} ({code}): {msg}", code_name(code));
-    ERR_MSG.with(|m| *m.borrow_mut() = Some(to_cstring(text)));
+    crate::errmsg::record(text);
     code
 }
 
@@ -255,14 +262,6 @@ pub(crate) fn last_report_ptr() -> *const c_char {
     })
 }
 
-/// `aclGetRecentErrMsg`: the thread's latest error text, or NULL if none.
-pub(crate) fn err_msg_ptr() -> *const c_char {
-    ERR_MSG.with(|m| match &*m.borrow() {
-        Some(c) => c.as_ptr(),
-        None => std::ptr::null(),
-    })
-}
-
 // ---------------------------------------------------------------------------------------
 // Call counts and fault injection.
 
@@ -297,13 +296,46 @@ pub(crate) fn set_fault_absolute(i: usize, nth: u64) {
     FAULT_AT[i].store(nth, Ordering::SeqCst);
 }
 
-/// The wrapper of every API entry point: counts the call, fires an armed fault, and
-/// catches panics so that none crosses the C boundary.
-pub(crate) fn entry<R: Copy>(sym: Sym, failure: R, body: impl FnOnce() -> R) -> R {
+/// A C return value: whether it reports a failure.
+pub(crate) trait Outcome: Copy {
+    /// `Some(status)` for a failed status, `Some(None)` for a NULL pointer, else `None`.
+    fn failure(self) -> Option<Option<i32>>;
+}
+
+impl Outcome for i32 {
+    fn failure(self) -> Option<Option<i32>> {
+        (self != ascend_sys::ACL_SUCCESS).then_some(Some(self))
+    }
+}
+
+/// `HcclResult` (HCCL_SUCCESS is 0).
+impl Outcome for u32 {
+    fn failure(self) -> Option<Option<i32>> {
+        (self != 0).then_some(Some(self as i32))
+    }
+}
+
+impl<T> Outcome for *mut T {
+    fn failure(self) -> Option<Option<i32>> {
+        self.is_null().then_some(None)
+    }
+}
+
+impl<T> Outcome for *const T {
+    fn failure(self) -> Option<Option<i32>> {
+        self.is_null().then_some(None)
+    }
+}
+
+/// The wrapper of every API entry point: counts the call, fires an armed fault, catches
+/// panics so that none crosses the C boundary, and makes sure a failure leaves its own
+/// `aclGetRecentErrMsg` text.
+pub(crate) fn entry<R: Outcome>(sym: Sym, failure: R, body: impl FnOnce() -> R) -> R {
     let i = sym as usize;
     let name = SYMBOLS[i];
     let n = CALLS[i].fetch_add(1, Ordering::SeqCst) + 1;
     let previous = CURRENT_API.with(|c| c.replace(name));
+    let outer_call = crate::errmsg::begin_call();
     let result = if FAULT_AT[i]
         .compare_exchange(n, 0, Ordering::SeqCst, Ordering::SeqCst)
         .is_ok()
@@ -326,6 +358,17 @@ pub(crate) fn entry<R: Copy>(sym: Sym, failure: R, body: impl FnOnce() -> R) -> 
             }
         }
     };
+    // aclGetRecentErrMsg's NULL means "no text", not a failure of its own.
+    if sym != Sym::aclGetRecentErrMsg && !crate::errmsg::call_has_text() {
+        match result.failure() {
+            Some(Some(code)) => {
+                fail(code, "no more precise reason was recorded".into());
+            }
+            Some(None) => crate::errmsg::record(format!("{name} returned NULL")),
+            None => {}
+        }
+    }
+    crate::errmsg::end_call(outer_call);
     CURRENT_API.with(|c| c.set(previous));
     result
 }

@@ -6,7 +6,7 @@
 //! neither side issues a wake-up unless the other is actually waiting. After warm-up a
 //! stream of launches touches no allocator.
 
-use crate::mem::{CopyPlan, run_copy};
+use crate::copy::{CopyPlan, run_copy};
 use crate::nnopbase::Launch;
 use crate::state::{lock, report};
 use std::collections::VecDeque;
@@ -32,18 +32,35 @@ const INITIAL_QUEUE: usize = 64;
 /// Grow-only f32 temporaries of one worker.
 #[derive(Default)]
 pub(crate) struct Scratch {
-    a: Vec<f32>,
-    b: Vec<f32>,
+    bufs: Vec<Vec<f32>>,
+    bytes: Vec<u8>,
 }
 
 impl Scratch {
-    /// Two buffers of `n` elements (contents unspecified; callers overwrite them).
-    pub fn two(&mut self, n: usize) -> (&mut [f32], &mut [f32]) {
-        if self.a.len() < n {
-            self.a.resize(n, 0.0);
-            self.b.resize(n, 0.0);
+    /// `n` bytes (contents unspecified; callers overwrite them).
+    pub fn bytes(&mut self, n: usize) -> &mut [u8] {
+        if self.bytes.len() < n {
+            self.bytes.resize(n, 0);
         }
-        (&mut self.a[..n], &mut self.b[..n])
+        &mut self.bytes[..n]
+    }
+
+    /// `N` distinct buffers of `n` elements (contents unspecified; callers overwrite
+    /// them).
+    pub fn get<const N: usize>(&mut self, n: usize) -> [&mut [f32]; N] {
+        if self.bufs.len() < N {
+            self.bufs.resize_with(N, Vec::new);
+        }
+        let mut bufs = self.bufs.iter_mut();
+        std::array::from_fn(|_| match bufs.next() {
+            Some(b) => {
+                if b.len() < n {
+                    b.resize(n, 0.0);
+                }
+                &mut b[..n]
+            }
+            None => &mut [],
+        })
     }
 }
 

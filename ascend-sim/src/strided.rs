@@ -211,6 +211,37 @@ pub(crate) fn scatter(buf: &mut [u8], v: &View<'_>, dt: DType, src: &[f32]) {
     });
 }
 
+/// Reads a (bounds-checked) view of `from` elements, broadcast to `out`, converted to
+/// `to` (`to_size` bytes each, row-major) into `dst` ([`crate::cast`]).
+pub(crate) fn gather_cast(
+    buf: &[u8],
+    v: &View<'_>,
+    from: i32,
+    out: &[usize],
+    (to, to_size): (i32, usize),
+    dst: &mut [u8],
+) {
+    let bs = broadcast_strides(v.dims, v.strides, out);
+    let es = v.elem as i64;
+    let base = v.base_byte as i64 + v.offset * es;
+    for_each_offset(out, &bs, |i, off| {
+        let at = (base + off * es) as usize;
+        let d = &mut dst[i * to_size..(i + 1) * to_size];
+        crate::cast::convert(from, &buf[at..at + v.elem], to, d);
+    });
+}
+
+/// Writes `src` (row-major over the view's dims, the view's element size each) through a
+/// (bounds-checked) view.
+pub(crate) fn scatter_bytes(buf: &mut [u8], v: &View<'_>, src: &[u8]) {
+    let es = v.elem as i64;
+    let base = v.base_byte as i64 + v.offset * es;
+    for_each_offset(v.dims, v.strides, |i, off| {
+        let at = (base + off * es) as usize;
+        buf[at..at + v.elem].copy_from_slice(&src[i * v.elem..(i + 1) * v.elem]);
+    });
+}
+
 /// Stores `vals` contiguously as `dt` at `buf[at..]` and reads them back (the workspace
 /// round trip of a temporary).
 pub(crate) fn through_workspace(buf: &mut [u8], at: usize, dt: DType, vals: &mut [f32]) {
@@ -223,29 +254,38 @@ pub(crate) fn through_workspace(buf: &mut [u8], at: usize, dt: DType, vals: &mut
     }
 }
 
-/// Runs `f(a_chunk, b_chunk)` over matching chunks of `a` and `b` (equal lengths), on
-/// several threads when the arrays are large.
-pub(crate) fn par_zip(a: &mut [f32], b: &[f32], f: impl Fn(&mut [f32], &[f32]) + Sync) {
-    const CHUNK: usize = 1 << 16;
+/// Threads for an elementwise loop over `len` elements (1 below 256 Ki elements).
+fn threads_for(len: usize) -> usize {
+    const MIN: usize = 1 << 18;
     // Asked once: `available_parallelism` reads cgroup files (and allocates) every time.
     static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    if a.len() < 4 * CHUNK {
-        f(a, b);
-        return;
+    if len < MIN {
+        return 1;
     }
-    let threads =
-        *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)));
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)))
+}
+
+/// Runs `f(start, chunk)` over consecutive chunks of `a` (`start`: the chunk's first
+/// index), on several threads when the array is large.
+pub(crate) fn par_chunks(a: &mut [f32], f: impl Fn(usize, &mut [f32]) + Sync) {
+    let threads = threads_for(a.len());
     if threads < 2 {
-        f(a, b);
+        f(0, a);
         return;
     }
     let per = a.len().div_ceil(threads);
     let f = &f;
     std::thread::scope(|s| {
-        for (ac, bc) in a.chunks_mut(per).zip(b.chunks(per)) {
-            s.spawn(move || f(ac, bc));
+        for (k, chunk) in a.chunks_mut(per).enumerate() {
+            s.spawn(move || f(k * per, chunk));
         }
     });
+}
+
+/// Runs `f(a_chunk, b_chunk)` over matching chunks of `a` and `b` (equal lengths), on
+/// several threads when the arrays are large.
+pub(crate) fn par_zip(a: &mut [f32], b: &[f32], f: impl Fn(&mut [f32], &[f32]) + Sync) {
+    par_chunks(a, |start, chunk| f(chunk, &b[start..start + chunk.len()]));
 }
 
 #[cfg(test)]

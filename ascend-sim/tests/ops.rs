@@ -555,3 +555,42 @@ fn ten_million_elements() {
     }
     assert!(took.as_secs() < 60, "{took:?}");
 }
+
+#[test]
+fn a_workspace_overlapping_an_operand_is_refused() {
+    // t13: the workspace handed to phase 2 is gradOutput's own allocation.
+    setup();
+    let big = malloc(4096);
+    h2d(big, &[1.0f32, 2.0, 3.0, 4.0]);
+    let (x, o) = (malloc(4), malloc(16));
+    h2d(x, &[5.0f32]);
+    let (tg, tx, to) = (
+        tensor(&[4], ACL_FLOAT, big),
+        tensor(&[1], ACL_FLOAT, x),
+        tensor(&[4], ACL_FLOAT, o),
+    );
+    let (rc, ws, ex) = phase1(tg, tx, to);
+    assert_eq!(rc, ACLNN_SUCCESS);
+    assert!(ws > 0 && ws <= 2048, "self is broadcast: {ws}");
+    assert_fails_with(
+        phase2(big, ws, ex, null_mut()),
+        ACLNN_ERR_PARAM_INVALID,
+        &["the workspace", "overlaps the bytes", "of gradOutput"],
+    );
+    // The same allocation past gradOutput's bytes is a fine workspace.
+    // SAFETY: stays inside the 4096-byte allocation.
+    let past = unsafe { big.cast::<u8>().add(1024) }.cast();
+    launch_and_sync(past, ws, ex);
+    assert_eq!(
+        d2h::<f32>(big, 4),
+        [1.0, 2.0, 3.0, 4.0],
+        "gradOutput intact"
+    );
+    assert_eq!(d2h::<f32>(o, 4)[3], mish_grad_f32(4.0, 5.0));
+    for t in [tg, tx, to] {
+        destroy_tensor(t);
+    }
+    for p in [big, x, o] {
+        free(p);
+    }
+}

@@ -7,7 +7,7 @@ use crate::element::{DType, Element};
 use crate::error::{Error, Result};
 use crate::stream::Stream;
 use crate::tensor::{AsTensorView, AsTensorViewMut, Buffer, Layout};
-use crate::uses::Uses;
+use crate::uses::{Access, Uses};
 use ascend_sys::hccl::{
     HCCL_DATA_TYPE_BFP16, HCCL_DATA_TYPE_FP16, HCCL_DATA_TYPE_FP32, Hccl, HcclComm, HcclDataType,
 };
@@ -250,16 +250,19 @@ impl Communicator {
     fn enqueue(
         &self,
         stream: &Stream,
-        spans: &[&Span<'_>],
+        spans: &[(&Span<'_>, Access)],
         call: impl FnOnce(&Hccl, &ascend_sys::FnTable, ascend_sys::aclrtStream) -> Result<()>,
     ) -> Result<()> {
         let hccl = self.hccl;
         let t = self.device.inner.table();
-        let ticket = stream.inner.submit(|_, raw, _| call(hccl, t, raw))?;
-        for s in spans {
-            s.buf.uses.record(&stream.inner, ticket);
+        for (s, access) in spans {
+            s.buf.uses.order(&stream.inner, *access)?;
         }
-        self.uses.record(&stream.inner, ticket);
+        let ticket = stream.inner.submit(|_, raw, _| call(hccl, t, raw))?;
+        for (s, access) in spans {
+            s.buf.uses.record(&stream.inner, ticket, *access);
+        }
+        self.uses.record(&stream.inner, ticket, Access::Read);
         Ok(())
     }
 
@@ -293,13 +296,17 @@ impl Communicator {
         }
         self.check_reduction(op, T::DTYPE, "HcclAllReduce")?;
         let (dtype, count, comm) = (hccl_dtype(T::DTYPE), s.len as u64, self.raw);
-        self.enqueue(stream, &[&s, &r], |h, t, raw| {
-            // SAFETY: both spans are contiguous device memory of this rank's device holding
-            // `count` elements, kept allocated until the stream has run the collective
-            // (recorded by `enqueue`); `raw` is a stream of that device, whose context
-            // `submit` bound; `comm` is live while `self` is.
-            unsafe { result::all_reduce(h, t, s.ptr, r.ptr, count, dtype, op.raw(), comm, raw) }
-        })
+        self.enqueue(
+            stream,
+            &[(&s, Access::Read), (&r, Access::Write)],
+            |h, t, raw| {
+                // SAFETY: both spans are contiguous device memory of this rank's device holding
+                // `count` elements, kept allocated until the stream has run the collective
+                // (recorded by `enqueue`); `raw` is a stream of that device, whose context
+                // `submit` bound; `comm` is live while `self` is.
+                unsafe { result::all_reduce(h, t, s.ptr, r.ptr, count, dtype, op.raw(), comm, raw) }
+            },
+        )
     }
 
     /// Copies rank `root`'s `buf` into every other rank's `buf` (`HcclBroadcast`).
@@ -324,7 +331,7 @@ impl Communicator {
         self.check_buffer(buf.buf, "buf")?;
         let b = span(buf.buf, &buf.layout, T::DTYPE, "buf")?;
         let (dtype, count, comm) = (hccl_dtype(T::DTYPE), b.len as u64, self.raw);
-        self.enqueue(stream, &[&b], |h, t, raw| {
+        self.enqueue(stream, &[(&b, Access::Write)], |h, t, raw| {
             // SAFETY: as in `all_reduce`, for the one span `b`.
             unsafe { result::broadcast(h, t, b.ptr, count, dtype, root, comm, raw) }
         })
@@ -357,10 +364,14 @@ impl Communicator {
             });
         }
         let (dtype, count, comm) = (hccl_dtype(T::DTYPE), s.len as u64, self.raw);
-        self.enqueue(stream, &[&s, &r], |h, t, raw| {
-            // SAFETY: as in `all_reduce`; `recv` holds `size * count` elements.
-            unsafe { result::all_gather(h, t, s.ptr, r.ptr, count, dtype, comm, raw) }
-        })
+        self.enqueue(
+            stream,
+            &[(&s, Access::Read), (&r, Access::Write)],
+            |h, t, raw| {
+                // SAFETY: as in `all_reduce`; `recv` holds `size * count` elements.
+                unsafe { result::all_gather(h, t, s.ptr, r.ptr, count, dtype, comm, raw) }
+            },
+        )
     }
 
     /// Combines every rank's `send` with `op` and gives rank `r` the `r`-th
@@ -392,10 +403,16 @@ impl Communicator {
         }
         self.check_reduction(op, T::DTYPE, "HcclReduceScatter")?;
         let (dtype, count, comm) = (hccl_dtype(T::DTYPE), r.len as u64, self.raw);
-        self.enqueue(stream, &[&s, &r], |h, t, raw| {
-            // SAFETY: as in `all_reduce`; `send` holds `size * count` elements.
-            unsafe { result::reduce_scatter(h, t, s.ptr, r.ptr, count, dtype, op.raw(), comm, raw) }
-        })
+        self.enqueue(
+            stream,
+            &[(&s, Access::Read), (&r, Access::Write)],
+            |h, t, raw| {
+                // SAFETY: as in `all_reduce`; `send` holds `size * count` elements.
+                unsafe {
+                    result::reduce_scatter(h, t, s.ptr, r.ptr, count, dtype, op.raw(), comm, raw)
+                }
+            },
+        )
     }
 
     /// Work queued on `stream` after this waits until every rank's stream has reached its

@@ -7,7 +7,7 @@ pub mod props;
 use ascendcl::{DType, Device, Element, Runtime, Stream};
 use ndarray::{ArrayD, IxDyn};
 use proptest::test_runner::{TestCaseError, TestError};
-use std::sync::{Mutex, MutexGuard, Once};
+use std::sync::{Mutex, MutexGuard, Once, OnceLock};
 
 /// The simulated devices of every `api_*` test binary: an Atlas A2 (bf16), an Atlas
 /// training 910 (no bf16) and an Atlas 200I/500 A2 (no MishBackward).
@@ -18,13 +18,26 @@ pub const B310: i32 = 2;
 
 static ENV: Once = Once::new();
 static SERIAL: Mutex<()> = Mutex::new(());
+static DEVICES: OnceLock<&'static str> = OnceLock::new();
 
-/// The simulator runtime, configured with [`SIM_DEVICES`] before its `aclInit`.
+/// Chooses the simulated devices of this test binary instead of [`SIM_DEVICES`]; every
+/// test of the binary calls it before anything reaches the simulator.
+pub fn use_devices(devices: &'static str) {
+    assert_eq!(
+        *DEVICES.get_or_init(|| devices),
+        devices,
+        "devices chosen twice"
+    );
+}
+
+/// The simulator runtime, configured with [`SIM_DEVICES`] (or [`use_devices`]) before its
+/// `aclInit`.
 pub fn runtime() -> Runtime {
     ENV.call_once(|| {
+        let devices = *DEVICES.get_or_init(|| SIM_DEVICES);
         // SAFETY: runs once, before the simulator (the only reader of this variable) is
         // initialised; every test reaches the simulator through this function.
-        unsafe { std::env::set_var("ASCEND_SIM_DEVICES", SIM_DEVICES) };
+        unsafe { std::env::set_var("ASCEND_SIM_DEVICES", devices) };
     });
     Runtime::simulator().expect("simulator runtime")
 }
@@ -151,22 +164,16 @@ pub fn threshold_for(g: DType, x: DType, o: DType) -> f64 {
     threshold(g.promote(x)).max(threshold(o))
 }
 
-/// `(MERE, MARE)` of `actual` against the golden `expected`.
+/// `(MERE, MARE)` of `actual` against the golden `expected`, by the crate's own
+/// [`ascendcl::testing::precision`].
 pub fn mere_mare<T: Element>(actual: &ArrayD<T>, expected: &ArrayD<T>) -> (f64, f64) {
-    assert_eq!(actual.shape(), expected.shape());
-    let (mut sum, mut max, mut n) = (0.0f64, 0.0f64, 0usize);
-    for (a, g) in actual.iter().zip(expected.iter()) {
-        let (a, g) = (a.to_f64(), g.to_f64());
-        let rel = if a == g || (a.is_nan() && g.is_nan()) {
-            0.0
-        } else {
-            (a - g).abs() / (g.abs() + 1e-7)
-        };
-        sum += rel;
-        max = max.max(rel);
-        n += 1;
-    }
-    (if n == 0 { 0.0 } else { sum / n as f64 }, max)
+    let p = ascendcl::testing::precision(
+        &actual.mapv(|v| v.to_f64()),
+        &expected.mapv(|v| v.to_f64()),
+        T::DTYPE,
+    )
+    .expect("same shapes");
+    (p.mere, p.mare)
 }
 
 /// Runs the property suite of [`props`] on `stream`: `cases` random cases over the dtype

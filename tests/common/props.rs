@@ -406,7 +406,7 @@ pub struct Case {
 
 impl Case {
     pub fn out_shape(&self) -> Vec<usize> {
-        ascendcl::shape::broadcast(&self.g_shape, &self.x_shape)
+        ascendcl::shape::broadcast(&[("grad_output", &self.g_shape), ("self", &self.x_shape)])
             .expect("broadcastable")
             .to_vec()
     }
@@ -441,7 +441,7 @@ pub fn shape(max: usize) -> impl Strategy<Value = Vec<usize>> {
     })
 }
 
-fn view_spec(n: usize, input: bool) -> impl Strategy<Value = ViewSpec> {
+pub fn view_spec(n: usize, input: bool) -> impl Strategy<Value = ViewSpec> {
     (
         Just((0..n).collect::<Vec<_>>()).prop_shuffle(),
         prop::collection::vec(prop_oneof![3 => Just(0usize), 1 => 1usize..=2], n),
@@ -494,7 +494,7 @@ pub fn case(dtypes: Vec<usize>, max: usize) -> impl Strategy<Value = Case> {
                 if kx < 2 { kx } else { out.len() },
                 if ox % 3 == 0 { ox } else { 0 },
             );
-            let o = ascendcl::shape::broadcast(&g_shape, &x_shape)
+            let o = ascendcl::shape::broadcast(&[("grad_output", &g_shape), ("self", &x_shape)])
                 .expect("derived")
                 .to_vec();
             (
@@ -635,7 +635,7 @@ pub fn run_case<G: Element, X: Element, O: Element>(
         &out_shape,
     )?;
     let expected: ArrayD<O> =
-        reference::mish_backward(gv.view(), xv.view()).map_err(e("reference"))?;
+        reference::mish_backward_as(gv.view(), xv.view()).map_err(e("reference"))?;
 
     let gd = DeviceTensor::from_array(stream, &g_host).map_err(e("upload grad"))?;
     let xd = DeviceTensor::from_array(stream, &x_host).map_err(e("upload x"))?;
@@ -723,7 +723,7 @@ pub fn supported_triples(soc: &str) -> Vec<usize> {
             let (g, x, o) = triple(i);
             [g, x, o]
                 .iter()
-                .all(|d| ascendcl::ops::mish_backward::dtype_supported(soc, *d))
+                .all(|d| ascendcl::MishBackward::supports(ascendcl::SocFamily::of(soc), *d))
         })
         .collect()
 }

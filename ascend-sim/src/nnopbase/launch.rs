@@ -12,7 +12,7 @@ use crate::strided::{self, DType, View, offset_range};
 use crate::tables::{dtype_name, dtype_size};
 use ascend_sys::*;
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::sync::{Arc, MutexGuard};
 
 /// One tensor of a queued launch.
 struct Operand {
@@ -36,6 +36,17 @@ impl Operand {
         })
     }
 
+    /// The device addresses `[first, end)` the view touches (`None`: no element). Bounds
+    /// were checked when the operand was bound, so the sums fit.
+    fn byte_span(&self) -> Option<(usize, usize)> {
+        let (lo, hi) = offset_range(&self.dims, &self.strides).ok()??;
+        let elem = self.elem as i128;
+        let at = |k: i64| {
+            (self.data as i128 + (i128::from(self.offset) + i128::from(k)) * elem) as usize
+        };
+        Some((at(lo), at(hi) + self.elem))
+    }
+
     fn view(&self) -> View<'_> {
         View {
             dims: &self.dims,
@@ -46,6 +57,9 @@ impl Operand {
         }
     }
 }
+
+/// The locked workspace bytes and where an argument's region starts in them.
+type Region<'a> = (MutexGuard<'a, Vec<u8>>, usize);
 
 /// Everything a queued operator needs: its operands bound to live allocations, the
 /// workspace and the plan. Operators' kernels read and write through it.
@@ -112,25 +126,87 @@ impl Launch {
     /// Stores argument `arg`'s temporary as `dt` in its workspace region and reads it
     /// back, if the plan gave it one.
     pub fn through_workspace(&self, arg: usize, dt: DType, vals: &mut [f32]) -> Result<(), String> {
-        let Some(at) = self.plan.ws[arg] else {
+        let Some((mut buf, start)) = self.region(arg, vals.len() * dt.size())? else {
             return Ok(());
+        };
+        strided::through_workspace(&mut buf, start, dt, vals);
+        Ok(())
+    }
+
+    /// The locked workspace and the start of argument `arg`'s region of `len` bytes
+    /// (`None`: the plan gave it none).
+    fn region(&self, arg: usize, len: usize) -> Result<Option<Region<'_>>, String> {
+        let Some(at) = self.plan.ws[arg] else {
+            return Ok(None);
         };
         let what = self.op.args[arg];
         let Some(ws) = &self.ws else {
             return Err(format!("{what} temporary needs a workspace"));
         };
-        let mut buf = lock(&ws.data);
+        let buf = lock(&ws.data);
         let start = self.ws_off + at;
-        let end = start + vals.len() * dt.size();
+        let end = start + len;
         if end > buf.len() {
             return Err(format!(
                 "{what} temporary [{start}, {end}) overruns the workspace allocation of {} bytes",
                 buf.len()
             ));
         }
-        strided::through_workspace(&mut buf, start, dt, vals);
+        Ok(Some((buf, start)))
+    }
+}
+
+impl Launch {
+    /// Reads argument `arg`, broadcast to the plan's shape, converted to `to`, into `dst`
+    /// (row-major, `to`'s element size each).
+    pub fn gather_as(&self, arg: usize, to: aclDataType, dst: &mut [u8]) -> Result<(), String> {
+        let op = self.operand(arg)?;
+        let to_size = dtype_size(to).ok_or("no element size")?;
+        let buf = lock(&op.alloc.data);
+        let v = op.view();
+        v.check_bounds(buf.len(), self.op.args[arg])?;
+        strided::gather_cast(&buf, &v, op.dtype, &self.plan.out_shape, (to, to_size), dst);
         Ok(())
     }
+
+    /// Writes `src` (row-major over argument `arg`'s dims, in its dtype) through its view.
+    pub fn scatter_bytes(&self, arg: usize, src: &[u8]) -> Result<(), String> {
+        let op = self.operand(arg)?;
+        let mut buf = lock(&op.alloc.data);
+        let v = op.view();
+        v.check_bounds(buf.len(), self.op.args[arg])?;
+        strided::scatter_bytes(&mut buf, &v, src);
+        Ok(())
+    }
+
+    /// Stores argument `arg`'s temporary bytes in its workspace region and reads them
+    /// back, if the plan gave it one.
+    pub fn through_workspace_bytes(&self, arg: usize, vals: &mut [u8]) -> Result<(), String> {
+        let Some((mut buf, start)) = self.region(arg, vals.len())? else {
+            return Ok(());
+        };
+        buf[start..start + vals.len()].copy_from_slice(vals);
+        vals.copy_from_slice(&buf[start..start + vals.len()]);
+        Ok(())
+    }
+}
+
+/// The temporaries the operator keeps in `[workspace, workspace + size)` must not
+/// overwrite an operand (on hardware the operand would be corrupted in silence).
+fn check_no_alias(workspace: usize, size: u64, op: &Operand, name: &str) -> Result<(), i32> {
+    let Some((first, end)) = op.byte_span() else {
+        return Ok(());
+    };
+    let ws_end = workspace.saturating_add(size as usize);
+    if size == 0 || ws_end <= first || end <= workspace {
+        return Ok(());
+    }
+    Err(finding(
+        ACLNN_ERR_PARAM_INVALID,
+        format!(
+            "the workspace [{workspace:#x}, {ws_end:#x}) overlaps the bytes [{first:#x}, {end:#x}) of {name}: the operator's temporaries would overwrite it"
+        ),
+    ))
 }
 
 /// Checks that a view stays inside its declared storage: elements `[0, prod(storage))`
@@ -167,7 +243,7 @@ fn check_storage(d: &TensorDesc, dims: &[usize], name: &str) -> Result<(), Strin
 }
 
 /// Checks that a tensor's data lies in a live device allocation. Status codes.
-fn bind_operand(st: &State, d: &TensorDesc, name: &str) -> Result<Operand, i32> {
+fn bind_operand(st: &State, d: &TensorDesc, name: &str, device: usize) -> Result<Operand, i32> {
     let elem = dtype_size(d.dtype).ok_or_else(|| {
         fail(
             ACLNN_ERR_INNER,
@@ -196,12 +272,18 @@ fn bind_operand(st: &State, d: &TensorDesc, name: &str) -> Result<Operand, i32> 
     let Some(a) = st.alloc_at(d.data) else {
         return Err(finding(
             ACLNN_ERR_PARAM_INVALID,
-            format!(
-                "{name} data {:#x} is not inside a live device allocation (freed or never allocated)",
-                d.data
-            ),
+            format!("{name} data {:#x} {}", d.data, st.dead_memory(d.data)),
         ));
     };
+    if a.device != device {
+        return Err(finding(
+            ACLNN_ERR_PARAM_INVALID,
+            format!(
+                "{name} data {:#x} is memory of device {}, but the operator runs on device {device}",
+                d.data, a.device
+            ),
+        ));
+    }
     check_storage(d, &dims, name).map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, m))?;
     let op = Operand {
         alloc: Arc::clone(a),
@@ -316,6 +398,15 @@ pub(crate) fn launch(
             let a = st
                 .device_range("workspace", addr, workspace_size as usize)
                 .map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, m))?;
+            if a.device != device {
+                return Err(finding(
+                    ACLNN_ERR_PARAM_INVALID,
+                    format!(
+                        "workspace {addr:#x} is memory of device {}, but the operator runs on device {device}",
+                        a.device
+                    ),
+                ));
+            }
             let off = addr - a.start;
             (Some(a), off)
         } else {
@@ -326,7 +417,9 @@ pub(crate) fn launch(
         } else {
             let mut operands = [const { None }; MAX_ARGS];
             for (k, slot) in operands.iter_mut().enumerate().take(n) {
-                *slot = Some(bind_operand(&st, &ex.descs[k], op.args[k])?);
+                let operand = bind_operand(&st, &ex.descs[k], op.args[k], device)?;
+                check_no_alias(workspace as usize, plan.ws_size, &operand, op.args[k])?;
+                *slot = Some(operand);
             }
             Some(shared.boxed_launch(Launch {
                 op,

@@ -117,7 +117,7 @@ pub(crate) unsafe fn mish_backward(
 /// The queued compute; the f32 temporaries live in the stream worker's grow-only scratch.
 fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
     let compute = DType::from_acl(l.plan.compute).ok_or("no compute dtype")?;
-    let (g, x) = scratch.two(l.plan.numel());
+    let [g, x] = scratch.get::<2>(l.plan.numel());
     l.gather(GRAD, g)?;
     l.gather(SELF, x)?;
     l.through_workspace(GRAD, compute, g)?;

@@ -52,16 +52,26 @@ pub fn reset_device(d: i32) {
     );
 }
 
-/// The calling thread's `aclGetRecentErrMsg`.
-pub fn err_msg() -> String {
+/// `aclGetRecentErrMsg` once: the texts not fetched yet (newest first), then cleared;
+/// `None` when there are none.
+pub fn fetch_err_msg() -> Option<String> {
     // SAFETY: no arguments; the result is NULL or a NUL-terminated string.
     let p = unsafe { api::aclGetRecentErrMsg() };
-    if p.is_null() {
-        String::new()
-    } else {
-        // SAFETY: non-null, NUL-terminated, valid until this thread's next failure.
-        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    // SAFETY: non-null, NUL-terminated, valid until this thread's next fetch.
+    (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+thread_local! {
+    static LAST_ERR_MSG: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// The text of this thread's latest failure. A fetch clears the simulator's copy, so the
+/// text is kept here for the assertions that read it more than once.
+pub fn err_msg() -> String {
+    if let Some(m) = fetch_err_msg() {
+        LAST_ERR_MSG.with(|l| *l.borrow_mut() = m);
     }
+    LAST_ERR_MSG.with(|l| l.borrow().clone())
 }
 
 /// Asserts that the calling thread's last error message contains every one of `fragments`.

@@ -1,0 +1,321 @@
+//! `aclrtMemcpy`, `aclrtMemcpyAsync` (planned here, queued by the runtime) and
+//! `aclrtMemset`: every request is checked against the pointer classes and the live
+//! allocations before any byte moves.
+
+use crate::mem::{Alloc, Class, still_live};
+use crate::state::{State, active_state, fail, finding, lock, non_null_address, status_of};
+use ascend_sys::*;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// `aclrtMemcpyKind` values of CANN 8.x beyond `ACL_MEMCPY_DEFAULT`: a host-to-device
+/// copy whose host bytes the runtime buffers at the call (so the caller may free them at
+/// once), and device-to-device copies within one device or between two.
+pub(crate) const MEMCPY_HOST_TO_BUF_TO_DEVICE: u32 = 5;
+const MEMCPY_INNER_DEVICE_TO_DEVICE: u32 = 6;
+const MEMCPY_INTER_DEVICE_TO_DEVICE: u32 = 7;
+
+/// A validated copy: what to do once the stream (or the caller) runs it.
+pub(crate) enum CopyPlan {
+    HostToHost {
+        dst: usize,
+        src: usize,
+    },
+    HostToDevice {
+        dst: (Arc<Alloc>, usize),
+        src: usize,
+    },
+    DeviceToHost {
+        dst: usize,
+        src: (Arc<Alloc>, usize),
+    },
+    DeviceToDevice {
+        dst: (Arc<Alloc>, usize),
+        src: (Arc<Alloc>, usize),
+    },
+    /// `ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE` on a stream: the host bytes, taken at the call.
+    BufferedToDevice {
+        dst: (Arc<Alloc>, usize),
+        bytes: Vec<u8>,
+    },
+}
+
+impl CopyPlan {
+    /// The devices whose memory the copy touches.
+    pub(crate) fn devices(&self) -> impl Iterator<Item = usize> + '_ {
+        let (a, b) = match self {
+            CopyPlan::HostToHost { .. } => (None, None),
+            CopyPlan::HostToDevice { dst, .. } | CopyPlan::BufferedToDevice { dst, .. } => {
+                (Some(&dst.0), None)
+            }
+            CopyPlan::DeviceToHost { src, .. } => (Some(&src.0), None),
+            CopyPlan::DeviceToDevice { dst, src } => (Some(&dst.0), Some(&src.0)),
+        };
+        a.into_iter().chain(b).map(|x| x.device)
+    }
+
+    /// Takes the host bytes of a host-to-device plan now, as the runtime's buffer does.
+    ///
+    /// # Safety
+    /// The plan's host source is valid for `count` bytes.
+    pub(crate) unsafe fn buffered(self, count: usize) -> CopyPlan {
+        match self {
+            CopyPlan::HostToDevice { dst, src } => {
+                // SAFETY: by the caller's contract.
+                let bytes = unsafe { std::slice::from_raw_parts(src as *const u8, count) };
+                CopyPlan::BufferedToDevice {
+                    dst,
+                    bytes: bytes.to_vec(),
+                }
+            }
+            other => other,
+        }
+    }
+}
+
+/// Checks a memcpy request and returns its plan (`Ok(None)`: nothing to copy).
+pub(crate) fn plan_copy(
+    st: &State,
+    dst: usize,
+    dest_max: usize,
+    src: usize,
+    count: usize,
+    kind: u32,
+) -> Result<Option<(CopyPlan, usize)>, i32> {
+    if dst == 0 || src == 0 {
+        return Err(fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("{} is NULL", if dst == 0 { "dst" } else { "src" }),
+        ));
+    }
+    if count > dest_max {
+        return Err(finding(
+            ACL_ERROR_INVALID_PARAM,
+            format!("count {count} exceeds destMax {dest_max}"),
+        ));
+    }
+    if kind > MEMCPY_INTER_DEVICE_TO_DEVICE {
+        return Err(fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("kind {kind} is not an aclrtMemcpyKind"),
+        ));
+    }
+    let (dc, sc) = (st.class_of(dst), st.class_of(src));
+    let expected = match kind {
+        ACL_MEMCPY_HOST_TO_HOST => Some((Class::Host, Class::Host, "ACL_MEMCPY_HOST_TO_HOST")),
+        ACL_MEMCPY_HOST_TO_DEVICE => {
+            Some((Class::Device, Class::Host, "ACL_MEMCPY_HOST_TO_DEVICE"))
+        }
+        ACL_MEMCPY_DEVICE_TO_HOST => {
+            Some((Class::Host, Class::Device, "ACL_MEMCPY_DEVICE_TO_HOST"))
+        }
+        ACL_MEMCPY_DEVICE_TO_DEVICE => {
+            Some((Class::Device, Class::Device, "ACL_MEMCPY_DEVICE_TO_DEVICE"))
+        }
+        MEMCPY_HOST_TO_BUF_TO_DEVICE => Some((
+            Class::Device,
+            Class::Host,
+            "ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE",
+        )),
+        MEMCPY_INNER_DEVICE_TO_DEVICE => Some((
+            Class::Device,
+            Class::Device,
+            "ACL_MEMCPY_INNER_DEVICE_TO_DEVICE",
+        )),
+        MEMCPY_INTER_DEVICE_TO_DEVICE => Some((
+            Class::Device,
+            Class::Device,
+            "ACL_MEMCPY_INTER_DEVICE_TO_DEVICE",
+        )),
+        _ => None,
+    };
+    if let Some((ed, es, name)) = expected {
+        let name_of = |c: Class| match c {
+            Class::Host => "host",
+            Class::Device => "device",
+        };
+        if dc != ed || sc != es {
+            let which = if dc != ed {
+                ("dst", dst, dc)
+            } else {
+                ("src", src, sc)
+            };
+            return Err(finding(
+                ACL_ERROR_INVALID_PARAM,
+                format!(
+                    "kind {name} but {} {:#x} is {} memory",
+                    which.0,
+                    which.1,
+                    name_of(which.2)
+                ),
+            ));
+        }
+    }
+    if dc == Class::Device || sc == Class::Device {
+        st.current_ctx()?;
+    }
+    if count == 0 {
+        return Ok(None);
+    }
+    let dev = |what: &str, addr: usize| -> Result<(Arc<Alloc>, usize), i32> {
+        st.device_range(what, addr, count)
+            .map(|a| {
+                let off = addr - a.start;
+                (a, off)
+            })
+            .map_err(|m| finding(ACL_ERROR_INVALID_PARAM, m))
+    };
+    let plan = match (dc, sc) {
+        (Class::Host, Class::Host) => CopyPlan::HostToHost { dst, src },
+        (Class::Device, Class::Host) => CopyPlan::HostToDevice {
+            dst: dev("dst", dst)?,
+            src,
+        },
+        (Class::Host, Class::Device) => CopyPlan::DeviceToHost {
+            dst,
+            src: dev("src", src)?,
+        },
+        (Class::Device, Class::Device) => {
+            let (d, s) = (dev("dst", dst)?, dev("src", src)?);
+            if d.0.device != s.0.device {
+                let what = format!(
+                    "a copy from device {} memory to device {} memory",
+                    s.0.device, d.0.device
+                );
+                if kind == MEMCPY_INNER_DEVICE_TO_DEVICE {
+                    return Err(finding(
+                        ACL_ERROR_INVALID_PARAM,
+                        format!("kind ACL_MEMCPY_INNER_DEVICE_TO_DEVICE but {what}"),
+                    ));
+                }
+                // Hardware needs aclrtDeviceEnablePeerAccess first; the simulator has no
+                // peer access API, so it copies and says so.
+                crate::state::report(format!(
+                    "{what}: on hardware this needs aclrtDeviceEnablePeerAccess between the two devices (not simulated)"
+                ));
+            }
+            CopyPlan::DeviceToDevice { dst: d, src: s }
+        }
+    };
+    Ok(Some((plan, count)))
+}
+
+/// Performs a copy plan.
+///
+/// # Safety
+/// Host addresses in the plan must be valid for the access (`count` bytes).
+pub(crate) unsafe fn run_copy(plan: &CopyPlan, count: usize) -> Result<(), String> {
+    match plan {
+        CopyPlan::HostToHost { dst, src } => {
+            // SAFETY: both are host ranges of `count` bytes by the caller's contract;
+            // `copy` tolerates overlap.
+            unsafe { std::ptr::copy(*src as *const u8, *dst as *mut u8, count) };
+        }
+        CopyPlan::HostToDevice { dst: (a, off), src } => {
+            still_live("dst", a)?;
+            let mut d = lock(&a.data);
+            // SAFETY: src is a host range of `count` bytes (caller's contract); the
+            // destination slice was bounds-checked at planning time.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    *src as *const u8,
+                    d[*off..*off + count].as_mut_ptr(),
+                    count,
+                )
+            };
+        }
+        CopyPlan::DeviceToHost { dst, src: (a, off) } => {
+            still_live("src", a)?;
+            let s = lock(&a.data);
+            // SAFETY: dst is a host range of `count` bytes (caller's contract); the
+            // source slice was bounds-checked at planning time.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    s[*off..*off + count].as_ptr(),
+                    *dst as *mut u8,
+                    count,
+                )
+            };
+        }
+        CopyPlan::BufferedToDevice {
+            dst: (a, off),
+            bytes,
+        } => {
+            still_live("dst", a)?;
+            lock(&a.data)[*off..*off + count].copy_from_slice(&bytes[..count]);
+        }
+        CopyPlan::DeviceToDevice {
+            dst: (da, doff),
+            src: (sa, soff),
+        } => {
+            still_live("dst", da)?;
+            still_live("src", sa)?;
+            if Arc::ptr_eq(da, sa) {
+                let mut d = lock(&da.data);
+                d.copy_within(*soff..*soff + count, *doff);
+            } else {
+                let tmp = lock(&sa.data)[*soff..*soff + count].to_vec();
+                lock(&da.data)[*doff..*doff + count].copy_from_slice(&tmp);
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(crate) unsafe fn memcpy(
+    dst: *mut c_void,
+    dest_max: usize,
+    src: *const c_void,
+    count: usize,
+    kind: u32,
+) -> aclError {
+    status_of(|| {
+        let plan = {
+            let st = active_state()?;
+            plan_copy(&st, dst as usize, dest_max, src as usize, count, kind)?
+        };
+        if let Some((plan, count)) = plan {
+            // SAFETY: host ranges are valid for `count` bytes by the C contract of
+            // aclrtMemcpy.
+            unsafe { run_copy(&plan, count) }.map_err(|m| finding(ACL_ERROR_INVALID_PARAM, m))?;
+        }
+        Ok(())
+    })
+}
+
+pub(crate) unsafe fn memset(
+    dev_ptr: *mut c_void,
+    max_count: usize,
+    value: i32,
+    count: usize,
+) -> aclError {
+    status_of(|| {
+        let (a, addr) = {
+            let st = active_state()?;
+            let addr = non_null_address(dev_ptr, "devPtr")?;
+            if count > max_count {
+                return Err(finding(
+                    ACL_ERROR_INVALID_PARAM,
+                    format!("count {count} exceeds maxCount {max_count}"),
+                ));
+            }
+            st.current_ctx()?;
+            if count == 0 {
+                return Ok(());
+            }
+            if !st.is_device_addr(addr) {
+                return Err(finding(
+                    ACL_ERROR_INVALID_PARAM,
+                    format!("devPtr {addr:#x} is host memory; aclrtMemset works on device memory"),
+                ));
+            }
+            let a = st
+                .device_range("devPtr", addr, count)
+                .map_err(|m| finding(ACL_ERROR_INVALID_PARAM, m))?;
+            (a, addr)
+        };
+        let off = addr - a.start;
+        lock(&a.data)[off..off + count].fill(value as u8);
+        Ok(())
+    })
+}

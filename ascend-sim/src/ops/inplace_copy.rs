@@ -1,0 +1,135 @@
+//! `aclnnInplaceCopy`: writes `src` into `selfRef`'s view, broadcast to selfRef's shape
+//! and cast to its dtype. Phase-1 checks in the vendor's order:
+//!
+//! 1. `workspaceSize` or `executor` NULL, then selfRef or src NULL: 161001;
+//! 2. a dtype outside INT8..INT64, UINT8..UINT64, FLOAT16, FLOAT, BF16, DOUBLE, BOOL,
+//!    COMPLEX64, COMPLEX128 and the FP8 kinds (HIFLOAT8, FLOAT8_E5M2, FLOAT8_E4M3FN,
+//!    FLOAT8_E8M0), selfRef's first: 161002;
+//! 3. more than 8 dims, then src not broadcastable to exactly selfRef's shape: 161002;
+//! 4. either tensor empty: success, workspace 0, nothing copied.
+//!
+//! Every product has it. The chain is contiguous(src), a cast to selfRef's dtype (round to
+//! nearest even), a broadcast to selfRef's shape, a copy into selfRef's view (any
+//! strides); src's temporary gets a workspace region when any of the first three steps
+//! changes it. The casts are those of [`crate::cast`]; a cast the simulator does not model
+//! (from or to an FP8 kind) fails phase 1 with 561000 and says so.
+
+use crate::cast;
+use crate::nnopbase::{
+    Launch, OpDef, Phase1, Plan, broadcast, launch, out_params, require_non_null,
+};
+use crate::state::{fail, status_of};
+use crate::stream::Scratch;
+use crate::tables::{Family, dtype_name, dtype_size};
+use ascend_sys::*;
+use std::ffi::c_void;
+
+const SELF: usize = 0;
+const SRC: usize = 1;
+const MAX_DIMS: usize = 8;
+
+/// The dtypes the operator accepts, FP8 kinds (34 to 37) included.
+const DTYPES: &[aclDataType] = &[
+    ACL_INT8,
+    ACL_INT16,
+    ACL_INT32,
+    ACL_INT64,
+    ACL_UINT8,
+    ACL_UINT16,
+    ACL_UINT32,
+    ACL_UINT64,
+    ACL_FLOAT16,
+    ACL_FLOAT,
+    ACL_BF16,
+    ACL_DOUBLE,
+    ACL_BOOL,
+    ACL_COMPLEX64,
+    ACL_COMPLEX128,
+    34,
+    35,
+    36,
+    37,
+];
+
+pub(crate) static OP: OpDef = OpDef {
+    name: "InplaceCopy",
+    launch_api: "aclnnInplaceCopy",
+    args: &["selfRef", "src"],
+    inputs: &[SELF, SRC],
+    outputs: &[SELF],
+    available,
+    kernel: run,
+};
+
+fn available(_: Family) -> bool {
+    true
+}
+
+pub(crate) unsafe fn get_workspace_size(
+    self_ref: *mut aclTensor,
+    src: *const aclTensor,
+    workspace_size: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    status_of(|| {
+        // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+        let outs = unsafe { out_params(workspace_size, executor) }?;
+        require_non_null(&[
+            (self_ref as usize, OP.args[SELF]),
+            (src as usize, OP.args[SRC]),
+        ])?;
+        let p = Phase1::begin(&OP, &[self_ref, src], outs)?;
+        let (y, s) = (p.desc(SELF), p.desc(SRC));
+        p.require_dtype(SELF, DTYPES)?;
+        p.require_dtype(SRC, DTYPES)?;
+        p.require_max_dims(SELF, MAX_DIMS)?;
+        p.require_max_dims(SRC, MAX_DIMS)?;
+        if broadcast(&y.dims, &s.dims).is_none_or(|b| *b != *y.dims) {
+            return Err(fail(
+                ACLNN_ERR_PARAM_INVALID,
+                format!(
+                    "src shape {:?} can not broadcast to selfRef shape {:?}",
+                    s.dims, y.dims
+                ),
+            ));
+        }
+        let empty = y.is_empty() || s.is_empty();
+        if !empty && !cast::supported(s.dtype, y.dtype) {
+            return Err(fail(
+                ACLNN_ERR_INNER,
+                format!(
+                    "the simulator does not model a cast from {} to {}",
+                    dtype_name(s.dtype),
+                    dtype_name(y.dtype)
+                ),
+            ));
+        }
+        let elem = dtype_size(y.dtype).unwrap_or(1);
+        let mut plan = Plan::new(y.dtype, &y.dims, empty);
+        let changed = s.dtype != y.dtype || *s.dims != *y.dims || !s.is_contiguous();
+        plan.temporary(SRC, changed, elem)?;
+        p.finish(plan)
+    })
+}
+
+pub(crate) unsafe fn inplace_copy(
+    workspace: *mut c_void,
+    workspace_size: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    launch(&OP, workspace, workspace_size, executor, stream)
+}
+
+/// The queued copy: all of src is read (and converted) before selfRef is written, so the
+/// two may overlap.
+fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
+    let to = l.plan.compute;
+    let bytes = dtype_size(to)
+        .and_then(|e| e.checked_mul(l.plan.numel()))
+        .ok_or("the result's byte size overflows")?;
+    let buf = scratch.bytes(bytes);
+    l.gather_as(SRC, to, buf)?;
+    l.through_workspace_bytes(SRC, buf)?;
+    l.scatter_bytes(SELF, buf)
+}

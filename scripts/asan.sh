@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs the workspace's tests (unit and integration; doctests are left to the plain run) under
+# AddressSanitizer with leak detection on. Nightly is pinned so that CI is reproducible;
+# `--target` keeps the sanitizer flags off build scripts and proc-macros, and the own
+# target directory keeps the instrumented build apart from the normal one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+NIGHTLY="${NIGHTLY:-nightly-2026-05-20}"
+TRIPLE=x86_64-unknown-linux-gnu
+rustup toolchain list | grep -q "^$NIGHTLY" ||
+    rustup toolchain install "$NIGHTLY" --profile minimal
+export RUSTFLAGS="-Zsanitizer=address"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/asan"
+export ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:abort_on_error=0"
+export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
+cargo +"$NIGHTLY" test --workspace --tests --target "$TRIPLE" --locked --no-fail-fast "$@"

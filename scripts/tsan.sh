@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs the tests that share tensors, events and streams between threads under
+# ThreadSanitizer. std is rebuilt instrumented (`-Zbuild-std`), so that its mutexes and
+# condition variables are seen as synchronisation; that needs the pinned nightly's rust-src.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+NIGHTLY="${NIGHTLY:-nightly-2026-05-20}"
+TRIPLE=x86_64-unknown-linux-gnu
+rustup toolchain list | grep -q "^$NIGHTLY" ||
+    rustup toolchain install "$NIGHTLY" --profile minimal
+rustup component list --toolchain "$NIGHTLY" --installed | grep -q '^rust-src' ||
+    rustup component add rust-src --toolchain "$NIGHTLY"
+export RUSTFLAGS="-Zsanitizer=thread"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/tsan"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
+tests=(
+    # ascendcl: threads, drops, lifetimes, events and stream ordering
+    proof_concurrency proof_drop_order api_lifetimes proof_event_race
+    proof_stream_ordering proof_parked_errors
+    # ascend-sim: tests that call the runtime from several threads
+    runtime error_text mish phase1
+)
+args=()
+for t in "${tests[@]}"; do args+=(--test "$t"); done
+cargo +"$NIGHTLY" test -Zbuild-std --target "$TRIPLE" --locked --no-fail-fast \
+    -p ascendcl -p ascend-sim "${args[@]}" "$@"

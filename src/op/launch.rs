@@ -1,0 +1,154 @@
+//! The two-phase protocol of one call: descriptors, phase 1, workspace, phase 2.
+
+use super::descriptors::Descriptors;
+use super::entry::{EntryPoints, OperatorFns};
+use super::rules::{Arg, Operator, validate};
+use crate::error::Result;
+use crate::stream::{Stream, StreamInner};
+use crate::sys;
+use crate::tensor::RawTensor;
+use crate::uses::Access;
+use ascend_sys::{FnTable, aclOpExecutor, aclTensor};
+use std::sync::Arc;
+
+/// Validates the arguments against the declaration of `O` (given as its marker value)
+/// and runs the whole protocol once.
+#[inline]
+pub(crate) fn call<O: Operator, const N: usize>(
+    _operator: O,
+    stream: &Stream,
+    args: [RawTensor<'_>; N],
+) -> Result<()> {
+    validate::<O, N>(stream, &args)?;
+    launch(stream, args, O::ARGS, O::entry_points())
+}
+
+/// Runs the protocol on validated arguments (in the order of phase 1): the descriptors
+/// ([`Descriptors::for_call`]), phase 1, then phase 2 on the stream with the workspace
+/// from the stream's cache. On success every tensor records the stream and the ticket of
+/// the launch, so its memory outlives the queued work; on error, what was made is
+/// released by the guards.
+pub(crate) fn launch<const N: usize>(
+    stream: &Stream,
+    args: [RawTensor<'_>; N],
+    specs: &[Arg],
+    entry: &'static EntryPoints,
+) -> Result<()> {
+    let inner = &stream.inner;
+    let table = inner.table();
+    let fns = entry.get(&inner.device)?;
+    inner.device.bind()?;
+    order_after_other_streams(inner, &args, specs)?;
+    let descriptors = Descriptors::for_call(table, &args)?;
+    let (executor, workspace_size) = prepare(table, entry, &fns, &descriptors.raw)?;
+    let ticket = enqueue(inner, entry, &fns, executor.raw, workspace_size)?;
+    executor.consumed();
+    record_uses(inner, ticket, &args, specs);
+    Ok(())
+}
+
+fn access(arg: &Arg) -> Access {
+    if arg.role.writes() {
+        Access::Write
+    } else {
+        Access::Read
+    }
+}
+
+/// Makes `stream` wait for the work of other streams that the arguments' accesses must
+/// follow (see [`Uses::order`](crate::uses::Uses::order)).
+#[inline]
+pub(crate) fn order_after_other_streams(
+    stream: &Arc<StreamInner>,
+    args: &[RawTensor<'_>],
+    specs: &[Arg],
+) -> Result<()> {
+    for (t, arg) in args.iter().zip(specs) {
+        t.buf.uses.order(stream, access(arg))?;
+    }
+    Ok(())
+}
+
+/// Records that the launch with `ticket` uses (reads or writes) every argument.
+#[inline]
+pub(crate) fn record_uses(
+    stream: &Arc<StreamInner>,
+    ticket: u64,
+    args: &[RawTensor<'_>],
+    specs: &[Arg],
+) {
+    for (t, arg) in args.iter().zip(specs) {
+        t.buf.uses.record(stream, ticket, access(arg));
+    }
+}
+
+/// Phase 1 on `descriptors`: the executor (destroyed on drop unless handed on) and the
+/// workspace size. The device's context must be current.
+pub(crate) fn prepare<'t, const N: usize>(
+    table: &'t FnTable,
+    entry: &EntryPoints,
+    fns: &OperatorFns,
+    descriptors: &[*mut aclTensor; N],
+) -> Result<(Executor<'t>, u64)> {
+    let mut workspace_size = 0u64;
+    let mut raw: *mut aclOpExecutor = std::ptr::null_mut();
+    // SAFETY: the entry points are the operator's, whose phase 1 takes its N tensors in
+    // the order of `descriptors` (its declaration); the descriptors are live.
+    let status = unsafe { fns.phase1(descriptors, &mut workspace_size, &mut raw) };
+    let executor = Executor { table, raw };
+    sys::aclnn(table, entry.phase1, status)?;
+    if executor.raw.is_null() {
+        return Err(sys::aclnn_error(
+            table,
+            entry.phase1,
+            ascend_sys::ACLNN_ERR_INNER_NULLPTR,
+        ));
+    }
+    Ok((executor, workspace_size))
+}
+
+/// Queues phase 2 of `executor` on the stream, with a workspace of `workspace_size` bytes
+/// from the stream's grow-only cache. Returns the ticket of the launch.
+pub(crate) fn enqueue(
+    stream: &StreamInner,
+    entry: &EntryPoints,
+    fns: &OperatorFns,
+    executor: *mut aclOpExecutor,
+    workspace_size: u64,
+) -> Result<u64> {
+    let table = stream.table();
+    stream.submit(|state, raw_stream, ticket| {
+        let workspace = state.workspace(table, workspace_size, ticket)?;
+        // SAFETY: the executor comes from the operator's phase 1 and is not consumed; the
+        // workspace holds at least `workspace_size` bytes of device memory that stays
+        // allocated until the stream has run this work (grow-only cache, deferred
+        // release); the callers record the tensors' use at the returned ticket.
+        let status = unsafe { (fns.phase2)(workspace, workspace_size, executor, raw_stream) };
+        sys::aclnn(table, entry.phase2, status)
+    })
+}
+
+/// An executor from phase 1; destroyed on drop unless phase 2 consumed it or a plan took
+/// it.
+pub(crate) struct Executor<'t> {
+    table: &'t FnTable,
+    pub(crate) raw: *mut aclOpExecutor,
+}
+
+impl Executor<'_> {
+    /// Phase 2 took ownership, or a plan did: do not destroy.
+    pub(crate) fn consumed(mut self) {
+        self.raw = std::ptr::null_mut();
+    }
+}
+
+impl Drop for Executor<'_> {
+    fn drop(&mut self) {
+        if !self.raw.is_null() {
+            // SAFETY: the executor came from a successful phase 1, was not consumed by a
+            // successful phase 2, and is destroyed once. (Releases without this function,
+            // before CANN 8.0, cannot free it: it leaks.)
+            let _ = unsafe { sys::destroy_executor(self.table, self.raw) };
+        }
+    }
+}

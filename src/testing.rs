@@ -1,0 +1,139 @@
+//! Judging results as CANN's operator tests do: the community precision standard.
+//!
+//! Device kernels do not round like a correctly rounded CPU reference: they evaluate
+//! their formula step by step in f32 (see the README, "Accuracy of device results"), so
+//! comparing bit for bit is the wrong test. The standard compares against a
+//! high-precision golden with two relative-error statistics and a threshold per dtype.
+
+use crate::element::DType;
+use crate::error::{Error, Result};
+use ndarray::{ArrayBase, Data, Dimension};
+
+/// The standard's verdict on one result ([`precision`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Precision {
+    /// Mean relative error, `mean(|a − g| / (|g| + 1e−7))`.
+    pub mere: f64,
+    /// Maximum relative error, `max(|a − g| / (|g| + 1e−7))`.
+    pub mare: f64,
+    /// The dtype's threshold T ([`threshold`]).
+    pub threshold: f64,
+    /// `MERE < T` and `MARE < 10·T`.
+    pub passed: bool,
+}
+
+/// T of the standard: 2^−13 for f32, 2^−10 for f16, 2^−7 for bf16.
+pub const fn threshold(dtype: DType) -> f64 {
+    match dtype {
+        DType::F32 => 1.0 / 8192.0,
+        DType::F16 => 1.0 / 1024.0,
+        DType::BF16 => 1.0 / 128.0,
+    }
+}
+
+/// MERE, MARE and the verdict of `actual` against a high-precision `golden` (f64, or any
+/// type that widens to it) under the threshold of `dtype`, the dtype the result was
+/// computed and stored in. Equal values (infinities, NaN against NaN) count as exact;
+/// an empty result passes.
+///
+/// # Errors
+/// [`Error::ShapeMismatch`] when the shapes differ.
+///
+/// ```
+/// use ascendcl::{DType, testing::precision};
+/// use ndarray::array;
+/// let golden = array![1.0f64, 2.0, 3.0];
+/// let good = precision(&array![1.0f32, 2.0001, 3.0], &golden, DType::F32)?;
+/// assert!(good.passed);
+/// let bad = precision(&array![1.0f32, 2.1, 3.0], &golden, DType::F32)?;
+/// assert!(!bad.passed && bad.mare > 0.04);
+/// # Ok::<(), ascendcl::Error>(())
+/// ```
+pub fn precision<A, G, SA, SG, D>(
+    actual: &ArrayBase<SA, D>,
+    golden: &ArrayBase<SG, D>,
+    dtype: DType,
+) -> Result<Precision>
+where
+    A: Copy + Into<f64>,
+    G: Copy + Into<f64>,
+    SA: Data<Elem = A>,
+    SG: Data<Elem = G>,
+    D: Dimension,
+{
+    if actual.shape() != golden.shape() {
+        return Err(Error::ShapeMismatch {
+            argument: "actual",
+            expected: golden.shape().to_vec(),
+            actual: actual.shape().to_vec(),
+        });
+    }
+    let (mut sum, mut mare) = (0.0f64, 0.0f64);
+    for (a, g) in actual.iter().zip(golden.iter()) {
+        let (a, g): (f64, f64) = ((*a).into(), (*g).into());
+        let rel = if a == g || (a.is_nan() && g.is_nan()) {
+            0.0
+        } else {
+            (a - g).abs() / (g.abs() + 1e-7)
+        };
+        sum += rel;
+        // NaN (a NaN result against a number) must fail: `max` would drop it.
+        if rel.is_nan() || rel > mare {
+            mare = rel;
+        }
+    }
+    let n = actual.len();
+    let mere = if n == 0 { 0.0 } else { sum / n as f64 };
+    let t = threshold(dtype);
+    Ok(Precision {
+        mere,
+        mare,
+        threshold: t,
+        passed: mere < t && mare < 10.0 * t,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use half::{bf16, f16};
+    use ndarray::{Array1, array};
+
+    #[test]
+    fn thresholds_and_statistics() {
+        assert_eq!(threshold(DType::F32), 2f64.powi(-13));
+        assert_eq!(threshold(DType::F16), 2f64.powi(-10));
+        assert_eq!(threshold(DType::BF16), 2f64.powi(-7));
+        let golden = array![1.0f64, -2.0, 0.0, f64::INFINITY];
+        let p = precision(
+            &array![1.5f32, -2.0, 0.0, f32::INFINITY],
+            &golden,
+            DType::F32,
+        )
+        .unwrap();
+        assert!((p.mare - 0.5 / (1.0 + 1e-7)).abs() < 1e-12);
+        assert!((p.mere - p.mare / 4.0).abs() < 1e-12);
+        assert!(!p.passed);
+        let empty = Array1::<f32>::zeros(0);
+        assert!(precision(&empty, &empty, DType::F32).unwrap().passed);
+    }
+
+    #[test]
+    fn half_types_nan_and_shapes() {
+        let golden = array![1.0f64, 2.0];
+        let h = array![f16::from_f64(1.0), f16::from_f64(2.001)];
+        assert!(precision(&h, &golden, DType::F16).unwrap().passed);
+        let b = array![bf16::from_f64(1.0), bf16::NAN];
+        assert!(!precision(&b, &golden, DType::BF16).unwrap().passed);
+        let nan = array![f64::NAN];
+        assert!(
+            precision(&array![f32::NAN], &nan, DType::F32)
+                .unwrap()
+                .passed
+        );
+        assert!(matches!(
+            precision(&array![1.0f32], &golden, DType::F32),
+            Err(Error::ShapeMismatch { .. })
+        ));
+    }
+}
