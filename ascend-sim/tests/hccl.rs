@@ -248,7 +248,10 @@ fn arguments_are_checked_in_the_vendors_order() {
         s,
     );
     assert_eq!(rc, HCCL_E_PARA);
-    assert_err_msg_contains(&["not inside any live device allocation"]);
+    assert_err_msg_contains(&[
+        "sendBuf",
+        "is host memory, not inside any device allocation",
+    ]);
     // Memory and a stream of device 1, made on another thread.
     let (other, s1) = std::thread::scope(|sc| {
         sc.spawn(|| {
