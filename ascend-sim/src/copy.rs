@@ -2,7 +2,7 @@
 //! `aclrtMemset`: every request is checked against the pointer classes and the live
 //! allocations before any byte moves.
 
-use crate::mem::{Alloc, Class, still_live};
+use crate::mem::{Alloc, Class, HostAlloc, still_live};
 use crate::state::{State, active_state, fail, finding, lock, non_null_address, status_of};
 use ascend_sys::*;
 use std::ffi::c_void;
@@ -15,18 +15,32 @@ pub(crate) const MEMCPY_HOST_TO_BUF_TO_DEVICE: u32 = 5;
 const MEMCPY_INNER_DEVICE_TO_DEVICE: u32 = 6;
 const MEMCPY_INTER_DEVICE_TO_DEVICE: u32 = 7;
 
+/// The host side of a copy: its address, and the `aclrtMallocHost` buffer it lies in when
+/// it does (held, so that the memory outlives the copy and a free meanwhile is noticed).
+/// Other host memory (heap, stack) is the caller's; its lifetime is invisible here.
+pub(crate) struct HostSide {
+    addr: usize,
+    pinned: Option<Arc<HostAlloc>>,
+}
+
+impl HostSide {
+    fn check(&self, what: &str) -> Result<(), String> {
+        self.pinned.as_ref().map_or(Ok(()), |h| h.still_live(what))
+    }
+}
+
 /// A validated copy: what to do once the stream (or the caller) runs it.
 pub(crate) enum CopyPlan {
     HostToHost {
-        dst: usize,
-        src: usize,
+        dst: HostSide,
+        src: HostSide,
     },
     HostToDevice {
         dst: (Arc<Alloc>, usize),
-        src: usize,
+        src: HostSide,
     },
     DeviceToHost {
-        dst: usize,
+        dst: HostSide,
         src: (Arc<Alloc>, usize),
     },
     DeviceToDevice {
@@ -62,7 +76,7 @@ impl CopyPlan {
         match self {
             CopyPlan::HostToDevice { dst, src } => {
                 // SAFETY: by the caller's contract.
-                let bytes = unsafe { std::slice::from_raw_parts(src as *const u8, count) };
+                let bytes = unsafe { std::slice::from_raw_parts(src.addr as *const u8, count) };
                 CopyPlan::BufferedToDevice {
                     dst,
                     bytes: bytes.to_vec(),
@@ -165,14 +179,23 @@ pub(crate) fn plan_copy(
             })
             .map_err(|m| finding(ACL_ERROR_INVALID_PARAM, m))
     };
+    let host = |what: &str, addr: usize| -> Result<HostSide, i32> {
+        let pinned = st
+            .pinned_range(what, addr, count)
+            .map_err(|m| finding(ACL_ERROR_INVALID_PARAM, m))?;
+        Ok(HostSide { addr, pinned })
+    };
     let plan = match (dc, sc) {
-        (Class::Host, Class::Host) => CopyPlan::HostToHost { dst, src },
+        (Class::Host, Class::Host) => CopyPlan::HostToHost {
+            dst: host("dst", dst)?,
+            src: host("src", src)?,
+        },
         (Class::Device, Class::Host) => CopyPlan::HostToDevice {
             dst: dev("dst", dst)?,
-            src,
+            src: host("src", src)?,
         },
         (Class::Host, Class::Device) => CopyPlan::DeviceToHost {
-            dst,
+            dst: host("dst", dst)?,
             src: dev("src", src)?,
         },
         (Class::Device, Class::Device) => {
@@ -207,18 +230,23 @@ pub(crate) fn plan_copy(
 pub(crate) unsafe fn run_copy(plan: &CopyPlan, count: usize) -> Result<(), String> {
     match plan {
         CopyPlan::HostToHost { dst, src } => {
-            // SAFETY: both are host ranges of `count` bytes by the caller's contract;
-            // `copy` tolerates overlap.
-            unsafe { std::ptr::copy(*src as *const u8, *dst as *mut u8, count) };
+            dst.check("dst")?;
+            src.check("src")?;
+            // SAFETY: both are host ranges of `count` bytes by the caller's contract (a
+            // pinned one is held by the plan and was checked live); `copy` tolerates
+            // overlap.
+            unsafe { std::ptr::copy(src.addr as *const u8, dst.addr as *mut u8, count) };
         }
         CopyPlan::HostToDevice { dst: (a, off), src } => {
             still_live("dst", a)?;
+            src.check("src")?;
             let mut d = lock(&a.data);
-            // SAFETY: src is a host range of `count` bytes (caller's contract); the
-            // destination slice was bounds-checked at planning time.
+            // SAFETY: src is a host range of `count` bytes (caller's contract; a pinned
+            // one is held by the plan and was checked live); the destination slice was
+            // bounds-checked at planning time.
             unsafe {
                 std::ptr::copy_nonoverlapping(
-                    *src as *const u8,
+                    src.addr as *const u8,
                     d[*off..*off + count].as_mut_ptr(),
                     count,
                 )
@@ -226,13 +254,15 @@ pub(crate) unsafe fn run_copy(plan: &CopyPlan, count: usize) -> Result<(), Strin
         }
         CopyPlan::DeviceToHost { dst, src: (a, off) } => {
             still_live("src", a)?;
+            dst.check("dst")?;
             let s = lock(&a.data);
-            // SAFETY: dst is a host range of `count` bytes (caller's contract); the
-            // source slice was bounds-checked at planning time.
+            // SAFETY: dst is a host range of `count` bytes (caller's contract; a pinned
+            // one is held by the plan and was checked live); the source slice was
+            // bounds-checked at planning time.
             unsafe {
                 std::ptr::copy_nonoverlapping(
                     s[*off..*off + count].as_ptr(),
-                    *dst as *mut u8,
+                    dst.addr as *mut u8,
                     count,
                 )
             };

@@ -83,7 +83,11 @@
 //!   takes the host bytes at the call), and that
 //!   every device range lies inside one live allocation; misuse gives 100000 with a precise
 //!   text in `aclGetRecentErrMsg` and [`last_report`]. The synchronous copy does not wait
-//!   for streams.
+//!   for streams. A copy whose host side lies in an `aclrtMallocHost` buffer must stay
+//!   inside it, and holds it until the copy has run: freeing the buffer under a queued copy
+//!   makes that copy fail loudly (never touching the released memory). Other host memory
+//!   (heap, stack) cannot be tracked: its lifetime is the caller's, and a pageable buffer
+//!   freed before its queued copy runs is only caught by a sanitizer.
 //! * **Streams** are asynchronous: each one has its own worker thread (256 KiB stack,
 //!   joined by `aclrtDestroyStream`, which drains the queue first) running copies, kernels,
 //!   event records and event waits in order. The `NULL` stream is a per-context default

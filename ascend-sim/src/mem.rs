@@ -119,10 +119,37 @@ impl Alloc {
     }
 }
 
-/// One live `aclrtMallocHost` buffer.
+/// One `aclrtMallocHost` buffer. Its memory is returned to the allocator when the last
+/// holder lets go: `aclrtFreeHost` only marks it freed, so a copy still queued on it (which
+/// holds it) finds it freed and fails loudly instead of touching released memory.
 pub(crate) struct HostAlloc {
+    pub start: usize,
     pub size: usize,
     layout: std::alloc::Layout,
+    freed: AtomicBool,
+}
+
+impl HostAlloc {
+    /// Checks, when a queued copy runs, that the buffer was not freed meanwhile.
+    pub(crate) fn still_live(&self, what: &str) -> Result<(), String> {
+        if self.freed.load(Ordering::SeqCst) {
+            Err(format!(
+                "{what} is the aclrtMallocHost buffer [{:#x}, {:#x}), freed with aclrtFreeHost while a queued copy still used it",
+                self.start,
+                self.start + self.size
+            ))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl Drop for HostAlloc {
+    fn drop(&mut self) {
+        // SAFETY: `start` was returned by `alloc_zeroed` with `layout`; this is the last
+        // holder, so nothing reads or writes the memory any more.
+        unsafe { std::alloc::dealloc(self.start as *mut u8, self.layout) };
+    }
 }
 
 /// Where a pointer points.
@@ -192,6 +219,33 @@ impl State {
             ));
         }
         Ok(Arc::clone(a))
+    }
+
+    /// The live `aclrtMallocHost` buffer that host range `[addr, addr + len)` lies in, if
+    /// it starts inside one (`None`: other host memory, which the simulator cannot track).
+    pub fn pinned_range(
+        &self,
+        what: &str,
+        addr: usize,
+        len: usize,
+    ) -> Result<Option<Arc<HostAlloc>>, String> {
+        let Some((_, h)) = self.host_allocs.range(..=addr).next_back() else {
+            return Ok(None);
+        };
+        if addr >= h.start + h.size {
+            return Ok(None);
+        }
+        let end = addr.saturating_add(len);
+        if end > h.start + h.size {
+            return Err(format!(
+                "{what} range [{addr:#x}, {end:#x}) ({len} bytes) overruns the aclrtMallocHost buffer [{:#x}, {:#x}) of {} bytes by {} bytes",
+                h.start,
+                h.start + h.size,
+                h.size,
+                end - (h.start + h.size)
+            ));
+        }
+        Ok(Some(Arc::clone(h)))
     }
 }
 
@@ -305,8 +359,15 @@ pub(crate) unsafe fn malloc_host(host_ptr: *mut *mut c_void, size: usize) -> acl
                 format!("host allocation of {size} bytes failed"),
             ));
         }
-        st.host_allocs
-            .insert(p as usize, HostAlloc { size, layout });
+        st.host_allocs.insert(
+            p as usize,
+            Arc::new(HostAlloc {
+                start: p as usize,
+                size,
+                layout,
+                freed: AtomicBool::new(false),
+            }),
+        );
         out.write(p.cast());
         Ok(())
     })
@@ -329,9 +390,8 @@ pub(crate) unsafe fn free_host(host_ptr: *mut c_void) -> aclError {
                 ),
             ));
         };
-        // SAFETY: the pointer was returned by `alloc_zeroed` with this layout and is
-        // removed from the table, so it is freed exactly once.
-        unsafe { std::alloc::dealloc(host_ptr.cast(), h.layout) };
+        // Released when the last queued copy holding it is gone (see `HostAlloc`).
+        h.freed.store(true, Ordering::SeqCst);
         Ok(())
     })
 }

@@ -81,7 +81,7 @@ pub(crate) struct State {
     /// counted as live, that is leaked.
     pub reset_leaks: crate::Counters,
     /// Live `aclrtMallocHost` buffers by address.
-    pub host_allocs: IdMap<usize, HostAlloc>,
+    pub host_allocs: BTreeMap<usize, Arc<HostAlloc>>,
     /// Why a context, stream or event id is no longer valid, for precise messages
     /// (tensors and executors keep theirs in their slab).
     pub dead: IdMap<u64, &'static str>,
@@ -101,7 +101,7 @@ impl State {
             allocs: BTreeMap::new(),
             released: BTreeMap::new(),
             reset_leaks: crate::Counters::default(),
-            host_allocs: IdMap::default(),
+            host_allocs: BTreeMap::new(),
             dead: IdMap::default(),
         }
     }

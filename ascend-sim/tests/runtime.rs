@@ -334,3 +334,82 @@ fn many_streams_are_cheap() {
         destroy_stream(s);
     }
 }
+
+fn malloc_host(size: usize) -> *mut c_void {
+    let mut p = null_mut();
+    // SAFETY: &mut p is a valid out-pointer.
+    let rc = unsafe { api::aclrtMallocHost(&mut p, size) };
+    assert_eq!(rc, ACL_SUCCESS, "{}", err_msg());
+    p
+}
+
+fn free_host(p: *mut c_void) -> aclError {
+    // SAFETY: p came from aclrtMallocHost (or is deliberately stale).
+    unsafe { api::aclrtFreeHost(p) }
+}
+
+#[test]
+fn pinned_buffer_freed_under_a_queued_copy_is_reported() {
+    setup();
+    let s = create_stream();
+    let dev = malloc(64);
+    // Both directions: the queued copy reads (upload) or writes (download) the buffer.
+    for kind in [ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST] {
+        let pinned = malloc_host(64);
+        let hold = testing::hold_stream(s).unwrap();
+        let (dst, src) = if kind == ACL_MEMCPY_HOST_TO_DEVICE {
+            (dev, pinned.cast_const())
+        } else {
+            (pinned, dev.cast_const())
+        };
+        assert_eq!(memcpy_async(dst, 64, src, 64, kind, s), ACL_SUCCESS);
+        // Freed while the copy is still queued: the free itself succeeds (the runtime
+        // cannot refuse it), the copy then fails loudly instead of touching the memory.
+        assert_eq!(free_host(pinned), ACL_SUCCESS, "{}", err_msg());
+        hold.release();
+        assert_fails_with(
+            sync(s),
+            ACL_ERROR_RT_INTERNAL_ERROR,
+            &[
+                "aclrtMallocHost buffer",
+                "freed with aclrtFreeHost while a queued copy still used it",
+            ],
+        );
+        // A second free of the same pointer is a double free.
+        assert_fails_with(
+            free_host(pinned),
+            ACL_ERROR_INVALID_PARAM,
+            &["not returned by aclrtMallocHost or was already freed"],
+        );
+    }
+    // A pinned buffer that outlives its copy is fine, and its bytes arrive.
+    let pinned = malloc_host(64);
+    // SAFETY: a live 64-byte host buffer.
+    unsafe { std::ptr::write_bytes(pinned.cast::<u8>(), 7, 64) };
+    assert_eq!(
+        memcpy_async(dev, 64, pinned, 64, ACL_MEMCPY_HOST_TO_DEVICE, s),
+        ACL_SUCCESS
+    );
+    assert_eq!(sync(s), ACL_SUCCESS, "{}", err_msg());
+    assert_eq!(d2h::<u8>(dev, 64), vec![7u8; 64]);
+    assert_eq!(free_host(pinned), ACL_SUCCESS);
+    free(dev);
+    destroy_stream(s);
+}
+
+#[test]
+fn a_copy_overrunning_its_pinned_buffer_is_refused() {
+    setup();
+    let s = create_stream();
+    let dev = malloc(128);
+    let pinned = malloc_host(64);
+    let inside = pinned.cast::<u8>().wrapping_add(32).cast::<c_void>();
+    assert_fails_with(
+        memcpy_async(dev, 128, inside, 64, ACL_MEMCPY_HOST_TO_DEVICE, s),
+        ACL_ERROR_INVALID_PARAM,
+        &["overruns the aclrtMallocHost buffer", "by 32 bytes"],
+    );
+    assert_eq!(free_host(pinned), ACL_SUCCESS);
+    free(dev);
+    destroy_stream(s);
+}
