@@ -83,6 +83,7 @@ pub mod testing;
 
 mod device;
 mod event;
+mod host;
 mod ledger;
 mod op;
 pub mod ops;
@@ -100,6 +101,7 @@ pub use device::{Device, Leaks, MemoryInfo, SocFamily};
 pub use element::{DType, Element};
 pub use error::{Error, Result};
 pub use event::Event;
+pub use host::HostTensor;
 pub use op::Plan;
 pub use ops::{copy::*, mish::*, mish_backward::*};
 pub use runtime::{Backend, Runtime};
@@ -116,6 +118,9 @@ const _: () = {
     send_sync::<DeviceTensor<f32>>();
     send_sync::<DeviceTensor<half::f16>>();
     send_sync::<DeviceTensor<half::bf16>>();
+    send_sync::<HostTensor<f32>>();
+    send_sync::<HostTensor<half::f16>>();
+    send_sync::<HostTensor<half::bf16>>();
     send_sync::<TensorView<'static, f32>>();
     send_sync::<TensorViewMut<'static, f32>>();
     send_sync::<Error>();

@@ -105,7 +105,7 @@ impl StreamInner {
 
     /// Returns the parked error, once.
     #[inline]
-    fn take_parked(&self) -> Result<()> {
+    pub(crate) fn take_parked(&self) -> Result<()> {
         if !self.has_parked.load(Ordering::Acquire) {
             return Ok(());
         }

@@ -178,6 +178,23 @@ pub(crate) unsafe fn memcpy_async(
     unsafe { checked!(acl t, aclrtMemcpyAsync(dst, dst_max, src, count, kind, stream)) }
 }
 
+/// `aclrtMemcpy` of `count` bytes: synchronous, and not ordered with any stream.
+///
+/// # Safety
+/// `dst` holds `dst_max >= count` bytes and `src` `count` bytes of the memory kinds `kind`
+/// names; no queued work uses either range.
+pub(crate) unsafe fn memcpy(
+    t: &FnTable,
+    dst: *mut c_void,
+    dst_max: usize,
+    src: *const c_void,
+    count: usize,
+    kind: aclrtMemcpyKind,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(acl t, aclrtMemcpy(dst, dst_max, src, count, kind)) }
+}
+
 /// `aclrtMemset` of `count` bytes to `value`.
 ///
 /// # Safety

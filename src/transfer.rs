@@ -1,5 +1,11 @@
 //! Copies between host arrays and existing device tensors (`copy_from_array`,
-//! `copy_to_array`), staged through the stream's pinned buffer.
+//! `copy_to_array`).
+//!
+//! A copy that no queued work could observe is made at once, without staging: an upload
+//! from a dense array into a tensor that no queued work uses (the usual case in a training
+//! loop, after the previous step's download drained the stream), and a download into a
+//! dense array, which drains the stream anyway. Other uploads are staged through the
+//! stream's pinned buffer and queued; other downloads are copied through it.
 //!
 //! The staging buffer belongs to the stream and only grows, so a steady state of transfers
 //! allocates nothing, on the host or on the device. An upload writes the staging buffer on
@@ -12,20 +18,25 @@
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::shape::MAX_DIMS;
-use crate::stream::Stream;
+use crate::stream::{Stream, StreamInner};
 use crate::sys;
 use crate::tensor::{Buffer, DeviceTensor, Layout, TensorView, TensorViewMut, check_stream_device};
 use crate::uses::Access;
+use ascend_sys::aclrtMemcpyKind;
 use ndarray::{ArrayBase, Data, DataMut, Dimension};
 use std::ffi::c_void;
 
-fn check_shape(layout: &Layout, actual: &[usize]) -> Result<()> {
-    if layout.dims.as_slice() == actual {
+pub(crate) fn check_shape(
+    argument: &'static str,
+    expected: &[usize],
+    actual: &[usize],
+) -> Result<()> {
+    if expected == actual {
         Ok(())
     } else {
         Err(Error::ShapeMismatch {
-            argument: "array",
-            expected: layout.dims.as_slice().to_vec(),
+            argument,
+            expected: expected.to_vec(),
             actual: actual.to_vec(),
         })
     }
@@ -35,6 +46,49 @@ fn byte_len<T: Element>(count: usize) -> Result<usize> {
     count
         .checked_mul(T::DTYPE.size())
         .ok_or_else(|| Error::InvalidArgument(format!("{count} elements overflow usize")))
+}
+
+/// The device address and byte length of the window `layout` of `buf`, which must be
+/// dense row-major (`call` names the method for the error).
+pub(crate) fn dense_window<T: Element>(
+    buf: &Buffer,
+    layout: &Layout,
+    call: &str,
+) -> Result<(*mut c_void, usize)> {
+    if !layout.is_contiguous() {
+        return Err(Error::InvalidArgument(format!(
+            "{call} needs a dense row-major device window; copy between it and a contiguous \
+             tensor with `ascendcl::copy`"
+        )));
+    }
+    let bytes = byte_len::<T>(layout.numel())?;
+    let first =
+        usize::try_from(layout.offset).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+    // In bounds: a checked view of this layout lies inside the buffer.
+    let ptr = buf
+        .ptr
+        .cast::<u8>()
+        .wrapping_add(first * T::DTYPE.size())
+        .cast::<c_void>();
+    Ok((ptr, bytes))
+}
+
+/// A synchronous copy, made instead of a queued one when no queued work can observe the
+/// difference (see the callers).
+///
+/// # Safety
+/// As [`sys::memcpy`].
+unsafe fn copy_now(
+    inner: &StreamInner,
+    dst: *mut c_void,
+    src: *const c_void,
+    bytes: usize,
+    kind: aclrtMemcpyKind,
+) -> Result<()> {
+    inner.take_parked()?;
+    inner.device.bind()?;
+    // SAFETY: the caller's contract.
+    unsafe { sys::memcpy(inner.table(), dst, bytes, src, bytes, kind) }
 }
 
 /// Queues a copy of `array` into the window `layout` of `buf` (dense row-major).
@@ -50,27 +104,30 @@ where
     D: Dimension,
 {
     check_stream_device(buf, stream, "tensor")?;
-    check_shape(layout, array.shape())?;
+    check_shape("array", &layout.dims, array.shape())?;
     let n = layout.numel();
     if n == 0 {
         return Ok(());
     }
-    if !layout.is_contiguous() {
-        return Err(Error::InvalidArgument(
-            "copy_from_array needs a dense row-major destination; copy into a contiguous \
-             tensor and then with `ascendcl::copy` into the strided view"
-                .into(),
-        ));
+    let (dst, bytes) = dense_window::<T>(buf, layout, "copy_from_array")?;
+    if let Some(src) = array.as_slice()
+        && buf.uses.is_idle()
+    {
+        // No queued work on any stream uses the tensor, and later work can only be queued
+        // after this returns: copying now, straight from the array, is indistinguishable
+        // from a queued copy and saves the staging copy.
+        // SAFETY: `dst..dst+bytes` lies inside the tensor's allocation, which no queued work
+        // uses; `src` is `n` live elements of `T`.
+        return unsafe {
+            copy_now(
+                &stream.inner,
+                dst,
+                src.as_ptr().cast(),
+                bytes,
+                ascend_sys::ACL_MEMCPY_HOST_TO_DEVICE,
+            )
+        };
     }
-    let bytes = byte_len::<T>(n)?;
-    let first =
-        usize::try_from(layout.offset).map_err(|e| Error::InvalidArgument(e.to_string()))?;
-    // In bounds: a checked view of this layout lies inside the buffer.
-    let dst = buf
-        .ptr
-        .cast::<u8>()
-        .wrapping_add(first * T::DTYPE.size())
-        .cast::<c_void>();
     let inner = &stream.inner;
     let t = inner.table();
     buf.uses.order(inner, Access::Write)?;
@@ -117,10 +174,15 @@ where
     D: Dimension,
 {
     check_stream_device(buf, stream, "tensor")?;
-    check_shape(layout, out.shape())?;
+    check_shape("array", &layout.dims, out.shape())?;
     let Some((lo, hi)) = layout.span() else {
         return Ok(());
     };
+    if layout.is_contiguous()
+        && let Some(dst) = out.as_slice_mut()
+    {
+        return download_direct::<T>(buf, layout, stream, dst);
+    }
     let count = usize::try_from(hi - lo + 1).map_err(|e| Error::InvalidArgument(e.to_string()))?;
     let first = usize::try_from(lo).map_err(|e| Error::InvalidArgument(e.to_string()))?;
     let bytes = byte_len::<T>(count)?;
@@ -156,6 +218,39 @@ where
         let host = unsafe { std::slice::from_raw_parts(staging.cast::<T>(), count) };
         scatter(host, layout, lo, out);
         Ok(())
+    })?;
+    buf.uses.record(inner, ticket, Access::Read);
+    Ok(())
+}
+
+/// [`download`] into a dense row-major destination: the stream is drained, then the bytes
+/// are copied synchronously into `dst`, with no staging copy.
+fn download_direct<T: Element>(
+    buf: &Buffer,
+    layout: &Layout,
+    stream: &Stream,
+    dst: &mut [T],
+) -> Result<()> {
+    let (src, bytes) = dense_window::<T>(buf, layout, "copy_to_array")?;
+    let inner = &stream.inner;
+    let t = inner.table();
+    buf.uses.order(inner, Access::Read)?;
+    let ticket = inner.submit(|_, _, ticket| {
+        inner.drain_locked(ticket)?;
+        inner.drained_through(ticket);
+        // SAFETY: `src..src+bytes` lies inside the tensor's allocation and every write to
+        // it that was queued has run (drained above, after waiting for other streams'
+        // writes; a new write needs `&mut` of the tensor); `dst` holds `bytes` bytes.
+        unsafe {
+            sys::memcpy(
+                t,
+                dst.as_mut_ptr().cast(),
+                bytes,
+                src,
+                bytes,
+                ascend_sys::ACL_MEMCPY_DEVICE_TO_HOST,
+            )
+        }
     })?;
     buf.uses.record(inner, ticket, Access::Read);
     Ok(())

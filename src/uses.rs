@@ -159,6 +159,47 @@ impl Uses {
         slot
     }
 
+    /// Waits, for a host `access` to the resource now, for the queued work it conflicts
+    /// with: unfinished writes before a read, every unfinished use before a write.
+    ///
+    /// # Errors
+    /// From synchronising a stream (returned to the caller, not parked).
+    pub(crate) fn wait_for(&self, access: Access) -> Result<()> {
+        let mut pending: [Option<(Arc<StreamInner>, u64)>; USE_SLOTS] = Default::default();
+        {
+            let slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+            for (slot, out) in slots.iter().zip(pending.iter_mut()) {
+                let needed = match access {
+                    Access::Read => slot.written,
+                    Access::Write => slot.ticket,
+                };
+                if needed == 0 {
+                    continue;
+                }
+                if let Some(st) = slot.stream.upgrade()
+                    && !st.is_done(needed)
+                {
+                    *out = Some((st, needed));
+                }
+            }
+        }
+        // Outside the lock: a stream's synchronisation can take long.
+        for (stream, _) in pending.iter().flatten() {
+            stream.synchronize()?;
+        }
+        Ok(())
+    }
+
+    /// Whether no queued work may still use the resource, as far as the crate knows (the
+    /// streams' completed counters), without waiting.
+    pub(crate) fn is_idle(&self) -> bool {
+        let slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        slots.iter().all(|slot| match slot.stream.upgrade() {
+            None => true,
+            Some(st) => st.is_done(slot.ticket),
+        })
+    }
+
     /// Waits until no queued work uses the resource. `false` when that cannot be ensured
     /// (the resource must then be leaked; the failure is parked on its stream).
     pub(crate) fn wait_idle(&mut self) -> bool {

@@ -111,6 +111,7 @@ fn_table! {
             aclrtFree(dev_ptr: *mut c_void) -> aclError;
             aclrtMallocHost(host_ptr: *mut *mut c_void, size: usize) -> aclError;
             aclrtFreeHost(host_ptr: *mut c_void) -> aclError;
+            aclrtMemcpy(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind) -> aclError;
             aclrtMemcpyAsync(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind, stream: aclrtStream) -> aclError;
             aclrtMemset(dev_ptr: *mut c_void, max_count: usize, value: i32, count: usize) -> aclError;
             aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, total: *mut usize) -> aclError;
@@ -129,7 +130,6 @@ fn_table! {
             aclrtGetDevice(device_id: *mut i32) -> aclError;
             aclrtCreateContext(context: *mut aclrtContext, device_id: i32) -> aclError;
             aclrtDestroyContext(context: aclrtContext) -> aclError;
-            aclrtMemcpy(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind) -> aclError;
         ]
         // Executor reuse, CANN 8.0 and later.
         "libnnopbase.so" => [

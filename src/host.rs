@@ -1,0 +1,432 @@
+//! [`HostTensor`]: page-locked host memory that the device copies to and from directly.
+
+use crate::device::{Device, DeviceInner};
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::shape::Dims;
+use crate::stream::Stream;
+use crate::sys;
+use crate::tensor::{Buffer, DeviceTensor, Layout, TensorView, TensorViewMut, check_stream_device};
+use crate::transfer::{check_shape, dense_window};
+use crate::uses::{Access, Uses};
+use ndarray::{ArrayBase, ArrayViewD, ArrayViewMutD, Data, Dimension, IxDyn};
+use std::ffi::c_void;
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// Smallest allocation: `aclrtMallocHost` refuses 0 bytes, and an empty tensor still needs
+/// an aligned address.
+const MIN_BYTES: usize = 64;
+
+/// One `aclrtMallocHost` allocation and the queued copies that use it.
+pub(crate) struct Pinned {
+    pub(crate) device: Arc<DeviceInner>,
+    pub(crate) ptr: *mut c_void,
+    bytes: usize,
+    pub(crate) uses: Uses,
+}
+
+// SAFETY: `ptr` is host memory owned by this value; the host touches it only through
+// `HostTensor`'s accessors, which borrow the tensor (shared for reads, exclusive for writes)
+// and first wait for the queued copies that would conflict. Queued copies are recorded in
+// `uses`, which is behind a mutex.
+unsafe impl Send for Pinned {}
+// SAFETY: as above.
+unsafe impl Sync for Pinned {}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        if !self.uses.wait_idle() || self.device.bind().is_err() {
+            self.device
+                .note_leak("pinned host tensor", 1, self.bytes as u64, 0);
+            return;
+        }
+        // SAFETY: `ptr` came from aclrtMallocHost in this device's context (bound above), no
+        // queued copy uses it any more (waited above), and it is freed once.
+        if let Err(e) = unsafe { sys::free_host(self.device.table(), self.ptr) } {
+            self.device.note_release_error(&e);
+        }
+    }
+}
+
+/// A tensor in page-locked host memory (`aclrtMallocHost`) with elements of type `T`,
+/// stored contiguously in row-major order.
+///
+/// Copies between a `HostTensor` and a [`DeviceTensor`](crate::DeviceTensor)
+/// ([`copy_from_host`](crate::DeviceTensor::copy_from_host),
+/// [`copy_to_host`](crate::DeviceTensor::copy_to_host)) are queued on a stream and read or
+/// write this memory directly: no staging copy, and neither direction waits. The host side
+/// is stream-ordered like device memory: the accessors wait for queued copies that would
+/// conflict ([`view`](Self::view) for copies still writing it, [`view_mut`](Self::view_mut)
+/// for every queued copy), and dropping the tensor waits for all of them, so the memory is
+/// never read early or freed under a queued copy.
+///
+/// The memory belongs to the device whose context allocated it; copies with a stream of
+/// another device are refused with [`Error::DeviceMismatch`].
+///
+/// `HostTensor<T>` is `Send + Sync`: shared access only reads the memory (after waiting for
+/// queued writes to it), and writing needs `&mut self`.
+///
+/// ```
+/// # fn main() -> ascendcl::Result<()> {
+/// use ascendcl::{DeviceTensor, HostTensor, Runtime};
+/// use ndarray::array;
+/// let device = Runtime::auto()?.device(0)?;
+/// let stream = device.stream()?;
+/// let mut host = HostTensor::from_array(&device, &array![[1.0f32, 2.0], [3.0, 4.0]])?;
+/// let mut t = DeviceTensor::<f32>::zeros(&stream, &[2, 2])?;
+/// t.copy_from_host(&stream, &host)?; // queued, reads `host` directly
+/// ascendcl::mish_inplace(&mut t, &stream)?;
+/// t.copy_to_host(&stream, &mut host)?; // queued too
+/// let y = host.view()?; // waits for the copy into `host`
+/// assert!((y[[0, 0]] - 0.865098).abs() < 1e-5);
+/// # Ok(()) }
+/// ```
+pub struct HostTensor<T: Element> {
+    pub(crate) mem: Pinned,
+    pub(crate) dims: Dims,
+    _elem: PhantomData<T>,
+}
+
+impl<T: Element> fmt::Debug for HostTensor<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HostTensor")
+            .field("dtype", &T::DTYPE)
+            .field("shape", &self.dims)
+            .field("device", &self.mem.device.id)
+            .finish()
+    }
+}
+
+impl<T: Element> HostTensor<T> {
+    /// A zero-filled pinned tensor of `shape`, allocated in `device`'s context.
+    ///
+    /// ```
+    /// # fn main() -> ascendcl::Result<()> {
+    /// let device = ascendcl::Runtime::auto()?.device(0)?;
+    /// let host = ascendcl::HostTensor::<half::bf16>::zeros(&device, &[2, 3])?;
+    /// assert_eq!(host.shape(), &[2, 3]);
+    /// assert!(host.as_slice()?.iter().all(|v| *v == half::bf16::ZERO));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::TooManyElements`] / [`Error::InvalidArgument`] for a shape whose size
+    /// overflows, [`Error::Acl`] from `aclrtMallocHost` (e.g. out of memory).
+    pub fn zeros(device: &Device, shape: &[usize]) -> Result<Self> {
+        let dims = Dims::new("shape", shape)?;
+        let len = dims.numel();
+        let bytes = len
+            .checked_mul(T::DTYPE.size())
+            .ok_or_else(|| Error::InvalidArgument(format!("{len} elements overflow usize")))?
+            .max(MIN_BYTES);
+        let inner = &device.inner;
+        inner.bind()?;
+        let ptr = sys::malloc_host(inner.table(), bytes)?;
+        let mut tensor = HostTensor {
+            mem: Pinned {
+                device: Arc::clone(inner),
+                ptr,
+                bytes,
+                uses: Uses::new(),
+            },
+            dims,
+            _elem: PhantomData,
+        };
+        // aclrtMallocHost does not promise zeroed memory.
+        tensor.slice_mut().fill(T::default());
+        Ok(tensor)
+    }
+
+    /// A pinned tensor holding a copy of `array` (any layout), in `device`'s context.
+    ///
+    /// # Errors
+    /// As [`zeros`](Self::zeros).
+    pub fn from_array<S, D>(device: &Device, array: &ArrayBase<S, D>) -> Result<Self>
+    where
+        S: Data<Elem = T>,
+        D: Dimension,
+    {
+        let mut tensor = Self::zeros(device, array.shape())?;
+        let dst = tensor.slice_mut();
+        match array.as_slice() {
+            Some(src) => dst.copy_from_slice(src),
+            None => dst.iter_mut().zip(array.iter()).for_each(|(d, s)| *d = *s),
+        }
+        Ok(tensor)
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.dims
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.dims.numel()
+    }
+
+    /// Whether the tensor has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The id of the device whose context allocated the memory.
+    pub fn device_id(&self) -> i32 {
+        self.mem.device.id
+    }
+
+    /// The elements in row-major order, once the copies queued to write them have run.
+    ///
+    /// # Errors
+    /// [`Error::Acl`] from waiting for a stream (e.g. a failed copy).
+    pub fn as_slice(&self) -> Result<&[T]> {
+        self.mem.uses.wait_for(Access::Read)?;
+        // SAFETY: the allocation holds `len` elements of `T`, initialised (zero-filled at
+        // creation, then written only by the host or by copies of `T` values) and aligned
+        // (aclrtMallocHost memory is page-aligned); no queued copy writes it any more
+        // (waited above), and a new one needs `&mut self`.
+        Ok(unsafe { std::slice::from_raw_parts(self.mem.ptr.cast::<T>(), self.len()) })
+    }
+
+    /// The elements in row-major order for writing, once every queued copy that reads or
+    /// writes them has run.
+    ///
+    /// # Errors
+    /// [`Error::Acl`] from waiting for a stream.
+    pub fn as_slice_mut(&mut self) -> Result<&mut [T]> {
+        self.mem.uses.wait_for(Access::Write)?;
+        Ok(self.slice_mut())
+    }
+
+    /// An ndarray view of the elements; see [`as_slice`](Self::as_slice).
+    ///
+    /// # Errors
+    /// As [`as_slice`](Self::as_slice).
+    pub fn view(&self) -> Result<ArrayViewD<'_, T>> {
+        let shape = IxDyn(&self.dims);
+        let slice = self.as_slice()?;
+        ArrayViewD::from_shape(shape, slice).map_err(|e| Error::InvalidArgument(e.to_string()))
+    }
+
+    /// A mutable ndarray view of the elements; see [`as_slice_mut`](Self::as_slice_mut).
+    ///
+    /// # Errors
+    /// As [`as_slice_mut`](Self::as_slice_mut).
+    pub fn view_mut(&mut self) -> Result<ArrayViewMutD<'_, T>> {
+        let shape = IxDyn(&self.dims);
+        let slice = self.as_slice_mut()?;
+        ArrayViewMutD::from_shape(shape, slice).map_err(|e| Error::InvalidArgument(e.to_string()))
+    }
+
+    /// Fills the tensor from `array` (same shape, any layout), once every queued copy that
+    /// uses the memory has run.
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`], or as [`as_slice_mut`](Self::as_slice_mut).
+    pub fn copy_from_array<S, D>(&mut self, array: &ArrayBase<S, D>) -> Result<()>
+    where
+        S: Data<Elem = T>,
+        D: Dimension,
+    {
+        check_shape("array", &self.dims, array.shape())?;
+        let mut dst = self.view_mut()?;
+        dst.zip_mut_with(&array.view().into_dyn(), |d, s| *d = *s);
+        Ok(())
+    }
+
+    /// The elements as a slice, for the host to write now (no queued copy can use them:
+    /// creation, or after waiting).
+    fn slice_mut(&mut self) -> &mut [T] {
+        // SAFETY: as in `as_slice`, with exclusive access through `&mut self`; the callers
+        // have made sure no queued copy reads or writes the memory.
+        unsafe { std::slice::from_raw_parts_mut(self.mem.ptr.cast::<T>(), self.len()) }
+    }
+
+    /// Checks that copies with `stream` may use this memory.
+    pub(crate) fn check_stream(&self, stream: &Stream) -> Result<()> {
+        if self.mem.device.same_as(&stream.inner.device) {
+            Ok(())
+        } else {
+            Err(Error::DeviceMismatch {
+                argument: "host tensor",
+                expected: stream.inner.device.id,
+                found: self.mem.device.id,
+            })
+        }
+    }
+}
+
+/// Queues a copy of `host` into the dense window `layout` of `buf`.
+fn upload<T: Element>(
+    buf: &Buffer,
+    layout: &Layout,
+    stream: &Stream,
+    host: &HostTensor<T>,
+) -> Result<()> {
+    check_stream_device(buf, stream, "tensor")?;
+    host.check_stream(stream)?;
+    check_shape("host tensor", &layout.dims, host.shape())?;
+    if layout.numel() == 0 {
+        return Ok(());
+    }
+    let (dst, bytes) = dense_window::<T>(buf, layout, "copy_from_host")?;
+    let inner = &stream.inner;
+    let t = inner.table();
+    buf.uses.order(inner, Access::Write)?;
+    host.mem.uses.order(inner, Access::Read)?;
+    let src = host.mem.ptr;
+    let ticket = inner.submit(|_, raw, _| {
+        // SAFETY: `dst..dst+bytes` lies inside the tensor's allocation and `src` holds
+        // `bytes` bytes of pinned memory; both stay allocated, and neither is written by
+        // the host, until this copy has run (recorded below in both `Uses`).
+        unsafe {
+            sys::memcpy_async(
+                t,
+                dst,
+                bytes,
+                src,
+                bytes,
+                ascend_sys::ACL_MEMCPY_HOST_TO_DEVICE,
+                raw,
+            )
+        }
+    })?;
+    buf.uses.record(inner, ticket, Access::Write);
+    host.mem.uses.record(inner, ticket, Access::Read);
+    Ok(())
+}
+
+/// Queues a copy of the dense window `layout` of `buf` into `host`.
+fn download<T: Element>(
+    buf: &Buffer,
+    layout: &Layout,
+    stream: &Stream,
+    host: &mut HostTensor<T>,
+) -> Result<()> {
+    check_stream_device(buf, stream, "tensor")?;
+    host.check_stream(stream)?;
+    check_shape("host tensor", &layout.dims, host.shape())?;
+    if layout.numel() == 0 {
+        return Ok(());
+    }
+    let (src, bytes) = dense_window::<T>(buf, layout, "copy_to_host")?;
+    let inner = &stream.inner;
+    let t = inner.table();
+    buf.uses.order(inner, Access::Read)?;
+    host.mem.uses.order(inner, Access::Write)?;
+    let dst = host.mem.ptr;
+    let ticket = inner.submit(|_, raw, _| {
+        // SAFETY: as in `upload`, the other way round: the host neither reads nor frees
+        // `dst` before this copy has run (recorded below as a write).
+        unsafe {
+            sys::memcpy_async(
+                t,
+                dst,
+                bytes,
+                src,
+                bytes,
+                ascend_sys::ACL_MEMCPY_DEVICE_TO_HOST,
+                raw,
+            )
+        }
+    })?;
+    buf.uses.record(inner, ticket, Access::Read);
+    host.mem.uses.record(inner, ticket, Access::Write);
+    Ok(())
+}
+
+impl<T: Element> DeviceTensor<T> {
+    /// Queues a copy of `host` (same shape) into this tensor on `stream`, straight from the
+    /// pinned memory: no staging, and no wait. `host` cannot be written or dropped before
+    /// the copy has run (its accessors and its drop wait for it).
+    ///
+    /// ```
+    /// # fn main() -> ascendcl::Result<()> {
+    /// use ascendcl::{DeviceTensor, HostTensor, Runtime};
+    /// use ndarray::array;
+    /// let device = Runtime::auto()?.device(0)?;
+    /// let stream = device.stream()?;
+    /// let host = HostTensor::from_array(&device, &array![1.0f32, 2.0, 3.0])?;
+    /// let mut t = DeviceTensor::<f32>::zeros(&stream, &[3])?;
+    /// t.copy_from_host(&stream, &host)?;
+    /// assert_eq!(t.to_array(&stream)?, array![1.0, 2.0, 3.0].into_dyn());
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`], [`Error::DeviceMismatch`] for a stream of another device
+    /// than the tensor's or the host tensor's, [`Error::Acl`] from queueing the copy.
+    pub fn copy_from_host(&mut self, stream: &Stream, host: &HostTensor<T>) -> Result<()> {
+        upload(&self.buf, &self.layout, stream, host)
+    }
+
+    /// Queues a copy of this tensor into `host` (same shape) on `stream`, straight into the
+    /// pinned memory, without waiting. [`HostTensor::view`] waits for it.
+    ///
+    /// ```
+    /// # fn main() -> ascendcl::Result<()> {
+    /// use ascendcl::{DeviceTensor, HostTensor, Runtime};
+    /// use ndarray::array;
+    /// let device = Runtime::auto()?.device(0)?;
+    /// let stream = device.stream()?;
+    /// let t = DeviceTensor::from_array(&stream, &array![[1.0f32, 2.0]])?;
+    /// let mut host = HostTensor::<f32>::zeros(&device, &[1, 2])?;
+    /// t.copy_to_host(&stream, &mut host)?;
+    /// assert_eq!(host.view()?, array![[1.0, 2.0]].into_dyn());
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`copy_from_host`](Self::copy_from_host).
+    pub fn copy_to_host(&self, stream: &Stream, host: &mut HostTensor<T>) -> Result<()> {
+        download(&self.buf, &self.layout, stream, host)
+    }
+}
+
+impl<T: Element> TensorView<'_, T> {
+    /// Queues a copy of this dense row-major window into `host`; see
+    /// [`DeviceTensor::copy_to_host`].
+    ///
+    /// # Errors
+    /// As [`DeviceTensor::copy_to_host`], and [`Error::InvalidArgument`] for a window that
+    /// is not dense row-major.
+    pub fn copy_to_host(&self, stream: &Stream, host: &mut HostTensor<T>) -> Result<()> {
+        download(self.buf, &self.layout, stream, host)
+    }
+}
+
+impl<T: Element> TensorViewMut<'_, T> {
+    /// Queues a copy of `host` into this dense row-major window (e.g. a range of rows); see
+    /// [`DeviceTensor::copy_from_host`].
+    ///
+    /// ```
+    /// # fn main() -> ascendcl::Result<()> {
+    /// use ascendcl::{DeviceTensor, HostTensor, Runtime};
+    /// use ndarray::array;
+    /// let device = Runtime::auto()?.device(0)?;
+    /// let stream = device.stream()?;
+    /// let mut t = DeviceTensor::<f32>::zeros(&stream, &[3, 2])?;
+    /// let row = HostTensor::from_array(&device, &array![[5.0f32, 6.0]])?;
+    /// t.view_mut().slice(0, 2, 3, 1)?.copy_from_host(&stream, &row)?;
+    /// assert_eq!(t.to_array(&stream)?, array![[0.0, 0.0], [0.0, 0.0], [5.0, 6.0]].into_dyn());
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`DeviceTensor::copy_from_host`], and [`Error::InvalidArgument`] for a window
+    /// that is not dense row-major.
+    pub fn copy_from_host(&mut self, stream: &Stream, host: &HostTensor<T>) -> Result<()> {
+        upload(self.buf, &self.layout, stream, host)
+    }
+
+    /// Queues a copy of this dense row-major window into `host`; see
+    /// [`DeviceTensor::copy_to_host`].
+    ///
+    /// # Errors
+    /// As [`TensorView::copy_to_host`].
+    pub fn copy_to_host(&self, stream: &Stream, host: &mut HostTensor<T>) -> Result<()> {
+        download(self.buf, &self.layout, stream, host)
+    }
+}
