@@ -3,28 +3,34 @@
 //! ratios come from the same run:
 //!
 //! * `memcpy`: `copy_from_slice` between two host buffers of the size;
-//! * `upload`: `DeviceTensor::copy_from_array` then `Stream::synchronize` (pageable array
-//!   staged through the stream's pinned buffer);
-//! * `download`: `DeviceTensor::copy_to_array` (waits by itself).
-//!
-//! Pinned `HostTensor` copies are not measured: the type does not exist yet.
+//! * `upload`: `DeviceTensor::copy_from_array` then `Stream::synchronize` (pageable array;
+//!   copied directly when the tensor is idle, as here, otherwise staged);
+//! * `download`: `DeviceTensor::copy_to_array` (waits by itself);
+//! * `upload_staged`: the same upload while the tensor is still in use by queued work
+//!   (an empty `mish_inplace` of it is queued first), so it goes through the stream's
+//!   pinned staging buffer;
+//! * `pinned_upload` / `pinned_download`: `copy_from_host` / `copy_to_host` with a
+//!   `HostTensor`, then `Stream::synchronize`.
 //!
 //! ```sh
 //! cargo bench --bench transfers
 //! ```
 
-use ascendcl::{DeviceTensor, Runtime};
+use ascendcl::{DeviceTensor, HostTensor, Runtime};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use ndarray::Array1;
 
 fn transfers(c: &mut Criterion) {
     let runtime = Runtime::simulator().expect("simulator");
-    let stream = runtime.device(0).unwrap().stream().unwrap();
+    let device = runtime.device(0).unwrap();
+    let stream = device.stream().unwrap();
     for mb in [4usize, 40] {
         let n = mb * 1_000_000 / 4;
         let src = Array1::from_shape_fn(n, |i| i as f32);
         let mut dst = Array1::<f32>::zeros(n);
         let mut t = DeviceTensor::<f32>::zeros(&stream, &[n]).unwrap();
+        let mut pinned = HostTensor::from_array(&device, &src).unwrap();
+        let mut busy = DeviceTensor::<f32>::zeros(&stream, &[n]).unwrap();
         let mut group = c.benchmark_group(format!("transfers_{mb}MB"));
         group.throughput(Throughput::Bytes((n * 4) as u64));
         group.sample_size(10);
@@ -43,6 +49,27 @@ fn transfers(c: &mut Criterion) {
         });
         group.bench_function(BenchmarkId::new("download", mb), |b| {
             b.iter(|| t.copy_to_array(&stream, &mut dst).unwrap())
+        });
+        group.bench_function(BenchmarkId::new("upload_staged", mb), |b| {
+            b.iter(|| {
+                // The tensor is in use by queued work: the upload is staged and queued.
+                ascendcl::mish_inplace(&mut busy.view_mut().slice(0, 0, 1, 1).unwrap(), &stream)
+                    .unwrap();
+                busy.copy_from_array(&stream, &src).unwrap();
+                stream.synchronize().unwrap();
+            })
+        });
+        group.bench_function(BenchmarkId::new("pinned_upload", mb), |b| {
+            b.iter(|| {
+                t.copy_from_host(&stream, &pinned).unwrap();
+                stream.synchronize().unwrap();
+            })
+        });
+        group.bench_function(BenchmarkId::new("pinned_download", mb), |b| {
+            b.iter(|| {
+                t.copy_to_host(&stream, &mut pinned).unwrap();
+                stream.synchronize().unwrap();
+            })
         });
         group.finish();
     }
