@@ -13,50 +13,9 @@ use ascendcl::{
     DeviceTensor, InplaceMishPlan, MishBackwardPlan, MishPlan, Stream, mish, mish_backward,
     mish_inplace,
 };
+use common::counting::{Counting, allocations_during};
 use common::*;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-
-struct Counting;
-
-thread_local! {
-    static THREAD_ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-static ALL_ALLOCS: AtomicU64 = AtomicU64::new(0);
-static COUNTING: AtomicBool = AtomicBool::new(false);
-
-fn note() {
-    let _ = THREAD_ALLOCS.try_with(|n| n.set(n.get() + 1));
-    if COUNTING.load(Ordering::Relaxed) {
-        ALL_ALLOCS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-// SAFETY: forwards to the system allocator; the counters are a const-initialised
-// thread-local and atomics (no allocation, no re-entrancy).
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -68,21 +27,15 @@ const SYNC_EVERY: usize = 100;
 /// `stream.synchronize()` every `SYNC_EVERY` calls and at the end.
 fn count(stream: &Stream, mut f: impl FnMut()) -> (u64, u64) {
     stream.synchronize().unwrap();
-    let mine = THREAD_ALLOCS.with(Cell::get);
-    ALL_ALLOCS.store(0, Ordering::SeqCst);
-    COUNTING.store(true, Ordering::SeqCst);
-    for i in 0..CALLS {
-        f();
-        if (i + 1) % SYNC_EVERY == 0 {
-            stream.synchronize().unwrap();
+    allocations_during(|| {
+        for i in 0..CALLS {
+            f();
+            if (i + 1) % SYNC_EVERY == 0 {
+                stream.synchronize().unwrap();
+            }
         }
-    }
-    stream.synchronize().unwrap();
-    COUNTING.store(false, Ordering::SeqCst);
-    (
-        THREAD_ALLOCS.with(Cell::get) - mine,
-        ALL_ALLOCS.load(Ordering::SeqCst),
-    )
+        stream.synchronize().unwrap();
+    })
 }
 
 /// Runs `f` until every grow-only buffer on the path (the simulator's launch-box pool and

@@ -3,49 +3,14 @@
 //! on the device, and downloads the gradient with `copy_to_array` —
 //! make 0 heap allocations (counted process-wide, the simulator's stream worker included)
 //! and 0 device or pinned-host allocations (the simulator's call counters) after warm-up.
+//! The same again with pinned `HostTensor`s instead of arrays.
 
 mod common;
 
-use ascendcl::{DeviceTensor, mish, mish_backward};
+use ascendcl::{DeviceTensor, HostTensor, mish, mish_backward};
+use common::counting::{Counting, allocations_during};
 use common::*;
 use ndarray::Array2;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-
-struct Counting;
-
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-static COUNTING: AtomicBool = AtomicBool::new(false);
-
-fn note() {
-    if COUNTING.load(Ordering::Relaxed) {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-// SAFETY: forwards to the system allocator; the counters are atomics (no allocation, no
-// re-entrancy).
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -101,13 +66,11 @@ fn two_hundred_training_steps_allocate_nothing_after_warm_up() {
     let host_mallocs = ascend_sim::call_count("aclrtMallocHost");
     let launches = ascend_sim::call_count("aclnnMishBackward");
     let forwards = ascend_sim::call_count("aclnnMish");
-    ALLOCS.store(0, Ordering::SeqCst);
-    COUNTING.store(true, Ordering::SeqCst);
-    for i in WARM_UP..WARM_UP + STEPS {
-        step(i, &mut checksum);
-    }
-    COUNTING.store(false, Ordering::SeqCst);
-    let heap = ALLOCS.load(Ordering::SeqCst);
+    let (_, heap) = allocations_during(|| {
+        for i in WARM_UP..WARM_UP + STEPS {
+            step(i, &mut checksum);
+        }
+    });
     assert_eq!(heap, 0, "heap allocations over {STEPS} steps");
     assert_eq!(
         ascend_sim::call_count("aclrtMalloc"),
@@ -132,6 +95,64 @@ fn two_hundred_training_steps_allocate_nothing_after_warm_up() {
     // The last step's download is the device's result for the last uploaded data.
     let expected = ascendcl::reference::mish_backward(g_host.view(), x_host.view()).unwrap();
     let (mere, _) = mere_mare(&grad_in.into_dyn(), &expected.into_dyn());
+    assert!(mere < threshold(ascendcl::DType::F32), "{mere}");
+    assert!(checksum.is_finite());
+    assert_eq!(ascend_sim::last_report(), None);
+}
+
+/// The same training step through pinned `HostTensor`s (queued copies, no staging): 0 heap,
+/// device or pinned allocations after warm-up either.
+#[test]
+fn pinned_training_steps_allocate_nothing_after_warm_up() {
+    let _leaks = LeakCheck::start();
+    ascend_sim::clear_last_report();
+    let dev = device(A2);
+    let stream = dev.stream().unwrap();
+    let shape = [32, 64];
+    let mut x_host = HostTensor::<f32>::zeros(&dev, &shape).unwrap();
+    let mut g_host = HostTensor::<f32>::zeros(&dev, &shape).unwrap();
+    let mut dx_host = HostTensor::<f32>::zeros(&dev, &shape).unwrap();
+    let zeros = || DeviceTensor::<f32>::zeros(&stream, &shape).unwrap();
+    let (mut x, mut g, mut y, mut dx) = (zeros(), zeros(), zeros(), zeros());
+    let mut checksum = 0.0f64;
+    let mut step = |i: usize, checksum: &mut f64| {
+        x_host
+            .view_mut()
+            .unwrap()
+            .mapv_inplace(|v| (v + 0.37 + i as f32 * 1e-3).sin() * 3.0);
+        g_host
+            .view_mut()
+            .unwrap()
+            .mapv_inplace(|v| (v + 0.11).cos());
+        x.copy_from_host(&stream, &x_host).unwrap();
+        g.copy_from_host(&stream, &g_host).unwrap();
+        mish(&x, &mut y, &stream).unwrap();
+        mish_backward(&g, &x, &mut dx, &stream).unwrap();
+        dx.copy_to_host(&stream, &mut dx_host).unwrap();
+        *checksum += f64::from(dx_host.as_slice().unwrap()[i % 2048]);
+    };
+    for i in 0..WARM_UP {
+        step(i, &mut checksum);
+    }
+    let mallocs = ascend_sim::call_count("aclrtMalloc");
+    let host_mallocs = ascend_sim::call_count("aclrtMallocHost");
+    let copies = ascend_sim::call_count("aclrtMemcpyAsync");
+    let (_, heap) = allocations_during(|| {
+        for i in WARM_UP..WARM_UP + STEPS {
+            step(i, &mut checksum);
+        }
+    });
+    assert_eq!(heap, 0, "heap allocations over {STEPS} steps");
+    assert_eq!(ascend_sim::call_count("aclrtMalloc"), mallocs);
+    assert_eq!(ascend_sim::call_count("aclrtMallocHost"), host_mallocs);
+    assert_eq!(
+        ascend_sim::call_count("aclrtMemcpyAsync"),
+        copies + 3 * STEPS as u64,
+        "three queued copies a step, none staged"
+    );
+    let expected =
+        ascendcl::reference::mish_backward(g_host.view().unwrap(), x_host.view().unwrap()).unwrap();
+    let (mere, _) = mere_mare(&dx_host.view().unwrap().to_owned(), &expected);
     assert!(mere < threshold(ascendcl::DType::F32), "{mere}");
     assert!(checksum.is_finite());
     assert_eq!(ascend_sim::last_report(), None);

@@ -2,6 +2,7 @@
 //! the CANN precision standard.
 #![allow(dead_code)]
 
+pub mod counting;
 pub mod props;
 
 use ascendcl::{DType, Device, Element, Runtime, Stream};
