@@ -2,11 +2,11 @@
 
 use super::result;
 use super::{ReduceOp, RootInfo, library};
-use crate::device::{Device, DeviceInner};
+use crate::device::{Device, DeviceInner, SocFamily};
 use crate::element::{DType, Element};
 use crate::error::{Error, Result};
 use crate::stream::Stream;
-use crate::tensor::{AsTensorView, AsTensorViewMut, Buffer, Layout};
+use crate::tensor::{AsTensorView, AsTensorViewMut, Buffer, Layout, TensorView, TensorViewMut};
 use crate::uses::{Access, Uses};
 use ascend_sys::hccl::{
     HCCL_DATA_TYPE_BFP16, HCCL_DATA_TYPE_FP16, HCCL_DATA_TYPE_FP32, Hccl, HcclComm, HcclDataType,
@@ -68,6 +68,14 @@ struct Span<'a> {
     buf: &'a Buffer,
     ptr: *mut c_void,
     len: usize,
+}
+
+/// How the element counts of a collective's `send` and `recv` relate.
+#[derive(Clone, Copy)]
+enum Lengths {
+    Equal,
+    RecvIsGroupTimesSend,
+    SendIsGroupTimesRecv,
 }
 
 fn span<'a>(buf: &'a Buffer, layout: &Layout, dtype: DType, argument: &str) -> Result<Span<'a>> {
@@ -232,17 +240,49 @@ impl Communicator {
 
     /// Atlas A2 / A3 HCCL refuses products of bf16 (`HcomCheckReduceDataType`).
     fn check_reduction(&self, op: ReduceOp, dtype: DType, api: &'static str) -> Result<()> {
-        let soc = self.device.soc_name();
-        let a2_a3 = soc.starts_with("Ascend910B") || soc.starts_with("Ascend910_93");
+        let a2_a3 = matches!(
+            self.device.soc_family(),
+            SocFamily::AtlasA2 | SocFamily::AtlasA3
+        );
         if op == ReduceOp::Prod && dtype == DType::BF16 && a2_a3 {
             return Err(Error::UnsupportedDtype {
                 argument: "send",
                 dtype,
                 operator: api,
-                soc: soc.to_owned(),
+                soc: self.device.soc_name().to_owned(),
             });
         }
         Ok(())
+    }
+
+    /// The checked spans of a collective from `send` into `recv` on `stream`, whose element
+    /// counts must relate as `lengths` says.
+    fn send_recv<'a, T: Element>(
+        &self,
+        stream: &Stream,
+        send: &TensorView<'a, T>,
+        recv: &'a TensorViewMut<'_, T>,
+        lengths: Lengths,
+    ) -> Result<(Span<'a>, Span<'a>)> {
+        self.check_stream(stream)?;
+        self.check_buffer(send.buf, "send")?;
+        self.check_buffer(recv.buf, "recv")?;
+        let s = span(send.buf, &send.layout, T::DTYPE, "send")?;
+        let r = span(recv.buf, &recv.layout, T::DTYPE, "recv")?;
+        let size = self.size as usize;
+        let (argument, expected, actual) = match lengths {
+            Lengths::Equal => ("recv", s.len, r.len),
+            Lengths::RecvIsGroupTimesSend => ("recv", s.len.saturating_mul(size), r.len),
+            Lengths::SendIsGroupTimesRecv => ("send", r.len.saturating_mul(size), s.len),
+        };
+        if expected != actual {
+            return Err(Error::LengthMismatch {
+                argument,
+                expected,
+                actual,
+            });
+        }
+        Ok((s, r))
     }
 
     /// Enqueues `call` (given the raw stream) on `stream` and records that the
@@ -282,18 +322,7 @@ impl Communicator {
         stream: &Stream,
     ) -> Result<()> {
         let (send, recv) = (send.as_tensor_view(), recv.as_tensor_view_mut());
-        self.check_stream(stream)?;
-        self.check_buffer(send.buf, "send")?;
-        self.check_buffer(recv.buf, "recv")?;
-        let s = span(send.buf, &send.layout, T::DTYPE, "send")?;
-        let r = span(recv.buf, &recv.layout, T::DTYPE, "recv")?;
-        if r.len != s.len {
-            return Err(Error::LengthMismatch {
-                argument: "recv",
-                expected: s.len,
-                actual: r.len,
-            });
-        }
+        let (s, r) = self.send_recv(stream, &send, &recv, Lengths::Equal)?;
         self.check_reduction(op, T::DTYPE, "HcclAllReduce")?;
         let (dtype, count, comm) = (hccl_dtype(T::DTYPE), s.len as u64, self.raw);
         self.enqueue(
@@ -350,19 +379,8 @@ impl Communicator {
         stream: &Stream,
     ) -> Result<()> {
         let (send, recv) = (send.as_tensor_view(), recv.as_tensor_view_mut());
-        self.check_stream(stream)?;
-        self.check_buffer(send.buf, "send")?;
-        self.check_buffer(recv.buf, "recv")?;
-        let s = span(send.buf, &send.layout, T::DTYPE, "send")?;
-        let r = span(recv.buf, &recv.layout, T::DTYPE, "recv")?;
-        let expected = s.len.saturating_mul(self.size as usize);
-        if r.len != expected {
-            return Err(Error::LengthMismatch {
-                argument: "recv",
-                expected,
-                actual: r.len,
-            });
-        }
+        let lengths = Lengths::RecvIsGroupTimesSend;
+        let (s, r) = self.send_recv(stream, &send, &recv, lengths)?;
         let (dtype, count, comm) = (hccl_dtype(T::DTYPE), s.len as u64, self.raw);
         self.enqueue(
             stream,
@@ -388,19 +406,8 @@ impl Communicator {
         stream: &Stream,
     ) -> Result<()> {
         let (send, recv) = (send.as_tensor_view(), recv.as_tensor_view_mut());
-        self.check_stream(stream)?;
-        self.check_buffer(send.buf, "send")?;
-        self.check_buffer(recv.buf, "recv")?;
-        let s = span(send.buf, &send.layout, T::DTYPE, "send")?;
-        let r = span(recv.buf, &recv.layout, T::DTYPE, "recv")?;
-        let expected = r.len.saturating_mul(self.size as usize);
-        if s.len != expected {
-            return Err(Error::LengthMismatch {
-                argument: "send",
-                expected,
-                actual: s.len,
-            });
-        }
+        let lengths = Lengths::SendIsGroupTimesRecv;
+        let (s, r) = self.send_recv(stream, &send, &recv, lengths)?;
         self.check_reduction(op, T::DTYPE, "HcclReduceScatter")?;
         let (dtype, count, comm) = (hccl_dtype(T::DTYPE), r.len as u64, self.raw);
         self.enqueue(
