@@ -3,8 +3,8 @@
 //! The queue is a grow-only ring of [`Task`]s behind one mutex: copies are stored by value,
 //! operator launches in boxes recycled through a per-stream free list (moved as one
 //! pointer), the worker keeps grow-only scratch buffers for the kernel's temporaries, and
-//! neither side issues a wake-up unless the other is actually waiting. After warm-up a
-//! stream of launches touches no allocator.
+//! neither side issues a wake-up unless the other is actually waiting (each polls briefly
+//! before it sleeps). After warm-up a stream of launches touches no allocator.
 
 use crate::copy::{CopyPlan, run_copy};
 use crate::nnopbase::Launch;
@@ -12,8 +12,10 @@ use crate::state::{lock, report};
 use std::collections::VecDeque;
 use std::mem::MaybeUninit;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// A unit of queued work; `Err` is a sanitizer finding that fails the next synchronize.
 pub(crate) enum Task {
@@ -24,6 +26,27 @@ pub(crate) enum Task {
     Copy(CopyPlan, usize),
     /// Anything else (event records and waits, test gates).
     Fn(Box<dyn FnOnce() -> Result<(), String> + Send>),
+}
+
+/// How long a worker that ran out of work polls for more before it sleeps, and how long a
+/// synchronising thread polls for completion before it sleeps. A futex wake-up costs tens
+/// of microseconds on a busy machine, more than a short copy or kernel; a device does not
+/// fall asleep between two copies either.
+const WORKER_SPIN: Duration = Duration::from_micros(50);
+const WAITER_SPIN: Duration = Duration::from_micros(200);
+
+/// Polls `ready` (yielding the core between polls) for at most `limit`.
+fn spin_until(limit: Duration, ready: impl Fn() -> bool) -> bool {
+    let start = Instant::now();
+    loop {
+        if ready() {
+            return true;
+        }
+        if start.elapsed() >= limit {
+            return false;
+        }
+        std::thread::yield_now();
+    }
 }
 
 /// Tasks queued before the first growth of a stream's ring.
@@ -125,6 +148,10 @@ pub(crate) struct StreamShared {
     work: Condvar,
     /// Signalled when work completes (only if someone waits).
     done: Condvar,
+    /// Copies of the queue's `submitted` and `completed`, written under its lock, read
+    /// without it by the polls above.
+    submitted: AtomicU64,
+    completed: AtomicU64,
 }
 
 impl StreamShared {
@@ -142,10 +169,12 @@ impl StreamShared {
     pub fn submit(&self, task: Task) {
         let mut q = self.lock();
         q.submitted += 1;
+        self.submitted.store(q.submitted, Ordering::Release);
         if q.dead || q.stop {
             // The worker is gone (cannot happen while the stream is registered); account
             // the task as finished so synchronize does not hang.
             q.completed += 1;
+            self.completed.store(q.completed, Ordering::Release);
             q.error
                 .get_or_insert_with(|| "stream worker is gone; task dropped".into());
             if q.waiters > 0 {
@@ -162,8 +191,17 @@ impl StreamShared {
 
     /// Waits for every task submitted so far; returns (and clears) the first error.
     pub fn synchronize(&self) -> Option<String> {
+        let target = {
+            let mut q = self.lock();
+            if q.completed >= q.submitted {
+                return q.error.take();
+            }
+            q.submitted
+        };
+        spin_until(WAITER_SPIN, || {
+            self.completed.load(Ordering::Acquire) >= target
+        });
         let mut q = self.lock();
-        let target = q.submitted;
         while q.completed < target {
             q.waiters += 1;
             q = self.done.wait(q).unwrap_or_else(|e| e.into_inner());
@@ -179,6 +217,14 @@ impl StreamShared {
             let Some(task) = q.tasks.pop_front() else {
                 if q.stop {
                     break;
+                }
+                drop(q);
+                let more = spin_until(WORKER_SPIN, || {
+                    self.submitted.load(Ordering::Acquire) > self.completed.load(Ordering::Acquire)
+                });
+                q = self.lock();
+                if more || !q.tasks.is_empty() || q.stop {
+                    continue;
                 }
                 q.worker_idle = true;
                 q = self.work.wait(q).unwrap_or_else(|e| e.into_inner());
@@ -199,6 +245,7 @@ impl StreamShared {
                 q.pool.push(b);
             }
             q.completed += 1;
+            self.completed.store(q.completed, Ordering::Release);
             if let Err(msg) = result {
                 report(msg.clone());
                 q.error.get_or_insert(msg);
@@ -234,6 +281,8 @@ impl StreamHandle {
             }),
             work: Condvar::new(),
             done: Condvar::new(),
+            submitted: AtomicU64::new(0),
+            completed: AtomicU64::new(0),
         });
         let worker_shared = Arc::clone(&shared);
         let worker = std::thread::Builder::new()
