@@ -9,8 +9,12 @@ NIGHTLY="${NIGHTLY:-nightly-2026-05-20}"
 TRIPLE=x86_64-unknown-linux-gnu
 rustup toolchain list | grep -q "^$NIGHTLY" ||
     rustup toolchain install "$NIGHTLY" --profile minimal
-export RUSTFLAGS="-Zsanitizer=address"
+# The test executables export the ASan runtime's entry points, so that the instrumented
+# simulator cdylib the dlopen tests load resolves them.
+export RUSTFLAGS="-Zsanitizer=address -Clink-arg=-Wl,--export-dynamic-symbol=__asan_*"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/asan"
-export ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:abort_on_error=0"
+# allocator_may_return_null: the tests of huge host allocations expect the allocator to
+# fail (Rust's `try_reserve` then returns an error); ASan would abort instead.
+export ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:abort_on_error=0:allocator_may_return_null=1"
 export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
 cargo +"$NIGHTLY" test --workspace --tests --target "$TRIPLE" --locked --no-fail-fast "$@"

@@ -68,6 +68,11 @@ fn build(profile_dir: &Path) -> Result<PathBuf, String> {
         .args(["build", "--lib", "--locked", "--manifest-path"])
         .arg(&manifest)
         .env("CARGO_TARGET_DIR", &target_dir)
+        // Flags meant for the test build (a sanitizer's, applied with `--target`) would also
+        // reach this build's proc-macros, which cannot be loaded instrumented; an
+        // uninstrumented simulator loads into any process.
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .status()
         .map_err(|e| format!("running {}: {e}", Path::new(&cargo).display()))?;
     if !status.success() {
