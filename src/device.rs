@@ -150,6 +150,17 @@ impl DeviceInner {
         std::ptr::eq(self.rt, other.rt) && self.id == other.id
     }
 
+    /// `Ok` when `self`, the device of `argument`, is `expected` (the device of the stream
+    /// or communicator it is used with); otherwise [`Error::DeviceMismatch`].
+    #[inline]
+    pub(crate) fn expect_same(&self, expected: &DeviceInner, argument: &'static str) -> Result<()> {
+        if self.same_as(expected) {
+            Ok(())
+        } else {
+            Err(device_mismatch(argument, expected, self))
+        }
+    }
+
     pub(crate) fn soc(&self) -> &str {
         &self.soc
     }
@@ -346,5 +357,15 @@ impl Device {
     /// [`Error::Acl`] from `aclrtCreateEvent`.
     pub fn event(&self) -> Result<crate::Event> {
         crate::Event::new(&self.inner)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn device_mismatch(argument: &'static str, expected: &DeviceInner, found: &DeviceInner) -> Error {
+    Error::DeviceMismatch {
+        argument,
+        expected: expected.id,
+        found: found.id,
     }
 }

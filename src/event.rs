@@ -1,7 +1,7 @@
 //! [`Event`]: a marker in a stream, for ordering work between streams.
 
 use crate::device::DeviceInner;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::ledger::RecordLedger;
 use crate::stream::{Stream, StreamInner};
 use crate::sys;
@@ -104,15 +104,7 @@ impl Event {
     }
 
     fn check_device(&self, stream: &Stream) -> Result<()> {
-        if self.inner.device.same_as(&stream.inner.device) {
-            Ok(())
-        } else {
-            Err(Error::DeviceMismatch {
-                argument: "event",
-                expected: stream.inner.device.id,
-                found: self.inner.device.id,
-            })
-        }
+        self.inner.device.expect_same(&stream.inner.device, "event")
     }
 }
 

@@ -246,24 +246,27 @@ impl<T: Element> HostTensor<T> {
 
     /// Checks that copies with `stream` may use this memory.
     pub(crate) fn check_stream(&self, stream: &Stream) -> Result<()> {
-        if self.mem.device.same_as(&stream.inner.device) {
-            Ok(())
-        } else {
-            Err(Error::DeviceMismatch {
-                argument: "host tensor",
-                expected: stream.inner.device.id,
-                found: self.mem.device.id,
-            })
-        }
+        self.mem
+            .device
+            .expect_same(&stream.inner.device, "host tensor")
     }
 }
 
-/// Queues a copy of `host` into the dense window `layout` of `buf`.
-fn upload<T: Element>(
+/// Which way a queued copy between a device window and a [`HostTensor`] goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    ToDevice,
+    ToHost,
+}
+
+/// Queues a copy between the dense window `layout` of `buf` and `host`. The caller holds
+/// `host` shared for [`Direction::ToDevice`] and exclusively for [`Direction::ToHost`].
+fn enqueue<T: Element>(
     buf: &Buffer,
     layout: &Layout,
     stream: &Stream,
     host: &HostTensor<T>,
+    direction: Direction,
 ) -> Result<()> {
     check_stream_device(buf, stream, "tensor")?;
     host.check_stream(stream)?;
@@ -271,69 +274,39 @@ fn upload<T: Element>(
     if layout.numel() == 0 {
         return Ok(());
     }
-    let (dst, bytes) = dense_window::<T>(buf, layout, "copy_from_host")?;
+    let (call, device_access, host_access, kind) = match direction {
+        Direction::ToDevice => (
+            "copy_from_host",
+            Access::Write,
+            Access::Read,
+            ascend_sys::ACL_MEMCPY_HOST_TO_DEVICE,
+        ),
+        Direction::ToHost => (
+            "copy_to_host",
+            Access::Read,
+            Access::Write,
+            ascend_sys::ACL_MEMCPY_DEVICE_TO_HOST,
+        ),
+    };
+    let (window, bytes) = dense_window::<T>(buf, layout, call)?;
+    let (dst, src) = match direction {
+        Direction::ToDevice => (window, host.mem.ptr.cast_const()),
+        Direction::ToHost => (host.mem.ptr, window.cast_const()),
+    };
     let inner = &stream.inner;
     let t = inner.table();
-    buf.uses.order(inner, Access::Write)?;
-    host.mem.uses.order(inner, Access::Read)?;
-    let src = host.mem.ptr;
+    buf.uses.order(inner, device_access)?;
+    host.mem.uses.order(inner, host_access)?;
     let ticket = inner.submit(|_, raw, _| {
-        // SAFETY: `dst..dst+bytes` lies inside the tensor's allocation and `src` holds
-        // `bytes` bytes of pinned memory; both stay allocated, and neither is written by
-        // the host, until this copy has run (recorded below in both `Uses`).
-        unsafe {
-            sys::memcpy_async(
-                t,
-                dst,
-                bytes,
-                src,
-                bytes,
-                ascend_sys::ACL_MEMCPY_HOST_TO_DEVICE,
-                raw,
-            )
-        }
+        // SAFETY: the device window lies inside the tensor's allocation and the pinned
+        // buffer holds at least `bytes` bytes; both stay allocated, and the host neither
+        // writes the source nor touches the destination, until this copy has run (recorded
+        // below in both `Uses`, which the tensor's and host tensor's drops and the host
+        // accessors wait for).
+        unsafe { sys::memcpy_async(t, dst, bytes, src, bytes, kind, raw) }
     })?;
-    buf.uses.record(inner, ticket, Access::Write);
-    host.mem.uses.record(inner, ticket, Access::Read);
-    Ok(())
-}
-
-/// Queues a copy of the dense window `layout` of `buf` into `host`.
-fn download<T: Element>(
-    buf: &Buffer,
-    layout: &Layout,
-    stream: &Stream,
-    host: &mut HostTensor<T>,
-) -> Result<()> {
-    check_stream_device(buf, stream, "tensor")?;
-    host.check_stream(stream)?;
-    check_shape("host tensor", &layout.dims, host.shape())?;
-    if layout.numel() == 0 {
-        return Ok(());
-    }
-    let (src, bytes) = dense_window::<T>(buf, layout, "copy_to_host")?;
-    let inner = &stream.inner;
-    let t = inner.table();
-    buf.uses.order(inner, Access::Read)?;
-    host.mem.uses.order(inner, Access::Write)?;
-    let dst = host.mem.ptr;
-    let ticket = inner.submit(|_, raw, _| {
-        // SAFETY: as in `upload`, the other way round: the host neither reads nor frees
-        // `dst` before this copy has run (recorded below as a write).
-        unsafe {
-            sys::memcpy_async(
-                t,
-                dst,
-                bytes,
-                src,
-                bytes,
-                ascend_sys::ACL_MEMCPY_DEVICE_TO_HOST,
-                raw,
-            )
-        }
-    })?;
-    buf.uses.record(inner, ticket, Access::Read);
-    host.mem.uses.record(inner, ticket, Access::Write);
+    buf.uses.record(inner, ticket, device_access);
+    host.mem.uses.record(inner, ticket, host_access);
     Ok(())
 }
 
@@ -359,7 +332,7 @@ impl<T: Element> DeviceTensor<T> {
     /// [`Error::ShapeMismatch`], [`Error::DeviceMismatch`] for a stream of another device
     /// than the tensor's or the host tensor's, [`Error::Acl`] from queueing the copy.
     pub fn copy_from_host(&mut self, stream: &Stream, host: &HostTensor<T>) -> Result<()> {
-        upload(&self.buf, &self.layout, stream, host)
+        enqueue(&self.buf, &self.layout, stream, host, Direction::ToDevice)
     }
 
     /// Queues a copy of this tensor into `host` (same shape) on `stream`, straight into the
@@ -381,7 +354,7 @@ impl<T: Element> DeviceTensor<T> {
     /// # Errors
     /// As [`copy_from_host`](Self::copy_from_host).
     pub fn copy_to_host(&self, stream: &Stream, host: &mut HostTensor<T>) -> Result<()> {
-        download(&self.buf, &self.layout, stream, host)
+        enqueue(&self.buf, &self.layout, stream, host, Direction::ToHost)
     }
 }
 
@@ -393,7 +366,7 @@ impl<T: Element> TensorView<'_, T> {
     /// As [`DeviceTensor::copy_to_host`], and [`Error::InvalidArgument`] for a window that
     /// is not dense row-major.
     pub fn copy_to_host(&self, stream: &Stream, host: &mut HostTensor<T>) -> Result<()> {
-        download(self.buf, &self.layout, stream, host)
+        enqueue(self.buf, &self.layout, stream, host, Direction::ToHost)
     }
 }
 
@@ -418,7 +391,7 @@ impl<T: Element> TensorViewMut<'_, T> {
     /// As [`DeviceTensor::copy_from_host`], and [`Error::InvalidArgument`] for a window
     /// that is not dense row-major.
     pub fn copy_from_host(&mut self, stream: &Stream, host: &HostTensor<T>) -> Result<()> {
-        upload(self.buf, &self.layout, stream, host)
+        enqueue(self.buf, &self.layout, stream, host, Direction::ToDevice)
     }
 
     /// Queues a copy of this dense row-major window into `host`; see
@@ -427,6 +400,6 @@ impl<T: Element> TensorViewMut<'_, T> {
     /// # Errors
     /// As [`TensorView::copy_to_host`].
     pub fn copy_to_host(&self, stream: &Stream, host: &mut HostTensor<T>) -> Result<()> {
-        download(self.buf, &self.layout, stream, host)
+        enqueue(self.buf, &self.layout, stream, host, Direction::ToHost)
     }
 }

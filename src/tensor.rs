@@ -406,15 +406,7 @@ pub(crate) fn check_stream_device(
     stream: &Stream,
     argument: &'static str,
 ) -> Result<()> {
-    if buf.device.same_as(&stream.inner.device) {
-        Ok(())
-    } else {
-        Err(Error::DeviceMismatch {
-            argument,
-            expected: stream.inner.device.id,
-            found: buf.device.id,
-        })
-    }
+    buf.device.expect_same(&stream.inner.device, argument)
 }
 
 /// The read-only accessors that tensors and views share (`self.layout`, `self.buf`).

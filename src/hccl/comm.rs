@@ -215,27 +215,13 @@ impl Communicator {
     }
 
     fn check_stream(&self, stream: &Stream) -> Result<()> {
-        if self.device.inner.same_as(&stream.inner.device) {
-            Ok(())
-        } else {
-            Err(Error::DeviceMismatch {
-                argument: "communicator",
-                expected: stream.inner.device.id,
-                found: self.device.id(),
-            })
-        }
+        self.device
+            .inner
+            .expect_same(&stream.inner.device, "communicator")
     }
 
     fn check_buffer(&self, buf: &Buffer, argument: &'static str) -> Result<()> {
-        if self.device.inner.same_as(&buf.device) {
-            Ok(())
-        } else {
-            Err(Error::DeviceMismatch {
-                argument,
-                expected: self.device.id(),
-                found: buf.device.id,
-            })
-        }
+        buf.device.expect_same(&self.device.inner, argument)
     }
 
     /// Atlas A2 / A3 HCCL refuses products of bf16 (`HcomCheckReduceDataType`).

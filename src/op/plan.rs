@@ -114,21 +114,9 @@ impl<O, E> Plan<O, E> {
         args: [RawTensor<'_>; N],
     ) -> Result<()> {
         let device = &stream.inner.device;
-        if !self.device.same_as(device) {
-            return Err(Error::DeviceMismatch {
-                argument: "plan",
-                expected: device.id,
-                found: self.device.id,
-            });
-        }
+        self.device.expect_same(device, "plan")?;
         for ((t, planned), arg) in args.iter().zip(&self.layouts).zip(self.args) {
-            if !t.buf.device.same_as(device) {
-                return Err(Error::DeviceMismatch {
-                    argument: arg.name,
-                    expected: device.id,
-                    found: t.buf.device.id,
-                });
-            }
+            t.buf.device.expect_same(device, arg.name)?;
             if t.layout != *planned {
                 return Err(plan_mismatch(arg.name, &t.layout, planned));
             }

@@ -78,9 +78,7 @@ pub(crate) fn validate<O: Operator, const N: usize>(
     debug_assert_eq!(N, O::ARGS.len());
     let device = &stream.inner.device;
     for (arg, t) in O::ARGS.iter().zip(args) {
-        if !t.buf.device.same_as(device) {
-            return Err(device_mismatch(arg.name, device, &t.buf.device));
-        }
+        t.buf.device.expect_same(device, arg.name)?;
     }
     let soc = device.family();
     if !O::available_on(soc) {
@@ -127,16 +125,6 @@ fn check_shapes(args: &[Arg], rule: ShapeRule, tensors: &[RawTensor<'_>]) -> Res
             }
             shape::check_broadcast(&inputs[..ni], &outputs[..no]).map(drop)
         }
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn device_mismatch(argument: &'static str, expected: &DeviceInner, found: &DeviceInner) -> Error {
-    Error::DeviceMismatch {
-        argument,
-        expected: expected.id,
-        found: found.id,
     }
 }
 
