@@ -88,7 +88,7 @@ impl Event {
     /// that work too (so releasing tensors it used needs no further wait).
     ///
     /// # Errors
-    /// [`Error::Acl`] from `aclrtSynchronizeEvent`.
+    /// [`Error::Acl`](crate::Error::Acl) from `aclrtSynchronizeEvent`.
     pub fn synchronize(&self) -> Result<()> {
         self.inner.device.bind()?;
         let t = self.inner.device.table();
@@ -112,7 +112,7 @@ impl Stream {
     /// Records `event` on this stream: it completes when the work submitted so far does.
     ///
     /// # Errors
-    /// [`Error::DeviceMismatch`] when the event belongs to another device, [`Error::Acl`]
+    /// [`Error::DeviceMismatch`](crate::Error::DeviceMismatch) when the event belongs to another device, [`Error::Acl`](crate::Error::Acl)
     /// from `aclrtRecordEvent`.
     pub fn record(&self, event: &Event) -> Result<()> {
         event.check_device(self)?;
@@ -137,7 +137,7 @@ impl Stream {
     /// (`aclrtStreamWaitEvent`): the way to order work between two streams.
     ///
     /// # Errors
-    /// [`Error::DeviceMismatch`] when the event belongs to another device, [`Error::Acl`]
+    /// [`Error::DeviceMismatch`](crate::Error::DeviceMismatch) when the event belongs to another device, [`Error::Acl`](crate::Error::Acl)
     /// from `aclrtStreamWaitEvent`.
     pub fn wait(&self, event: &Event) -> Result<()> {
         event.check_device(self)?;

@@ -64,7 +64,14 @@
 //! streams and not known to be complete; before it writes, for every other stream's queued
 //! use. Work that stays on one stream creates no events, and a stream that already waited
 //! for another's work does not wait again. [`Event`]s remain available for ordering work
-//! that the crate cannot see (raw calls).
+//! that the crate cannot see (raw calls). There is deliberately no switch to turn this
+//! ordering off: it costs nothing for work that stays on one stream, and an expert who
+//! orders streams by hand can issue the copies and launches through the raw handles
+//! ([`Stream::as_raw`], the `ascend-sys` table) instead.
+//!
+//! Page-locked host memory ([`HostTensor`]) is tracked the same way: a queued copy into or
+//! out of it is recorded, and the host's own reads, writes and the release of the memory
+//! wait for the copies they would race with.
 //!
 //! # Threads
 //! All public types are `Send + Sync` (asserted at compile time below): device handles are
