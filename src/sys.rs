@@ -350,8 +350,8 @@ pub(crate) unsafe fn set_executor_repeatable(t: &FnTable, e: *mut aclOpExecutor)
 /// `aclDestroyAclOpExecutor` (CANN 8.0+; absent is an error, and the executor leaks).
 ///
 /// # Safety
-/// `e` is a live executor that phase 2 did not consume (or a repeatable one), no queued
-/// work uses it, destroyed once.
+/// `e` is a live executor that never reached phase 2 (or a repeatable one, never given a
+/// NULL workspace with a non-zero size), no queued work uses it, destroyed once.
 pub(crate) unsafe fn destroy_executor(t: &FnTable, e: *mut aclOpExecutor) -> Result<()> {
     // SAFETY: the caller's contract.
     unsafe { checked!(aclnn? t, aclDestroyAclOpExecutor(e)) }

@@ -139,8 +139,12 @@
 //!   wrap (integers), keep the real part (complex to real); any dtype copies to itself
 //!   byte for byte; a cast from or to an FP8 kind is not modeled and fails with 561000.
 //! * **Phase 2** (the same for every operator) checks the executor (it must come from the
-//!   same operator's phase 1; a non-repeatable executor is consumed by its one call; reusing
-//!   it gives 161002), the stream under the current context (361001,
+//!   same operator's phase 1; a non-repeatable executor is consumed by its one call, whether
+//!   the call succeeds or fails, as nnopbase's common phase 2 deletes it after running it;
+//!   a NULL workspace with a non-zero `workspaceSize` is refused first, with 161001, and
+//!   releases even a repeatable executor, as nnopbase does; any later use of a released
+//!   executor, `aclDestroyAclOpExecutor` included, gives 161002 and a finding naming how it
+//!   was released), the stream under the current context (361001,
 //!   or 161002 for a stale handle), that the tensors are still alive, that the workspace is
 //!   a live device allocation holding `workspaceSize >=` the asked size (null: 161001, too
 //!   small, host or freed: 161002), that every tensor's data lies in a live device
@@ -240,8 +244,10 @@
 //!
 //! `ascendSimSetFault(symbol, n)` ([`set_fault`]) makes the `n`-th call of `symbol`,
 //! counted from the moment it is set, fail (`n = 0` disarms); `ASCEND_SIM_FAULT` does the
-//! same counted from process start. A fault fires once, before any validation, without
-//! side effects, with an `aclGetRecentErrMsg` text saying so. The codes:
+//! same counted from process start. A fault fires once, before any validation, with an
+//! `aclGetRecentErrMsg` text saying so, and without side effects except the one a failure
+//! of that function has on CANN: an operator's phase 2 releases the live non-repeatable
+//! executor it was given. The codes:
 //!
 //! | symbol | failure |
 //! |---|---|
@@ -494,7 +500,8 @@ macro_rules! sim_api {
             $( $kind:ident $fail:ident $name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty = $imp:path; )*
         }
         operators {
-            $( $ofail:ident $oname:ident ( $($oarg:ident : $oty:ty),* ) -> $oret:ty = $oimp:path; )*
+            $( $ofail:ident $oname:ident ( $($oarg:ident : $oty:ty),* ) -> $oret:ty = $oimp:path
+               $(, on fault $ofault:path [ $ofarg:ident ] )?; )*
         }
         hccl {
             $( $hfail:ident $hname:ident ( $($harg:ident : $hty:ty),* ) -> $hret:ty = $himp:path; )*
@@ -547,9 +554,10 @@ macro_rules! sim_api {
                 /// The contract of the C function of the same name: pointer arguments must
                 /// be null or valid for the documented accesses.
                 pub unsafe extern "C" fn $oname( $($oarg: $oty),* ) -> $oret {
-                    crate::state::entry(
+                    crate::state::entry_with_fault_effect(
                         Sym::$oname,
                         failure_value!($ofail, Sym::$oname),
+                        move || { $( $ofault($ofarg); )? },
                         // SAFETY: the caller upholds the C contract of this function, which
                         // is all the implementation relies on.
                         move || unsafe { $oimp( $($oarg),* ) },
@@ -688,13 +696,13 @@ sim_api! {
     }
     operators {
         code aclnnMishBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, grad_input: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::mish_backward::get_workspace_size;
-        code aclnnMishBackward(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::mish_backward::mish_backward;
+        code aclnnMishBackward(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::mish_backward::mish_backward, on fault nnopbase::release_on_fault[executor];
         code aclnnMishGetWorkspaceSize(self_: *const aclTensor, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::mish::get_workspace_size;
-        code aclnnMish(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::mish::mish;
+        code aclnnMish(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::mish::mish, on fault nnopbase::release_on_fault[executor];
         code aclnnInplaceMishGetWorkspaceSize(self_ref: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::mish::inplace_get_workspace_size;
-        code aclnnInplaceMish(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::mish::inplace_mish;
+        code aclnnInplaceMish(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::mish::inplace_mish, on fault nnopbase::release_on_fault[executor];
         code aclnnInplaceCopyGetWorkspaceSize(self_ref: *mut aclTensor, src: *const aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::inplace_copy::get_workspace_size;
-        code aclnnInplaceCopy(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::inplace_copy::inplace_copy;
+        code aclnnInplaceCopy(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::inplace_copy::inplace_copy, on fault nnopbase::release_on_fault[executor];
     }
     // HCCL (libhccl.so): counted and faultable (HCCL_E_INTERNAL), not in the FnTable.
     hccl {

@@ -331,6 +331,17 @@ impl<T> Outcome for *const T {
 /// panics so that none crosses the C boundary, and makes sure a failure leaves its own
 /// `aclGetRecentErrMsg` text.
 pub(crate) fn entry<R: Outcome>(sym: Sym, failure: R, body: impl FnOnce() -> R) -> R {
+    entry_with_fault_effect(sym, failure, || {}, body)
+}
+
+/// [`entry`] for a function whose failure has an effect on CANN that an injected fault
+/// must have too (`on_fault`, run when the fault fires).
+pub(crate) fn entry_with_fault_effect<R: Outcome>(
+    sym: Sym,
+    failure: R,
+    on_fault: impl FnOnce(),
+    body: impl FnOnce() -> R,
+) -> R {
     let i = sym as usize;
     let name = SYMBOLS[i];
     let n = CALLS[i].fetch_add(1, Ordering::SeqCst) + 1;
@@ -345,6 +356,12 @@ pub(crate) fn entry<R: Outcome>(sym: Sym, failure: R, body: impl FnOnce() -> R) 
             code,
             format!("injected fault (call #{n} of {name}, ASCEND_SIM_FAULT / ascendSimSetFault)"),
         );
+        if catch_unwind(AssertUnwindSafe(on_fault)).is_err() {
+            finding(
+                ascend_sys::ACL_ERROR_INTERNAL_ERROR,
+                "internal simulator panic (bug in ascend-sim)".into(),
+            );
+        }
         failure
     } else {
         match catch_unwind(AssertUnwindSafe(body)) {

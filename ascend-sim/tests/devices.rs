@@ -26,6 +26,9 @@ fn device_ownership_is_checked() {
     let (rc, _, ex0) = phase1(tg, tx, to);
     assert_eq!(rc, ACLNN_SUCCESS);
 
+    let (rc, _, ex0b) = phase1(tg, tx, to);
+    assert_eq!(rc, ACLNN_SUCCESS);
+
     set_device(1);
     // A: a device-0 stream while device 1 is current.
     assert_fails_with(
@@ -33,13 +36,15 @@ fn device_ownership_is_checked() {
         ACLNN_ERR_RUNTIME_ERROR,
         &["belongs to device 0"],
     );
+    assert_released_by_failed_phase2(ex0);
     // B: a device-0 executor on a device-1 stream.
     let s1 = create_stream();
     assert_fails_with(
-        phase2(null_mut(), 0, ex0, s1),
+        phase2(null_mut(), 0, ex0b, s1),
         ACLNN_ERR_RUNTIME_ERROR,
         &["created on device 0 but the stream is on device 1"],
     );
+    assert_released_by_failed_phase2(ex0b);
     // C: a device-1 executor over device-0 memory.
     let (rc, _, ex1) = phase1(tg, tx, to);
     assert_eq!(rc, ACLNN_SUCCESS);
@@ -51,6 +56,7 @@ fn device_ownership_is_checked() {
             "is memory of device 0, but the operator runs on device 1",
         ],
     );
+    assert_released_by_failed_phase2(ex1);
     // D: device-to-device copies between the devices need peer access on hardware.
     let d1 = malloc(16);
     ascend_sim::clear_last_report();
@@ -108,6 +114,7 @@ fn device_ownership_is_checked() {
             "is memory of device 1, but the operator runs on device 0",
         ],
     );
+    assert_released_by_failed_phase2(ex2);
     // F: events and streams of different devices.
     let e0 = create_event();
     // SAFETY: live handles.
@@ -127,9 +134,6 @@ fn device_ownership_is_checked() {
         // Waiting for another device's event from the host is allowed.
         assert_eq!(api::aclrtSynchronizeEvent(e0), ACL_SUCCESS);
         assert_eq!(api::aclrtDestroyEvent(e0), ACL_SUCCESS);
-        for ex in [ex0, ex1, ex2] {
-            assert_eq!(api::aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
-        }
     }
     free(w1);
     free(d1);

@@ -134,8 +134,7 @@ fn t07_strides_offsets_and_storage() {
             assert_eq!(sync(null_mut()), ACL_SUCCESS, "{}", err_msg());
         } else {
             assert_fails_with(rc, ACLNN_ERR_PARAM_INVALID, &["self"]);
-            // SAFETY: a refused launch leaves the executor alive.
-            assert_eq!(unsafe { api::aclDestroyAclOpExecutor(ex) }, ACLNN_SUCCESS);
+            assert_released_by_failed_phase2(ex);
         }
         if !w.is_null() {
             free(w);
@@ -267,9 +266,10 @@ fn launch_checked(
         }
         let s = sync(null_mut());
         assert_eq!(s, ACL_SUCCESS, "{what}: {}", err_msg());
+    } else if w.is_null() && ws > 0 {
+        assert_double_release(ex, &["NULL workspace with a non-zero workspaceSize"]);
     } else {
-        // SAFETY: a refused launch leaves the executor alive.
-        assert_eq!(unsafe { api::aclDestroyAclOpExecutor(ex) }, ACLNN_SUCCESS);
+        assert_released_by_failed_phase2(ex);
     }
     if !w.is_null() {
         free(w);

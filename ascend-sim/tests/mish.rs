@@ -324,8 +324,7 @@ fn views_labels_and_the_in_place_form() {
             ACLNN_ERR_PARAM_INVALID,
             &["launch it with aclnnInplaceMish"],
         );
-        // SAFETY: a live executor (the refusal did not consume it).
-        assert_eq!(unsafe { api::aclDestroyAclOpExecutor(ex) }, ACLNN_SUCCESS);
+        assert_released_by_failed_phase2(ex);
         for t in [tx, to, to4] {
             destroy_tensor(t);
         }

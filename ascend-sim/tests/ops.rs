@@ -324,8 +324,9 @@ fn cleanup(ts: [*mut aclTensor; 3], bufs: [*mut c_void; 3]) {
 }
 
 /// Asserts that phase 2 of `ex` (no workspace, default stream) is rejected with
-/// `ACLNN_ERR_PARAM_INVALID` and a message containing every one of `fragments`, then
-/// destroys `ex` (a rejected launch does not consume the executor).
+/// `ACLNN_ERR_PARAM_INVALID` and a message containing every one of `fragments`, and that
+/// the rejection released `ex` (nnopbase releases a non-repeatable executor whatever
+/// phase 2 returns).
 #[track_caller]
 fn assert_phase2_rejects(ex: *mut aclOpExecutor, fragments: &[&str]) {
     assert_fails_with(
@@ -333,39 +334,60 @@ fn assert_phase2_rejects(ex: *mut aclOpExecutor, fragments: &[&str]) {
         ACLNN_ERR_PARAM_INVALID,
         fragments,
     );
-    // SAFETY: live executor (failures do not consume it).
-    assert_eq!(unsafe { api::aclDestroyAclOpExecutor(ex) }, ACLNN_SUCCESS);
+    assert_released_by_failed_phase2(ex);
 }
 
 #[test]
 fn workspace_checks() {
     setup();
     let (ts, bufs, ws, ex) = broadcast_case();
-    // Null.
-    assert_eq!(
-        phase2(null_mut(), ws, ex, null_mut()),
-        ACLNN_ERR_PARAM_NULLPTR
-    );
-    // Too small (size argument).
-    let launch = |w: *mut c_void, size: u64| phase2(w, size, ex, null_mut());
-    let w = malloc(ws as usize);
+    let fresh = || {
+        let (rc, size, ex) = phase1(ts[0], ts[1], ts[2]);
+        assert_eq!((rc, size), (ACLNN_SUCCESS, ws));
+        ex
+    };
+    // Null with a non-zero size: nnopbase's first check, which releases the executor.
     assert_fails_with(
-        launch(w, ws - 1),
-        ACLNN_ERR_PARAM_INVALID,
-        &["smaller than"],
+        phase2(null_mut(), ws, ex, null_mut()),
+        ACLNN_ERR_PARAM_NULLPTR,
+        &["workspace is nullptr but workspaceSize is"],
     );
+    assert_double_release(ex, &["NULL workspace with a non-zero workspaceSize"]);
+    // Null with size 0 although phase 1 asked for bytes.
+    let ex = fresh();
+    assert_fails_with(
+        phase2(null_mut(), 0, ex, null_mut()),
+        ACLNN_ERR_PARAM_NULLPTR,
+        &["bytes are required"],
+    );
+    assert_released_by_failed_phase2(ex);
+    // Too small (size argument).
+    let launch = |w: *mut c_void, size: u64| {
+        let ex = fresh();
+        let rc = phase2(w, size, ex, null_mut());
+        (rc, ex)
+    };
+    let w = malloc(ws as usize);
+    let (rc, ex) = launch(w, ws - 1);
+    assert_fails_with(rc, ACLNN_ERR_PARAM_INVALID, &["smaller than"]);
+    assert_released_by_failed_phase2(ex);
     // Too small (allocation lies about its size).
     let small = malloc(ws as usize - 32);
-    assert_fails_with(launch(small, ws), ACLNN_ERR_PARAM_INVALID, &["overruns"]);
+    let (rc, ex) = launch(small, ws);
+    assert_fails_with(rc, ACLNN_ERR_PARAM_INVALID, &["overruns"]);
+    assert_released_by_failed_phase2(ex);
     // Host memory.
     let mut host = vec![0u8; ws as usize];
-    let hp = host.as_mut_ptr().cast();
-    assert_fails_with(launch(hp, ws), ACLNN_ERR_PARAM_INVALID, &["host memory"]);
+    let (rc, ex) = launch(host.as_mut_ptr().cast(), ws);
+    assert_fails_with(rc, ACLNN_ERR_PARAM_INVALID, &["host memory"]);
+    assert_released_by_failed_phase2(ex);
     // Freed.
     free(small);
-    assert_eq!(phase2(small, ws, ex, null_mut()), ACLNN_ERR_PARAM_INVALID);
-    // None of the failures consumed the executor.
-    launch_and_sync(w, ws, ex);
+    let (rc, ex) = launch(small, ws);
+    assert_eq!(rc, ACLNN_ERR_PARAM_INVALID);
+    assert_released_by_failed_phase2(ex);
+    // A good workspace.
+    launch_and_sync(w, ws, fresh());
     let out = d2h::<f32>(bufs[2], 8);
     assert_eq!(out[0], mish_grad_f32(1.0, 0.5));
     assert_eq!(out[7], mish_grad_f32(1.0, -0.5));
@@ -577,7 +599,10 @@ fn a_workspace_overlapping_an_operand_is_refused() {
         ACLNN_ERR_PARAM_INVALID,
         &["the workspace", "overlaps the bytes", "of gradOutput"],
     );
+    assert_released_by_failed_phase2(ex);
     // The same allocation past gradOutput's bytes is a fine workspace.
+    let (rc, _, ex) = phase1(tg, tx, to);
+    assert_eq!(rc, ACLNN_SUCCESS);
     // SAFETY: stays inside the 4096-byte allocation.
     let past = unsafe { big.cast::<u8>().add(1024) }.cast();
     launch_and_sync(past, ws, ex);

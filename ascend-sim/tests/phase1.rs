@@ -309,12 +309,18 @@ fn stream_of_another_device_is_stream_context_error() {
         let t = tensor(&[8], ACL_FLOAT, buf);
         let (rc, _, ex) = phase1(t, t, t);
         assert_eq!(rc, ACLNN_SUCCESS);
+        let (rc, _, ex2) = phase1(t, t, t);
+        assert_eq!(rc, ACLNN_SUCCESS);
         assert_eq!(phase2(null_mut(), 0, ex, s), ACLNN_ERR_RUNTIME_ERROR);
+        assert_released_by_failed_phase2(ex);
         set_device(0);
         // The executor was made on device 2: device mismatch with a device-0 stream.
-        assert_eq!(phase2(null_mut(), 0, ex, s), ACLNN_ERR_RUNTIME_ERROR);
-        // SAFETY: executor from phase 1.
-        assert_eq!(unsafe { api::aclDestroyAclOpExecutor(ex) }, ACLNN_SUCCESS);
+        assert_fails_with(
+            phase2(null_mut(), 0, ex2, s),
+            ACLNN_ERR_RUNTIME_ERROR,
+            &["created on device 2 but the stream is on device 0"],
+        );
+        assert_released_by_failed_phase2(ex2);
         destroy_tensor(t);
         destroy_stream(s);
         free(buf);

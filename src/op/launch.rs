@@ -40,9 +40,14 @@ pub(crate) fn launch<const N: usize>(
     inner.device.bind()?;
     order_after_other_streams(inner, &args, specs)?;
     let descriptors = Descriptors::for_call(table, &args)?;
-    let (executor, workspace_size) = prepare(table, entry, &fns, &descriptors.raw)?;
-    let ticket = enqueue(inner, entry, &fns, executor.raw, workspace_size)?;
-    executor.consumed();
+    let (mut executor, workspace_size) = prepare(table, entry, &fns, &descriptors.raw)?;
+    let ticket = enqueue(
+        inner,
+        entry,
+        &fns,
+        || executor.hand_to_phase2(),
+        workspace_size,
+    )?;
     record_uses(inner, ticket, &args, specs);
     Ok(())
 }
@@ -107,47 +112,61 @@ pub(crate) fn prepare<'t, const N: usize>(
     Ok((executor, workspace_size))
 }
 
-/// Queues phase 2 of `executor` on the stream, with a workspace of `workspace_size` bytes
-/// from the stream's grow-only cache. Returns the ticket of the launch.
+/// Queues phase 2 on the stream, with a workspace of `workspace_size` bytes from the
+/// stream's grow-only cache. Returns the ticket of the launch.
+///
+/// `executor` gives the executor at the moment phase 2 is called, and only then (not when
+/// the stream or the workspace fails first): CANN releases a non-repeatable executor in
+/// its phase 2 whatever phase 2 returns, so from that call on the caller must not destroy
+/// it. The workspace is never NULL with a non-zero size, the one case in which CANN also
+/// releases a repeatable executor.
 pub(crate) fn enqueue(
     stream: &StreamInner,
     entry: &EntryPoints,
     fns: &OperatorFns,
-    executor: *mut aclOpExecutor,
+    executor: impl FnOnce() -> *mut aclOpExecutor,
     workspace_size: u64,
 ) -> Result<u64> {
     let table = stream.table();
     stream.submit(|state, raw_stream, ticket| {
         let workspace = state.workspace(table, workspace_size, ticket)?;
-        // SAFETY: the executor comes from the operator's phase 1 and is not consumed; the
-        // workspace holds at least `workspace_size` bytes of device memory that stays
-        // allocated until the stream has run this work (grow-only cache, deferred
-        // release); the callers record the tensors' use at the returned ticket.
+        let executor = executor();
+        // SAFETY: the executor comes from the operator's phase 1 and has not been through
+        // a non-repeatable phase 2; the workspace holds at least `workspace_size` bytes of
+        // device memory that stays allocated until the stream has run this work
+        // (grow-only cache, deferred release); the callers record the tensors' use at the
+        // returned ticket.
         let status = unsafe { (fns.phase2)(workspace, workspace_size, executor, raw_stream) };
         sys::aclnn(table, entry.phase2, status)
     })
 }
 
-/// An executor from phase 1; destroyed on drop unless phase 2 consumed it or a plan took
-/// it.
+/// An executor from phase 1; destroyed on drop unless it was handed to phase 2 or a plan
+/// took it.
 pub(crate) struct Executor<'t> {
     table: &'t FnTable,
     pub(crate) raw: *mut aclOpExecutor,
 }
 
 impl Executor<'_> {
-    /// Phase 2 took ownership, or a plan did: do not destroy.
-    pub(crate) fn consumed(mut self) {
-        self.raw = std::ptr::null_mut();
+    /// The executor, for phase 2, which releases it (not repeatable) whether it succeeds
+    /// or fails: the guard no longer destroys it.
+    pub(crate) fn hand_to_phase2(&mut self) -> *mut aclOpExecutor {
+        std::mem::replace(&mut self.raw, std::ptr::null_mut())
+    }
+
+    /// The executor, for a plan that made it repeatable and destroys it itself.
+    pub(crate) fn into_raw(mut self) -> *mut aclOpExecutor {
+        std::mem::replace(&mut self.raw, std::ptr::null_mut())
     }
 }
 
 impl Drop for Executor<'_> {
     fn drop(&mut self) {
         if !self.raw.is_null() {
-            // SAFETY: the executor came from a successful phase 1, was not consumed by a
-            // successful phase 2, and is destroyed once. (Releases without this function,
-            // before CANN 8.0, cannot free it: it leaks.)
+            // SAFETY: the executor came from a successful phase 1, never reached phase 2
+            // (which would have released it) and no plan took it; destroyed once.
+            // (Releases without this function, before CANN 8.0, cannot free it: it leaks.)
             let _ = unsafe { sys::destroy_executor(self.table, self.raw) };
         }
     }

@@ -17,8 +17,10 @@
 //! cached on the tensor (made on its first use, destroyed with the tensor after its queued
 //! work); any other view gets a descriptor for this call only. Guards release everything
 //! made so far on every error path: per-call descriptors (`aclDestroyTensor`) and an
-//! executor that phase 2 did not consume (`aclDestroyAclOpExecutor`). Nothing here
-//! allocates unless an error is reported.
+//! executor that never reached phase 2 (`aclDestroyAclOpExecutor`). Once phase 2 is called
+//! on a non-repeatable executor it is CANN's, released by phase 2 whether it succeeds or
+//! fails, so no error path destroys it. Nothing here allocates unless an error is
+//! reported.
 
 mod declare;
 mod descriptors;

@@ -134,11 +134,13 @@ impl<O, E> Plan<O, E> {
         if addrs != plan.bound {
             plan.rebind(self.args, &addrs)?;
         }
+        // Repeatable: phase 2 leaves the executor to the plan whatever it returns.
+        let executor = plan.executor;
         let ticket = enqueue(
             inner,
             self.entry,
             &plan.fns,
-            plan.executor,
+            move || executor,
             plan.workspace_size,
         )?;
         plan.uses.record(inner, ticket, Access::Read);
@@ -161,8 +163,7 @@ impl Reusable {
         let (executor, workspace_size) = prepare(table, entry, &fns, &descriptors.raw)?;
         // SAFETY: a fresh executor from phase 1, before any phase 2.
         unsafe { sys::set_executor_repeatable(table, executor.raw) }?;
-        let raw_executor = executor.raw;
-        executor.consumed(); // the plan's from here on, destroyed by its drop
+        let raw_executor = executor.into_raw(); // destroyed by the plan's drop
         let mut plan = Reusable {
             device: Arc::clone(device),
             fns,

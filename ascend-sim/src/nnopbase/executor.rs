@@ -253,11 +253,14 @@ impl<'a> Phase1<'a> {
 }
 
 /// The id of a live executor. `null_status` is what the calling API returns for NULL:
-/// 161001 for phase 2, 561103 for the executor API of nnopbase.
+/// 161001 for phase 2, 561103 for the executor API of nnopbase. `misuse` names what the
+/// call would do to a released executor on CANN, which does not check (the memory is
+/// freed): the finding leads with it.
 pub(super) fn lookup_executor(
     st: &State,
     e: *const aclOpExecutor,
     null_status: i32,
+    misuse: &str,
 ) -> Result<u64, i32> {
     if e.is_null() {
         return Err(fail(null_status, "executor is nullptr".into()));
@@ -268,15 +271,18 @@ pub(super) fn lookup_executor(
     } else {
         Err(finding(
             ACLNN_ERR_PARAM_INVALID,
-            st.stale(Kind::Executor, id),
+            format!("{misuse}: {}", st.stale(Kind::Executor, id)),
         ))
     }
 }
 
+/// What a call on a released executor is, for the calls that use it.
+pub(super) const USE_AFTER_RELEASE: &str = "use of a released executor";
+
 pub(crate) unsafe fn set_repeatable(executor: *mut aclOpExecutor) -> aclnnStatus {
     status_of(|| {
         let mut st = state();
-        let id = lookup_executor(&st, executor, ACLNN_ERR_INNER_NULLPTR)?;
+        let id = lookup_executor(&st, executor, ACLNN_ERR_INNER_NULLPTR, USE_AFTER_RELEASE)?;
         let Some(ex) = st.executors.get_mut(id) else {
             return Err(fail(ACLNN_ERR_INNER, "executor vanished".into()));
         };
@@ -297,7 +303,12 @@ pub(crate) unsafe fn set_repeatable(executor: *mut aclOpExecutor) -> aclnnStatus
 pub(crate) unsafe fn destroy_executor(executor: *mut aclOpExecutor) -> aclnnStatus {
     status_of(|| {
         let mut st = state();
-        let id = lookup_executor(&st, executor, ACLNN_ERR_INNER_NULLPTR)?;
+        let id = lookup_executor(
+            &st,
+            executor,
+            ACLNN_ERR_INNER_NULLPTR,
+            "double release of an executor (CANN would free it a second time)",
+        )?;
         st.executors
             .discard(id, "destroyed by aclDestroyAclOpExecutor");
         Ok(())
@@ -326,7 +337,7 @@ fn set_addr(
         return Err(fail(ACLNN_ERR_INNER_NULLPTR, "tensor is nullptr".into()));
     }
     let mut st = state();
-    let id = lookup_executor(&st, executor, ACLNN_ERR_INNER_NULLPTR)?;
+    let id = lookup_executor(&st, executor, ACLNN_ERR_INNER_NULLPTR, USE_AFTER_RELEASE)?;
     let Some(ex) = st.executors.get(id) else {
         return Err(fail(ACLNN_ERR_INNER, "executor vanished".into()));
     };

@@ -2,12 +2,12 @@
 //! allocations, and the element access operators' kernels read and write through.
 
 use super::TensorDesc;
-use super::executor::{MAX_ARGS, OpDef, Plan, lookup_executor};
+use super::executor::{MAX_ARGS, OpDef, Plan, USE_AFTER_RELEASE, lookup_executor};
 use crate::mem::{Alloc, Class, still_live};
 use crate::runtime::resolve_stream;
 use crate::slab::{Dims64, Shape};
 use crate::state::{Kind, Life, State, fail, finding, lock, state, status_of};
-use crate::stream::{Scratch, Task};
+use crate::stream::{Scratch, StreamShared, Task};
 use crate::strided::{self, DType, View, offset_range};
 use crate::tables::{dtype_name, dtype_size};
 use ascend_sys::*;
@@ -300,8 +300,20 @@ fn bind_operand(st: &State, d: &TensorDesc, name: &str, device: usize) -> Result
     Ok(op)
 }
 
+/// Why a non-repeatable executor is gone after a phase 2 that succeeded.
+const CONSUMED: &str =
+    "consumed by its phase-2 call (not made repeatable with aclSetAclOpExecutorRepeatable)";
+/// Why a non-repeatable executor is gone after a phase 2 that failed: nnopbase's common
+/// phase 2 deletes it after running it, whatever the run returned.
+const CONSUMED_BY_FAILURE: &str = "consumed by its phase-2 call, which failed (nnopbase releases a non-repeatable executor whatever phase 2 returns)";
+/// Why an executor is gone after a phase 2 given a NULL workspace with a non-zero size:
+/// nnopbase deletes it before looking at whether it is repeatable.
+const RELEASED_BY_NULL_WORKSPACE: &str = "released by a phase-2 call given a NULL workspace with a non-zero workspaceSize (nnopbase releases the executor then, even a repeatable one)";
+
 /// Phase 2 of `op`: checks the executor, the stream, the tensors and the workspace, then
-/// enqueues the kernel.
+/// enqueues the kernel. Once the executor is known to be live, the call releases it
+/// unless it is repeatable, whether it succeeds or fails, as nnopbase's common phase 2
+/// does; a NULL workspace with a non-zero `workspace_size` releases even a repeatable one.
 pub(crate) fn launch(
     op: &'static OpDef,
     workspace: *mut c_void,
@@ -311,137 +323,176 @@ pub(crate) fn launch(
 ) -> aclnnStatus {
     status_of(|| {
         let mut st = state();
-        let id = lookup_executor(&st, executor, ACLNN_ERR_PARAM_NULLPTR)?;
-        if st.life != Life::Active {
-            return Err(fail(
-                ACLNN_ERR_RUNTIME_ERROR,
-                "the runtime is not initialized (aclInit) or already finalized".into(),
-            ));
-        }
-        let (shared, device) = resolve_stream(&mut st, stream).map_err(|code| {
-            let status = if code == ACL_ERROR_RT_INVALID_HANDLE {
-                ACLNN_ERR_PARAM_INVALID
-            } else {
-                ACLNN_ERR_RUNTIME_ERROR
-            };
-            fail(
-                status,
-                format!(
-                    "stream is not usable ({code} {})",
-                    ascend_sys::status_name(code)
-                ),
-            )
-        })?;
-        let Some(ex) = st.executors.get(id) else {
-            return Err(fail(ACLNN_ERR_INNER, "executor vanished".into()));
-        };
-        if !std::ptr::eq(ex.op, op) {
+        let id = lookup_executor(&st, executor, ACLNN_ERR_PARAM_NULLPTR, USE_AFTER_RELEASE)?;
+        if workspace_size > 0 && workspace.is_null() {
+            st.executors.discard(id, RELEASED_BY_NULL_WORKSPACE);
             return Err(finding(
-                ACLNN_ERR_PARAM_INVALID,
+                ACLNN_ERR_PARAM_NULLPTR,
                 format!(
-                    "the executor was made by the phase 1 of {}; launch it with {}",
-                    ex.op.name, ex.op.launch_api
+                    "workspace is nullptr but workspaceSize is {workspace_size} (the executor is released, even a repeatable one)"
                 ),
             ));
         }
-        if ex.device != device {
-            return Err(finding(
-                ACLNN_ERR_RUNTIME_ERROR,
-                format!(
-                    "the executor was created on device {} but the stream is on device {device}",
-                    ex.device
-                ),
-            ));
-        }
-        let n = op.args.len();
-        for (tid, name) in ex.ids[..n].iter().zip(op.args) {
-            if !st.tensors.contains(*tid) {
-                return Err(finding(
-                    ACLNN_ERR_PARAM_INVALID,
-                    format!(
-                        "{name} tensor was destroyed before {} ({})",
-                        op.launch_api,
-                        st.stale(Kind::Tensor, *tid)
-                    ),
-                ));
-            }
-        }
-        let plan = &ex.plan;
-        let (ws, ws_off) = if plan.ws_size > 0 {
-            if workspace.is_null() {
-                return Err(finding(
-                    ACLNN_ERR_PARAM_NULLPTR,
-                    format!(
-                        "workspace is nullptr but {} bytes are required",
-                        plan.ws_size
-                    ),
-                ));
-            }
-            if workspace_size < plan.ws_size {
-                return Err(finding(
-                    ACLNN_ERR_PARAM_INVALID,
-                    format!(
-                        "workspaceSize {workspace_size} is smaller than the {} bytes phase 1 asked for",
-                        plan.ws_size
-                    ),
-                ));
-            }
-            let addr = workspace as usize;
-            if st.class_of(addr) == Class::Host {
-                return Err(finding(
-                    ACLNN_ERR_PARAM_INVALID,
-                    format!(
-                        "workspace {addr:#x} is host memory, not device memory from aclrtMalloc"
-                    ),
-                ));
-            }
-            let a = st
-                .device_range("workspace", addr, workspace_size as usize)
-                .map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, m))?;
-            if a.device != device {
-                return Err(finding(
-                    ACLNN_ERR_PARAM_INVALID,
-                    format!(
-                        "workspace {addr:#x} is memory of device {}, but the operator runs on device {device}",
-                        a.device
-                    ),
-                ));
-            }
-            let off = addr - a.start;
-            (Some(a), off)
-        } else {
-            (None, 0)
-        };
-        let launch = if plan.empty {
-            None
-        } else {
-            let mut operands = [const { None }; MAX_ARGS];
-            for (k, slot) in operands.iter_mut().enumerate().take(n) {
-                let operand = bind_operand(&st, &ex.descs[k], op.args[k], device)?;
-                check_no_alias(workspace as usize, plan.ws_size, &operand, op.args[k])?;
-                *slot = Some(operand);
-            }
-            Some(shared.boxed_launch(Launch {
-                op,
-                operands,
-                ws,
-                ws_off,
-                plan: plan.clone(),
-            }))
-        };
+        let bound = bind(&mut st, op, id, workspace, workspace_size, stream);
         let Some(ex) = st.executors.get_mut(id) else {
             return Err(fail(ACLNN_ERR_INNER, "executor vanished".into()));
         };
         ex.launched += 1;
         if !ex.repeatable {
-            st.executors.discard(
-                id,
-                "consumed by its phase-2 call (not made repeatable with aclSetAclOpExecutorRepeatable)",
-            );
+            let death = if bound.is_ok() {
+                CONSUMED
+            } else {
+                CONSUMED_BY_FAILURE
+            };
+            st.executors.discard(id, death);
         }
-        if let Some(launch) = launch {
+        if let Some((shared, launch)) = bound? {
             shared.submit(Task::Launch(launch));
         }
         Ok(())
     })
+}
+
+/// A launch bound to live allocations, and the stream it goes to.
+type Bound = (Arc<StreamShared>, Box<Launch>);
+
+/// Phase 2's checks of a live executor `id`, in order, and its launch bound to live
+/// allocations (`None`: an empty tensor, nothing to compute).
+fn bind(
+    st: &mut State,
+    op: &'static OpDef,
+    id: u64,
+    workspace: *mut c_void,
+    workspace_size: u64,
+    stream: aclrtStream,
+) -> Result<Option<Bound>, i32> {
+    if st.life != Life::Active {
+        return Err(fail(
+            ACLNN_ERR_RUNTIME_ERROR,
+            "the runtime is not initialized (aclInit) or already finalized".into(),
+        ));
+    }
+    let (shared, device) = resolve_stream(st, stream).map_err(|code| {
+        let status = if code == ACL_ERROR_RT_INVALID_HANDLE {
+            ACLNN_ERR_PARAM_INVALID
+        } else {
+            ACLNN_ERR_RUNTIME_ERROR
+        };
+        fail(
+            status,
+            format!(
+                "stream is not usable ({code} {})",
+                ascend_sys::status_name(code)
+            ),
+        )
+    })?;
+    let Some(ex) = st.executors.get(id) else {
+        return Err(fail(ACLNN_ERR_INNER, "executor vanished".into()));
+    };
+    if !std::ptr::eq(ex.op, op) {
+        return Err(finding(
+            ACLNN_ERR_PARAM_INVALID,
+            format!(
+                "the executor was made by the phase 1 of {}; launch it with {}",
+                ex.op.name, ex.op.launch_api
+            ),
+        ));
+    }
+    if ex.device != device {
+        return Err(finding(
+            ACLNN_ERR_RUNTIME_ERROR,
+            format!(
+                "the executor was created on device {} but the stream is on device {device}",
+                ex.device
+            ),
+        ));
+    }
+    let n = op.args.len();
+    for (tid, name) in ex.ids[..n].iter().zip(op.args) {
+        if !st.tensors.contains(*tid) {
+            return Err(finding(
+                ACLNN_ERR_PARAM_INVALID,
+                format!(
+                    "{name} tensor was destroyed before {} ({})",
+                    op.launch_api,
+                    st.stale(Kind::Tensor, *tid)
+                ),
+            ));
+        }
+    }
+    let plan = &ex.plan;
+    let (ws, ws_off) = if plan.ws_size > 0 {
+        if workspace.is_null() {
+            return Err(finding(
+                ACLNN_ERR_PARAM_NULLPTR,
+                format!(
+                    "workspace is nullptr but {} bytes are required",
+                    plan.ws_size
+                ),
+            ));
+        }
+        if workspace_size < plan.ws_size {
+            return Err(finding(
+                ACLNN_ERR_PARAM_INVALID,
+                format!(
+                    "workspaceSize {workspace_size} is smaller than the {} bytes phase 1 asked for",
+                    plan.ws_size
+                ),
+            ));
+        }
+        let addr = workspace as usize;
+        if st.class_of(addr) == Class::Host {
+            return Err(finding(
+                ACLNN_ERR_PARAM_INVALID,
+                format!("workspace {addr:#x} is host memory, not device memory from aclrtMalloc"),
+            ));
+        }
+        let a = st
+            .device_range("workspace", addr, workspace_size as usize)
+            .map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, m))?;
+        if a.device != device {
+            return Err(finding(
+                ACLNN_ERR_PARAM_INVALID,
+                format!(
+                    "workspace {addr:#x} is memory of device {}, but the operator runs on device {device}",
+                    a.device
+                ),
+            ));
+        }
+        let off = addr - a.start;
+        (Some(a), off)
+    } else {
+        (None, 0)
+    };
+    if plan.empty {
+        return Ok(None);
+    }
+    let mut operands = [const { None }; MAX_ARGS];
+    for (k, slot) in operands.iter_mut().enumerate().take(n) {
+        let operand = bind_operand(st, &ex.descs[k], op.args[k], device)?;
+        check_no_alias(workspace as usize, plan.ws_size, &operand, op.args[k])?;
+        *slot = Some(operand);
+    }
+    let launch = shared.boxed_launch(Launch {
+        op,
+        operands,
+        ws,
+        ws_off,
+        plan: plan.clone(),
+    });
+    Ok(Some((shared, launch)))
+}
+
+/// The effect of an injected fault of an operator's phase 2 on its executor: the one a
+/// failing phase 2 has on CANN, which releases a live non-repeatable executor. Anything
+/// else (NULL, a stale or foreign handle) is left alone, as the fault fires before any
+/// check.
+pub(crate) fn release_on_fault(executor: *mut aclOpExecutor) {
+    let mut st = state();
+    let Ok(id) = crate::state::decode(Kind::Executor, executor) else {
+        return;
+    };
+    if st.executors.get(id).is_some_and(|ex| !ex.repeatable) {
+        st.executors.discard(id, CONSUMED_BY_FAILURE);
+    }
 }

@@ -11,7 +11,7 @@ pub(crate) use executor::{
     Executor, OpDef, Phase1, Plan, destroy_executor, out_params, set_input_addr, set_output_addr,
     set_repeatable,
 };
-pub(crate) use launch::{Launch, launch};
+pub(crate) use launch::{Launch, launch, release_on_fault};
 
 use crate::slab::{Dims64, Shape};
 use crate::state::{Kind, State, decode, encode, fail, finding, report, state, status_of};

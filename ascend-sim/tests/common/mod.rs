@@ -94,6 +94,26 @@ pub fn assert_fails_with(rc: i32, want: i32, fragments: &[&str]) {
     assert_err_msg_contains(fragments);
 }
 
+/// Asserts that the executor `ex` is released: destroying it is refused (161002) as a
+/// double release, with a finding containing every one of `how`.
+#[track_caller]
+pub fn assert_double_release(ex: *mut aclOpExecutor, how: &[&str]) {
+    // SAFETY: a released executor's handle is checked, never dereferenced.
+    let rc = unsafe { api::aclDestroyAclOpExecutor(ex) };
+    assert_fails_with(
+        rc,
+        ACLNN_ERR_PARAM_INVALID,
+        &["double release of an executor"],
+    );
+    assert_err_msg_contains(how);
+}
+
+/// Asserts that the non-repeatable executor `ex` was released by a phase 2 that failed.
+#[track_caller]
+pub fn assert_released_by_failed_phase2(ex: *mut aclOpExecutor) {
+    assert_double_release(ex, &["consumed by its phase-2 call, which failed"]);
+}
+
 /// Frees `buf` while `hold` keeps queued work of `s` that uses it waiting, releases the
 /// hold and asserts that synchronizing `s` reports the use with
 /// `ACL_ERROR_RT_INTERNAL_ERROR`, "freed while queued work" and `more` in the message.
