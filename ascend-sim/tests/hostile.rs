@@ -7,6 +7,11 @@ mod common;
 use ascend_sim::api;
 use ascend_sys::*;
 use common::*;
+use proptest::collection::vec;
+use proptest::prelude::*;
+use proptest::sample::select;
+use proptest::test_runner::TestRunner;
+use std::cell::Cell;
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
@@ -211,31 +216,39 @@ const STRIDES: [i64; 12] = [
 ];
 const OFFSETS: [i64; 8] = [0, 0, 1, 3, -1, 1 << 62, i64::MAX, i64::MIN];
 
-fn pick<T: Copy>(rng: &mut Rng, from: &[T]) -> T {
-    from[(rng.next_u64() % from.len() as u64) as usize]
-}
-
 /// Half the descriptors come from small values that fit the 64-byte allocations, so that
-/// launches reach the kernels; the other half from the edges of i64.
-fn random_desc(rng: &mut Rng) -> Desc {
-    let n = (rng.next_u64() % 4) as usize;
-    if rng.next_u64().is_multiple_of(2) {
-        return Desc {
-            dims: (0..n).map(|_| pick(rng, &[1, 2, 2, 3])).collect(),
-            strides: (0..n).map(|_| pick(rng, &[0, 1, 2, -1, 3])).collect(),
-            offset: pick(rng, &[0, 1, 2, 5]),
-            storage: vec![16],
-        };
-    }
-    let dims: Vec<i64> = (0..n).map(|_| pick(rng, &DIMS)).collect();
-    let strides = (0..n).map(|_| pick(rng, &STRIDES)).collect();
-    let sn = (rng.next_u64() % 3) as usize;
-    Desc {
-        dims,
-        strides,
-        offset: pick(rng, &OFFSETS),
-        storage: (0..sn).map(|_| pick(rng, &DIMS)).collect(),
-    }
+/// launches reach the kernels; the other half from the edges of i64, and any i64 at all.
+fn desc() -> impl Strategy<Value = Desc> {
+    let any_i64 = || prop_oneof![4 => select(&DIMS[..]), 1 => any::<i64>()];
+    let any_stride = || prop_oneof![4 => select(&STRIDES[..]), 1 => any::<i64>()];
+    let small = (0usize..4).prop_flat_map(|n| {
+        (
+            vec(select(&[1i64, 2, 2, 3][..]), n),
+            vec(select(&[0i64, 1, 2, -1, 3][..]), n),
+            select(&[0i64, 1, 2, 5][..]),
+        )
+            .prop_map(|(dims, strides, offset)| Desc {
+                dims,
+                strides,
+                offset,
+                storage: vec![16],
+            })
+    });
+    let edge = (0usize..4).prop_flat_map(move |n| {
+        (
+            vec(any_i64(), n),
+            vec(any_stride(), n),
+            prop_oneof![4 => select(&OFFSETS[..]), 1 => any::<i64>()],
+            vec(any_i64(), 0..3),
+        )
+            .prop_map(|(dims, strides, offset, storage)| Desc {
+                dims,
+                strides,
+                offset,
+                storage,
+            })
+    });
+    prop_oneof![small, edge]
 }
 
 /// Launches `ex` (from a successful phase 1 of `ws` bytes) through `launch`; when it is
@@ -277,71 +290,75 @@ fn launch_checked(
     rc == ACLNN_SUCCESS
 }
 
+/// Runs one case (three descriptors over three 64-byte allocations) through both phases
+/// of every operator; returns whether MishBackward's phase 1 accepted it and how many Mish
+/// launches ran.
+fn sweep_case(ds: &[Desc], bufs: [*mut c_void; 3], alloc: usize) -> (bool, bool) {
+    let ts: Vec<_> = ds
+        .iter()
+        .zip(bufs)
+        .map(|(d, b)| create(d, ACL_FLOAT, b))
+        .collect();
+    let what = format!("{ds:?}");
+    let (rc, ws, ex) = phase1(ts[0], ts[1], ts[2]);
+    phase1_ws(rc, ws, &ds[2], &what);
+    let accepted = rc == ACLNN_SUCCESS;
+    if accepted {
+        let operands = [&ds[0], &ds[1], &ds[2]];
+        launch_checked(ex, ws, api::aclnnMishBackward, &operands, alloc, &what);
+    }
+    let (mut ws, mut ex) = (0u64, null_mut());
+    // SAFETY: simulator handles; valid out-pointers.
+    let rc = unsafe { api::aclnnMishGetWorkspaceSize(ts[1], ts[2], &mut ws, &mut ex) };
+    phase1_ws(rc, ws, &ds[2], &what);
+    let launched = rc == ACLNN_SUCCESS
+        && launch_checked(ex, ws, api::aclnnMish, &[&ds[1], &ds[2]], alloc, &what);
+    // SAFETY: as above.
+    let rc = unsafe { api::aclnnInplaceCopyGetWorkspaceSize(ts[0], ts[1], &mut ws, &mut ex) };
+    phase1_ws(rc, ws, &ds[0], &what);
+    if rc == ACLNN_SUCCESS {
+        let operands = [&ds[0], &ds[1]];
+        launch_checked(ex, ws, api::aclnnInplaceCopy, &operands, alloc, &what);
+    }
+    for t in ts {
+        destroy_tensor(t);
+    }
+    (accepted, launched)
+}
+
+/// The fuzz of issue 16.4: proptest draws three random descriptors a case (dims, strides,
+/// offsets and storage from the edges of i64 and anywhere in it, or small values that
+/// reach the kernels) and sends them through aclCreateTensor and both phases of every
+/// operator. A panic, a wrapped workspace size or an accepted view outside its allocation
+/// fails the case (and proptest shrinks it).
 #[test]
 fn random_i64_descriptors_through_every_operator() {
     setup();
     const ALLOC: usize = 64;
+    const CASES: u32 = 20_000;
     let bufs = [malloc(ALLOC), malloc(ALLOC), malloc(ALLOC)];
-    let mut rng = Rng(0x0BAD_5EED);
-    let cases = 20_000;
-    let (mut accepted, mut launched) = (0, 0);
+    let (accepted, launched) = (Cell::new(0u32), Cell::new(0u32));
     ascend_sim::clear_last_report();
-    for case in 0..cases {
-        let ds: Vec<Desc> = (0..3).map(|_| random_desc(&mut rng)).collect();
-        let ts: Vec<_> = ds
-            .iter()
-            .zip(bufs)
-            .map(|(d, b)| create(d, ACL_FLOAT, b))
-            .collect();
-        let what = format!("case {case}: {ds:?}");
-        let (rc, ws, ex) = phase1(ts[0], ts[1], ts[2]);
-        phase1_ws(rc, ws, &ds[2], &what);
-        if rc == ACLNN_SUCCESS {
-            launch_checked(
-                ex,
-                ws,
-                api::aclnnMishBackward,
-                &[&ds[0], &ds[1], &ds[2]],
-                ALLOC,
-                &what,
-            );
-            accepted += 1;
-        }
-        let (mut ws, mut ex) = (0u64, null_mut());
-        // SAFETY: simulator handles; valid out-pointers.
-        let rc = unsafe { api::aclnnMishGetWorkspaceSize(ts[1], ts[2], &mut ws, &mut ex) };
-        phase1_ws(rc, ws, &ds[2], &what);
-        if rc == ACLNN_SUCCESS {
-            launched += usize::from(launch_checked(
-                ex,
-                ws,
-                api::aclnnMish,
-                &[&ds[1], &ds[2]],
-                ALLOC,
-                &what,
-            ));
-        }
-        // SAFETY: as above.
-        let rc = unsafe { api::aclnnInplaceCopyGetWorkspaceSize(ts[0], ts[1], &mut ws, &mut ex) };
-        phase1_ws(rc, ws, &ds[0], &what);
-        if rc == ACLNN_SUCCESS {
-            launch_checked(
-                ex,
-                ws,
-                api::aclnnInplaceCopy,
-                &[&ds[0], &ds[1]],
-                ALLOC,
-                &what,
-            );
-        }
-        for t in ts {
-            destroy_tensor(t);
-        }
+    let config = ProptestConfig {
+        cases: CASES,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    };
+    let mut runner = TestRunner::new(config);
+    let outcome = runner.run(&vec(desc(), 3), |ds| {
+        let (a, l) = sweep_case(&ds, bufs, ALLOC);
+        accepted.set(accepted.get() + u32::from(a));
+        launched.set(launched.get() + u32::from(l));
+        Ok(())
+    });
+    if let Err(e) = outcome {
+        panic!("{e}");
     }
     let report = ascend_sim::last_report().unwrap_or_default();
     assert!(!report.contains("panic"), "{report}");
+    let (accepted, launched) = (accepted.get(), launched.get());
     println!(
-        "{cases} hostile cases: {accepted} accepted by MishBackward's phase 1, {launched} launches of the three operators ran"
+        "{CASES} proptest cases: {accepted} accepted by MishBackward's phase 1, {launched} Mish launches ran"
     );
     assert!(
         accepted > 100 && launched > 100,
