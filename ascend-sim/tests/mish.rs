@@ -10,37 +10,6 @@ use half::{bf16, f16};
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
-const SOCS: [&str; 5] = [
-    "Ascend910B4",
-    "Ascend910A",
-    "Ascend310P3",
-    "Ascend310B1",
-    "Ascend910_9391",
-];
-
-/// Initialises once with the five products and serialises the tests (device reference
-/// counts are process-wide).
-fn init() -> std::sync::MutexGuard<'static, ()> {
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let guard = SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    init_with(&[("ASCEND_SIM_DEVICES", &SOCS.join(","))]);
-    guard
-}
-
-/// Runs `f` on a fresh thread with device `d` current.
-fn on_device(d: i32, f: impl FnOnce() + Send + 'static) {
-    let _serial = init();
-    std::thread::spawn(move || {
-        set_device(d);
-        f();
-        reset_device(d);
-    })
-    .join()
-    .unwrap();
-}
-
 const NCHW: i32 = 0;
 const NCDHW: i32 = 30;
 
@@ -99,7 +68,7 @@ fn check(x: (&[i64], i32), out: (&[i64], i32)) -> (i32, u64, String) {
 
 #[test]
 fn products_and_dtypes() {
-    for (d, soc) in SOCS.iter().enumerate() {
+    for (d, soc) in FIVE_SOCS.iter().enumerate() {
         let soc = soc.to_string();
         on_device(d as i32, move || {
             let s: &[i64] = &[2, 3];

@@ -7,38 +7,6 @@ use ascend_sys::*;
 use common::*;
 use std::ptr::null_mut;
 
-const SOCS: [&str; 5] = [
-    "Ascend910B4",
-    "Ascend910A",
-    "Ascend310P3",
-    "Ascend310B1",
-    "Ascend910_9391",
-];
-
-/// Initialises the runtime once and serialises the tests of this file: device reference
-/// counts are process-wide, and one test below releases device 0 past zero on purpose,
-/// which would take the reference of any concurrent test using that device.
-fn init() -> std::sync::MutexGuard<'static, ()> {
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let guard = SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    init_with(&[("ASCEND_SIM_DEVICES", &SOCS.join(","))]);
-    guard
-}
-
-/// Runs `f` on a fresh thread with device `d` current.
-fn on_device(d: i32, f: impl FnOnce() + Send + 'static) {
-    let _serial = init();
-    std::thread::spawn(move || {
-        set_device(d);
-        f();
-        reset_device(d);
-    })
-    .join()
-    .unwrap();
-}
-
 const ALL_DTYPES: [aclDataType; 16] = [
     ACL_FLOAT,
     ACL_FLOAT16,
@@ -77,7 +45,7 @@ fn check(shapes: [&[i64]; 3], dtypes: [aclDataType; 3]) -> (i32, u64, String) {
 
 #[test]
 fn socs_are_per_device() {
-    for (d, soc) in SOCS.iter().enumerate() {
+    for (d, soc) in FIVE_SOCS.iter().enumerate() {
         let soc = soc.to_string();
         on_device(d as i32, move || {
             // SAFETY: no arguments.
@@ -93,7 +61,7 @@ fn socs_are_per_device() {
 
 #[test]
 fn each_dtype_on_each_soc() {
-    for (d, soc) in SOCS.iter().enumerate() {
+    for (d, soc) in FIVE_SOCS.iter().enumerate() {
         let soc = soc.to_string();
         on_device(d as i32, move || {
             for dt in ALL_DTYPES {
@@ -278,7 +246,7 @@ fn empty_tensors_succeed_with_no_workspace() {
 
 #[test]
 fn no_context_in_phase1_is_runtime_error() {
-    let _serial = init();
+    let _serial = init_five();
     std::thread::spawn(|| {
         let t = tensor(&[2], ACL_FLOAT, null_mut());
         let (rc, _, _) = phase1(t, t, t);
@@ -292,7 +260,7 @@ fn no_context_in_phase1_is_runtime_error() {
 
 #[test]
 fn stream_of_another_device_is_stream_context_error() {
-    let _serial = init();
+    let _serial = init_five();
     std::thread::spawn(|| {
         set_device(0);
         let s = create_stream();

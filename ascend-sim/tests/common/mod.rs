@@ -390,3 +390,37 @@ impl Rng {
         lo + (hi - lo) * (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
+
+/// The five products the per-product tests (phase-1 checks, operators) run on, in one
+/// process: device `i` is `FIVE_SOCS[i]`.
+pub const FIVE_SOCS: [&str; 5] = [
+    "Ascend910B4",
+    "Ascend910A",
+    "Ascend310P3",
+    "Ascend310B1",
+    "Ascend910_9391",
+];
+
+/// Initialises the runtime once with [`FIVE_SOCS`] and serialises the tests of the binary:
+/// device reference counts are process-wide (and a test may release a device past zero
+/// on purpose, which would take the reference of a concurrent test using that device).
+pub fn init_five() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let guard = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    init_with(&[("ASCEND_SIM_DEVICES", &FIVE_SOCS.join(","))]);
+    guard
+}
+
+/// Runs `f` on a fresh thread with device `d` of [`FIVE_SOCS`] current.
+pub fn on_device(d: i32, f: impl FnOnce() + Send + 'static) {
+    let _serial = init_five();
+    std::thread::spawn(move || {
+        set_device(d);
+        f();
+        reset_device(d);
+    })
+    .join()
+    .unwrap();
+}
