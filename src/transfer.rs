@@ -23,7 +23,7 @@ use crate::sys;
 use crate::tensor::{Buffer, DeviceTensor, Layout, TensorView, TensorViewMut, check_stream_device};
 use crate::uses::Access;
 use ascend_sys::aclrtMemcpyKind;
-use ndarray::{ArrayBase, Data, DataMut, Dimension};
+use ndarray::{ArrayBase, ArrayViewMut, Data, DataMut, Dimension};
 use std::ffi::c_void;
 
 pub(crate) fn check_shape(
@@ -139,7 +139,10 @@ where
         let host = unsafe { std::slice::from_raw_parts_mut(staging.cast::<T>(), n) };
         match array.as_slice() {
             Some(src) => host.copy_from_slice(src),
-            None => host.iter_mut().zip(array.iter()).for_each(|(d, s)| *d = *s),
+            // ndarray's `assign` walks the source's strides axis by axis.
+            None => ArrayViewMut::from_shape(array.raw_dim(), host)
+                .map_err(|e| Error::InvalidArgument(e.to_string()))?
+                .assign(array),
         }
         // SAFETY: `dst..dst+bytes` lies inside the tensor's allocation (checked view);
         // the staging buffer stays allocated and unwritten until this copy has run (the
