@@ -16,7 +16,7 @@ export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
 tests=(
     # ascendcl: threads, drops, lifetimes, events and stream ordering
     proof_concurrency proof_drop_order api_lifetimes proof_event_race
-    proof_stream_ordering proof_parked_errors
+    proof_stream_ordering proof_parked_errors api_host
     # ascend-sim: tests that call the runtime from several threads
     runtime error_text mish phase1
 )
