@@ -208,16 +208,7 @@ impl State {
                 format!("{what} {addr:#x} is host memory, not inside any device allocation")
             });
         };
-        let end = addr.saturating_add(len);
-        if end > a.start + a.size {
-            return Err(format!(
-                "{what} range [{addr:#x}, {end:#x}) ({len} bytes) overruns the device allocation [{:#x}, {:#x}) of {} bytes by {} bytes",
-                a.start,
-                a.start + a.size,
-                a.size,
-                end - (a.start + a.size)
-            ));
-        }
+        check_inside(what, addr, len, "device allocation", a.start, a.size)?;
         Ok(Arc::clone(a))
     }
 
@@ -235,18 +226,29 @@ impl State {
         if addr >= h.start + h.size {
             return Ok(None);
         }
-        let end = addr.saturating_add(len);
-        if end > h.start + h.size {
-            return Err(format!(
-                "{what} range [{addr:#x}, {end:#x}) ({len} bytes) overruns the aclrtMallocHost buffer [{:#x}, {:#x}) of {} bytes by {} bytes",
-                h.start,
-                h.start + h.size,
-                h.size,
-                end - (h.start + h.size)
-            ));
-        }
+        check_inside(what, addr, len, "aclrtMallocHost buffer", h.start, h.size)?;
         Ok(Some(Arc::clone(h)))
     }
+}
+
+/// Checks that `[addr, addr + len)`, which starts inside the `kind` `[start, start + size)`,
+/// ends inside it too.
+fn check_inside(
+    what: &str,
+    addr: usize,
+    len: usize,
+    kind: &str,
+    start: usize,
+    size: usize,
+) -> Result<(), String> {
+    let (end, limit) = (addr.saturating_add(len), start + size);
+    if end > limit {
+        return Err(format!(
+            "{what} range [{addr:#x}, {end:#x}) ({len} bytes) overruns the {kind} [{start:#x}, {limit:#x}) of {size} bytes by {} bytes",
+            end - limit
+        ));
+    }
+    Ok(())
 }
 
 /// Whether `policy` is an `aclrtMemMallocPolicy` as documented: a page policy
