@@ -34,6 +34,8 @@
 //! as the exact value in every element type; for `x > 708` it gives what the exact value
 //! rounds to.
 
+use super::simd::{Formula, Vector};
+
 /// Double-double root of mish': `R_HI + R_LO`.
 ///
 /// Computed offline with mpmath 1.3 at 400 bits precision: `findroot(m, -1.19)` with
@@ -98,18 +100,22 @@ pub(crate) struct Mish;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct MishGrad;
 
-impl super::simd::Formula<1> for Mish {
+impl Formula<1> for Mish {
     #[inline]
     fn precise([x]: [f64; 1]) -> f64 {
         mish(x)
     }
+
+    const VECTOR: Option<Vector<1>> = Some(Vector::of::<Mish>());
 }
 
-impl super::simd::Formula<2> for MishGrad {
+impl Formula<2> for MishGrad {
     #[inline]
     fn precise([grad, x]: [f64; 2]) -> f64 {
         grad * dmish(x)
     }
+
+    const VECTOR: Option<Vector<2>> = Some(Vector::of::<MishGrad>());
 }
 
 /// Whether `x` is inside the window around the root that uses the Taylor expansion.

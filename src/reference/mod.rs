@@ -39,11 +39,11 @@
 //! a contiguous layout, else tiles of 1024 elements through stack buffers (16 × 64 tiles
 //! when a view is transposed against the others, so that cache lines are reused), in the
 //! memory order of most views; inputs of at least [`PARALLEL_THRESHOLD`] elements are
-//! split across the rayon thread pool. The f64 evaluation is vectorized (AVX-512F or
-//! AVX2+FMA chosen at run time, with a portable scalar fallback giving bitwise identical
-//! results): a cheaper first pass with a proven error bound is kept wherever a rounding
-//! test shows it rounds like the precise evaluation, which recomputes the rest (bitwise
-//! the same results). No buffer beyond the output is allocated: the tiles live on the
+//! split across the rayon thread pool. A formula is its scalar f64 evaluation, which the
+//! engine runs on every CPU; `mish` and `mish'` also have vector versions (AVX-512F or
+//! AVX2+FMA chosen at run time, bitwise identical to the scalar evaluation): a cheaper
+//! first pass with a proven error bound is kept wherever a rounding test shows it rounds
+//! like the precise evaluation, which recomputes the rest (bitwise the same results). No buffer beyond the output is allocated: the tiles live on the
 //! stack.
 
 mod engine;
@@ -52,6 +52,8 @@ mod math;
 mod mish;
 mod mish_backward;
 mod narrow;
+#[cfg(test)]
+mod scalar_formula;
 mod simd;
 mod tile;
 
@@ -66,8 +68,8 @@ use ndarray::{Array, Dimension, IxDyn};
 /// smaller inputs run on the calling thread only.
 pub const PARALLEL_THRESHOLD: usize = 1 << 15;
 
-/// The SIMD level the reference uses on this CPU: `"avx512f"`, `"avx2+fma"` or `"scalar"`
-/// (all give bitwise identical results).
+/// The SIMD level the reference's vectorized formulas (`mish`, `mish_backward`) use on
+/// this CPU: `"avx512f"`, `"avx2+fma"` or `"scalar"` (all give bitwise identical results).
 ///
 /// # Examples
 /// ```

@@ -32,7 +32,7 @@
 //! 2^−13 for random inputs; a vector with a failing or uncovered lane is recomputed by
 //! the precise path, so results are bitwise those of the precise path.
 
-use super::Formula;
+use super::Vectorized;
 use super::precise::{Out, avx512, precise};
 use crate::reference::math::{LN2_HI, LOG2E, Mish, MishGrad, R_HI, SHIFTER};
 use crate::reference::narrow::Narrow;
@@ -367,7 +367,7 @@ fn rounded_checked<K: Fast<N>, O: Out, const N: usize>(x: [&[f32]; N], out: &mut
 /// # Safety
 /// The CPU must support AVX-512F; slices of equal length.
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn loop_avx512<K: Formula<N>, O: Out, const N: usize>(
+pub(super) unsafe fn loop_avx512<K: Vectorized<N>, O: Out, const N: usize>(
     x: [&[f32]; N],
     out: &mut [O],
     grid: Grid,
@@ -435,7 +435,7 @@ pub(super) unsafe fn loop_avx512<K: Formula<N>, O: Out, const N: usize>(
 /// # Safety
 /// The CPU must support AVX-512F; slices of equal length.
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn precise_loop_avx512<K: Formula<N>, const N: usize>(
+pub(super) unsafe fn precise_loop_avx512<K: Vectorized<N>, const N: usize>(
     x: [&[f32]; N],
     out: &mut [f64],
 ) {
@@ -468,7 +468,7 @@ pub(super) unsafe fn precise_loop_avx512<K: Formula<N>, const N: usize>(
 /// The CPU must support AVX-512F.
 #[cfg(test)]
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn fast_values_avx512<K: Formula<N>, const N: usize>(
+pub(super) unsafe fn fast_values_avx512<K: Vectorized<N>, const N: usize>(
     x: [&[f32]; N],
 ) -> Vec<Option<f64>> {
     let n = x[0].len();

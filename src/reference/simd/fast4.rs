@@ -22,7 +22,7 @@
 //! signed only, so the unsigned comparison with the smallest normal number flips both
 //! sign bits first.
 
-use super::Formula;
+use super::Vectorized;
 use super::fast::{DMISH_FROM_ROOT_MAX, DMISH_ROOT_WINDOW, Grid};
 use super::precise::{Out, avx2};
 use crate::reference::math::{LN2_HI, LOG2E, Mish, MishGrad, R_HI, SHIFTER};
@@ -174,7 +174,7 @@ fn rounding_fails(y: __m256d, grid: Grid) -> __m256i {
 /// on `grid`; `None` otherwise.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn rounded_fast<K: Formula<N>, const N: usize, const U: usize>(
+fn rounded_fast<K: Vectorized<N>, const N: usize, const U: usize>(
     x: [[__m256d; U]; N],
     grid: Grid,
 ) -> Option<[__m256d; U]> {
@@ -204,7 +204,7 @@ fn not(m: __m256d) -> __m256d {
 #[cold]
 #[inline(never)]
 #[target_feature(enable = "avx2,fma")]
-fn rounded_checked<K: Formula<N>, O: Out, const N: usize>(
+fn rounded_checked<K: Vectorized<N>, O: Out, const N: usize>(
     x: [&[f32]; N],
     out: &mut [O],
     grid: Grid,
@@ -227,7 +227,7 @@ fn rounded_checked<K: Formula<N>, O: Out, const N: usize>(
 /// # Safety
 /// The CPU must support AVX2 and FMA; slices of equal length.
 #[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn loop_avx2<K: Formula<N>, O: Out, const N: usize>(
+pub(super) unsafe fn loop_avx2<K: Vectorized<N>, O: Out, const N: usize>(
     x: [&[f32]; N],
     out: &mut [O],
     grid: Grid,
@@ -270,7 +270,7 @@ pub(super) unsafe fn loop_avx2<K: Formula<N>, O: Out, const N: usize>(
 /// The CPU must support AVX2 and FMA.
 #[cfg(test)]
 #[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn fast_values_avx2<K: Formula<N>, const N: usize>(
+pub(super) unsafe fn fast_values_avx2<K: Vectorized<N>, const N: usize>(
     x: [&[f32]; N],
 ) -> Vec<Option<f64>> {
     let mut out = Vec::new();

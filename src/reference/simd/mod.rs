@@ -18,18 +18,18 @@ use std::array::from_fn;
 #[cfg(target_arch = "x86_64")]
 pub(crate) use x86::Vectorized;
 
-/// The vector versions of a formula (none off x86).
+/// A formula's vector versions (none off x86).
 #[cfg(not(target_arch = "x86_64"))]
-pub(crate) trait Vectorized<const N: usize> {}
+pub(crate) trait Vectorized<const N: usize>: Formula<N> {}
 #[cfg(not(target_arch = "x86_64"))]
-impl<T, const N: usize> Vectorized<N> for T {}
+impl<K: Formula<N>, const N: usize> Vectorized<N> for K {}
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     /// The vector versions of a formula of `N` inputs. Each method's implementation
     /// carries the `#[target_feature]` it names.
     pub(crate) trait Vectorized<const N: usize>:
-        super::fast::Fast<N> + super::fast4::Fast4<N>
+        super::Formula<N> + super::fast::Fast<N> + super::fast4::Fast4<N>
     {
         /// The precise value of 4 lanes.
         ///
@@ -42,9 +42,58 @@ mod x86 {
 /// An elementwise formula of `N` inputs that are f32 values, evaluated in f64 so that one
 /// rounding to the compute type gives the correctly rounded result (see
 /// [`super::math`]).
-pub(crate) trait Formula<const N: usize>: Vectorized<N> + Sync {
+///
+/// [`Formula::precise`] alone is a complete formula: the engine runs it on every CPU. A
+/// formula that also implements [`Vectorized`] (hand-written SIMD with proven error
+/// bounds) names it in [`Formula::VECTOR`], and then runs vectorized where the CPU allows.
+pub(crate) trait Formula<const N: usize>: Sync {
     /// The value at `x`, each element an f32 value.
     fn precise(x: [f64; N]) -> f64;
+
+    /// The vector versions, `Some(Vector::of::<Self>())` for a formula that has them.
+    const VECTOR: Option<Vector<N>> = None;
+}
+
+/// The vector loops of one formula, as function pointers: the engine stays generic over
+/// formulas without requiring every formula to have vector code.
+#[derive(Clone, Copy)]
+pub(crate) struct Vector<const N: usize> {
+    #[cfg(target_arch = "x86_64")]
+    avx2_fast: Loop<f32, N>,
+    #[cfg(target_arch = "x86_64")]
+    avx2_fast_f64: Loop<f64, N>,
+    #[cfg(target_arch = "x86_64")]
+    avx2_precise: unsafe fn([&[f32]; N], &mut [f64]),
+    #[cfg(target_arch = "x86_64")]
+    avx512_fast: Loop<f32, N>,
+    #[cfg(target_arch = "x86_64")]
+    avx512_fast_f64: Loop<f64, N>,
+    #[cfg(target_arch = "x86_64")]
+    avx512_precise: unsafe fn([&[f32]; N], &mut [f64]),
+}
+
+/// A fast-path loop writing `O` values, kept where the rounding test on the grid passes.
+#[cfg(target_arch = "x86_64")]
+type Loop<O, const N: usize> = unsafe fn([&[f32]; N], &mut [O], fast::Grid);
+
+impl<const N: usize> Vector<N> {
+    /// The vector loops of `K`.
+    pub(crate) const fn of<K: Vectorized<N>>() -> Self {
+        Vector {
+            #[cfg(target_arch = "x86_64")]
+            avx2_fast: fast4::loop_avx2::<K, f32, N>,
+            #[cfg(target_arch = "x86_64")]
+            avx2_fast_f64: fast4::loop_avx2::<K, f64, N>,
+            #[cfg(target_arch = "x86_64")]
+            avx2_precise: precise::loop_avx2::<K, f64, N>,
+            #[cfg(target_arch = "x86_64")]
+            avx512_fast: fast::loop_avx512::<K, f32, N>,
+            #[cfg(target_arch = "x86_64")]
+            avx512_fast_f64: fast::loop_avx512::<K, f64, N>,
+            #[cfg(target_arch = "x86_64")]
+            avx512_precise: fast::precise_loop_avx512::<K, N>,
+        }
+    }
 }
 
 /// Instruction set used by the vector kernels.
@@ -114,26 +163,28 @@ fn check_lengths<const N: usize>(x: &[&[f32]; N], n: usize) {
     assert!(x.iter().all(|s| s.len() == n), "slices of unequal length");
 }
 
-/// `out[i] = f32(K(x[·][i]))`, the precise f64 value rounded once (on AVX-512 and AVX2
-/// through the fast path, which rounds the same).
+/// `out[i] = f32(K(x[·][i]))`, the precise f64 value rounded once (on AVX-512 and AVX2,
+/// for a formula with vector versions, through the fast path, which rounds the same).
 pub(crate) fn rounded_f32<K: Formula<N>, const N: usize>(
     isa: Isa,
     x: [&[f32]; N],
     out: &mut [f32],
 ) {
     check_lengths(&x, out.len());
-    match isa {
-        Isa::Scalar => {
+    match (isa, K::VECTOR) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Isa::Avx2` is only produced when avx2 and fma were detected; the
+        // lengths are checked above.
+        (Isa::Avx2, Some(v)) => unsafe { (v.avx2_fast)(x, out, fast::F32_GRID) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Isa::Avx512` is only produced when avx512f was detected; the lengths
+        // are checked above.
+        (Isa::Avx512, Some(v)) => unsafe { (v.avx512_fast)(x, out, fast::F32_GRID) },
+        _ => {
             for (i, o) in out.iter_mut().enumerate() {
                 *o = K::precise(from_fn(|k| f64::from(x[k][i]))) as f32;
             }
         }
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Isa::Avx2` is only produced when avx2 and fma were detected.
-        Isa::Avx2 => unsafe { fast4::loop_avx2::<K, f32, N>(x, out, fast::F32_GRID) },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Isa::Avx512` is only produced when avx512f was detected.
-        Isa::Avx512 => unsafe { fast::loop_avx512::<K, f32, N>(x, out, fast::F32_GRID) },
     }
 }
 
@@ -144,42 +195,46 @@ pub(crate) fn precise_f64<K: Formula<N>, const N: usize>(
     out: &mut [f64],
 ) {
     check_lengths(&x, out.len());
-    match isa {
-        Isa::Scalar => {
+    match (isa, K::VECTOR) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Isa::Avx2` is only produced when avx2 and fma were detected; the
+        // lengths are checked above.
+        (Isa::Avx2, Some(v)) => unsafe { (v.avx2_precise)(x, out) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Isa::Avx512` is only produced when avx512f was detected; the lengths
+        // are checked above.
+        (Isa::Avx512, Some(v)) => unsafe { (v.avx512_precise)(x, out) },
+        _ => {
             for (i, o) in out.iter_mut().enumerate() {
                 *o = K::precise(from_fn(|k| f64::from(x[k][i])));
             }
         }
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Isa::Avx2` is only produced when avx2 and fma were detected.
-        Isa::Avx2 => unsafe { precise::loop_avx2::<K, f64, N>(x, out) },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Isa::Avx512` is only produced when avx512f was detected.
-        Isa::Avx512 => unsafe { fast::precise_loop_avx512::<K, N>(x, out) },
     }
 }
 
 /// f64 values `K(x[·][i])` whose rounding (once, to nearest even) to `to` is that of the
-/// exact values: the precise values, or on AVX-512 and AVX2 the fast ones where a rounding
-/// test on the 16-bit grid shows they round the same.
+/// exact values: the precise values, or on AVX-512 and AVX2 (for a formula with vector
+/// versions) the fast ones where a rounding test on the 16-bit grid shows they round the
+/// same.
 pub(crate) fn narrowable<K: Formula<N>, const N: usize>(
     isa: Isa,
     to: Narrow,
     x: [&[f32]; N],
     out: &mut [f64],
 ) {
-    #[cfg(target_arch = "x86_64")]
-    if isa == Isa::Avx512 {
-        check_lengths(&x, out.len());
-        // SAFETY: `Isa::Avx512` is only produced when avx512f was detected.
-        return unsafe { fast::loop_avx512::<K, f64, N>(x, out, fast::grid(to)) };
+    check_lengths(&x, out.len());
+    match (isa, K::VECTOR) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Isa::Avx2` is only produced when avx2 and fma were detected; the
+        // lengths are checked above.
+        (Isa::Avx2, Some(v)) => unsafe { (v.avx2_fast_f64)(x, out, fast::grid(to)) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Isa::Avx512` is only produced when avx512f was detected; the lengths
+        // are checked above.
+        (Isa::Avx512, Some(v)) => unsafe { (v.avx512_fast_f64)(x, out, fast::grid(to)) },
+        _ => {
+            let _ = to;
+            precise_f64::<K, N>(isa, x, out);
+        }
     }
-    #[cfg(target_arch = "x86_64")]
-    if isa == Isa::Avx2 {
-        check_lengths(&x, out.len());
-        // SAFETY: `Isa::Avx2` is only produced when avx2 and fma were detected.
-        return unsafe { fast4::loop_avx2::<K, f64, N>(x, out, fast::grid(to)) };
-    }
-    let _ = to;
-    precise_f64::<K, N>(isa, x, out);
 }
