@@ -25,32 +25,9 @@ use ascendcl::{DeviceTensor, MishBackwardPlan, Runtime, Stream, mish_backward};
 use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
 use std::ffi::c_void;
 
-/// `aclnnMishBackwardGetWorkspaceSize`'s prototype.
-type Phase1 = unsafe extern "C" fn(
-    *const aclTensor,
-    *const aclTensor,
-    *mut aclTensor,
-    *mut u64,
-    *mut *mut aclOpExecutor,
-) -> ascend_sys::aclnnStatus;
-
-/// The operator's two entry points, looked up by name as a C program would with `dlsym`.
-fn mish_backward_fns(api: &ascend_sys::Api) -> (Phase1, ascend_sys::OperatorLaunchFn) {
-    let find = |name: &str| {
-        api.operator_symbol(name)
-            .unwrap_or_else(|| panic!("no {name}"))
-            .as_ptr()
-    };
-    // SAFETY: the symbols of these names have exactly these prototypes.
-    unsafe {
-        (
-            std::mem::transmute::<*mut c_void, Phase1>(find("aclnnMishBackwardGetWorkspaceSize")),
-            std::mem::transmute::<*mut c_void, ascend_sys::OperatorLaunchFn>(find(
-                "aclnnMishBackward",
-            )),
-        )
-    }
-}
+#[path = "../tests/common/raw_entry.rs"]
+mod raw_entry;
+use raw_entry::{MishBackwardPhase1, mish_backward_fns};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -60,7 +37,7 @@ const SYNC_EVERY: u64 = 64;
 /// The hand-written C sequence on its own device buffers.
 struct Raw {
     t: &'static FnTable,
-    phase1: Phase1,
+    phase1: MishBackwardPhase1,
     phase2: ascend_sys::OperatorLaunchFn,
     stream: ascend_sys::aclrtStream,
     bufs: [*mut c_void; 3],

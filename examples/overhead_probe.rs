@@ -21,32 +21,9 @@ use ascend_sys::{FnTable, aclOpExecutor, aclTensor};
 use ascendcl::{DeviceTensor, MishBackwardPlan, Runtime, mish_backward};
 use std::ffi::c_void;
 
-/// `aclnnMishBackwardGetWorkspaceSize`'s prototype.
-type Phase1 = unsafe extern "C" fn(
-    *const aclTensor,
-    *const aclTensor,
-    *mut aclTensor,
-    *mut u64,
-    *mut *mut aclOpExecutor,
-) -> ascend_sys::aclnnStatus;
-
-/// The operator's two entry points, looked up by name as a C program would with `dlsym`.
-fn mish_backward_fns(api: &ascend_sys::Api) -> (Phase1, ascend_sys::OperatorLaunchFn) {
-    let find = |name: &str| {
-        api.operator_symbol(name)
-            .unwrap_or_else(|| panic!("no {name}"))
-            .as_ptr()
-    };
-    // SAFETY: the symbols of these names have exactly these prototypes.
-    unsafe {
-        (
-            std::mem::transmute::<*mut c_void, Phase1>(find("aclnnMishBackwardGetWorkspaceSize")),
-            std::mem::transmute::<*mut c_void, ascend_sys::OperatorLaunchFn>(find(
-                "aclnnMishBackward",
-            )),
-        )
-    }
-}
+#[path = "../tests/common/raw_entry.rs"]
+mod raw_entry;
+use raw_entry::mish_backward_fns;
 
 fn main() -> ascendcl::Result<()> {
     let mut args = std::env::args().skip(1);

@@ -14,6 +14,7 @@ use ascendcl::{
     mish_inplace,
 };
 use common::counting::{Counting, allocations_during};
+use common::raw_entry::mish_backward_fns;
 use common::*;
 use std::ffi::c_void;
 

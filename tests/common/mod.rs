@@ -4,6 +4,7 @@
 
 pub mod counting;
 pub mod props;
+pub mod raw_entry;
 
 use ascendcl::{DType, Device, Element, Runtime, Stream};
 use ndarray::{ArrayD, IxDyn};
@@ -41,38 +42,6 @@ pub fn runtime() -> Runtime {
         unsafe { std::env::set_var("ASCEND_SIM_DEVICES", devices) };
     });
     Runtime::simulator().expect("simulator runtime")
-}
-
-/// `aclnnMishBackwardGetWorkspaceSize`'s prototype.
-pub type MishBackwardPhase1 = unsafe extern "C" fn(
-    *const ascend_sys::aclTensor,
-    *const ascend_sys::aclTensor,
-    *mut ascend_sys::aclTensor,
-    *mut u64,
-    *mut *mut ascend_sys::aclOpExecutor,
-) -> ascend_sys::aclnnStatus;
-
-/// MishBackward's two entry points in `api`, looked up by name as a C program would
-/// with `dlsym`, for tests of the hand-written raw sequence.
-pub fn mish_backward_fns(
-    api: &ascend_sys::Api,
-) -> (MishBackwardPhase1, ascend_sys::OperatorLaunchFn) {
-    let find = |name: &str| {
-        api.operator_symbol(name)
-            .unwrap_or_else(|| panic!("no {name}"))
-            .as_ptr()
-    };
-    // SAFETY: the symbols of these names have exactly these prototypes.
-    unsafe {
-        (
-            std::mem::transmute::<*mut std::ffi::c_void, MishBackwardPhase1>(find(
-                "aclnnMishBackwardGetWorkspaceSize",
-            )),
-            std::mem::transmute::<*mut std::ffi::c_void, ascend_sys::OperatorLaunchFn>(find(
-                "aclnnMishBackward",
-            )),
-        )
-    }
 }
 
 pub fn device(id: i32) -> Device {
