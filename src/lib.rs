@@ -37,15 +37,19 @@
 //!   (permuted, sliced with steps, broadcast, reshaped), bounds-checked against the
 //!   storage.
 //! * The operators ([`ops`]), one declaration each: [`mish`], [`mish_inplace`],
-//!   [`mish_backward`]. A call is validated in Rust with typed errors, then runs the
+//!   [`mish_backward`], [`inplace_copy`] (with [`copy`](fn@copy), a device-to-device copy
+//!   that converts dtypes and broadcasts). A call is validated in Rust with typed errors, then runs the
 //!   two-phase aclnn protocol (descriptors cached on whole tensors, workspace from a
 //!   per-stream cache, no allocation in steady state). Each has a [`Plan`] for repeated
 //!   launches ([`MishPlan`], [`InplaceMishPlan`], [`MishBackwardPlan`]).
 //! * [`reference`](mod@reference) — the CPU reference of the operators, used to check results.
 //!
-//! Under the operators, the protocol layer (the two-phase call, descriptors, plans) and a
-//! checked layer (each C function wrapped once into a `Result` naming it) are the only
-//! places with `unsafe` code, with the `ascend-sys` declarations and loader below them.
+//! Under the operators are the protocol layer (the two-phase call, descriptors, plans) and
+//! a checked layer (each C function wrapped once into a `Result` naming it), with the
+//! `ascend-sys` declarations and loader below them. `unsafe` code sits in those layers, in
+//! the safe types that call the checked wrappers under the guarantees those require, in the
+//! device-to-device [`copy`](fn@copy) and in the reference's SIMD intrinsics:
+//! `docs/unsafe-map.md` lists each file and why, and CI checks that list against the tree.
 //!
 //! # Lifetimes
 //! Work is asynchronous. Each stream numbers its submissions (tickets) and remembers the
