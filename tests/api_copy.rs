@@ -7,6 +7,7 @@
 mod common;
 
 use ascendcl::{DeviceTensor, Element, Error, Stream, copy};
+use common::props::{self, DevView, Elementwise, Host, Typed, typed};
 use common::*;
 use half::{bf16, f16};
 use ndarray::{ArrayD, IxDyn};
@@ -147,6 +148,52 @@ fn casts_round_to_nearest_even() {
     assert_eq!(got[0], f16::ONE);
     assert_eq!(got[1], f16::from_f32(1.0 + 2f32.powi(-9)));
     assert!(got[2].is_infinite(), "65520 rounds to +inf in f16");
+}
+
+/// `copy` under the generic elementwise harness: `dst = cast(src)`, one rounding.
+struct CopyOp;
+
+impl Elementwise for CopyOp {
+    const NAME: &'static str = "copy";
+    const INPUTS: &'static [&'static str] = &["src"];
+    const WIDE: &'static [bool] = &[true];
+    const BROADCASTS: bool = false;
+
+    fn accepts(_: ascendcl::SocFamily, _: &[ascendcl::DType]) -> bool {
+        true
+    }
+
+    fn reference<O: Typed>(x: &[Host]) -> ascendcl::Result<ArrayD<O>> {
+        Ok(x[0].to_f64().mapv(O::from_f64))
+    }
+
+    fn launch<O: Typed>(
+        x: Vec<DevView<'_>>,
+        out: ascendcl::TensorViewMut<'_, O>,
+        stream: &Stream,
+    ) -> ascendcl::Result<()> {
+        let src = x.into_iter().next().expect("one input");
+        typed!(DevView, src, |src| copy(src, out, stream))
+    }
+}
+
+/// Strided, offset, permuted views and special values (NaN, ±inf, subnormals, overflow
+/// to the narrower type) in all nine dtype pairs.
+#[test]
+fn copy_matches_the_reference_on_random_views() {
+    let _leaks = LeakCheck::start();
+    let device = device(A2);
+    let stream = device.stream().unwrap();
+    let sizes = props::Sizes {
+        cases: 64,
+        max_out: 4096,
+        max_storage: Some(8 * 4096),
+    };
+    let regressions = "tests/api_copy.proptest-regressions";
+    let tally =
+        props::property_suite::<CopyOp>(&stream, device.soc_name(), sizes, regressions, "copy")
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(tally.per_dtypes.len(), 9, "{:?}", tally.per_dtypes);
 }
 
 #[test]

@@ -8,15 +8,13 @@ mod common;
 
 use ascendcl::{
     DType, DeviceTensor, Element, Error, InplaceMish, InplaceMishPlan, Mish, MishPlan, SocFamily,
-    Stream, mish, mish_backward, mish_inplace, reference,
+    mish, mish_backward, mish_inplace, reference,
 };
-use common::props::{self, ViewSpec};
+use common::props::{self, Elementwise};
+use common::props_mish::{MishInplaceOp, MishOp};
 use common::{LeakCheck, assert_precise, threshold};
 use half::{bf16, f16};
-use ndarray::{ArrayD, ArrayViewMutD, Axis, IxDyn, Slice};
-use proptest::prelude::*;
-use proptest::test_runner::TestCaseError;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use ndarray::{ArrayD, IxDyn};
 
 /// This binary's simulated devices: every product family.
 const DEVICES: &str = "Ascend910B4,Ascend910A,Ascend310B1,Ascend310P3,Ascend910_9391";
@@ -36,56 +34,6 @@ fn device(id: i32) -> ascendcl::Device {
 fn leak_check() -> LeakCheck {
     common::use_devices(DEVICES);
     LeakCheck::start()
-}
-
-/// One random case: a shape, views of the input and of the output, values.
-#[derive(Debug, Clone)]
-struct Case {
-    dtype: usize,
-    shape: Vec<usize>,
-    x_view: ViewSpec,
-    o_view: ViewSpec,
-    seed: u64,
-    special: u32,
-}
-
-fn case(max: usize) -> impl Strategy<Value = Case> {
-    (props::shape(max), 0usize..3)
-        .prop_flat_map(|(shape, dtype)| {
-            let n = shape.len();
-            (
-                Just(shape),
-                Just(dtype),
-                props::view_spec(n, false),
-                props::view_spec(n, false),
-                any::<u64>(),
-                prop_oneof![2 => Just(20u32), 1 => Just(300u32)],
-            )
-        })
-        .prop_map(|(shape, dtype, x_view, o_view, seed, special)| Case {
-            x_view: x_view.fit(&shape, 8 * 4096),
-            o_view: o_view.fit(&shape, 8 * 4096),
-            shape,
-            dtype,
-            seed,
-            special,
-        })
-}
-
-/// `spec`'s view of `storage`, writable (the mutable twin of [`ViewSpec::host`]).
-fn host_mut<'a, T>(
-    spec: &ViewSpec,
-    storage: &'a mut ArrayD<T>,
-    cuts: &[(usize, usize, usize)],
-) -> ArrayViewMutD<'a, T> {
-    let mut v = storage.view_mut();
-    for (j, &(s, e, st)) in cuts.iter().enumerate() {
-        v.slice_axis_inplace(
-            Axis(j),
-            Slice::new(s as isize, Some(e as isize), st as isize),
-        );
-    }
-    v.permuted_axes(IxDyn(&spec.perm))
 }
 
 /// NaN where the reference is NaN, the same infinities, finite where it is finite, and
@@ -124,98 +72,30 @@ fn judge<T: Element>(got: &ArrayD<T>, want: &ArrayD<T>, what: &str) -> Result<()
     }
 }
 
-/// `mish` from a random input view into a random output view whose storage holds a
-/// sentinel: the view is the reference's, everything else is untouched.
-fn run_mish<T: Element>(stream: &Stream, c: &Case) -> Result<(), String> {
-    let (x_base, x_cuts) = c.x_view.storage(&c.shape);
-    let (o_base, o_cuts) = c.o_view.storage(&c.shape);
-    let x_store: ArrayD<T> = props::values(&x_base, c.seed, c.special, true);
-    let sentinel = ArrayD::from_elem(IxDyn(&o_base), T::from_f64(-7.5));
-    let xd = DeviceTensor::from_array(stream, &x_store).map_err(|e| e.to_string())?;
-    let mut od = DeviceTensor::from_array(stream, &sentinel).map_err(|e| e.to_string())?;
-    let xv = c.x_view.device(xd.view(), &x_cuts, "x")?;
-    let ov = c.o_view.device(od.view_mut(), &o_cuts, "out")?;
-    mish(xv, ov, stream).map_err(|e| format!("mish: {e}"))?;
-    let got = od.to_array(stream).map_err(|e| e.to_string())?;
-    let want =
-        reference::mish(c.x_view.host(&x_store, &c.shape, &x_cuts)).map_err(|e| e.to_string())?;
-    judge(
-        &c.o_view.host(&got, &c.shape, &o_cuts).to_owned(),
-        &want,
-        "mish",
-    )?;
-    untouched(&got, &sentinel, &c.o_view, &o_cuts)
-}
-
-/// `mish_inplace` on a random view: the view becomes the reference's, the rest of the
-/// storage keeps its values.
-fn run_inplace<T: Element>(stream: &Stream, c: &Case) -> Result<(), String> {
-    let (base, cuts) = c.x_view.storage(&c.shape);
-    let store: ArrayD<T> = props::values(&base, c.seed, c.special, true);
-    let mut xd = DeviceTensor::from_array(stream, &store).map_err(|e| e.to_string())?;
-    let xv = c.x_view.device(xd.view_mut(), &cuts, "x")?;
-    mish_inplace(xv, stream).map_err(|e| format!("mish_inplace: {e}"))?;
-    let got = xd.to_array(stream).map_err(|e| e.to_string())?;
-    let want =
-        reference::mish(c.x_view.host(&store, &c.shape, &cuts)).map_err(|e| e.to_string())?;
-    judge(
-        &c.x_view.host(&got, &c.shape, &cuts).to_owned(),
-        &want,
-        "mish_inplace",
-    )?;
-    untouched(&got, &store, &c.x_view, &cuts)
-}
-
-/// Every storage element outside the view has its old bits.
-fn untouched<T: Element>(
-    got: &ArrayD<T>,
-    before: &ArrayD<T>,
-    spec: &ViewSpec,
-    cuts: &[(usize, usize, usize)],
-) -> Result<(), String> {
-    let mut inside = ArrayD::from_elem(before.raw_dim(), false);
-    host_mut(spec, &mut inside, cuts).fill(true);
-    for ((g, b), i) in got.iter().zip(before).zip(&inside) {
-        if !i && g.to_bits_u32() != b.to_bits_u32() {
-            return Err(format!("wrote outside the view: {g:?} where {b:?} was"));
-        }
-    }
-    Ok(())
-}
-
-fn property(inplace: bool) {
+/// `Op` on random views of every dtype against the reference (`props::property_suite`).
+fn property<Op: Elementwise>() {
     let _leaks = leak_check();
-    let stream = device(A2).stream().unwrap();
-    let mut runner = props::runner(96, REGRESSIONS);
-    let per_dtype: [AtomicUsize; 3] = Default::default();
-    let result = runner.run(&case(4096), |c| {
-        per_dtype[c.dtype].fetch_add(1, Ordering::Relaxed);
-        let r = match (c.dtype, inplace) {
-            (0, false) => run_mish::<f32>(&stream, &c),
-            (1, false) => run_mish::<f16>(&stream, &c),
-            (2, false) => run_mish::<bf16>(&stream, &c),
-            (0, true) => run_inplace::<f32>(&stream, &c),
-            (1, true) => run_inplace::<f16>(&stream, &c),
-            _ => run_inplace::<bf16>(&stream, &c),
-        };
-        r.map_err(TestCaseError::fail)
-    });
-    let per_dtype = per_dtype.map(AtomicUsize::into_inner);
-    println!("cases per dtype (f32, f16, bf16): {per_dtype:?}");
-    if let Err(e) = result {
-        panic!("{e}");
-    }
-    assert!(per_dtype.iter().all(|n| *n > 0), "{per_dtype:?}");
+    let device = device(A2);
+    let stream = device.stream().unwrap();
+    let sizes = props::Sizes {
+        cases: 96,
+        max_out: 4096,
+        max_storage: Some(8 * 4096),
+    };
+    let tally =
+        props::property_suite::<Op>(&stream, device.soc_name(), sizes, REGRESSIONS, Op::NAME)
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert!(tally.per_out.iter().all(|n| *n > 0), "{:?}", tally.per_out);
 }
 
 #[test]
 fn mish_matches_the_reference_on_random_views() {
-    property(false);
+    property::<MishOp>();
 }
 
 #[test]
 fn mish_inplace_matches_the_reference_on_random_views() {
-    property(true);
+    property::<MishInplaceOp>();
 }
 
 #[test]

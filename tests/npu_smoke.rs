@@ -9,6 +9,7 @@ mod common;
 
 use ascendcl::{Backend, DeviceTensor, Runtime, mish_backward, reference};
 use common::props;
+use common::props_mish::MishBackwardOp;
 
 fn cann() -> Runtime {
     match Runtime::cann() {
@@ -55,13 +56,17 @@ fn npu_property_suite_against_the_reference() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(512);
-    common::property_suite(
-        &stream,
-        props::supported_triples(device.soc_name()),
-        20_000,
+    let sizes = props::Sizes {
         cases,
+        max_out: 20_000,
+        max_storage: None,
+    };
+    props::property_suite::<MishBackwardOp>(
+        &stream,
+        device.soc_name(),
+        sizes,
         "tests/npu_smoke.proptest-regressions",
-        &format!("NPU properties on {}", device.soc_name()),
+        "NPU properties",
     )
     .unwrap();
 }

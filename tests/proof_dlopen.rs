@@ -106,15 +106,20 @@ fn the_suite_through_dlopen_and_ascend_home_path() {
         let device = rt.device(0).unwrap();
         assert_eq!(device.soc_name(), "Ascend910B4");
         let stream = device.stream().unwrap();
-        common::property_suite(
+        let sizes = common::props::Sizes {
+            cases: 256,
+            max_out: 20_000,
+            max_storage: None,
+        };
+        let tally = common::props::property_suite::<common::props_mish::MishBackwardOp>(
             &stream,
-            (0..27).collect(),
-            20_000,
-            256,
+            device.soc_name(),
+            sizes,
             "tests/proof_dlopen.proptest-regressions",
             "dlopen properties",
         )
         .unwrap();
+        assert_eq!(tally.per_dtypes.len(), 27, "{:?}", tally.per_dtypes);
     }
     assert_eq!(lib.live(), base, "leak after the property run");
 

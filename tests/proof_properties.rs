@@ -1,6 +1,6 @@
 //! Property tests: random shapes, broadcast pairs, dtype triples, non-contiguous views and
 //! special values, run on the simulator and judged against `ascendcl::reference` with the
-//! CANN precision standard (see `tests/common/props.rs` for the rules and the two regions
+//! CANN precision standard (see `tests/common/props.rs` for the rules, `props_mish.rs` for the two regions
 //! where the vendor's f32 formula inherently cannot meet it), plus dense sweeps that pin
 //! down the actual error bound in those two regions.
 //!
@@ -11,11 +11,11 @@
 mod common;
 
 use ascendcl::{DType, DeviceTensor, Element, mish_backward, reference};
-use common::props::{self, Region, Tally};
+use common::props;
+use common::props_mish::{self, MishBackwardOp};
 use common::*;
 use half::bf16;
 use ndarray::{ArrayD, IxDyn};
-use std::sync::Mutex;
 
 fn cases(default: u32) -> u32 {
     std::env::var("PROOF_CASES")
@@ -24,39 +24,33 @@ fn cases(default: u32) -> u32 {
         .unwrap_or(default)
 }
 
-fn property_run(dev: i32, default_cases: u32, max_out: usize, what: &str) {
+const REGRESSIONS: &str = "tests/proof_properties.proptest-regressions";
+
+fn property_run(dev: i32, default_cases: u32, max_out: usize, what: &str) -> props::Tally {
     let device = device(dev);
     let stream = device.stream().unwrap();
-    let triples = props::supported_triples(device.soc_name());
-    let tally = Mutex::new(Tally::default());
-    let mut runner = props::runner(
-        cases(default_cases),
-        "tests/proof_properties.proptest-regressions",
-    );
-    let result = runner.run(&props::case(triples, max_out), |c| {
-        let outcome =
-            props::run_any(&stream, &c).map_err(proptest::test_runner::TestCaseError::fail)?;
-        tally.lock().unwrap().add(&c, &outcome);
-        Ok(())
-    });
-    let tally = tally.into_inner().unwrap();
-    println!(
-        "{}",
-        tally.report(&format!("{what} on {}", device.soc_name()))
-    );
-    if let Err(e) = result {
-        panic!(
-            "{what}: {e}\n(runner seed {:?}, failure persisted in tests/proof_properties.proptest-regressions)",
-            std::str::from_utf8(&props::SEED).unwrap()
-        );
-    }
+    let sizes = props::Sizes {
+        cases: cases(default_cases),
+        max_out,
+        max_storage: None,
+    };
+    let soc = device.soc_name();
+    let tally = props::property_suite::<MishBackwardOp>(&stream, soc, sizes, REGRESSIONS, what)
+        .unwrap_or_else(|e| {
+            panic!(
+                "{what}: {e}\n(runner seed {:?}, failure persisted in {REGRESSIONS})",
+                std::str::from_utf8(&props::SEED).unwrap()
+            )
+        });
     assert_eq!(ascend_sim::last_report(), None);
+    tally
 }
 
 /// All 27 dtype triples of an Atlas A2.
 #[test]
 fn random_cases_match_the_reference_on_a2() {
-    property_run(A2, 1536, 20_000, "A2 properties");
+    let tally = property_run(A2, 1536, 20_000, "A2 properties");
+    assert_eq!(tally.per_dtypes.len(), 27, "{:?}", tally.per_dtypes);
 }
 
 /// A few large cases (up to 1e5 output elements).
@@ -68,7 +62,8 @@ fn large_random_cases_match_the_reference() {
 /// Ascend910A: f32/f16 only (8 triples).
 #[test]
 fn random_cases_match_the_reference_on_910a() {
-    property_run(A910, 256, 20_000, "910A properties");
+    let tally = property_run(A910, 256, 20_000, "910A properties");
+    assert_eq!(tally.per_dtypes.len(), 8, "{:?}", tally.per_dtypes);
 }
 
 /// Runs `grad * mish'(x)` on the device for 1-D inputs and returns (device, reference).
@@ -92,13 +87,13 @@ fn device_and_reference<G: Element, X: Element, O: Element>(
 /// exclusion is needed), and `|a - g| <= 2^-22 |grad|` holds (measured maximum printed).
 #[test]
 fn root_region_error_is_bounded_by_2_pow_minus_22_of_the_gradient() {
-    let lo = (props::X_ROOT - props::ROOT_HALF_WIDTH) as f32;
-    let hi = (props::X_ROOT + props::ROOT_HALF_WIDTH) as f32;
+    let lo = (props_mish::X_ROOT - props_mish::ROOT_HALF_WIDTH) as f32;
+    let hi = (props_mish::X_ROOT + props_mish::ROOT_HALF_WIDTH) as f32;
     let mut xs = Vec::new();
     let mut x = lo;
     while x < hi {
         // negative numbers: decreasing the bits moves towards zero
-        if (f64::from(x) - props::X_ROOT).abs() < props::ROOT_HALF_WIDTH {
+        if (f64::from(x) - props_mish::X_ROOT).abs() < props_mish::ROOT_HALF_WIDTH {
             xs.push(x);
         }
         x = f32::from_bits(x.to_bits() - 7);
@@ -110,8 +105,8 @@ fn root_region_error_is_bounded_by_2_pow_minus_22_of_the_gradient() {
         let (a, want) = device_and_reference::<f32, f32, f32>(&g, &xs);
         for ((a, e), x) in a.iter().zip(want.iter()).zip(&xs) {
             assert_eq!(
-                props::region(DType::F32, f64::from(grad), f64::from(*x)),
-                Region::Root
+                props_mish::region(DType::F32, f64::from(grad), f64::from(*x)),
+                props_mish::ROOT
             );
             let err = (f64::from(*a) - f64::from(*e)).abs();
             let rel = err / (f64::from(*e).abs() + 1e-7);
@@ -139,7 +134,7 @@ fn subnormal_exp_region_error_is_bounded() {
     let mut rng = props::Rng(7);
     let n = 6000;
     let xs: Vec<f32> = (0..n)
-        .map(|_| rng.range(-200.0, props::X_SUBNORMAL_EXP - 1e-6) as f32)
+        .map(|_| rng.range(-200.0, props_mish::X_SUBNORMAL_EXP - 1e-6) as f32)
         .collect();
     let gs: Vec<f32> = (0..n)
         .map(|i| match i % 5 {
@@ -179,7 +174,7 @@ fn subnormal_exp_region_error_is_bounded() {
                 }),
         );
     for (a, e, g, x, p) in rows {
-        assert_eq!(props::region(p, g, x), Region::SubExp);
+        assert_eq!(props_mish::region(p, g, x), props_mish::SUB_EXP);
         if !g.is_finite() {
             assert!(a == e || a.is_nan(), "infinite grad: {a} vs {e} at x {x}");
             nan_for_inf += usize::from(a.is_nan());

@@ -2,13 +2,16 @@
 //! the CANN precision standard.
 #![allow(dead_code)]
 
+pub mod cases;
 pub mod counting;
 pub mod props;
+pub mod props_mish;
 pub mod raw_entry;
+pub mod typed;
+pub mod views;
 
-use ascendcl::{DType, Device, Element, Runtime, Stream};
+use ascendcl::{DType, Device, Element, Runtime};
 use ndarray::{ArrayD, IxDyn};
-use proptest::test_runner::{TestCaseError, TestError};
 use std::sync::{Mutex, MutexGuard, Once, OnceLock};
 
 /// The simulated devices of every `api_*` test binary: an Atlas A2 (bf16), an Atlas
@@ -144,30 +147,6 @@ pub fn mere_mare<T: Element>(actual: &ArrayD<T>, expected: &ArrayD<T>) -> (f64, 
     )
     .expect("same shapes");
     (p.mere, p.mare)
-}
-
-/// Runs the property suite of [`props`] on `stream`: `cases` random cases over the dtype
-/// triples `triples` (indices for [`props::triple`]) with at most `max_out` output elements,
-/// each judged against the CPU reference; failures are persisted in `regressions`. Prints
-/// the tally of the run under `what`, then returns the runner's verdict (the failing case
-/// boxed).
-pub fn property_suite(
-    stream: &Stream,
-    triples: Vec<usize>,
-    max_out: usize,
-    cases: u32,
-    regressions: &'static str,
-    what: &str,
-) -> Result<(), Box<TestError<props::Case>>> {
-    let tally = Mutex::new(props::Tally::default());
-    let mut runner = props::runner(cases, regressions);
-    let result = runner.run(&props::case(triples, max_out), |c| {
-        let outcome = props::run_any(stream, &c).map_err(TestCaseError::fail)?;
-        tally.lock().unwrap().add(&c, &outcome);
-        Ok(())
-    });
-    println!("{}", tally.into_inner().unwrap().report(what));
-    result.map_err(Box::new)
 }
 
 /// Asserts the precision standard: MERE < T and MARE < 10 T.
