@@ -26,14 +26,7 @@ pub struct Case {
 
 impl Case {
     pub fn out_shape<Op: Elementwise>(&self) -> Vec<usize> {
-        let named: Vec<(&str, &[usize])> = Op::INPUTS
-            .iter()
-            .zip(&self.shapes)
-            .map(|(n, s)| (*n, s.as_slice()))
-            .collect();
-        ascendcl::shape::broadcast(&named)
-            .expect("broadcastable")
-            .to_vec()
+        broadcast_shape::<Op>(&self.shapes)
     }
 
     pub fn label(&self) -> String {
@@ -54,6 +47,19 @@ pub fn combinations<Op: Elementwise>(soc: &str) -> Vec<Vec<DType>> {
         })
         .filter(|d| Op::accepts(family, d))
         .collect()
+}
+
+/// The broadcast shape of the inputs' `shapes` (all equal for an operator that does not
+/// broadcast).
+fn broadcast_shape<Op: Elementwise>(shapes: &[Vec<usize>]) -> Vec<usize> {
+    let named: Vec<(&str, &[usize])> = Op::INPUTS
+        .iter()
+        .zip(shapes)
+        .map(|(n, s)| (*n, s.as_slice()))
+        .collect();
+    ascendcl::shape::broadcast(&named)
+        .expect("broadcastable")
+        .to_vec()
 }
 
 fn dim() -> impl Strategy<Value = usize> {
@@ -116,18 +122,7 @@ pub fn case<Op: Elementwise>(
                     }
                 })
                 .collect();
-            let o = if Op::BROADCASTS {
-                let named: Vec<(&str, &[usize])> = Op::INPUTS
-                    .iter()
-                    .zip(&shapes)
-                    .map(|(n, s)| (*n, s.as_slice()))
-                    .collect();
-                ascendcl::shape::broadcast(&named)
-                    .expect("derived")
-                    .to_vec()
-            } else {
-                out.clone()
-            };
+            let o = broadcast_shape::<Op>(&shapes);
             let views: Vec<_> = shapes
                 .iter()
                 .map(|s| view_spec(s.len(), Op::BROADCASTS))
@@ -151,18 +146,7 @@ pub fn case<Op: Elementwise>(
                 .zip(&shapes)
                 .map(|(v, s)| fit(v, s))
                 .collect();
-            let o_shape = if Op::BROADCASTS {
-                let named: Vec<(&str, &[usize])> = Op::INPUTS
-                    .iter()
-                    .zip(&shapes)
-                    .map(|(n, s)| (*n, s.as_slice()))
-                    .collect();
-                ascendcl::shape::broadcast(&named)
-                    .expect("derived")
-                    .to_vec()
-            } else {
-                shapes[0].clone()
-            };
+            let o_shape = broadcast_shape::<Op>(&shapes);
             Case {
                 dtypes,
                 o_view: fit(o_view, &o_shape),

@@ -74,40 +74,90 @@ fn inputs() -> (Vec<f32>, Vec<f32>) {
     (g, x)
 }
 
-#[test]
-fn all_isas_bitwise_identical() {
-    let (g, x) = inputs();
-    let mut want32 = vec![0.0f32; g.len()];
-    let mut want64 = vec![0.0f64; g.len()];
-    rounded_f32::<MishGrad, 2>(Isa::Scalar, [&g, &x], &mut want32);
-    precise_f64::<MishGrad, 2>(Isa::Scalar, [&g, &x], &mut want64);
+/// Every instruction set gives the scalar code's `rounded_f32` and `precise_f64` of `K`,
+/// bitwise (NaN payloads too), over `x` and over its prefixes of the lengths `tails`.
+fn assert_isas_bitwise_identical<K: Formula<N>, const N: usize>(x: [&[f32]; N], tails: [usize; 4]) {
+    let n = x[0].len();
+    let mut want32 = vec![0.0f32; n];
+    let mut want64 = vec![0.0f64; n];
+    rounded_f32::<K, N>(Isa::Scalar, x, &mut want32);
+    precise_f64::<K, N>(Isa::Scalar, x, &mut want64);
     for isa in Isa::available() {
-        // odd lengths exercise the tails
-        for len in [g.len(), g.len() - 3, 7, 1] {
+        for len in tails {
             let mut got32 = vec![0.0f32; len];
             let mut got64 = vec![0.0f64; len];
-            rounded_f32::<MishGrad, 2>(isa, [&g[..len], &x[..len]], &mut got32);
-            precise_f64::<MishGrad, 2>(isa, [&g[..len], &x[..len]], &mut got64);
+            rounded_f32::<K, N>(isa, x.map(|s| &s[..len]), &mut got32);
+            precise_f64::<K, N>(isa, x.map(|s| &s[..len]), &mut got64);
             for i in 0..len {
+                let at = x.map(|s| s[i]);
                 assert_eq!(
                     got32[i].to_bits(),
                     want32[i].to_bits(),
-                    "{} f32 g={:e} x={:e}",
-                    isa.name(),
-                    g[i],
-                    x[i]
+                    "{} f32 at {at:?}",
+                    isa.name()
                 );
                 assert_eq!(
                     got64[i].to_bits(),
                     want64[i].to_bits(),
-                    "{} f64 g={:e} x={:e}",
-                    isa.name(),
-                    g[i],
-                    x[i]
+                    "{} f64 at {at:?}",
+                    isa.name()
                 );
             }
         }
     }
+}
+
+/// Every instruction set's `rounded_f32` of `K` (the fast path where it has one) equals the
+/// scalar precise one over `x`, bitwise except for NaN payloads, which are not part of the
+/// contract (two NaN operands may meet in either order).
+fn assert_isas_round_like_scalar<K: Formula<N>, const N: usize>(x: [&[f32]; N]) {
+    let n = x[0].len();
+    let mut want = vec![0.0f32; n];
+    rounded_f32::<K, N>(Isa::Scalar, x, &mut want);
+    for isa in Isa::available() {
+        let mut got = vec![0.0f32; n];
+        rounded_f32::<K, N>(isa, x, &mut got);
+        let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+        let bad = (0..n).find(|&i| !same(got[i], want[i]));
+        assert!(
+            bad.is_none(),
+            "{} differs at {:?}",
+            isa.name(),
+            x.map(|s| s[bad.unwrap_or(0)])
+        );
+    }
+}
+
+/// Every instruction set's `narrowable` values of `K` round to the 16-bit format `to` like
+/// the scalar precise values (any NaN for NaN).
+fn assert_isas_narrow_like_scalar<K: Formula<N>, const N: usize>(to: Narrow, x: [&[f32]; N]) {
+    let n = x[0].len();
+    let mut want = vec![0.0f64; n];
+    precise_f64::<K, N>(Isa::Scalar, x, &mut want);
+    let mut want16 = vec![0u16; n];
+    narrow16_scalar(to, &want, &mut want16);
+    for isa in Isa::available() {
+        let mut got = vec![0.0f64; n];
+        narrowable::<K, N>(isa, to, x, &mut got);
+        let mut got16 = vec![0u16; n];
+        narrow16_scalar(to, &got, &mut got16);
+        let nan = |b: u16| to.value(b).is_nan();
+        let bad = (0..n).find(|&i| got16[i] != want16[i] && !(nan(got16[i]) && nan(want16[i])));
+        assert!(
+            bad.is_none(),
+            "{} {to:?} differs at {:?}",
+            isa.name(),
+            x.map(|s| s[bad.unwrap_or(0)])
+        );
+    }
+}
+
+#[test]
+fn all_isas_bitwise_identical() {
+    let (g, x) = inputs();
+    // odd lengths exercise the tails
+    let n = g.len();
+    assert_isas_bitwise_identical::<MishGrad, 2>([&g, &x], [n, n - 3, 7, 1]);
 }
 
 /// The fast AVX-512 path (rounding test, lockstep loop, tails) against the scalar
@@ -149,23 +199,7 @@ fn fast_path_matches_precise_path() {
         });
         x.push(xi);
     }
-    let mut want = vec![0.0f32; n];
-    rounded_f32::<MishGrad, 2>(Isa::Scalar, [&g, &x], &mut want);
-    for isa in Isa::available() {
-        let mut got = vec![0.0f32; n];
-        rounded_f32::<MishGrad, 2>(isa, [&g, &x], &mut got);
-        // NaN payloads are not part of the contract (two NaN operands may meet in
-        // either order); every other result must be bitwise equal.
-        let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
-        let bad = (0..n).find(|&i| !same(got[i], want[i]));
-        assert!(
-            bad.is_none(),
-            "{} differs at g={:e} x={:e}",
-            isa.name(),
-            g[bad.unwrap_or(0)],
-            x[bad.unwrap_or(0)]
-        );
-    }
+    assert_isas_round_like_scalar::<MishGrad, 2>([&g, &x]);
 }
 
 /// The products for 16-bit results (fast where the rounding test on the f16 or bf16
@@ -203,26 +237,7 @@ fn narrowable_products_round_like_precise_ones() {
             g.push(widen(half_bits(to, gi)));
             x.push(widen(half_bits(to, xi)));
         }
-        let mut want = vec![0.0f64; g.len()];
-        precise_f64::<MishGrad, 2>(Isa::Scalar, [&g, &x], &mut want);
-        let mut want16 = vec![0u16; g.len()];
-        narrow16_scalar(to, &want, &mut want16);
-        for isa in Isa::available() {
-            let mut got = vec![0.0f64; g.len()];
-            narrowable::<MishGrad, 2>(isa, to, [&g, &x], &mut got);
-            let mut got16 = vec![0u16; g.len()];
-            narrow16_scalar(to, &got, &mut got16);
-            let nan = |b: u16| widen(b).is_nan();
-            let bad =
-                (0..g.len()).find(|&i| got16[i] != want16[i] && !(nan(got16[i]) && nan(want16[i])));
-            assert!(
-                bad.is_none(),
-                "{} {to:?} differs at g={:e} x={:e}",
-                isa.name(),
-                g[bad.unwrap_or(0)],
-                x[bad.unwrap_or(0)]
-            );
-        }
+        assert_isas_narrow_like_scalar::<MishGrad, 2>(to, [&g, &x]);
     }
 }
 
@@ -397,34 +412,8 @@ fn rounding_test_is_sound() {
 fn mish_all_isas_bitwise_identical() {
     let (g, x) = inputs();
     let x: Vec<f32> = g.iter().chain(&x).copied().collect();
-    let mut want32 = vec![0.0f32; x.len()];
-    let mut want64 = vec![0.0f64; x.len()];
-    rounded_f32::<Mish, 1>(Isa::Scalar, [&x], &mut want32);
-    precise_f64::<Mish, 1>(Isa::Scalar, [&x], &mut want64);
-    for isa in Isa::available() {
-        for len in [x.len(), x.len() - 5, 9, 3] {
-            let mut got32 = vec![0.0f32; len];
-            let mut got64 = vec![0.0f64; len];
-            rounded_f32::<Mish, 1>(isa, [&x[..len]], &mut got32);
-            precise_f64::<Mish, 1>(isa, [&x[..len]], &mut got64);
-            for i in 0..len {
-                assert_eq!(
-                    got32[i].to_bits(),
-                    want32[i].to_bits(),
-                    "{} f32 x={:e}",
-                    isa.name(),
-                    x[i]
-                );
-                assert_eq!(
-                    got64[i].to_bits(),
-                    want64[i].to_bits(),
-                    "{} f64 x={:e}",
-                    isa.name(),
-                    x[i]
-                );
-            }
-        }
-    }
+    let n = x.len();
+    assert_isas_bitwise_identical::<Mish, 1>([&x], [n, n - 5, 9, 3]);
 }
 
 /// The fast AVX-512 `mish` (rounding test, lockstep loop, tails) against the scalar
@@ -450,20 +439,7 @@ fn mish_fast_path_matches_precise_path() {
             }
         })
         .collect();
-    let mut want = vec![0.0f32; n];
-    rounded_f32::<Mish, 1>(Isa::Scalar, [&x], &mut want);
-    for isa in Isa::available() {
-        let mut got = vec![0.0f32; n];
-        rounded_f32::<Mish, 1>(isa, [&x], &mut got);
-        let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
-        let bad = (0..n).find(|&i| !same(got[i], want[i]));
-        assert!(
-            bad.is_none(),
-            "{} differs at x={:e}",
-            isa.name(),
-            x[bad.unwrap_or(0)]
-        );
-    }
+    assert_isas_round_like_scalar::<Mish, 1>([&x]);
 }
 
 /// `mish`'s values for 16-bit results (fast where the rounding test on the f16 or bf16
@@ -472,25 +448,7 @@ fn mish_fast_path_matches_precise_path() {
 fn mish_narrowable_values_round_like_precise_ones() {
     for to in [Narrow::F16, Narrow::Bf16] {
         let x: Vec<f32> = (0..=u16::MAX).map(|b| to.value(b)).collect();
-        let mut want = vec![0.0f64; x.len()];
-        precise_f64::<Mish, 1>(Isa::Scalar, [&x], &mut want);
-        let mut want16 = vec![0u16; x.len()];
-        narrow16_scalar(to, &want, &mut want16);
-        for isa in Isa::available() {
-            let mut got = vec![0.0f64; x.len()];
-            narrowable::<Mish, 1>(isa, to, [&x], &mut got);
-            let mut got16 = vec![0u16; x.len()];
-            narrow16_scalar(to, &got, &mut got16);
-            let nan = |b: u16| to.value(b).is_nan();
-            let bad =
-                (0..x.len()).find(|&i| got16[i] != want16[i] && !(nan(got16[i]) && nan(want16[i])));
-            assert!(
-                bad.is_none(),
-                "{} {to:?} differs at x={:e}",
-                isa.name(),
-                x[bad.unwrap_or(0)]
-            );
-        }
+        assert_isas_narrow_like_scalar::<Mish, 1>(to, [&x]);
     }
 }
 
