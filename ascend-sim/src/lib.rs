@@ -298,6 +298,7 @@ pub mod hccl;
 mod mem;
 mod nnopbase;
 mod ops;
+mod racecheck;
 mod runtime;
 mod slab;
 mod state;
@@ -385,6 +386,25 @@ pub fn clear_last_report() {
     state::clear_last_report()
 }
 
+/// Turns the [racecheck](crate#racecheck) on or off for work enqueued from now on, as
+/// `ASCEND_SIM_RACECHECK` does at `aclInit` (for benchmarks: it costs a vector-clock copy
+/// per task). Turning it back on forgets the accesses made before.
+///
+/// ```
+/// ascend_sim::set_racecheck(false);
+/// assert!(!ascend_sim::racecheck_enabled());
+/// ascend_sim::set_racecheck(true);
+/// assert!(ascend_sim::racecheck_enabled());
+/// ```
+pub fn set_racecheck(on: bool) {
+    racecheck::set_enabled(on)
+}
+
+/// Whether the [racecheck](crate#racecheck) checks work enqueued now.
+pub fn racecheck_enabled() -> bool {
+    racecheck::enabled()
+}
+
 /// Helpers for tests of code running on the simulator.
 pub mod testing {
     pub use crate::cdylib::cdylib_path;
@@ -432,6 +452,25 @@ pub mod testing {
                 Ok(())
             })));
         Some(StreamHold { gate })
+    }
+
+    /// Waits until `stream` (created with `aclrtCreateStream`) has run the work queued so
+    /// far, *without* ordering the caller after it as `aclrtSynchronizeStream` does: for
+    /// tests of the racecheck that need work to have run while the host does not know it
+    /// (on hardware the host could observe that only through memory the simulator does
+    /// not see). Returns at once for an unknown stream.
+    pub fn wait_unordered(stream: aclrtStream) {
+        let shared = {
+            let st = state();
+            let Ok(id) = decode(Kind::Stream, stream) else {
+                return;
+            };
+            match st.streams.get(&id) {
+                Some(s) => Arc::clone(&s.handle.shared),
+                None => return,
+            }
+        };
+        shared.wait_unordered();
     }
 }
 
