@@ -38,6 +38,8 @@
 //!     stderr too (`0`/`false`/`no`/`off`/empty: not).
 //!   * `ASCEND_SIM_HCCL_TIMEOUT_MS`: how long an HCCL rank waits for the others (default
 //!     30000; see [HCCL](#hccl)).
+//!   * `ASCEND_SIM_RACECHECK`: a switch (as `ASCEND_SIM_VERBOSE`), on when unset: whether
+//!     the [racecheck](#racecheck) runs ([`set_racecheck`] changes it later).
 //!
 //!   A malformed value (an unknown SoC name, a byte count that is not one, a fault item
 //!   that is not `symbol:n` with a simulated symbol, a switch that is not one) and any
@@ -217,6 +219,70 @@
 //!   [`hccl::counters`] / `ascendSimGetHcclCounters` count live communicators and queued
 //!   collectives.
 //!
+//! # Racecheck
+//!
+//! Every kernel (each tensor argument's bytes, read for an input, written for an output;
+//! the workspace it uses, written), asynchronous copy (`dst` written, `src` read), the
+//! synchronous `aclrtMemcpy` and `aclrtMemset` (made by the host) and every HCCL
+//! collective (a rank's send buffer read, its receive buffer written; a broadcast's root
+//! reads) declares which bytes of which device allocation, or of which `aclrtMallocHost`
+//! buffer, it reads and writes. Before the work runs, each access is checked against the
+//! earlier accesses to the same allocation: when two overlap, one of them writes and they
+//! come from different actors (streams, or the host), the earlier one must *happen
+//! before* the new one, through:
+//!
+//! * stream order (tasks of one stream, as enqueued);
+//! * an `aclrtRecordEvent` on one stream and an `aclrtStreamWaitEvent` for that record on
+//!   the other (a wait enqueued before any record orders nothing);
+//! * a host synchronisation between them: `aclrtSynchronizeStream`,
+//!   `aclrtSynchronizeEvent`, or the drain of `aclrtDestroyStream`, `aclrtResetDevice` and
+//!   `aclFinalize`, before the later work is enqueued;
+//! * host program order: a synchronous copy or memset is ordered before work enqueued
+//!   after it returns (and after the synchronisations made before it).
+//!
+//! The order is tracked with vector clocks, one entry per live stream (up to 127 at once;
+//! a slot is reused after its stream is destroyed) and one for the host. The host counts
+//! as one actor for all its threads: a synchronisation in one thread has really finished
+//! that work for every thread, and threads that hand work to each other through host
+//! locks order their calls in a way the simulator cannot see.
+//!
+//! A violation fails the work that runs second, without running it: a queued task makes
+//! its stream's next `aclrtSynchronizeStream` fail with 507000 (a collective's part still
+//! meets the other ranks, which must not time out for it), a synchronous copy or memset
+//! fails at once with 507000, and either is a finding ([`last_report`]). The message names
+//! both accesses (entry point, argument, stream, read or write, byte range) and the
+//! allocation:
+//!
+//! ```text
+//! racecheck: aclnnInplaceMish on stream 0x57000000000005 writes bytes [0x7f..c0, 0x7f..e0)
+//! (selfRef) of the device allocation [0x7f..c0, 0x7f..e0), which aclrtMemcpyAsync on stream
+//! 0x57000000000006 read at [0x7f..c0, 0x7f..e0) (src) with no happens-before order ...
+//! ```
+//!
+//! It is on by default; `ASCEND_SIM_RACECHECK=0` or [`set_racecheck`] turns it off (work
+//! enqueued while it is off is never checked). Each queued task carries its clock in the
+//! queue's ring, and an allocation remembers at most 32 accesses (a later access of the
+//! same stream over the same bytes replaces an earlier one), so steady-state launches
+//! allocate nothing.
+//!
+//! What it cannot see, and why:
+//!
+//! * Host loads and stores to `aclrtMallocHost` memory through ordinary pointers (filling
+//!   a pinned buffer while a queued copy still reads it): they are plain memory accesses
+//!   of the caller's process and never reach the simulator. Only copies and memsets on
+//!   pinned memory are accounted.
+//! * Pageable host memory (heap, stack): the simulator does not know its extent, so it
+//!   cannot tell two host ranges apart.
+//! * Raw device pointers a user computes: a tensor's access is the span of its view from
+//!   its first to its last element, exact for contiguous views and coarser for strided
+//!   ones (two interleaved strided views written from two streams are reported although
+//!   their elements are disjoint); the simulator does not know how a user derived a data
+//!   address, only the bytes the view reaches.
+//! * Streams beyond 127 alive at once get no slot, and their work is not checked.
+//! * A collective orders each rank's stream with its own buffers only; the rendezvous of
+//!   all ranks is not an edge between their streams.
+//! * Per allocation, only the latest 32 unordered accesses are remembered.
+//!
 //! # The compute and its numerics
 //!
 //! Mish: [`kernel::mish_f32`] evaluates the vendor's f32 formula (half types widened, the
@@ -284,6 +350,7 @@
 //! returns its failure value), and a poisoned lock is recovered, never turned into UB.
 
 #![warn(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
 
 use ascend_sys::hccl::{HcclComm, HcclDataType, HcclReduceOp, HcclResult, HcclRootInfo};
 use ascend_sys::*;
