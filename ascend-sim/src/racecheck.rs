@@ -404,3 +404,75 @@ impl Touch {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn access(shadow: &Shadow, lo: usize, hi: usize, write: bool) -> Accesses<'_> {
+        let mut out: Accesses<'_> = [None; MAX_ACCESSES];
+        out[0] = Some(Access {
+            region: Region {
+                shadow,
+                start: 0,
+                size: 64,
+                kind: "device allocation",
+            },
+            lo,
+            hi,
+            write,
+            what: "x",
+        });
+        out
+    }
+
+    fn len(shadow: &Shadow) -> usize {
+        lock(&shadow.records).len()
+    }
+
+    #[test]
+    fn records_are_replaced_by_ordered_accesses_and_bounded() {
+        let shadow = Shadow::default();
+        let (mut ta, mut tb) = (Clock::default(), Clock::default());
+        let a = Actor::new(Who::Stream(1), &mut ta);
+        let b = Actor::new(Who::Stream(2), &mut tb);
+        // One stream writing the same bytes again and again keeps one record.
+        for _ in 0..100 {
+            let st = a.advance(&mut ta, None);
+            check(&st, "k", &access(&shadow, 0, 16, true)).unwrap();
+        }
+        assert_eq!(len(&shadow), 1);
+        // A read keeps the write it follows; a read ordered after it stands for it.
+        let st = a.advance(&mut ta, None);
+        check(&st, "k", &access(&shadow, 0, 16, false)).unwrap();
+        assert_eq!(len(&shadow), 2);
+        let st = b.advance(&mut tb, Some(&ta));
+        check(&st, "k", &access(&shadow, 0, 16, false)).unwrap();
+        assert_eq!(len(&shadow), 2, "the write and b's read");
+        // Unordered reads stay side by side.
+        let st = a.advance(&mut ta, None);
+        check(&st, "k", &access(&shadow, 0, 16, false)).unwrap();
+        assert_eq!(len(&shadow), 3);
+        // A write of b ordered after a's read is unordered with nothing: it replaces both.
+        let st = b.advance(&mut tb, Some(&ta));
+        check(&st, "k", &access(&shadow, 0, 32, true)).unwrap();
+        assert_eq!(len(&shadow), 1);
+        // Unordered disjoint reads pile up to the bound, the oldest forgotten first.
+        for i in 0..2 * RECORDS {
+            let st = if i % 2 == 0 {
+                a.advance(&mut ta, None)
+            } else {
+                b.advance(&mut tb, None)
+            };
+            check(&st, "k", &access(&shadow, 32 + i, 33 + i, false)).unwrap();
+        }
+        assert_eq!(len(&shadow), RECORDS);
+        let st = a.advance(&mut ta, None);
+        let e = check(&st, "k", &access(&shadow, 73, 74, true)).unwrap_err();
+        assert!(e.contains("stream 0x2 read at [0x49, 0x4a)"), "{e}");
+        // b's read of [33, 34) was forgotten: the documented limit.
+        check(&st, "k", &access(&shadow, 33, 34, true)).unwrap();
+        a.release(&ta);
+        b.release(&tb);
+    }
+}

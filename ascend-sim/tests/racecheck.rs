@@ -372,6 +372,22 @@ fn synchronous_copies_order_and_are_checked() {
             "(src)",
         ],
     );
+    // A synchronous upload while a queued kernel still reads the buffer: the upload runs
+    // first, and the kernel finds it.
+    let hold = hold_stream(a).unwrap();
+    mish(&x, &y, a);
+    h2d(x.ptr, &[3.0f32; N]);
+    hold.release();
+    race_on(
+        a,
+        &[
+            "aclnnMish on",
+            "reads bytes",
+            "(self)",
+            "which aclrtMemcpy on the host (a synchronous call) wrote",
+            "(dst)",
+        ],
+    );
     // The other way round: the kernel has run (unknown to the host), and a memset
     // overwrites what it read.
     mish(&x, &y, a);
