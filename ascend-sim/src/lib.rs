@@ -39,7 +39,7 @@
 //!   * `ASCEND_SIM_HCCL_TIMEOUT_MS`: how long an HCCL rank waits for the others (default
 //!     30000; see [HCCL](#hccl)).
 //!   * `ASCEND_SIM_RACECHECK`: a switch (as `ASCEND_SIM_VERBOSE`), on when unset: whether
-//!     the [racecheck](#racecheck) runs ([`set_racecheck`] changes it later).
+//!     the [`racecheck`] runs ([`racecheck::set_enabled`] changes it later).
 //!
 //!   A malformed value (an unknown SoC name, a byte count that is not one, a fault item
 //!   that is not `symbol:n` with a simulated symbol, a switch that is not one) and any
@@ -221,67 +221,12 @@
 //!
 //! # Racecheck
 //!
-//! Every kernel (each tensor argument's bytes, read for an input, written for an output;
-//! the workspace it uses, written), asynchronous copy (`dst` written, `src` read), the
-//! synchronous `aclrtMemcpy` and `aclrtMemset` (made by the host) and every HCCL
-//! collective (a rank's send buffer read, its receive buffer written; a broadcast's root
-//! reads) declares which bytes of which device allocation, or of which `aclrtMallocHost`
-//! buffer, it reads and writes. Before the work runs, each access is checked against the
-//! earlier accesses to the same allocation: when two overlap, one of them writes and they
-//! come from different actors (streams, or the host), the earlier one must *happen
-//! before* the new one, through:
-//!
-//! * stream order (tasks of one stream, as enqueued);
-//! * an `aclrtRecordEvent` on one stream and an `aclrtStreamWaitEvent` for that record on
-//!   the other (a wait enqueued before any record orders nothing);
-//! * a host synchronisation between them: `aclrtSynchronizeStream`,
-//!   `aclrtSynchronizeEvent`, or the drain of `aclrtDestroyStream`, `aclrtResetDevice` and
-//!   `aclFinalize`, before the later work is enqueued;
-//! * host program order: a synchronous copy or memset is ordered before work enqueued
-//!   after it returns (and after the synchronisations made before it).
-//!
-//! The order is tracked with vector clocks, one entry per live stream (up to 127 at once;
-//! a slot is reused after its stream is destroyed) and one for the host. The host counts
-//! as one actor for all its threads: a synchronisation in one thread has really finished
-//! that work for every thread, and threads that hand work to each other through host
-//! locks order their calls in a way the simulator cannot see.
-//!
-//! A violation fails the work that runs second, without running it: a queued task makes
-//! its stream's next `aclrtSynchronizeStream` fail with 507000 (a collective's part still
-//! meets the other ranks, which must not time out for it), a synchronous copy or memset
-//! fails at once with 507000, and either is a finding ([`last_report`]). The message names
-//! both accesses (entry point, argument, stream, read or write, byte range) and the
-//! allocation:
-//!
-//! ```text
-//! racecheck: aclnnInplaceMish on stream 0x57000000000005 writes bytes [0x7f..c0, 0x7f..e0)
-//! (selfRef) of the device allocation [0x7f..c0, 0x7f..e0), which aclrtMemcpyAsync on stream
-//! 0x57000000000006 read at [0x7f..c0, 0x7f..e0) (src) with no happens-before order ...
-//! ```
-//!
-//! It is on by default; `ASCEND_SIM_RACECHECK=0` or [`set_racecheck`] turns it off (work
-//! enqueued while it is off is never checked). Each queued task carries its clock in the
-//! queue's ring, and an allocation remembers at most 32 accesses (a later access of the
-//! same stream over the same bytes replaces an earlier one), so steady-state launches
-//! allocate nothing.
-//!
-//! What it cannot see, and why:
-//!
-//! * Host loads and stores to `aclrtMallocHost` memory through ordinary pointers (filling
-//!   a pinned buffer while a queued copy still reads it): they are plain memory accesses
-//!   of the caller's process and never reach the simulator. Only copies and memsets on
-//!   pinned memory are accounted.
-//! * Pageable host memory (heap, stack): the simulator does not know its extent, so it
-//!   cannot tell two host ranges apart.
-//! * Raw device pointers a user computes: a tensor's access is the span of its view from
-//!   its first to its last element, exact for contiguous views and coarser for strided
-//!   ones (two interleaved strided views written from two streams are reported although
-//!   their elements are disjoint); the simulator does not know how a user derived a data
-//!   address, only the bytes the view reaches.
-//! * Streams beyond 127 alive at once get no slot, and their work is not checked.
-//! * A collective orders each rank's stream with its own buffers only; the rendezvous of
-//!   all ranks is not an edge between their streams.
-//! * Per allocation, only the latest 32 unordered accesses are remembered.
+//! Every kernel, copy, memset and collective declares the bytes it reads and writes, and
+//! work whose access conflicts with another stream's (or the host's) without a
+//! happens-before order between them (stream order, an event recorded and waited for, a
+//! host synchronisation) fails loudly, naming both accesses. On by default;
+//! `ASCEND_SIM_RACECHECK=0` or [`racecheck::set_enabled`] turns it off. See [`racecheck`]
+//! for the model, the messages and what it cannot see.
 //!
 //! # The compute and its numerics
 //!
@@ -365,7 +310,7 @@ pub mod hccl;
 mod mem;
 mod nnopbase;
 mod ops;
-mod racecheck;
+pub mod racecheck;
 mod runtime;
 mod slab;
 mod state;
@@ -451,25 +396,6 @@ pub fn last_report() -> Option<String> {
 /// Forgets the latest sanitizer finding.
 pub fn clear_last_report() {
     state::clear_last_report()
-}
-
-/// Turns the [racecheck](crate#racecheck) on or off for work enqueued from now on, as
-/// `ASCEND_SIM_RACECHECK` does at `aclInit` (for benchmarks: it costs a vector-clock copy
-/// per task). Turning it back on forgets the accesses made before.
-///
-/// ```
-/// ascend_sim::set_racecheck(false);
-/// assert!(!ascend_sim::racecheck_enabled());
-/// ascend_sim::set_racecheck(true);
-/// assert!(ascend_sim::racecheck_enabled());
-/// ```
-pub fn set_racecheck(on: bool) {
-    racecheck::set_enabled(on)
-}
-
-/// Whether the [racecheck](crate#racecheck) checks work enqueued now.
-pub fn racecheck_enabled() -> bool {
-    racecheck::enabled()
 }
 
 /// Helpers for tests of code running on the simulator.

@@ -1,60 +1,79 @@
-//! Racecheck: every kernel, copy, memset and collective declares the byte ranges of the
-//! allocations it reads and writes, and before the work runs each range is checked
-//! against the earlier accesses to the same allocation: two accesses conflict when they
-//! overlap and one of them writes, and a conflicting access of another actor must
-//! *happen before* the new one. A violation fails the work with a message naming both
-//! accesses, their streams, the ranges and the allocation.
+//! Racecheck: cross-stream data races found as the work runs.
+//!
+//! Every kernel (each tensor argument's bytes, read for an input, written for an output;
+//! the workspace it uses, written), asynchronous copy (`dst` written, `src` read), the
+//! synchronous `aclrtMemcpy` and `aclrtMemset` (made by the host) and every HCCL
+//! collective (a rank's send buffer read, its receive buffer written; a broadcast's root
+//! reads) declares which bytes of which device allocation, or of which `aclrtMallocHost`
+//! buffer, it reads and writes. Before the work runs, each access is checked against the
+//! earlier accesses to the same allocation: when two overlap, one of them writes and they
+//! come from different actors (two streams, or a stream and the host), the earlier one
+//! must *happen before* the new one.
 //!
 //! # Happens-before
 //!
-//! Vector clocks, one entry per actor. The actors are the streams (each holds one of
-//! [`SLOTS`]` - 1` slots while it lives) and the host (slot 0). The edges:
+//! * **Stream order**: the tasks of one stream, as enqueued.
+//! * **Events**: `aclrtRecordEvent` on one stream and `aclrtStreamWaitEvent` for that
+//!   record on another order the work before the record before the work after the wait
+//!   (a wait enqueued before any record orders nothing, as it waits for nothing).
+//! * **Synchronisation**: `aclrtSynchronizeStream`, `aclrtSynchronizeEvent`, and the
+//!   drain of `aclrtDestroyStream`, `aclrtResetDevice` and `aclFinalize` order the work
+//!   they waited for before whatever the host does afterwards.
+//! * **Host program order**: a synchronous copy or memset is ordered before the work
+//!   enqueued after it returns.
 //!
-//! * **stream order**: the tasks of one stream are ordered as enqueued;
-//! * **host program order**: a task is ordered after every host access (a synchronous
-//!   `aclrtMemcpy` or `aclrtMemset`) and every host synchronisation made before it was
-//!   enqueued;
-//! * **events**: `aclrtRecordEvent` captures its stream's clock at that point of the queue;
-//!   `aclrtStreamWaitEvent` makes the waiting stream's later tasks inherit the clock of
-//!   the latest record enqueued so far (the record the wait waits for);
-//! * **synchronisation**: `aclrtSynchronizeStream` (also the drain of `aclrtDestroyStream`,
-//!   `aclrtResetDevice` and `aclFinalize`) and `aclrtSynchronizeEvent` give the host the
-//!   stream's or the event's clock.
+//! The order is tracked with vector clocks: one entry per live stream (up to 127 at once)
+//! and one for the host. A destroyed stream's entry is reused by a later stream, which
+//! continues its counter: the older stream's accesses then count as ordered before the
+//! newer stream's work, and they are, since they had finished (the destroy drained them)
+//! before that stream existed. The host is one actor for all its threads: a
+//! synchronisation in one thread has really finished that work for every thread, and
+//! threads that hand work to each other through host locks or channels order their calls
+//! in a way the simulator cannot see. Races between host threads are a host sanitizer's
+//! business.
 //!
-//! The host is one actor, not one per thread: two host threads that hand work to each
-//! other through a mutex or a channel order their calls in a way the simulator cannot
-//! see, and a host synchronisation in one thread really has finished the work it waited
-//! for, for every thread. Races between host threads are a host sanitizer's business.
+//! # A violation
 //!
-//! A stream's slot goes back to the pool when the stream is destroyed, after its queue was
-//! drained, and the next stream continues the slot's counter, so the older stream's
-//! accesses are seen as ordered before the newer stream's work, which they are: they had
-//! finished before that stream existed. A slot's counter saturates at `u32::MAX`.
+//! The work that runs second fails without running: a queued task makes its stream's next
+//! `aclrtSynchronizeStream` fail with 507000 (`ACL_ERROR_RT_INTERNAL_ERROR`; a
+//! collective's part still meets the other ranks, which must not time out for it), a
+//! synchronous copy or memset fails at once with 507000, and either is a finding
+//! ([`last_report`](crate::last_report)). The message names both accesses (entry point,
+//! argument, stream, read or write, byte range) and the allocation:
 //!
-//! # What it cannot see
+//! ```text
+//! racecheck: aclnnInplaceMish on stream 0x57000000000002 writes bytes [0x7fc5a7200040,
+//! 0x7fc5a7200048) (selfRef) of the device allocation [0x7fc5a7200040, 0x7fc5a7200060),
+//! which aclrtMemcpyAsync on stream 0x57000000000003 read at [0x7fc5a7200040,
+//! 0x7fc5a7200048) (src) with no happens-before order between the two (...)
+//! ```
 //!
-//! * Host reads and writes of `aclrtMallocHost` memory through ordinary pointers (filling
-//!   a pinned buffer while a queued copy reads it): they are plain loads and stores of the
-//!   user's process, no call of the simulator. Only copies and memsets are accounted.
-//! * Pageable host memory (heap, stack): the simulator does not know its extent.
-//! * Device addresses the user computes and hands to a kernel through a tensor are
-//!   accounted as the bytes the tensor's view spans (first to last element), which is
-//!   exact for contiguous views and coarser for strided ones: two interleaved strided
-//!   views of one buffer written from two streams are reported although their elements
-//!   are disjoint.
-//! * Streams beyond the first [`SLOTS`]` - 1` alive at once get no slot: their work is not
-//!   checked.
-//! * A collective orders each rank's stream with its own buffers; that every rank's later
-//!   work follows every rank's earlier work (the rendezvous) is not an edge.
-//! * Per allocation, the latest [`RECORDS`] unordered accesses are remembered; an older
-//!   one is forgotten (its race may go unreported).
+//! # Cost and switch
 //!
-//! # Cost
+//! It is on by default. Each queued task carries its clock in the queue's ring, and an
+//! allocation remembers at most 32 accesses (an access ordered after an earlier one over
+//! the same bytes replaces it), so steady-state launches allocate nothing; a launch costs
+//! a few percent more on the simulator. `ASCEND_SIM_RACECHECK=0` at `aclInit` or
+//! [`set_enabled`] turns it off; work enqueued while it is off is never checked.
 //!
-//! A task carries its clock in the queue's ring (no allocation); an allocation's records
-//! live in one vector that reaches [`RECORDS`] entries at most, and accesses of one
-//! stream replace its earlier ones over the same range, so steady-state launches allocate
-//! nothing. `ASCEND_SIM_RACECHECK=0` or [`set_enabled`] turns it off.
+//! # What it cannot see, and why
+//!
+//! * Host loads and stores to `aclrtMallocHost` memory through ordinary pointers (filling
+//!   a pinned buffer while a queued copy still reads it): they are plain memory accesses
+//!   of the caller's process and never reach the simulator. Only copies and memsets on
+//!   pinned memory are accounted.
+//! * Pageable host memory (heap, stack): the simulator does not know its extent, so it
+//!   cannot tell two host buffers apart.
+//! * Raw device pointers a user computes: the simulator does not know how a tensor's data
+//!   address was derived, only the bytes its view reaches, from its first to its last
+//!   element. That is exact for contiguous views and coarser for strided ones: two
+//!   interleaved strided views written from two streams are reported although their
+//!   elements are disjoint.
+//! * Streams beyond 127 alive at once get no entry, and their work is not checked.
+//! * A collective orders each rank's stream with its own buffers only; the rendezvous of
+//!   all ranks is not an edge between their streams.
+//! * Per allocation, only the latest 32 unordered accesses are remembered; a race with an
+//!   older one goes unreported.
 
 use crate::mem::Alloc;
 use crate::state::lock;
@@ -74,16 +93,25 @@ static ENABLED: AtomicBool = AtomicBool::new(true);
 /// is not checked.
 static GENERATION: AtomicU32 = AtomicU32::new(1);
 
-/// Turns the racecheck on or off (`ASCEND_SIM_RACECHECK`). Work enqueued while it is off
-/// is not checked, and accesses made before it is turned back on are forgotten.
-pub(crate) fn set_enabled(on: bool) {
+/// Turns the racecheck on or off for work enqueued from now on, as
+/// `ASCEND_SIM_RACECHECK` does at `aclInit` (benchmarks turn it off). Work enqueued while
+/// it is off is never checked, and turning it back on forgets the accesses made before.
+///
+/// ```
+/// ascend_sim::racecheck::set_enabled(false);
+/// assert!(!ascend_sim::racecheck::enabled());
+/// ascend_sim::racecheck::set_enabled(true);
+/// assert!(ascend_sim::racecheck::enabled());
+/// ```
+pub fn set_enabled(on: bool) {
     if on && !ENABLED.load(Ordering::SeqCst) {
         GENERATION.fetch_add(1, Ordering::SeqCst);
     }
     ENABLED.store(on, Ordering::SeqCst);
 }
 
-pub(crate) fn enabled() -> bool {
+/// Whether the racecheck checks work enqueued now.
+pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 

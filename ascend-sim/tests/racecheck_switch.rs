@@ -1,5 +1,5 @@
 //! The racecheck's switch: `ASCEND_SIM_RACECHECK=0` at `aclInit` turns it off (for
-//! benchmarks), a malformed value is refused, and `ascend_sim::set_racecheck` turns it
+//! benchmarks), a malformed value is refused, and `ascend_sim::racecheck::set_enabled` turns it
 //! back on. One test: the switch is process-wide.
 
 mod common;
@@ -59,21 +59,21 @@ fn the_switch_turns_the_racecheck_off_and_on() {
     // SAFETY: as above.
     unsafe { std::env::set_var("ASCEND_SIM_RACECHECK", "0") };
     setup();
-    assert!(!ascend_sim::racecheck_enabled());
+    assert!(!ascend_sim::racecheck::enabled());
     assert_eq!(unordered_writes(), ACL_SUCCESS, "off: not checked");
 
-    ascend_sim::set_racecheck(true);
-    assert!(ascend_sim::racecheck_enabled());
+    ascend_sim::racecheck::set_enabled(true);
+    assert!(ascend_sim::racecheck::enabled());
     assert_eq!(unordered_writes(), ACL_ERROR_RT_INTERNAL_ERROR);
     assert_err_msg_contains(&["racecheck: aclnnMish on stream", "(out)"]);
 
     // Work enqueued while it is off is not checked, even when it runs after it is turned
     // back on.
-    ascend_sim::set_racecheck(false);
+    ascend_sim::racecheck::set_enabled(false);
     assert_eq!(
-        unordered_writes_with(|| ascend_sim::set_racecheck(true)),
+        unordered_writes_with(|| ascend_sim::racecheck::set_enabled(true)),
         ACL_SUCCESS
     );
-    assert!(ascend_sim::racecheck_enabled());
+    assert!(ascend_sim::racecheck::enabled());
     assert_eq!(unordered_writes(), ACL_ERROR_RT_INTERNAL_ERROR);
 }
