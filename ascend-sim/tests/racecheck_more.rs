@@ -130,8 +130,31 @@ fn collectives_are_checked() {
             "(recvBuf)",
         ],
     );
-    // Ordered through an event: silent.
+    // The collective running second fails its stream's synchronisation, and still moves
+    // the data (the other ranks must not time out for it).
     let (a, b) = s;
+    let hold = hold_stream(a).unwrap();
+    all_reduce(a);
+    mish(&y, &x, b);
+    ok(b);
+    hold.release();
+    race_on(
+        a,
+        &[
+            "HcclAllReduce on",
+            &stream_name(a),
+            "reads bytes",
+            "(sendBuf)",
+            "which aclnnMish on",
+            &stream_name(b),
+            "wrote at",
+            "(out)",
+        ],
+    );
+    let moved: Vec<f32> = d2h(y.ptr, N);
+    let sent: Vec<f32> = d2h(x.ptr, N);
+    assert_eq!(moved, sent, "a one-rank sum copies sendBuf");
+    // Ordered through an event: silent.
     let mut ev = null_mut();
     // SAFETY: valid out-pointer, then live handles.
     unsafe {
