@@ -38,8 +38,9 @@
 //! `aclrtSynchronizeStream` fail with 507000 (`ACL_ERROR_RT_INTERNAL_ERROR`; a
 //! collective's part still meets the other ranks, which must not time out for it), a
 //! synchronous copy or memset fails at once with 507000, and either is a finding
-//! ([`last_report`](crate::last_report)). The message names both accesses (entry point,
-//! argument, stream, read or write, byte range) and the allocation:
+//! ([`last_report`](crate::last_report)), counted by [`violations`]. The message names
+//! both accesses (entry point, argument, stream, read or write, byte range) and the
+//! allocation:
 //!
 //! ```text
 //! racecheck: aclnnInplaceMish on stream 0x57000000000002 writes bytes [0x7fc5a7200040,
@@ -78,7 +79,7 @@
 use crate::mem::Alloc;
 use crate::state::lock;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Actor slots: the host and up to `SLOTS - 1` live streams.
@@ -113,6 +114,16 @@ pub fn set_enabled(on: bool) {
 /// Whether the racecheck checks work enqueued now.
 pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
+}
+
+/// Races reported since process start.
+static VIOLATIONS: AtomicU64 = AtomicU64::new(0);
+
+/// How many races the racecheck has reported since the process started (each also failed
+/// its work and is a finding): a test that must stay race-free compares it before and
+/// after.
+pub fn violations() -> u64 {
+    VIOLATIONS.load(Ordering::SeqCst)
 }
 
 fn generation() -> u32 {
@@ -351,6 +362,7 @@ fn check_one(stamp: &Stamp, api: &'static str, a: &Access<'_>) -> Result<(), Str
         .iter()
         .find(|r| (r.write || a.write) && r.lo < a.hi && a.lo < r.hi && !ordered(r))
     {
+        VIOLATIONS.fetch_add(1, Ordering::SeqCst);
         return Err(message(stamp, api, a, r));
     }
     // An access that is ordered after an earlier one over the same bytes (and writes, or

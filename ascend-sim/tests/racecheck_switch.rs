@@ -61,11 +61,13 @@ fn the_switch_turns_the_racecheck_off_and_on() {
     setup();
     assert!(!ascend_sim::racecheck::enabled());
     assert_eq!(unordered_writes(), ACL_SUCCESS, "off: not checked");
+    assert_eq!(ascend_sim::racecheck::violations(), 0);
 
     ascend_sim::racecheck::set_enabled(true);
     assert!(ascend_sim::racecheck::enabled());
     assert_eq!(unordered_writes(), ACL_ERROR_RT_INTERNAL_ERROR);
     assert_err_msg_contains(&["racecheck: aclnnMish on stream", "(out)"]);
+    assert_eq!(ascend_sim::racecheck::violations(), 1);
 
     // Work enqueued while it is off is not checked, even when it runs after it is turned
     // back on.
@@ -75,5 +77,7 @@ fn the_switch_turns_the_racecheck_off_and_on() {
         ACL_SUCCESS
     );
     assert!(ascend_sim::racecheck::enabled());
+    assert_eq!(ascend_sim::racecheck::violations(), 1);
     assert_eq!(unordered_writes(), ACL_ERROR_RT_INTERNAL_ERROR);
+    assert_eq!(ascend_sim::racecheck::violations(), 2);
 }
