@@ -18,8 +18,16 @@ const MEM_BYTES: &str = "ASCEND_SIM_MEM_BYTES";
 const FAULT: &str = "ASCEND_SIM_FAULT";
 const VERBOSE: &str = "ASCEND_SIM_VERBOSE";
 const HCCL_TIMEOUT_MS: &str = "ASCEND_SIM_HCCL_TIMEOUT_MS";
+const RACECHECK: &str = "ASCEND_SIM_RACECHECK";
 /// Every variable the simulator reads.
-const KNOWN: [&str; 5] = [DEVICES, MEM_BYTES, FAULT, VERBOSE, HCCL_TIMEOUT_MS];
+const KNOWN: [&str; 6] = [
+    DEVICES,
+    MEM_BYTES,
+    FAULT,
+    VERBOSE,
+    HCCL_TIMEOUT_MS,
+    RACECHECK,
+];
 
 /// What `aclInit` configures.
 pub(crate) struct Config {
@@ -30,6 +38,8 @@ pub(crate) struct Config {
     pub faults: Vec<(usize, u64)>,
     /// How long an HCCL rank waits for the others.
     pub hccl_timeout_ms: u64,
+    /// Whether the racecheck runs (`ASCEND_SIM_RACECHECK`, default on).
+    pub racecheck: bool,
 }
 
 /// The value of `name`, `None` when unset.
@@ -81,11 +91,18 @@ pub(crate) fn from_env() -> Result<Config, String> {
                 format!("{HCCL_TIMEOUT_MS}={v:?} is not a positive number of milliseconds")
             })?,
     };
+    let racecheck = match var(RACECHECK)? {
+        None => true,
+        Some(v) => parse_switch(&v).ok_or_else(|| {
+            format!("{RACECHECK}={v:?} is not a switch: use 1, true, yes or on (0, false, no, off or empty: off)")
+        })?,
+    };
     Ok(Config {
         socs,
         mem_bytes,
         faults,
         hccl_timeout_ms,
+        racecheck,
     })
 }
 

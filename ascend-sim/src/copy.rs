@@ -3,6 +3,7 @@
 //! allocations before any byte moves.
 
 use crate::mem::{Alloc, Class, HostAlloc, still_live};
+use crate::racecheck::{self, Access, Accesses};
 use crate::state::{State, active_state, fail, finding, lock, non_null_address, status_of};
 use ascend_sys::*;
 use std::ffi::c_void;
@@ -27,6 +28,34 @@ impl HostSide {
     fn check(&self, what: &str) -> Result<(), String> {
         self.pinned.as_ref().map_or(Ok(()), |h| h.still_live(what))
     }
+
+    /// The racecheck access of `count` bytes (pinned memory only).
+    fn access(&self, count: usize, write: bool, what: &'static str) -> Option<Access<'_>> {
+        self.pinned.as_ref().map(|h| Access {
+            region: h.region(),
+            lo: self.addr,
+            hi: self.addr + count,
+            write,
+            what,
+        })
+    }
+}
+
+/// The racecheck access of `count` bytes at offset `off` of a device allocation.
+fn device_access<'a>(
+    (a, off): &'a (Arc<Alloc>, usize),
+    count: usize,
+    write: bool,
+    what: &'static str,
+) -> Option<Access<'a>> {
+    let lo = a.start + off;
+    Some(Access {
+        region: a.region(),
+        lo,
+        hi: lo + count,
+        write,
+        what,
+    })
 }
 
 /// A validated copy: what to do once the stream (or the caller) runs it.
@@ -66,6 +95,32 @@ impl CopyPlan {
             CopyPlan::DeviceToDevice { dst, src } => (Some(&dst.0), Some(&src.0)),
         };
         a.into_iter().chain(b).map(|x| x.device)
+    }
+
+    /// What the copy of `count` bytes reads and writes, for the racecheck.
+    pub(crate) fn accesses(&self, count: usize) -> Accesses<'_> {
+        let (dst, src) = match self {
+            CopyPlan::HostToHost { dst, src } => (
+                dst.access(count, true, "dst"),
+                src.access(count, false, "src"),
+            ),
+            CopyPlan::HostToDevice { dst, src } => (
+                device_access(dst, count, true, "dst"),
+                src.access(count, false, "src"),
+            ),
+            CopyPlan::DeviceToHost { dst, src } => (
+                dst.access(count, true, "dst"),
+                device_access(src, count, false, "src"),
+            ),
+            CopyPlan::DeviceToDevice { dst, src } => (
+                device_access(dst, count, true, "dst"),
+                device_access(src, count, false, "src"),
+            ),
+            CopyPlan::BufferedToDevice { dst, .. } => {
+                (device_access(dst, count, true, "dst"), None)
+            }
+        };
+        [dst, src, None, None, None, None]
     }
 
     /// Takes the host bytes of a host-to-device plan now, as the runtime's buffer does.
@@ -305,6 +360,8 @@ pub(crate) unsafe fn memcpy(
             plan_copy(&st, dst as usize, dest_max, src as usize, count, kind)?
         };
         if let Some((plan, count)) = plan {
+            racecheck::check_host("aclrtMemcpy", &plan.accesses(count))
+                .map_err(|m| finding(ACL_ERROR_RT_INTERNAL_ERROR, m))?;
             // SAFETY: host ranges are valid for `count` bytes by the C contract of
             // aclrtMemcpy.
             unsafe { run_copy(&plan, count) }.map_err(|m| finding(ACL_ERROR_INVALID_PARAM, m))?;
@@ -345,7 +402,11 @@ pub(crate) unsafe fn memset(
             (a, addr)
         };
         let off = addr - a.start;
-        lock(&a.data)[off..off + count].fill(value as u8);
+        let place = (a, off);
+        let set = device_access(&place, count, true, "devPtr");
+        racecheck::check_host("aclrtMemset", &[set, None, None, None, None, None])
+            .map_err(|m| finding(ACL_ERROR_RT_INTERNAL_ERROR, m))?;
+        lock(&place.0.data)[off..off + count].fill(value as u8);
         Ok(())
     })
 }

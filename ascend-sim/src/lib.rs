@@ -38,6 +38,8 @@
 //!     stderr too (`0`/`false`/`no`/`off`/empty: not).
 //!   * `ASCEND_SIM_HCCL_TIMEOUT_MS`: how long an HCCL rank waits for the others (default
 //!     30000; see [HCCL](#hccl)).
+//!   * `ASCEND_SIM_RACECHECK`: a switch (as `ASCEND_SIM_VERBOSE`), on when unset: whether
+//!     the [`racecheck`] runs ([`racecheck::set_enabled`] changes it later).
 //!
 //!   A malformed value (an unknown SoC name, a byte count that is not one, a fault item
 //!   that is not `symbol:n` with a simulated symbol, a switch that is not one) and any
@@ -217,6 +219,15 @@
 //!   [`hccl::counters`] / `ascendSimGetHcclCounters` count live communicators and queued
 //!   collectives.
 //!
+//! # Racecheck
+//!
+//! Every kernel, copy, memset and collective declares the bytes it reads and writes, and
+//! work whose access conflicts with another stream's (or the host's) without a
+//! happens-before order between them (stream order, an event recorded and waited for, a
+//! host synchronisation) fails loudly, naming both accesses. On by default;
+//! `ASCEND_SIM_RACECHECK=0` or [`racecheck::set_enabled`] turns it off. See [`racecheck`]
+//! for the model, the messages and what it cannot see.
+//!
 //! # The compute and its numerics
 //!
 //! Mish: [`kernel::mish_f32`] evaluates the vendor's f32 formula (half types widened, the
@@ -284,6 +295,7 @@
 //! returns its failure value), and a poisoned lock is recovered, never turned into UB.
 
 #![warn(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
 
 use ascend_sys::hccl::{HcclComm, HcclDataType, HcclReduceOp, HcclResult, HcclRootInfo};
 use ascend_sys::*;
@@ -298,6 +310,7 @@ pub mod hccl;
 mod mem;
 mod nnopbase;
 mod ops;
+pub mod racecheck;
 mod runtime;
 mod slab;
 mod state;
@@ -432,6 +445,25 @@ pub mod testing {
                 Ok(())
             })));
         Some(StreamHold { gate })
+    }
+
+    /// Waits until `stream` (created with `aclrtCreateStream`) has run the work queued so
+    /// far, *without* ordering the caller after it as `aclrtSynchronizeStream` does: for
+    /// tests of the racecheck that need work to have run while the host does not know it
+    /// (on hardware the host could observe that only through memory the simulator does
+    /// not see). Returns at once for an unknown stream.
+    pub fn wait_unordered(stream: aclrtStream) {
+        let shared = {
+            let st = state();
+            let Ok(id) = decode(Kind::Stream, stream) else {
+                return;
+            };
+            match st.streams.get(&id) {
+                Some(s) => Arc::clone(&s.handle.shared),
+                None => return,
+            }
+        };
+        shared.wait_unordered();
     }
 }
 

@@ -1,6 +1,7 @@
 //! Simulated device memory: an inaccessible reserved address range per device, with the
 //! bytes of each allocation kept in a host-side backing buffer.
 
+use crate::racecheck::{Region, Shadow};
 use crate::state::{
     State, active_state, fail, finding, non_null_address, out_param, out_slot, status_of,
 };
@@ -111,9 +112,21 @@ pub(crate) struct Alloc {
     pub data: Mutex<Vec<u8>>,
     /// Set by `aclrtFree`, so work already running notices.
     pub freed: AtomicBool,
+    /// The accesses the racecheck remembers.
+    pub race: Shadow,
 }
 
 impl Alloc {
+    /// The allocation as racecheck memory.
+    pub fn region(&self) -> Region<'_> {
+        Region {
+            shadow: &self.race,
+            start: self.start,
+            size: self.size,
+            kind: "device allocation",
+        }
+    }
+
     pub fn is_freed(&self) -> bool {
         self.freed.load(Ordering::SeqCst)
     }
@@ -127,9 +140,21 @@ pub(crate) struct HostAlloc {
     pub size: usize,
     layout: std::alloc::Layout,
     freed: AtomicBool,
+    /// The copies' accesses the racecheck remembers.
+    pub race: Shadow,
 }
 
 impl HostAlloc {
+    /// The buffer as racecheck memory.
+    pub fn region(&self) -> Region<'_> {
+        Region {
+            shadow: &self.race,
+            start: self.start,
+            size: self.size,
+            kind: "aclrtMallocHost buffer",
+        }
+    }
+
     /// Checks, when a queued copy runs, that the buffer was not freed meanwhile.
     pub(crate) fn still_live(&self, what: &str) -> Result<(), String> {
         if self.freed.load(Ordering::SeqCst) {
@@ -307,6 +332,7 @@ pub(crate) unsafe fn malloc(dev_ptr: *mut *mut c_void, size: usize, policy: u32)
             device,
             data: Mutex::new(vec![0u8; size]),
             freed: AtomicBool::new(false),
+            race: Shadow::default(),
         };
         st.allocs.insert(start, Arc::new(alloc));
         out.write(start as *mut c_void);
@@ -368,6 +394,7 @@ pub(crate) unsafe fn malloc_host(host_ptr: *mut *mut c_void, size: usize) -> acl
                 size,
                 layout,
                 freed: AtomicBool::new(false),
+                race: Shadow::default(),
             }),
         );
         out.write(p.cast());

@@ -2,6 +2,7 @@
 
 use crate::copy::plan_copy;
 use crate::mem::Arena;
+use crate::racecheck::Who;
 use crate::state::{
     CURRENT_CTX, Context, Device, EventRec, Kind, Life, State, StreamRec, active_state, decode,
     encode, fail, finding, out_param, set_fault_absolute, state, status_of,
@@ -62,6 +63,7 @@ pub(crate) unsafe fn init(config_path: *const c_char) -> aclError {
         set_fault_absolute(i, n);
     }
     crate::hccl::set_timeout_ms(config.hccl_timeout_ms);
+    crate::racecheck::set_enabled(config.racecheck);
     st.devices = devs;
     st.life = Life::Active;
     ACL_SUCCESS
@@ -362,7 +364,8 @@ pub(crate) fn resolve_stream(
             .get_mut(&ctx)
             .ok_or_else(|| fail(ACL_ERROR_RT_CONTEXT_NULL, "current context vanished".into()))?;
         if c.default_stream.is_none() {
-            let h = StreamHandle::spawn(format!("ascend-sim-default-{ctx}"))
+            let who = Who::Default(encode::<u8>(Kind::Context, ctx) as usize);
+            let h = StreamHandle::spawn(format!("ascend-sim-default-{ctx}"), who)
                 .map_err(|m| fail(ACL_ERROR_RT_INTERNAL_ERROR, m))?;
             c.default_stream = Some(h);
         }
@@ -394,7 +397,8 @@ pub(crate) unsafe fn create_stream(stream: *mut aclrtStream) -> aclError {
         let out = unsafe { out_param(stream, "stream") }?;
         let (ctx, device) = st.current_ctx()?;
         let id = st.fresh_id();
-        let handle = StreamHandle::spawn(format!("ascend-sim-stream-{id}"))
+        let who = Who::Stream(encode::<u8>(Kind::Stream, id) as usize);
+        let handle = StreamHandle::spawn(format!("ascend-sim-stream-{id}"), who)
             .map_err(|m| fail(ACL_ERROR_RT_INTERNAL_ERROR, m))?;
         st.streams.insert(
             id,

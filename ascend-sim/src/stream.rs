@@ -8,6 +8,7 @@
 
 use crate::copy::{CopyPlan, run_copy};
 use crate::nnopbase::Launch;
+use crate::racecheck::{self, Actor, Clock, Stamp, Touch, Who};
 use crate::state::{lock, report};
 use std::collections::VecDeque;
 use std::mem::MaybeUninit;
@@ -26,6 +27,9 @@ pub(crate) enum Task {
     Copy(CopyPlan, usize),
     /// Anything else (event records and waits, test gates).
     Fn(Box<dyn FnOnce() -> Result<(), String> + Send>),
+    /// Work on device memory that is not an operator or a copy (a collective's part),
+    /// with the accesses it makes.
+    Touching(Box<dyn FnOnce() -> Result<(), String> + Send>, Touch),
 }
 
 /// How long a worker that ran out of work polls for more before it sleeps, and how long a
@@ -102,28 +106,42 @@ fn empty_box(b: Box<Launch>) -> Box<MaybeUninit<Launch>> {
     }
 }
 
+/// Runs a task once the racecheck found its accesses ordered after the conflicting ones.
 fn run_task(
     task: Task,
+    stamp: &Stamp,
     scratch: &mut Scratch,
     spare: &mut Option<Box<MaybeUninit<Launch>>>,
 ) -> Result<(), String> {
     match task {
         Task::Launch(l) => {
-            let r = l.run(scratch);
+            let r = racecheck::check(stamp, l.api(), &l.accesses()).and_then(|()| l.run(scratch));
             *spare = Some(empty_box(l));
             r
         }
-        // SAFETY: the caller of aclrtMemcpyAsync keeps host buffers valid until the
-        // stream has executed the copy (documented CANN contract).
         Task::Copy(plan, count) => {
-            unsafe { run_copy(&plan, count) }.map_err(|m| format!("aclrtMemcpyAsync: {m}"))
+            const API: &str = "aclrtMemcpyAsync";
+            racecheck::check(stamp, API, &plan.accesses(count))?;
+            // SAFETY: the caller of aclrtMemcpyAsync keeps host buffers valid until the
+            // stream has executed the copy (documented CANN contract).
+            unsafe { run_copy(&plan, count) }.map_err(|m| format!("{API}: {m}"))
         }
         Task::Fn(f) => f(),
+        Task::Touching(f, touch) => {
+            // The work runs even when the check fails: a collective's part is awaited by
+            // the other ranks, which must not time out for this rank's misuse.
+            let checked = racecheck::check(stamp, touch.api, &touch.accesses());
+            let r = f();
+            checked.and(r)
+        }
     }
 }
 
 struct Queue {
-    tasks: VecDeque<Task>,
+    /// Each task with its racecheck clock.
+    tasks: VecDeque<(Task, Stamp)>,
+    /// The racecheck clock of the latest task enqueued.
+    clock: Clock,
     submitted: u64,
     completed: u64,
     /// First error since the last synchronize.
@@ -152,6 +170,8 @@ pub(crate) struct StreamShared {
     /// without it by the polls above.
     submitted: AtomicU64,
     completed: AtomicU64,
+    /// The stream as a racecheck actor.
+    actor: Actor,
 }
 
 impl StreamShared {
@@ -167,6 +187,12 @@ impl StreamShared {
 
     /// Enqueues a task.
     pub fn submit(&self, task: Task) {
+        self.submit_ordered(task, None);
+    }
+
+    /// Enqueues a task that is ordered (for the racecheck) after the work whose clock is
+    /// `after`, and returns the stream's clock at the task.
+    pub fn submit_ordered(&self, task: Task, after: Option<&Clock>) -> Clock {
         let mut q = self.lock();
         q.submitted += 1;
         self.submitted.store(q.submitted, Ordering::Release);
@@ -180,23 +206,26 @@ impl StreamShared {
             if q.waiters > 0 {
                 self.done.notify_all();
             }
-            return;
+            return q.clock;
         }
-        q.tasks.push_back(task);
+        let stamp = self.actor.advance(&mut q.clock, after);
+        q.tasks.push_back((task, stamp));
         if q.worker_idle {
             q.worker_idle = false;
             self.work.notify_one();
         }
+        q.clock
     }
 
     /// Waits for every task submitted so far; returns (and clears) the first error.
     pub fn synchronize(&self) -> Option<String> {
-        let target = {
+        let (target, clock) = {
             let mut q = self.lock();
             if q.completed >= q.submitted {
+                racecheck::host_learns(&q.clock);
                 return q.error.take();
             }
-            q.submitted
+            (q.submitted, q.clock)
         };
         spin_until(WAITER_SPIN, || {
             self.completed.load(Ordering::Acquire) >= target
@@ -207,14 +236,27 @@ impl StreamShared {
             q = self.done.wait(q).unwrap_or_else(|e| e.into_inner());
             q.waiters -= 1;
         }
+        racecheck::host_learns(&clock);
         q.error.take()
+    }
+
+    /// Waits for every task submitted so far, leaving the error and the racecheck's
+    /// happens-before alone (see [`crate::testing::wait_unordered`]).
+    pub fn wait_unordered(&self) {
+        let mut q = self.lock();
+        let target = q.submitted;
+        while q.completed < target {
+            q.waiters += 1;
+            q = self.done.wait(q).unwrap_or_else(|e| e.into_inner());
+            q.waiters -= 1;
+        }
     }
 
     fn worker(&self) {
         let mut scratch = Scratch::default();
         let mut q = self.lock();
         loop {
-            let Some(task) = q.tasks.pop_front() else {
+            let Some((task, stamp)) = q.tasks.pop_front() else {
                 if q.stop {
                     break;
                 }
@@ -233,7 +275,7 @@ impl StreamShared {
             drop(q);
             let mut spare = None;
             let result = match catch_unwind(AssertUnwindSafe(|| {
-                run_task(task, &mut scratch, &mut spare)
+                run_task(task, &stamp, &mut scratch, &mut spare)
             })) {
                 Ok(r) => r,
                 Err(_) => Err("internal simulator panic in queued work".into()),
@@ -265,11 +307,14 @@ pub(crate) struct StreamHandle {
 }
 
 impl StreamHandle {
-    /// Starts a stream with a small worker thread.
-    pub fn spawn(label: String) -> Result<StreamHandle, String> {
+    /// Starts a stream with a small worker thread; `who` names it in racecheck messages.
+    pub fn spawn(label: String, who: Who) -> Result<StreamHandle, String> {
+        let mut clock = Clock::default();
+        let actor = Actor::new(who, &mut clock);
         let shared = Arc::new(StreamShared {
             q: Mutex::new(Queue {
                 tasks: VecDeque::with_capacity(INITIAL_QUEUE),
+                clock,
                 submitted: 0,
                 completed: 0,
                 error: None,
@@ -283,13 +328,20 @@ impl StreamHandle {
             done: Condvar::new(),
             submitted: AtomicU64::new(0),
             completed: AtomicU64::new(0),
+            actor,
         });
         let worker_shared = Arc::clone(&shared);
-        let worker = std::thread::Builder::new()
+        let worker = match std::thread::Builder::new()
             .name(label)
             .stack_size(256 * 1024)
             .spawn(move || worker_shared.worker())
-            .map_err(|e| format!("cannot start a stream worker thread: {e}"))?;
+        {
+            Ok(w) => w,
+            Err(e) => {
+                shared.actor.release(&shared.lock().clock);
+                return Err(format!("cannot start a stream worker thread: {e}"));
+            }
+        };
         Ok(StreamHandle {
             shared,
             worker: Some(worker),
@@ -319,6 +371,9 @@ impl StreamHandle {
 impl Drop for StreamHandle {
     fn drop(&mut self) {
         self.stop();
+        // The worker has run its last task: the slot may serve another stream.
+        let q = self.shared.lock();
+        self.shared.actor.release(&q.clock);
     }
 }
 
@@ -326,6 +381,8 @@ impl Drop for StreamHandle {
 struct EventState {
     recorded: u64,
     completed: u64,
+    /// The racecheck clock of the latest record enqueued.
+    clock: Clock,
 }
 
 /// An event: how many records were enqueued and how many have executed.
@@ -338,34 +395,45 @@ pub(crate) struct EventShared {
 impl EventShared {
     /// Enqueues a record on `stream`.
     pub fn record(self: &Arc<Self>, stream: &StreamShared) {
-        let target = {
-            let mut s = lock(&self.st);
-            s.recorded += 1;
-            s.recorded
-        };
+        // Held while enqueueing, so that the clock kept is the latest record's. The worker
+        // takes this lock without the queue's, so the order is never reversed.
+        let mut s = lock(&self.st);
+        s.recorded += 1;
+        let target = s.recorded;
         let ev = Arc::clone(self);
-        stream.submit(Task::Fn(Box::new(move || {
-            let mut s = lock(&ev.st);
-            s.completed = s.completed.max(target);
-            ev.cv.notify_all();
-            Ok(())
-        })));
+        s.clock = stream.submit_ordered(
+            Task::Fn(Box::new(move || {
+                let mut s = lock(&ev.st);
+                s.completed = s.completed.max(target);
+                ev.cv.notify_all();
+                Ok(())
+            })),
+            None,
+        );
     }
 
     /// Enqueues on `stream` a wait for the latest record enqueued so far (none: no wait).
     pub fn wait_on(self: &Arc<Self>, stream: &StreamShared) {
-        let target = lock(&self.st).recorded;
+        let (target, clock) = {
+            let s = lock(&self.st);
+            (s.recorded, s.clock)
+        };
         let ev = Arc::clone(self);
-        stream.submit(Task::Fn(Box::new(move || {
+        let wait = Task::Fn(Box::new(move || {
             ev.wait_for(target);
             Ok(())
-        })));
+        }));
+        stream.submit_ordered(wait, Some(&clock));
     }
 
     /// Blocks until the latest record enqueued so far has executed.
     pub fn synchronize(&self) {
-        let target = lock(&self.st).recorded;
+        let (target, clock) = {
+            let s = lock(&self.st);
+            (s.recorded, s.clock)
+        };
         self.wait_for(target);
+        racecheck::host_learns(&clock);
     }
 
     fn wait_for(&self, target: u64) {

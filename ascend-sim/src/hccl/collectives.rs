@@ -4,6 +4,7 @@
 use super::group::Group;
 use super::movement::{Buf, Desc, Kind, Part, dtype_name, dtype_size, op_name};
 use super::{QUEUED, current_device, fail, finding, lookup, non_null, status, timeout};
+use crate::racecheck::{Held, Touch};
 use crate::state::{Kind as HandleKind, decode, state};
 use crate::stream::{StreamShared, Task};
 use crate::tables::Family;
@@ -162,14 +163,46 @@ fn launch(
         };
         (Arc::clone(&s.handle.shared), part)
     };
+    let touch = touches(&desc, rank, &part, send, recv);
     let timeout = timeout();
     let seq = group
         .call(rank, desc, timeout)
         .map_err(|(code, text)| finding(code, text))?;
-    enqueue(&queue, group, seq, rank, desc, part, timeout);
+    enqueue(&queue, group, seq, rank, desc, part, touch, timeout);
     Ok(())
 }
 
+/// What `rank`'s part reads and writes of its own buffers, for the racecheck (a
+/// broadcast's root reads its buffer, the other ranks write theirs).
+fn touches(
+    desc: &Desc,
+    rank: usize,
+    part: &Part,
+    send: Option<BufArg>,
+    recv: Option<BufArg>,
+) -> Touch {
+    let held = |buf: &Option<Buf>, arg: Option<BufArg>, write: bool| {
+        let (buf, (what, _, len)) = (buf.as_ref()?, arg?);
+        let lo = buf.alloc.start + buf.offset;
+        Some(Held {
+            alloc: Arc::clone(&buf.alloc),
+            lo,
+            hi: lo + len,
+            write,
+            what,
+        })
+    };
+    let root_reads = desc.kind == Kind::Broadcast && desc.root == Some(rank as u32);
+    Touch {
+        api: desc.kind.api(),
+        held: [
+            held(&part.send, send, false),
+            held(&part.recv, recv, !root_reads),
+        ],
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn enqueue(
     queue: &StreamShared,
     group: Arc<Group>,
@@ -177,15 +210,17 @@ fn enqueue(
     rank: usize,
     desc: Desc,
     part: Part,
+    touch: Touch,
     timeout: std::time::Duration,
 ) {
     group.enqueued(rank);
     QUEUED.fetch_add(1, Ordering::SeqCst);
-    queue.submit(Task::Fn(Box::new(move || {
+    let run = Box::new(move || {
         let result = group.execute(seq, rank, desc, part, timeout);
         QUEUED.fetch_sub(1, Ordering::SeqCst);
         result
-    })));
+    });
+    queue.submit(Task::Touching(run, touch));
 }
 
 /// The steps every reducing or gathering collective shares after its count check.

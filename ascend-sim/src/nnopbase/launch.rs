@@ -4,6 +4,7 @@
 use super::TensorDesc;
 use super::executor::{MAX_ARGS, OpDef, Plan, USE_AFTER_RELEASE, lookup_executor};
 use crate::mem::{Alloc, Class, still_live};
+use crate::racecheck::{Access, Accesses, MAX_ACCESSES};
 use crate::runtime::resolve_stream;
 use crate::slab::{Dims64, Shape};
 use crate::state::{Kind, Life, State, fail, finding, lock, state, status_of};
@@ -13,6 +14,11 @@ use crate::tables::{dtype_name, dtype_size};
 use ascend_sys::*;
 use std::ffi::c_void;
 use std::sync::{Arc, MutexGuard};
+
+const _: () = assert!(
+    MAX_ARGS < MAX_ACCESSES,
+    "room for every argument and the workspace"
+);
 
 /// One tensor of a queued launch.
 struct Operand {
@@ -80,6 +86,38 @@ impl Launch {
             .and_then(|()| (self.op.kernel)(self, scratch))
             .and_then(|()| self.check_live());
         r.map_err(|m| format!("{} (queued): {m}", self.op.launch_api))
+    }
+
+    /// The phase-2 entry point, for messages.
+    pub fn api(&self) -> &'static str {
+        self.op.launch_api
+    }
+
+    /// What the kernel reads and writes, for the racecheck: each argument's bytes (written
+    /// when it is an output, read when only an input) and the workspace it uses.
+    pub fn accesses(&self) -> Accesses<'_> {
+        let mut out: Accesses<'_> = [None; MAX_ACCESSES];
+        for (k, (slot, op)) in out.iter_mut().zip(&self.operands).enumerate() {
+            let Some(op) = op else { continue };
+            *slot = op.byte_span().map(|(lo, hi)| Access {
+                region: op.alloc.region(),
+                lo,
+                hi,
+                write: self.op.outputs.contains(&k),
+                what: self.op.args[k],
+            });
+        }
+        if let Some(ws) = &self.ws {
+            let lo = ws.start + self.ws_off;
+            out[MAX_ARGS] = Some(Access {
+                region: ws.region(),
+                lo,
+                hi: lo + self.plan.ws_size as usize,
+                write: true,
+                what: "workspace",
+            });
+        }
+        out
     }
 
     fn check_live(&self) -> Result<(), String> {
