@@ -717,6 +717,8 @@ sim_api! {
         hccl HcclAllGather(send_buf: *mut c_void, recv_buf: *mut c_void, send_count: u64, data_type: HcclDataType, comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::all_gather;
         hccl HcclReduceScatter(send_buf: *mut c_void, recv_buf: *mut c_void, recv_count: u64, data_type: HcclDataType, op: HcclReduceOp, comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::reduce_scatter;
         hccl HcclBarrier(comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::barrier;
+        hccl HcclSend(send_buf: *mut c_void, count: u64, data_type: HcclDataType, dest_rank: u32, comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::send;
+        hccl HcclRecv(recv_buf: *mut c_void, count: u64, data_type: HcclDataType, src_rank: u32, comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::recv;
         hccl HcclGetCommAsyncError(comm: HcclComm, async_error: *mut HcclResult) -> HcclResult = hccl::get_comm_async_error;
         cnull HcclGetErrorString(code: HcclResult) -> *const c_char = hccl::get_error_string;
     }

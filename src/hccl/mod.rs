@@ -58,6 +58,7 @@
 //! # Ok(()) }
 //! ```
 
+mod collectives;
 mod comm;
 mod result;
 

@@ -15,6 +15,7 @@
 //! simulator's global state lock, so other threads' runtime calls proceed meanwhile.
 
 use super::movement::{self, Desc, Part};
+use super::p2p::{Key, Pairs, Role, Side};
 use crate::state::lock;
 use ascend_sys::hccl::*;
 use std::collections::BTreeMap;
@@ -32,6 +33,8 @@ pub(crate) struct Group {
     pub devices: Vec<usize>,
     state: Mutex<GroupState>,
     cv: Condvar,
+    /// The point-to-point transfers between its ranks.
+    pub pairs: Pairs,
 }
 
 struct GroupState {
@@ -65,10 +68,11 @@ impl<T> Meeting<T> {
         }
     }
 
-    fn missing(&self) -> Vec<usize> {
-        (0..self.items.len())
-            .filter(|&r| self.items[r].is_none())
-            .collect()
+    /// The ranks that have not arrived, for a message.
+    fn missing(&self) -> String {
+        let absent = (0..self.items.len()).filter(|&r| self.items[r].is_none());
+        let count = (self.items.len() - self.arrived) as u64;
+        super::rank_list(absent.map(|r| r as u64), count)
     }
 }
 
@@ -97,6 +101,7 @@ impl Group {
                 queued: vec![0; n],
             }),
             cv: Condvar::new(),
+            pairs: Pairs::default(),
         }
     }
 
@@ -158,7 +163,7 @@ impl Group {
                 let m = g.calls.get_mut(&seq).expect("as above");
                 if m.outcome.is_none() && m.arrived < n {
                     let text = format!(
-                        "collective #{seq} of communicator group {}: rank(s) {:?} did not call it within {} ms (rank {rank} called {}); with one process driving several devices, drive each rank from its own thread",
+                        "collective #{seq} of communicator group {}: rank(s) {} did not call it within {} ms (rank {rank} called {}); with one process driving several devices, drive each rank from its own thread",
                         self.id,
                         m.missing(),
                         timeout.as_millis(),
@@ -240,6 +245,41 @@ impl Group {
         self.lock().async_errors[rank]
     }
 
+    /// The stream side of `rank`'s part of transfer `key` (runs on the rank's stream
+    /// worker); see [`Pairs::execute`].
+    pub(crate) fn transfer(
+        &self,
+        key: Key,
+        role: Role,
+        side: Side,
+        timeout: Duration,
+    ) -> Result<(), String> {
+        let rank = if role == Role::Send { key.src } else { key.dst };
+        let outcome = self.pairs.execute(self.id, key, role, side, timeout);
+        let mut g = self.lock();
+        self.finish(&mut g, rank, outcome)
+    }
+
+    /// A rank's queued part has run with `outcome`: it counts as executed, and a failure
+    /// becomes the rank's asynchronous error (the first one stays).
+    fn finish(
+        &self,
+        g: &mut GroupState,
+        rank: usize,
+        outcome: Result<(), Failure>,
+    ) -> Result<(), String> {
+        g.queued[rank] = g.queued[rank].saturating_sub(1);
+        match outcome {
+            Ok(()) => Ok(()),
+            Err((code, text)) => {
+                if g.async_errors[rank] == HCCL_SUCCESS {
+                    g.async_errors[rank] = code;
+                }
+                Err(format!("{text} ({})", result_name(code)))
+            }
+        }
+    }
+
     /// The stream side of collective `seq` for `rank` (runs on the rank's stream worker):
     /// waits for every rank's stream, then the last to arrive moves the data for all.
     pub(crate) fn execute(
@@ -299,7 +339,7 @@ impl Group {
                 // Everyone arrived: the last one is moving the data; wait for it.
                 if m.outcome.is_none() && m.arrived < n {
                     let text = format!(
-                        "{} #{seq} of communicator group {}: the stream(s) of rank(s) {:?} did not reach it within {} ms (a stream blocked behind other work, or waiting for this one)",
+                        "{} #{seq} of communicator group {}: the stream(s) of rank(s) {} did not reach it within {} ms (a stream blocked behind other work, or waiting for this one)",
                         desc.kind.api(),
                         self.id,
                         m.missing(),
@@ -312,15 +352,6 @@ impl Group {
                 }
             }
         };
-        g.queued[rank] = g.queued[rank].saturating_sub(1);
-        match outcome {
-            Ok(()) => Ok(()),
-            Err((code, text)) => {
-                if g.async_errors[rank] == HCCL_SUCCESS {
-                    g.async_errors[rank] = code;
-                }
-                Err(format!("{text} ({})", result_name(code)))
-            }
-        }
+        self.finish(&mut g, rank, outcome)
     }
 }

@@ -16,9 +16,11 @@
 mod collectives;
 mod group;
 mod movement;
+mod p2p;
 mod root;
 
 pub(crate) use collectives::{all_gather, all_reduce, barrier, broadcast, reduce_scatter};
+pub(crate) use p2p::{recv, send};
 pub(crate) use root::{comm_init_root_info, get_root_info};
 
 use crate::state::{out_slot, state};
@@ -165,6 +167,26 @@ fn current_device() -> Result<usize, HcclResult> {
                 .into(),
         )
     })
+}
+
+/// How many ranks a message names before it only counts the rest.
+const LISTED_RANKS: usize = 4;
+
+/// `ranks` (ascending, `count` of them) for a message: at most [`LISTED_RANKS`] are named,
+/// so that a group of millions of ranks gives a short text, e.g. `[1, 2, 3, 4, ... 4 of 9]`.
+pub(crate) fn rank_list(ranks: impl IntoIterator<Item = u64>, count: u64) -> String {
+    let mut text = String::from("[");
+    for (i, r) in ranks.into_iter().take(LISTED_RANKS).enumerate() {
+        if i > 0 {
+            text.push_str(", ");
+        }
+        text.push_str(&r.to_string());
+    }
+    if count > LISTED_RANKS as u64 {
+        text.push_str(&format!(", ... {LISTED_RANKS} of {count}"));
+    }
+    text.push(']');
+    text
 }
 
 fn non_null<T>(ptr: *const T, name: &str) -> Result<(), HcclResult> {

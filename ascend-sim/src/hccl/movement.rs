@@ -256,6 +256,13 @@ fn reduce(parts: &[Part], at: usize, len: usize, desc: &Desc) -> Result<Vec<u8>,
     Ok(acc)
 }
 
+/// Copies `bytes` bytes from rank `key.src`'s send buffer to rank `key.dst`'s receive
+/// buffer (`HcclSend` to `HcclRecv`).
+pub(crate) fn copy(src: &Buf, dst: &Buf, bytes: usize, key: super::p2p::Key) -> Result<(), String> {
+    let data = with_bytes("sendBuf", key.src, Some(src), 0, bytes, <[u8]>::to_vec)?;
+    write("recvBuf", key.dst, Some(dst), &data)
+}
+
 /// Performs the collective `desc` over every rank's `parts` (index = rank). Reads all the
 /// inputs before writing any output, so buffers may overlap.
 pub(crate) fn run(desc: &Desc, parts: &[Part]) -> Result<(), String> {

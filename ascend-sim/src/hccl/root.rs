@@ -11,19 +11,22 @@
 //! with `HCCL_E_TIMEOUT`.
 
 use super::{
-    JOINED, Registry, current_device, encode, fail, finding, non_null, registry, status, timeout,
+    JOINED, Registry, current_device, encode, fail, finding, non_null, rank_list, registry, status,
+    timeout,
 };
 use ascend_sys::hccl::*;
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 const MAGIC: &[u8; 16] = b"ascend-sim-hccl\0";
 
 /// A root info's meeting.
 pub(super) enum Root {
-    /// Made by `HcclGetRootInfo`; the device of each rank that joined so far.
+    /// Made by `HcclGetRootInfo`; the device of each rank that joined so far (by rank:
+    /// a group's size is the callers' claim, so nothing is sized by it before they come).
     Open {
         nranks: Option<u32>,
-        joined: Vec<Option<usize>>,
+        joined: BTreeMap<u32, usize>,
     },
     /// Every rank joined: each rank's communicator, until its caller takes it.
     Formed { handles: Vec<Option<u64>> },
@@ -42,7 +45,7 @@ pub(crate) unsafe fn get_root_info(root_info: *mut HcclRootInfo) -> HcclResult {
                 id,
                 Root::Open {
                     nranks: None,
-                    joined: Vec::new(),
+                    joined: BTreeMap::new(),
                 },
             );
             id
@@ -84,21 +87,18 @@ fn join(reg: &mut Registry, root: u64, n_ranks: u32, rank: u32, device: usize) {
         return;
     };
     let expected = *nranks.get_or_insert(n_ranks);
-    if joined.is_empty() {
-        joined.resize(n_ranks as usize, None);
-    }
     let failure = if expected != n_ranks {
         Some(format!(
             "rank {rank} joined with nRanks {n_ranks}, the ranks before it with {expected}"
         ))
-    } else if joined[rank as usize].is_some() {
+    } else if joined.contains_key(&rank) {
         Some(format!("rank {rank} joined twice"))
-    } else if let Some(other) = joined.iter().position(|d| *d == Some(device)) {
+    } else if let Some((other, _)) = joined.iter().find(|(_, d)| **d == device) {
         Some(format!(
             "ranks {other} and {rank} are both on device {device}: every device may hold one rank"
         ))
     } else {
-        joined[rank as usize] = Some(device);
+        joined.insert(rank, device);
         None
     };
     if let Some(text) = failure {
@@ -109,12 +109,18 @@ fn join(reg: &mut Registry, root: u64, n_ranks: u32, rank: u32, device: usize) {
         JOINED.notify_all();
         return;
     }
-    if joined.iter().all(Option::is_some) {
-        let devices: Vec<usize> = joined.iter().flatten().copied().collect();
+    if joined.len() as u64 == u64::from(expected) {
+        let devices: Vec<usize> = joined.values().copied().collect();
         let handles = reg.form(devices).into_iter().map(Some).collect();
         reg.roots.insert(root, Root::Formed { handles });
         JOINED.notify_all();
     }
+}
+
+/// The ranks of a group of `n` that have not joined, for a message.
+fn missing(joined: &BTreeMap<u32, usize>, n: u32) -> String {
+    let absent = (0..n).filter(|r| !joined.contains_key(r)).map(u64::from);
+    rank_list(absent, u64::from(n) - joined.len() as u64)
 }
 
 pub(crate) unsafe fn comm_init_root_info(
@@ -173,13 +179,12 @@ pub(crate) unsafe fn comm_init_root_info(
                     let (code, text) = (*code, text.clone());
                     return Err(finding(code, format!("rootInfo #{root}: {text}")));
                 }
-                Some(Root::Open { joined, .. }) => {
+                Some(Root::Open { joined, nranks }) => {
                     let now = Instant::now();
                     if now >= deadline {
-                        let missing: Vec<usize> =
-                            (0..joined.len()).filter(|&r| joined[r].is_none()).collect();
                         let text = format!(
-                            "rank(s) {missing:?} did not join within {} ms",
+                            "rank(s) {} did not join within {} ms",
+                            missing(joined, nranks.unwrap_or(n_ranks)),
                             timeout().as_millis()
                         );
                         reg.roots.insert(root, Root::Failed(HCCL_E_TIMEOUT, text));
