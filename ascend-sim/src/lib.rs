@@ -210,6 +210,13 @@
 //!   their next `aclrtSynchronizeStream` gives 507000 and `HcclGetCommAsyncError`
 //!   `HCCL_E_TIMEOUT`; memory freed under a queued collective gives 507000 and
 //!   `HCCL_E_MEMORY` the same way. Waiting never holds the simulator's global lock.
+//! * **Point to point** (`HcclSend`, `HcclRecv`): the same checks (then a peer outside
+//!   the group or the rank itself: `HCCL_E_PARA`), no meeting in the call; the `k`-th send
+//!   from rank `a` to `b` meets `b`'s `k`-th receive from `a` on the streams, where they
+//!   must agree on count and dtype (else `HCCL_E_PARA` on both streams, a finding), and a
+//!   side whose peer's stream does not come in time fails with `HCCL_E_TIMEOUT`.
+//! * **Bounds.** Nothing is sized by a root info's `nRanks` before the ranks have joined,
+//!   and messages name at most four ranks and count the rest.
 //! * **Arithmetic.** Reductions combine rank 0 with rank 1, the result with rank 2, and
 //!   so on, each step in the element type (f16 and bf16 through f32, rounded to nearest
 //!   even; integers wrap; MAX/MIN of floats prefer the number to a NaN).

@@ -18,6 +18,13 @@
 //!   Every rank must make the same calls in the same order, with the same counts,
 //!   reductions and roots; HCCL reports a mismatch (`HCCL_E_PARA`) or a rank that never
 //!   comes (`HCCL_E_TIMEOUT`) as [`Error::Hccl`].
+//! * Besides the collectives, [`Communicator::all_reduce_inplace`] reduces one buffer in
+//!   place, and [`Communicator::send`] / [`Communicator::recv`] move a buffer between two
+//!   ranks (pipeline parallelism).
+//! * A communicator whose collective timed out, or that reports an asynchronous error,
+//!   refuses every later call at once with [`Error::CommunicatorFailed`] quoting the first
+//!   failure: destroy it (drop) and make a new one (see
+//!   [Failures](Communicator#failures)).
 //! * Lifetimes: the buffers of a queued collective stay allocated until it has run (the
 //!   crate's stream-ordered use tracking), and a dropped `Communicator` is destroyed with
 //!   `HcclCommDestroy` after its queued collectives.

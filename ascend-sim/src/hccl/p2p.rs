@@ -108,18 +108,20 @@ impl Pairs {
                 Role::Recv => t.recv = Some(side),
             }
             if let (Some(s), Some(r)) = (&t.send, &t.recv) {
-                if s.count != r.count || s.dtype != r.dtype {
-                    let text = format!(
+                let mismatch = (s.count != r.count || s.dtype != r.dtype).then(|| {
+                    format!(
                         "{name}: HcclSend posted {} elements of {}, HcclRecv {} of {}; both sides must agree",
                         s.count,
                         dtype_name(s.dtype),
                         r.count,
                         dtype_name(r.dtype)
-                    );
+                    )
+                });
+                let (s, r) = (t.send.take(), t.recv.take());
+                if let Some(text) = mismatch {
                     crate::state::report(format!("HcclSend/HcclRecv: {text}"));
                     t.outcome = Some(Err((HCCL_E_PARA, text)));
                 } else {
-                    let (s, r) = (t.send.take(), t.recv.take());
                     // The peer waits for the outcome; the bytes move without the lock.
                     drop(st);
                     let moved = match (s, r) {
