@@ -13,12 +13,21 @@
 //!
 //! Waiting happens on the group's own lock and condition variable, never under the
 //! simulator's global state lock, so other threads' runtime calls proceed meanwhile.
+//!
+//! Across processes, the process that made the root info holds the group and its meetings
+//! (the hub); a rank of another process has a group of its own whose [`Link`] carries its
+//! calls and its parts to the hub, where a thread per connection meets the other ranks on
+//! its behalf. A rank whose process goes away fails the meetings it has not reached at
+//! once, with `HCCL_E_REMOTE` naming it.
 
 use super::movement::{self, Desc, Part};
 use super::p2p::{Key, Pairs, Role, Side};
+use super::remote::Link;
 use crate::state::lock;
 use ascend_sys::hccl::*;
 use std::collections::BTreeMap;
+use std::net::Shutdown;
+use std::os::unix::net::UnixStream;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -35,6 +44,10 @@ pub(crate) struct Group {
     cv: Condvar,
     /// The point-to-point transfers between its ranks.
     pub pairs: Pairs,
+    /// In another process than the hub: the connections of its one local rank.
+    pub remote: Option<Link>,
+    /// In the hub: the connections it serves for ranks of other processes.
+    served: Mutex<Vec<UnixStream>>,
 }
 
 struct GroupState {
@@ -46,6 +59,8 @@ struct GroupState {
     async_errors: Vec<HcclResult>,
     /// Each rank's collectives enqueued and not yet executed.
     queued: Vec<u64>,
+    /// Ranks of other processes that went away, and why.
+    gone: Vec<Option<String>>,
 }
 
 /// Where the ranks meet for one collective.
@@ -89,6 +104,12 @@ fn leave<T>(meetings: &mut BTreeMap<u64, Meeting<T>>, seq: u64, n: usize) {
 
 impl Group {
     pub(crate) fn new(id: u64, devices: Vec<usize>) -> Group {
+        Group::with_link(id, devices, None)
+    }
+
+    /// A group in a rank's process other than the hub's: `id` and `devices` are the
+    /// hub's, `link` reaches it.
+    pub(crate) fn with_link(id: u64, devices: Vec<usize>, link: Option<Link>) -> Group {
         let n = devices.len();
         Group {
             id,
@@ -99,9 +120,12 @@ impl Group {
                 execs: BTreeMap::new(),
                 async_errors: vec![HCCL_SUCCESS; n],
                 queued: vec![0; n],
+                gone: vec![None; n],
             }),
             cv: Condvar::new(),
             pairs: Pairs::default(),
+            remote: link,
+            served: Mutex::new(Vec::new()),
         }
     }
 
@@ -134,6 +158,9 @@ impl Group {
     /// compares them. Returns the collective's number, under which its part is then
     /// enqueued ([`Group::enqueued`]) and executed ([`Group::execute`]).
     pub(crate) fn call(&self, rank: usize, desc: Desc, timeout: Duration) -> Result<u64, Failure> {
+        if let Some(link) = &self.remote {
+            return link.call(rank, &desc, timeout);
+        }
         let n = self.size();
         let mut g = self.lock();
         let seq = g.next_call[rank];
@@ -159,6 +186,20 @@ impl Group {
             }
             let (guard, in_time) = self.wait(g, deadline);
             g = guard;
+            let GroupState { calls, gone, .. } = &mut *g;
+            let m = calls.get_mut(&seq).expect("as above");
+            if m.outcome.is_none()
+                && let Some(text) = departed(gone, &m.items)
+            {
+                m.outcome = Some(Err((
+                    HCCL_E_REMOTE,
+                    format!(
+                        "collective #{seq} of communicator group {}: {text}",
+                        self.id
+                    ),
+                )));
+                self.cv.notify_all();
+            }
             if !in_time {
                 let m = g.calls.get_mut(&seq).expect("as above");
                 if m.outcome.is_none() && m.arrived < n {
@@ -255,9 +296,36 @@ impl Group {
         timeout: Duration,
     ) -> Result<(), String> {
         let rank = if role == Role::Send { key.src } else { key.dst };
-        let outcome = self.pairs.execute(self.id, key, role, side, timeout);
+        let outcome = match &self.remote {
+            Some(link) => link.transfer(key, role, side, timeout),
+            None => self.pairs.execute(self.id, key, role, side, timeout),
+        };
         let mut g = self.lock();
         self.finish(&mut g, rank, outcome)
+    }
+
+    /// Keeps (a handle of) a connection served for a rank of another process, to shut it
+    /// down with the group.
+    pub(crate) fn served(&self, conn: UnixStream) {
+        lock(&self.served).push(conn);
+    }
+
+    /// The group is gone from this process: the connections it served are shut down, so
+    /// that their threads end and the ranks of the other processes learn it.
+    pub(crate) fn close_served(&self) {
+        for c in lock(&self.served).drain(..) {
+            let _ = c.shutdown(Shutdown::Both);
+        }
+    }
+
+    /// `rank`'s process went away (its connection closed without a goodbye): meetings it
+    /// has not reached fail at once.
+    pub(crate) fn depart(&self, rank: usize, why: String) {
+        let mut g = self.lock();
+        if let Some(slot) = g.gone.get_mut(rank) {
+            slot.get_or_insert(why);
+        }
+        self.cv.notify_all();
     }
 
     /// A rank's queued part has run with `outcome`: it counts as executed, and a failure
@@ -290,6 +358,24 @@ impl Group {
         part: Part,
         timeout: Duration,
     ) -> Result<(), String> {
+        let outcome = match &self.remote {
+            Some(link) => link.execute(seq, rank, &desc, &part, self.size(), timeout),
+            None => self.meet(seq, rank, desc, part, timeout),
+        };
+        let mut g = self.lock();
+        self.finish(&mut g, rank, outcome)
+    }
+
+    /// The meeting of [`Group::execute`] in the hub, also on behalf of a rank of another
+    /// process.
+    pub(crate) fn meet(
+        &self,
+        seq: u64,
+        rank: usize,
+        desc: Desc,
+        part: Part,
+        timeout: Duration,
+    ) -> Result<(), Failure> {
         let n = self.size();
         let mut g = self.lock();
         let m = g.execs.entry(seq).or_insert_with(|| Meeting::new(n));
@@ -334,6 +420,22 @@ impl Group {
             }
             let (guard, in_time) = self.wait(g, deadline);
             g = guard;
+            let GroupState { execs, gone, .. } = &mut *g;
+            let m = execs.get_mut(&seq).expect("as above");
+            if m.outcome.is_none()
+                && let Some(text) = departed(gone, &m.items)
+            {
+                m.items.iter_mut().for_each(|p| *p = None);
+                m.outcome = Some(Err((
+                    HCCL_E_REMOTE,
+                    format!(
+                        "{} #{seq} of communicator group {}: {text}",
+                        desc.kind.api(),
+                        self.id
+                    ),
+                )));
+                self.cv.notify_all();
+            }
             if !in_time {
                 let m = g.execs.get_mut(&seq).expect("as above");
                 // Everyone arrived: the last one is moving the data; wait for it.
@@ -352,6 +454,19 @@ impl Group {
                 }
             }
         };
-        self.finish(&mut g, rank, outcome)
+        drop(g);
+        outcome
     }
+}
+
+/// Why the first rank that has not arrived at a meeting with `items` will never come.
+fn departed<T>(gone: &[Option<String>], items: &[Option<T>]) -> Option<String> {
+    items
+        .iter()
+        .zip(gone)
+        .enumerate()
+        .find_map(|(rank, (item, why))| match (item, why) {
+            (None, Some(why)) => Some(format!("rank {rank} will not come: {why}")),
+            _ => None,
+        })
 }
