@@ -170,6 +170,11 @@ pub enum Error {
         first: Box<Error>,
     },
 
+    /// The root-info exchange of [`Communicator::from_env`](crate::hccl::Communicator::from_env)
+    /// failed.
+    #[error("rendezvous: {0}")]
+    Rendezvous(#[from] crate::hccl::RendezvousError),
+
     /// The runtime has no HCCL (a toolkit without `libhccl.so`, or a backend without it).
     #[error("HCCL is not available: {0}")]
     HcclUnavailable(ascend_sys::hccl::HcclLoadError),

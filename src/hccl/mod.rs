@@ -67,9 +67,11 @@
 
 mod collectives;
 mod comm;
+mod env;
 mod result;
 
 pub use comm::Communicator;
+pub use env::RendezvousError;
 
 use crate::device::Device;
 use crate::error::{Error, Result};

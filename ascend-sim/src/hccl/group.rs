@@ -184,8 +184,6 @@ impl Group {
                 leave(&mut g.calls, seq, n);
                 return outcome.map(|()| seq);
             }
-            let (guard, in_time) = self.wait(g, deadline);
-            g = guard;
             let GroupState { calls, gone, .. } = &mut *g;
             let m = calls.get_mut(&seq).expect("as above");
             if m.outcome.is_none()
@@ -199,7 +197,10 @@ impl Group {
                     ),
                 )));
                 self.cv.notify_all();
+                continue;
             }
+            let (guard, in_time) = self.wait(g, deadline);
+            g = guard;
             if !in_time {
                 let m = g.calls.get_mut(&seq).expect("as above");
                 if m.outcome.is_none() && m.arrived < n {
@@ -418,11 +419,9 @@ impl Group {
                 leave(&mut g.execs, seq, n);
                 break outcome;
             }
-            let (guard, in_time) = self.wait(g, deadline);
-            g = guard;
             let GroupState { execs, gone, .. } = &mut *g;
             let m = execs.get_mut(&seq).expect("as above");
-            if m.outcome.is_none()
+            if m.arrived < n
                 && let Some(text) = departed(gone, &m.items)
             {
                 m.items.iter_mut().for_each(|p| *p = None);
@@ -435,7 +434,10 @@ impl Group {
                     ),
                 )));
                 self.cv.notify_all();
+                continue;
             }
+            let (guard, in_time) = self.wait(g, deadline);
+            g = guard;
             if !in_time {
                 let m = g.execs.get_mut(&seq).expect("as above");
                 // Everyone arrived: the last one is moving the data; wait for it.
