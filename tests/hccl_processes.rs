@@ -162,6 +162,35 @@ fn child(case: &str) {
             let mut recv = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
             report(&comm.all_reduce(&send, &mut recv, ReduceOp::Sum, &stream));
         }
+        "hub_aborts" => {
+            let comm = Communicator::from_env(&device).unwrap();
+            if r == 0 {
+                std::process::abort();
+            }
+            let stream = device.stream().unwrap();
+            let send = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
+            let mut recv = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
+            report(&comm.all_reduce(&send, &mut recv, ReduceOp::Sum, &stream));
+        }
+        "stalled_stream" => {
+            let comm = Communicator::from_env(&device).unwrap();
+            let stream = device.stream().unwrap();
+            // The hub's own stream stalls: the peer's part times out there, and the hub's
+            // part, when it runs, finds the meeting failed.
+            let hold = (r == 0).then(|| ascend_sim::testing::hold_stream(stream.as_raw()).unwrap());
+            let send = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
+            let mut recv = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
+            comm.all_reduce(&send, &mut recv, ReduceOp::Sum, &stream)
+                .unwrap();
+            if let Some(hold) = hold {
+                std::thread::sleep(2 * TIMEOUT);
+                hold.release();
+            }
+            let synced = stream.synchronize();
+            let next = comm.barrier(&stream);
+            println!("next {next:?}");
+            report(&synced);
+        }
         "rendezvous" => report(&Communicator::from_env(&device)),
         "hub_never_joins_alone" => {
             // Rank 0 alone: the HCCL meeting itself times out, naming rank 1.
@@ -387,6 +416,38 @@ fn a_rank_that_aborts_after_joining_fails_the_others_at_once() {
     }
 }
 
+fn the_death_of_the_hub_process_fails_the_other_ranks() {
+    let ranks = [(0, 3), (1, 3), (2, 3)];
+    let out = finish(
+        spawn("hub_aborts", &ranks, free_port(), &[]),
+        Duration::from_secs(30),
+    );
+    assert!(!out[0].success, "rank 0 aborted");
+    for (r, o) in out.iter().enumerate().skip(1) {
+        assert!(o.success, "rank {r}: {}", o.stderr);
+        assert!(
+            o.result.contains("HCCL_E_REMOTE") && o.result.contains("broke"),
+            "rank {r}: {}",
+            o.result
+        );
+    }
+}
+
+fn a_stalled_stream_fails_the_peers_work() {
+    let out = finish(
+        spawn("stalled_stream", &[(0, 2), (1, 2)], free_port(), &[]),
+        Duration::from_secs(30),
+    );
+    for (r, o) in out.iter().enumerate() {
+        assert!(o.success, "rank {r}: {}", o.stderr);
+        assert!(
+            o.result.contains("HCCL_E_TIMEOUT") && o.result.contains("did not reach it"),
+            "rank {r}: {}",
+            o.result
+        );
+    }
+}
+
 fn a_rank_that_never_starts_times_out_naming_it() {
     let out = finish(
         spawn("hub_never_joins_alone", &[(0, 2)], free_port(), &[]),
@@ -478,7 +539,7 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let cases: [(&str, fn()); 7] = [
+    let cases: [(&str, fn()); 9] = [
         (
             "collectives_in_two_and_four_processes",
             collectives_in_two_and_four_processes,
@@ -502,6 +563,14 @@ fn main() {
         (
             "rendezvous_refuses_a_rank_claimed_twice_and_a_wrong_world_size",
             rendezvous_refuses_a_rank_claimed_twice_and_a_wrong_world_size,
+        ),
+        (
+            "the_death_of_the_hub_process_fails_the_other_ranks",
+            the_death_of_the_hub_process_fails_the_other_ranks,
+        ),
+        (
+            "a_stalled_stream_fails_the_peers_work",
+            a_stalled_stream_fails_the_peers_work,
         ),
         ("no_socket_is_left", || {
             assert_eq!(sockets_left(), 0, "simulator sockets left")
