@@ -28,8 +28,9 @@ pub(super) const fn hccl_dtype(dtype: DType) -> HcclDataType {
 
 /// One rank of a group of devices that run collectives together (`HcclComm`).
 ///
-/// Made by [`Communicator::init_all`] (every rank at once, in one process) or
-/// [`Communicator::from_root_info`] (one rank, joining the others). Every collective is
+/// Made by [`Communicator::init_all`] (every rank at once, in one process),
+/// [`Communicator::from_root_info`] (one rank, joining the others) or
+/// [`Communicator::from_env`] (one rank of a job, as a launcher describes it). Every collective is
 /// enqueued on a [`Stream`] of the rank's [`device`](Communicator::device); all ranks must
 /// call the same collectives in the same order with matching arguments, each from its own
 /// thread (see the [module docs](crate::hccl)).

@@ -9,7 +9,9 @@
 //! * A [`Communicator`] is one rank of a group of devices: [`Communicator::init_all`] makes
 //!   one per device in one call (`HcclCommInitAll`), [`Communicator::from_root_info`] joins
 //!   a group whose [`RootInfo`] rank 0 created and sent to the others over the user's own
-//!   transport ([`RootInfo::as_bytes`] / [`RootInfo::from_bytes`]).
+//!   transport ([`RootInfo::as_bytes`] / [`RootInfo::from_bytes`]), and
+//!   [`Communicator::from_env`] does that exchange for a job whose launcher sets `RANK`,
+//!   `WORLD_SIZE`, `MASTER_ADDR` and `MASTER_PORT`, one process per device.
 //! * Collectives are enqueued on a [`Stream`](crate::Stream) of the rank's device. On
 //!   CANN, each rank's call meets the other ranks' calls, so **each rank is driven from its
 //!   own thread** (one thread calling the ranks in turn waits for itself until HCCL's
