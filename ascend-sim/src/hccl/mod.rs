@@ -393,3 +393,16 @@ pub(crate) unsafe fn get_error_string(code: HcclResult) -> *const c_char {
         .unwrap_or(c"unknow error")
         .as_ptr()
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rank_lists_name_at_most_four_ranks_and_count_the_rest() {
+        assert_eq!(super::rank_list([1], 1), "[1]");
+        assert_eq!(super::rank_list(0..4, 4), "[0, 1, 2, 3]");
+        assert_eq!(
+            super::rank_list(1..u64::from(u32::MAX), u64::from(u32::MAX) - 1),
+            "[1, 2, 3, 4, ... 4 of 4294967294]"
+        );
+    }
+}

@@ -171,3 +171,45 @@ pub(crate) mod tag {
     /// remote → hub: the rank destroyed its communicator; its connections close next.
     pub const BYE: u8 = 10;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_cross_a_socket_intact_and_bad_frames_are_refused() {
+        let (mut a, mut b) = UnixStream::pair().unwrap();
+        let desc = Desc {
+            kind: Kind::ReduceScatter,
+            count: 1 << 40,
+            dtype: 11,
+            op: Some(2),
+            root: None,
+        };
+        Out::new(tag::EXECUTE)
+            .u32(7)
+            .desc(&desc)
+            .bytes(&[1, 2, 3])
+            .text("ok")
+            .send(&mut a)
+            .unwrap();
+        let mut m = In::recv(&mut b).unwrap();
+        assert_eq!(m.tag, tag::EXECUTE);
+        assert_eq!(m.u32().unwrap(), 7);
+        assert_eq!(m.desc().unwrap(), desc);
+        assert_eq!(m.bytes().unwrap(), vec![1, 2, 3]);
+        assert_eq!(m.text().unwrap(), "ok");
+        assert_eq!(m.u32().unwrap_err().kind(), io::ErrorKind::InvalidData);
+        // A zero-length frame, and a closed peer.
+        a.write_all(&0u32.to_le_bytes()).unwrap();
+        assert_eq!(
+            In::recv(&mut b).err().unwrap().kind(),
+            io::ErrorKind::InvalidData
+        );
+        drop(a);
+        assert_eq!(
+            In::recv(&mut b).err().unwrap().kind(),
+            io::ErrorKind::UnexpectedEof
+        );
+    }
+}
