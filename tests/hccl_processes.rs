@@ -20,8 +20,16 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const CASE: &str = "ASCENDCL_TEST_RANK_CASE";
-/// The simulator's HCCL timeout in the ranks.
-const TIMEOUT: Duration = Duration::from_millis(1500);
+/// The simulator's HCCL timeout and the rendezvous' connect timeout (seconds) in the
+/// ranks: generous, so that slow machines (sanitizers) do not fail by timing...
+const TIMEOUT_MS: &str = "20000";
+const CONNECT_S: &str = "60";
+/// ... and short in the cases that provoke a timeout.
+const SHORT: Duration = Duration::from_millis(1500);
+const SHORT_TIMEOUTS: [(&str, &str); 2] = [
+    ("ASCEND_SIM_HCCL_TIMEOUT_MS", "1500"),
+    ("HCCL_CONNECT_TIMEOUT", "2"),
+];
 const DEVICES: &str = "Ascend910B4,Ascend910B4,Ascend910B4,Ascend910B4";
 
 // ---------------------------------------------------------------------------------------
@@ -183,7 +191,7 @@ fn child(case: &str) {
             comm.all_reduce(&send, &mut recv, ReduceOp::Sum, &stream)
                 .unwrap();
             if let Some(hold) = hold {
-                std::thread::sleep(2 * TIMEOUT);
+                std::thread::sleep(2 * SHORT);
                 hold.release();
             }
             let synced = stream.synchronize();
@@ -238,7 +246,7 @@ fn child(case: &str) {
         other => panic!("unknown case {other}"),
     }
     // Nothing of the simulator's HCCL keeps running in this process.
-    let deadline = Instant::now() + TIMEOUT;
+    let deadline = Instant::now() + Duration::from_secs(20);
     while ascend_sim::hccl::serving_threads() > 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -262,11 +270,8 @@ fn spawn(case: &str, ranks: &[(u32, u32)], port: u16, extra: &[(&str, &str)]) ->
             let mut cmd = Command::new(std::env::current_exe().unwrap());
             cmd.env(CASE, case)
                 .env("ASCEND_SIM_DEVICES", DEVICES)
-                .env(
-                    "ASCEND_SIM_HCCL_TIMEOUT_MS",
-                    TIMEOUT.as_millis().to_string(),
-                )
-                .env("HCCL_CONNECT_TIMEOUT", "2")
+                .env("ASCEND_SIM_HCCL_TIMEOUT_MS", TIMEOUT_MS)
+                .env("HCCL_CONNECT_TIMEOUT", CONNECT_S)
                 .env("RANK", rank.to_string())
                 .env("WORLD_SIZE", world.to_string())
                 .env("MASTER_ADDR", "127.0.0.1")
@@ -347,7 +352,7 @@ fn collectives_in_two_and_four_processes() {
         let ranks: Vec<_> = (0..world).map(|r| (r, world)).collect();
         let out = finish(
             spawn("collectives", &ranks, free_port(), &[]),
-            Duration::from_secs(60),
+            Duration::from_secs(120),
         );
         all_ok(&out);
     }
@@ -364,7 +369,7 @@ fn two_processes_of_two_ranks_each_through_the_manual_path() {
         let stdin = children[1].stdin.as_mut().unwrap();
         writeln!(stdin, "{}", hex.trim()).unwrap();
     }
-    let out = finish(children, Duration::from_secs(30));
+    let out = finish(children, Duration::from_secs(90));
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut rank0, &mut rest).unwrap();
     assert!(
@@ -383,7 +388,7 @@ fn two_processes_of_two_ranks_each_through_the_manual_path() {
 fn disagreeing_counts_fail_every_rank_with_para() {
     let out = finish(
         spawn("disagree", &[(0, 2), (1, 2)], free_port(), &[]),
-        Duration::from_secs(30),
+        Duration::from_secs(90),
     );
     for (r, o) in out.iter().enumerate() {
         assert!(
@@ -399,7 +404,7 @@ fn a_rank_that_aborts_after_joining_fails_the_others_at_once() {
     let ranks = [(0, 3), (1, 3), (2, 3)];
     let out = finish(
         spawn("abort_after_join", &ranks, free_port(), &[]),
-        Duration::from_secs(30),
+        Duration::from_secs(90),
     );
     assert!(!out[2].success, "rank 2 aborted");
     // The survivors learn it from the closed connections (HCCL_E_REMOTE naming rank 2 and
@@ -420,7 +425,7 @@ fn the_death_of_the_hub_process_fails_the_other_ranks() {
     let ranks = [(0, 3), (1, 3), (2, 3)];
     let out = finish(
         spawn("hub_aborts", &ranks, free_port(), &[]),
-        Duration::from_secs(30),
+        Duration::from_secs(90),
     );
     assert!(!out[0].success, "rank 0 aborted");
     for (r, o) in out.iter().enumerate().skip(1) {
@@ -435,8 +440,13 @@ fn the_death_of_the_hub_process_fails_the_other_ranks() {
 
 fn a_stalled_stream_fails_the_peers_work() {
     let out = finish(
-        spawn("stalled_stream", &[(0, 2), (1, 2)], free_port(), &[]),
-        Duration::from_secs(30),
+        spawn(
+            "stalled_stream",
+            &[(0, 2), (1, 2)],
+            free_port(),
+            &SHORT_TIMEOUTS,
+        ),
+        Duration::from_secs(90),
     );
     for (r, o) in out.iter().enumerate() {
         assert!(o.success, "rank {r}: {}", o.stderr);
@@ -450,8 +460,13 @@ fn a_stalled_stream_fails_the_peers_work() {
 
 fn a_rank_that_never_starts_times_out_naming_it() {
     let out = finish(
-        spawn("hub_never_joins_alone", &[(0, 2)], free_port(), &[]),
-        Duration::from_secs(30),
+        spawn(
+            "hub_never_joins_alone",
+            &[(0, 2)],
+            free_port(),
+            &SHORT_TIMEOUTS,
+        ),
+        Duration::from_secs(90),
     );
     assert!(
         out[0].result.contains("HCCL_E_TIMEOUT")
@@ -462,8 +477,8 @@ fn a_rank_that_never_starts_times_out_naming_it() {
     );
     // At the rendezvous: rank 0 waits for rank 1 in vain, rank 1 alone finds no rank 0.
     let out = finish(
-        spawn("rendezvous", &[(0, 2)], free_port(), &[]),
-        Duration::from_secs(30),
+        spawn("rendezvous", &[(0, 2)], free_port(), &SHORT_TIMEOUTS),
+        Duration::from_secs(90),
     );
     assert!(
         out[0].result.contains("1 of 2 ranks did not come"),
@@ -471,8 +486,8 @@ fn a_rank_that_never_starts_times_out_naming_it() {
         out[0].result
     );
     let out = finish(
-        spawn("rendezvous", &[(1, 2)], free_port(), &[]),
-        Duration::from_secs(30),
+        spawn("rendezvous", &[(1, 2)], free_port(), &SHORT_TIMEOUTS),
+        Duration::from_secs(90),
     );
     assert!(
         out[0].result.contains("no rank 0 listened at 127.0.0.1"),
@@ -484,7 +499,7 @@ fn a_rank_that_never_starts_times_out_naming_it() {
 fn rendezvous_refuses_a_rank_claimed_twice_and_a_wrong_world_size() {
     let out = finish(
         spawn("rendezvous", &[(0, 3), (1, 3), (1, 3)], free_port(), &[]),
-        Duration::from_secs(30),
+        Duration::from_secs(90),
     );
     for (r, o) in out.iter().enumerate() {
         assert!(
@@ -495,7 +510,7 @@ fn rendezvous_refuses_a_rank_claimed_twice_and_a_wrong_world_size() {
     }
     let out = finish(
         spawn("rendezvous", &[(0, 2), (1, 3)], free_port(), &[]),
-        Duration::from_secs(30),
+        Duration::from_secs(90),
     );
     for (r, o) in out.iter().enumerate() {
         assert!(
