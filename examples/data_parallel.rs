@@ -11,13 +11,23 @@
 //! On the simulator (no CANN found) the devices are `ASCEND_SIM_DEVICES`, four Atlas A2 by
 //! default; on an Atlas machine, every NPU.
 //!
+//! Three ways to run it:
+//! * threads: one process, one thread per device (`Communicator::init_all`);
+//! * `--processes N` (or `all`): it starts N copies of itself as a job, rank `r` on device
+//!   `r`, with `RANK`, `WORLD_SIZE`, `MASTER_ADDR`, `MASTER_PORT` and `LOCAL_RANK` set; each
+//!   joins with `Communicator::from_env`. The ranks' summed gradients must agree bit for bit
+//!   with each other and with the threaded run, which the parent makes too;
+//! * under a launcher that sets those variables (torchrun-style): the same rank code.
+//!
 //! ```sh
 //! cargo run --release --example data_parallel -- [elements per rank] [steps]
+//! cargo run --release --example data_parallel -- --processes 4 [elements per rank] [steps]
 //! ```
 
 use ascendcl::hccl::{Communicator, ReduceOp};
 use ascendcl::{Device, DeviceTensor, Runtime, Stream, mish_backward, reference};
 use ndarray::{Array1, ArrayD};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The upstream gradient of rank `rank` at step `step`: a deterministic pattern.
@@ -78,31 +88,76 @@ fn mere_mare(got: &[f32], want: &[f32]) -> (f64, f64) {
     (sum / got.len().max(1) as f64, max)
 }
 
-fn main() -> ascendcl::Result<()> {
-    let mut args = std::env::args().skip(1);
-    let n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1 << 18);
-    let steps: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(10);
-    if std::env::var_os("ASCEND_SIM_DEVICES").is_none() {
-        // SAFETY: no other thread exists yet; the simulator reads it at its aclInit.
-        unsafe {
-            std::env::set_var(
-                "ASCEND_SIM_DEVICES",
-                "Ascend910B4,Ascend910B4,Ascend910B4,Ascend910B4",
-            )
-        };
+/// FNV-1a over the bits of `values`: equal digests, equal gradients.
+fn digest(values: &[f32]) -> u64 {
+    values.iter().fold(0xcbf2_9ce4_8422_2325, |h, v| {
+        v.to_bits()
+            .to_le_bytes()
+            .iter()
+            .fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+    })
+}
+
+fn fail(why: String) -> ascendcl::Error {
+    ascendcl::Error::InvalidArgument(why)
+}
+
+/// The local gradient of the last step against the CPU reference.
+fn precise(rank: usize, run: &RankRun, n: usize, steps: usize) -> ascendcl::Result<bool> {
+    let w = parameters(n).into_dyn();
+    let t = 2f64.powi(-13);
+    let g = upstream(n, rank, steps.saturating_sub(1)).into_dyn();
+    let want: ArrayD<f32> = reference::mish_backward(g.view(), w.view())?;
+    let (mere, mare) = mere_mare(&run.local, want.as_slice().unwrap_or_default());
+    println!(
+        "rank {rank}: local gradient vs CPU reference: MERE {mere:.2e}, MARE {mare:.2e} (f32 limits {t:.2e}, {:.2e})",
+        10.0 * t
+    );
+    Ok(mere < t && mare < 10.0 * t)
+}
+
+/// The local gradients added in rank order.
+fn rank_order_sum(locals: &[&[f32]]) -> Vec<f32> {
+    let mut sum = locals[0].to_vec();
+    for local in &locals[1..] {
+        for (acc, v) in sum.iter_mut().zip(local.iter()) {
+            *acc += v;
+        }
     }
-    let rt = Runtime::auto()?;
-    let devices = (0..rt.device_count()? as i32)
+    sum
+}
+
+fn print_times(rank: usize, run: &RankRun, steps: usize) {
+    let total: Duration = run.step_times.iter().sum();
+    let fastest = run.step_times.iter().min().copied().unwrap_or_default();
+    println!(
+        "rank {rank}: {:.3} ms per step (mean of {steps}), fastest {:.3} ms",
+        total.as_secs_f64() * 1e3 / steps.max(1) as f64,
+        fastest.as_secs_f64() * 1e3
+    );
+}
+
+/// One thread per device (the first `ranks` devices) of this process. Returns the digest
+/// of the summed gradient.
+fn threads(
+    rt: &Runtime,
+    ranks: usize,
+    n: usize,
+    steps: usize,
+    quiet: bool,
+) -> ascendcl::Result<u64> {
+    let devices = (0..ranks as i32)
         .map(|id| rt.device(id))
         .collect::<ascendcl::Result<Vec<Device>>>()?;
-    println!(
-        "backend: {}; {} rank(s) on {}; {n} f32 elements per rank, {steps} steps",
-        rt.backend(),
-        devices.len(),
-        devices.first().map_or("no device", |d| d.soc_name())
-    );
+    if !quiet {
+        println!(
+            "backend: {}; {} rank(s) on {} (threads); {n} f32 elements per rank, {steps} steps",
+            rt.backend(),
+            devices.len(),
+            devices.first().map_or("no device", |d| d.soc_name())
+        );
+    }
     let comms = Communicator::init_all(&devices)?;
-
     // One thread per rank: HCCL's calls meet the other ranks' calls.
     let runs = std::thread::scope(|s| {
         let handles: Vec<_> = comms
@@ -114,49 +169,151 @@ fn main() -> ascendcl::Result<()> {
             .map(|h| h.join().expect("rank thread panicked"))
             .collect::<ascendcl::Result<Vec<RankRun>>>()
     })?;
-
-    // Each rank's local gradient of the last step against the CPU reference.
-    let w = parameters(n).into_dyn();
-    let t = 2f64.powi(-13);
-    let mut precise = true;
+    let mut ok = true;
+    let sum = rank_order_sum(&runs.iter().map(|r| r.local.as_slice()).collect::<Vec<_>>());
     for (rank, run) in runs.iter().enumerate() {
-        let g = upstream(n, rank, steps.saturating_sub(1)).into_dyn();
-        let want: ArrayD<f32> = reference::mish_backward(g.view(), w.view())?;
-        let (mere, mare) = mere_mare(&run.local, want.as_slice().unwrap_or_default());
-        precise &= mere < t && mare < 10.0 * t;
-        println!("rank {rank}: local gradient vs CPU reference: MERE {mere:.2e}, MARE {mare:.2e}");
-    }
-    // The summed gradient: the local gradients added in rank order, the same on every rank.
-    let mut sum = runs[0].local.clone();
-    for run in &runs[1..] {
-        for (acc, v) in sum.iter_mut().zip(&run.local) {
-            *acc += v;
+        if !quiet {
+            ok &= precise(rank, run, n, steps)?;
+            print_times(rank, run, steps);
         }
+        ok &= digest(&run.total) == digest(&sum);
     }
-    let summed = runs.iter().all(|r| {
-        r.total
-            .iter()
-            .zip(&sum)
-            .all(|(a, b)| a.to_bits() == b.to_bits())
-    });
+    if !ok {
+        return Err(fail(
+            "the gradients do not match the CPU reference and their sum".into(),
+        ));
+    }
+    Ok(digest(&sum))
+}
+
+/// This process is one rank of a job (`RANK` etc. set): joins with `from_env` on device
+/// `LOCAL_RANK` (else `RANK`), trains, checks, and prints the digest of the summed gradient.
+fn job_rank(rt: &Runtime, n: usize, steps: usize) -> ascendcl::Result<()> {
+    let local = std::env::var("LOCAL_RANK")
+        .or_else(|_| std::env::var("RANK"))
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let device = rt.device(local)?;
+    let comm = Communicator::from_env(&device)?;
+    let rank = comm.rank() as usize;
+    let run = rank_loop(&comm, n, steps)?;
+    // Every rank's local gradient, to check the sum bit for bit in rank order.
+    let stream = device.stream()?;
+    let local_t = DeviceTensor::from_array(&stream, &Array1::from_vec(run.local.clone()))?;
+    let mut all = DeviceTensor::<f32>::zeros(&stream, &[n * comm.size() as usize])?;
+    comm.all_gather(&local_t, &mut all, &stream)?;
+    let all: Vec<f32> = all.to_array(&stream)?.into_iter().collect();
+    let sum = rank_order_sum(&all.chunks(n.max(1)).collect::<Vec<_>>());
+    let exact = digest(&run.total) == digest(&sum);
+    let ok = precise(rank, &run, n, steps)?;
+    print_times(rank, &run, steps);
+    println!("digest {:016x} exact {exact}", digest(&run.total));
+    if !(ok && exact) {
+        return Err(fail(format!("rank {rank}: the gradients do not match")));
+    }
+    Ok(())
+}
+
+/// Starts `processes` copies of this program as a job on this machine and checks that
+/// every rank's summed gradient equals the threaded run's.
+fn launch(rt: &Runtime, processes: usize, n: usize, steps: usize) -> ascendcl::Result<()> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| fail(format!("no free port: {e}")))?
+        .port();
+    let exe = std::env::current_exe().map_err(|e| fail(e.to_string()))?;
     println!(
-        "f32 limits: MERE < {t:.2e}, MARE < {:.2e}; all_reduce sum exact on every rank: {summed}",
-        10.0 * t
+        "backend: {}; {processes} processes, one rank each; {n} f32 elements per rank, {steps} steps",
+        rt.backend()
     );
-    for (rank, run) in runs.iter().enumerate() {
-        let total: Duration = run.step_times.iter().sum();
-        let fastest = run.step_times.iter().min().copied().unwrap_or_default();
-        println!(
-            "rank {rank}: {:.3} ms per step (mean of {steps}), fastest {:.3} ms",
-            total.as_secs_f64() * 1e3 / steps.max(1) as f64,
-            fastest.as_secs_f64() * 1e3
+    let children = (0..processes)
+        .map(|r| {
+            Command::new(&exe)
+                .args([n.to_string(), steps.to_string()])
+                .env("RANK", r.to_string())
+                .env("LOCAL_RANK", r.to_string())
+                .env("WORLD_SIZE", processes.to_string())
+                .env("MASTER_ADDR", "127.0.0.1")
+                .env("MASTER_PORT", port.to_string())
+                .stdout(Stdio::piped())
+                .spawn()
+                .map_err(|e| fail(format!("cannot start rank {r}: {e}")))
+        })
+        .collect::<ascendcl::Result<Vec<_>>>()?;
+    let mut digests = Vec::new();
+    for (r, child) in children.into_iter().enumerate() {
+        let out = child
+            .wait_with_output()
+            .map_err(|e| fail(format!("rank {r}: {e}")))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.lines().for_each(|l| println!("[{r}] {l}"));
+        if !out.status.success() {
+            return Err(fail(format!("rank {r} failed: {}", out.status)));
+        }
+        digests.extend(
+            text.lines()
+                .filter_map(|l| l.strip_prefix("digest "))
+                .filter_map(|l| u64::from_str_radix(l.split(' ').next()?, 16).ok()),
         );
     }
-    if !precise || !summed {
-        return Err(ascendcl::Error::InvalidArgument(
-            "the gradients do not match the CPU reference and their sum".into(),
+    // The same job with threads, devices 0..processes of this process.
+    let threaded = threads(rt, processes, n, steps, true)?;
+    let agree = digests.len() == processes && digests.iter().all(|&d| d == threaded);
+    println!(
+        "summed gradients of all {processes} processes equal the threaded run's bit for bit: {agree}"
+    );
+    if !agree {
+        return Err(fail(
+            "the processes' gradients differ from the threaded run".into(),
         ));
     }
     println!("ok");
     Ok(())
+}
+
+fn main() -> ascendcl::Result<()> {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let processes = match args.iter().position(|a| a == "--processes") {
+        Some(i) => {
+            let value = args.get(i + 1).cloned().unwrap_or_default();
+            args.drain(i..(i + 2).min(args.len()));
+            Some(value)
+        }
+        None => None,
+    };
+    let n: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(1 << 18);
+    let steps: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(10);
+    let job = std::env::var_os("RANK").is_some() && std::env::var_os("WORLD_SIZE").is_some();
+    if std::env::var_os("ASCEND_SIM_DEVICES").is_none() {
+        let count = processes
+            .as_deref()
+            .and_then(|p| p.parse::<usize>().ok())
+            .or_else(|| std::env::var("WORLD_SIZE").ok()?.parse().ok())
+            .unwrap_or(4)
+            .max(1);
+        let devices = vec!["Ascend910B4"; count].join(",");
+        // SAFETY: no other thread exists yet; the simulator reads it at its aclInit.
+        unsafe { std::env::set_var("ASCEND_SIM_DEVICES", devices) };
+    }
+    let rt = Runtime::auto()?;
+    if job {
+        return job_rank(&rt, n, steps);
+    }
+    match processes {
+        Some(p) => {
+            let count = if p == "all" {
+                rt.device_count()? as usize
+            } else {
+                p.parse()
+                    .map_err(|_| fail(format!("--processes {p}: a number or `all`")))?
+            };
+            launch(&rt, count, n, steps)
+        }
+        None => {
+            threads(&rt, rt.device_count()? as usize, n, steps, false)?;
+            println!("ok");
+            Ok(())
+        }
+    }
 }

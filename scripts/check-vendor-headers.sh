@@ -158,14 +158,16 @@ if [ "${1:-}" = "--self-test" ]; then
         fi
         echo "self-test: $case rejected: $(grep -m1 -E 'error' "$WORK/$case.log")"
     done
-    mkdir -p "$WORK/hccl_bad_value" "$WORK/hccl_bad_proto"
-    for case in hccl_bad_value hccl_bad_proto; do
+    mkdir -p "$WORK/hccl_bad_value" "$WORK/hccl_bad_proto" "$WORK/hccl_bad_p2p"
+    for case in hccl_bad_value hccl_bad_proto hccl_bad_p2p; do
         cp "$HEADER" "$WORK/$case/"
     done
     sed 's/^\( *HCCL_E_TIMEOUT = \)9,/\110,/' "$HCCL_HEADER" >"$WORK/hccl_bad_value/hccl_sys.h"
     sed 's/^HcclResult HcclGetRankId(HcclComm comm, uint32_t \*rank);/HcclResult HcclGetRankId(HcclComm comm, int32_t *rank);/' \
         "$HCCL_HEADER" >"$WORK/hccl_bad_proto/hccl_sys.h"
-    for case in hccl_bad_value hccl_bad_proto; do
+    sed 's/^HcclResult HcclSend(void \*sendBuf, uint64_t count, HcclDataType dataType, uint32_t destRank,/HcclResult HcclSend(void *sendBuf, uint32_t count, HcclDataType dataType, uint32_t destRank,/' \
+        "$HCCL_HEADER" >"$WORK/hccl_bad_p2p/hccl_sys.h"
+    for case in hccl_bad_value hccl_bad_proto hccl_bad_p2p; do
         if cmp -s "$HCCL_HEADER" "$WORK/$case/hccl_sys.h"; then
             echo "self-test: could not make the $case mutation" >&2
             exit 1

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Hardware smoke test for an Atlas machine with CANN installed: loads the real CANN,
 # prints the SoC and CANN versions, runs the examples with CANN forced (data_parallel on
-# every NPU, through HCCL), and the #[ignore]d NPU test set (the property suite against the
+# every NPU, through HCCL, with threads and with one process per NPU), and the #[ignore]d NPU test set (the property suite against the
 # CPU reference). Never run in CI here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +38,8 @@ echo "== example =="
 cargo run --no-default-features --example mish_backward
 echo "== data-parallel example: every NPU one rank, HCCL all_reduce =="
 cargo run --release --no-default-features --example data_parallel
+echo "== data-parallel example as a job: one process per NPU, Communicator::from_env =="
+cargo run --release --no-default-features --example data_parallel -- --processes all
 echo "== training example: Mish forward and backward on preallocated tensors =="
 cargo run --no-default-features --example mish_layer_training
 echo "== property suite on the NPU =="

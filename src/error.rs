@@ -157,6 +157,24 @@ pub enum Error {
         message: String,
     },
 
+    /// A collective on a communicator that failed earlier (a timeout, a peer's failure,
+    /// an asynchronous error): HCCL cannot resume it. Drop it (`HcclCommDestroy`) and
+    /// make a new one; the first failure is kept in `first`.
+    #[error(
+        "the communicator of rank {rank} failed earlier and cannot be used again (drop it and create a new one): {first}"
+    )]
+    CommunicatorFailed {
+        /// The rank of the failed communicator.
+        rank: u32,
+        /// Its first failure.
+        first: Box<Error>,
+    },
+
+    /// The root-info exchange of [`Communicator::from_env`](crate::hccl::Communicator::from_env)
+    /// failed.
+    #[error("rendezvous: {0}")]
+    Rendezvous(#[from] crate::hccl::RendezvousError),
+
     /// The runtime has no HCCL (a toolkit without `libhccl.so`, or a backend without it).
     #[error("HCCL is not available: {0}")]
     HcclUnavailable(ascend_sys::hccl::HcclLoadError),

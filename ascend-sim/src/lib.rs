@@ -181,15 +181,16 @@
 //! # HCCL
 //!
 //! `libhccl.so` is simulated in the module [`hccl`], with the ranks of a communicator as
-//! simulated devices of this process (one rank per device). Its functions are exported
+//! simulated devices (one rank per device) of this process or of other processes of the
+//! machine, which join through the process that made the root info. Its functions are exported
 //! under their C names like the rest and found in-process by [`symbol`], but are not in
 //! the [`FnTable`]: HCCL is a separate, optional library.
 //!
 //! * **Communicators.** `HcclCommInitAll` makes one communicator per listed device (rank =
 //!   position; duplicates: `HCCL_E_PARA`, an unknown device: `HCCL_E_INTERNAL`).
 //!   `HcclGetRootInfo` makes a root info naming a meeting in this process;
-//!   `HcclCommInitRootInfo` on each rank's thread joins it and returns when all `nRanks`
-//!   have joined. Handles are fake pointers never valid twice (stale or foreign:
+//!   `HcclCommInitRootInfo` on each rank's thread, or in another process, joins it and
+//!   returns when all `nRanks` have joined. Handles are fake pointers never valid twice (stale or foreign:
 //!   `HCCL_E_PARA`, a finding). Every call except the queries needs a current device on
 //!   the calling thread (`HCCL_E_RUNTIME`), as HCCL asks the runtime for it first.
 //! * **Collectives** (`HcclAllReduce`, `HcclBroadcast`, `HcclAllGather`,
@@ -212,6 +213,21 @@
 //!   their next `aclrtSynchronizeStream` gives 507000 and `HcclGetCommAsyncError`
 //!   `HCCL_E_TIMEOUT`; memory freed under a queued collective gives 507000 and
 //!   `HCCL_E_MEMORY` the same way. Waiting never holds the simulator's global lock.
+//! * **Point to point** (`HcclSend`, `HcclRecv`): the same checks (then a peer outside
+//!   the group or the rank itself: `HCCL_E_PARA`), no meeting in the call; the `k`-th send
+//!   from rank `a` to `b` meets `b`'s `k`-th receive from `a` on the streams, where they
+//!   must agree on count and dtype (else `HCCL_E_PARA` on both streams, a finding), and a
+//!   side whose peer's stream does not come in time fails with `HCCL_E_TIMEOUT`.
+//! * **Processes.** A rank of another process connects to the process that made the root
+//!   info, over a Unix socket in the abstract namespace (named after that process and the
+//!   root info; nothing on disk), which serves it while one of its own ranks waits to join.
+//!   Its calls and its parts of every collective and transfer go there and are met as the
+//!   in-process ranks' are, with the same checks and texts. A process that exits or is
+//!   killed after joining closes its connections: the meetings its ranks have not reached
+//!   fail at once with `HCCL_E_REMOTE` naming the rank and process; the death of the
+//!   serving process fails the others' calls with `HCCL_E_REMOTE` as well.
+//! * **Bounds.** Nothing is sized by a root info's `nRanks` before the ranks have joined,
+//!   and messages name at most four ranks and count the rest.
 //! * **Arithmetic.** Reductions combine rank 0 with rank 1, the result with rank 2, and
 //!   so on, each step in the element type (f16 and bf16 through f32, rounded to nearest
 //!   even; integers wrap; MAX/MIN of floats prefer the number to a NaN).
@@ -749,6 +765,8 @@ sim_api! {
         hccl HcclAllGather(send_buf: *mut c_void, recv_buf: *mut c_void, send_count: u64, data_type: HcclDataType, comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::all_gather;
         hccl HcclReduceScatter(send_buf: *mut c_void, recv_buf: *mut c_void, recv_count: u64, data_type: HcclDataType, op: HcclReduceOp, comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::reduce_scatter;
         hccl HcclBarrier(comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::barrier;
+        hccl HcclSend(send_buf: *mut c_void, count: u64, data_type: HcclDataType, dest_rank: u32, comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::send;
+        hccl HcclRecv(recv_buf: *mut c_void, count: u64, data_type: HcclDataType, src_rank: u32, comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::recv;
         hccl HcclGetCommAsyncError(comm: HcclComm, async_error: *mut HcclResult) -> HcclResult = hccl::get_comm_async_error;
         cnull HcclGetErrorString(code: HcclResult) -> *const c_char = hccl::get_error_string;
     }

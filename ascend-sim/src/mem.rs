@@ -127,6 +127,20 @@ impl Alloc {
         }
     }
 
+    /// Bytes outside every device's memory map: the process that serves a communicator
+    /// holds a rank of another process's buffers in these while a collective runs.
+    pub fn staging(device: usize, data: Vec<u8>) -> Alloc {
+        Alloc {
+            start: 0,
+            size: data.len(),
+            padded: data.len(),
+            device,
+            data: Mutex::new(data),
+            freed: AtomicBool::new(false),
+            race: Shadow::default(),
+        }
+    }
+
     pub fn is_freed(&self) -> bool {
         self.freed.load(Ordering::SeqCst)
     }

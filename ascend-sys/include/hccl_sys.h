@@ -109,6 +109,13 @@ HcclResult HcclReduceScatter(void *sendBuf, void *recvBuf, uint64_t recvCount,
                              aclrtStream stream);
 HcclResult HcclBarrier(HcclComm comm, aclrtStream stream);
 
+/* Point-to-point, enqueued on a stream: the k-th send from rank a to rank b is matched by
+ * the k-th receive of rank b from rank a, with the same count and data type */
+HcclResult HcclSend(void *sendBuf, uint64_t count, HcclDataType dataType, uint32_t destRank,
+                    HcclComm comm, aclrtStream stream);
+HcclResult HcclRecv(void *recvBuf, uint64_t count, HcclDataType dataType, uint32_t srcRank,
+                    HcclComm comm, aclrtStream stream);
+
 /* Diagnostics */
 HcclResult HcclGetCommAsyncError(HcclComm comm, HcclResult *asyncError);
 const char *HcclGetErrorString(HcclResult code);

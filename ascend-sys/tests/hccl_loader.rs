@@ -131,5 +131,5 @@ fn an_in_process_backend_provides_hccl_through_its_resolver() {
             symbol: "HcclBarrier"
         }
     );
-    assert_eq!(HcclTable::SYMBOLS.len(), 13);
+    assert_eq!(HcclTable::SYMBOLS.len(), 15);
 }

@@ -1,4 +1,5 @@
-//! [`Communicator`]: one rank of a group of devices, and its collectives.
+//! [`Communicator`]: one rank of a group of devices, how it is made, and the steps its
+//! collectives share (checks, enqueueing, remembering a failure).
 
 use super::result;
 use super::{ReduceOp, RootInfo, library};
@@ -6,16 +7,18 @@ use crate::device::{Device, DeviceInner, SocFamily};
 use crate::element::{DType, Element};
 use crate::error::{Error, Result};
 use crate::stream::Stream;
-use crate::tensor::{AsTensorView, AsTensorViewMut, Buffer, Layout, TensorView, TensorViewMut};
+use crate::tensor::{Buffer, Layout, TensorView, TensorViewMut};
 use crate::uses::{Access, Uses};
 use ascend_sys::hccl::{
-    HCCL_DATA_TYPE_BFP16, HCCL_DATA_TYPE_FP16, HCCL_DATA_TYPE_FP32, Hccl, HcclComm, HcclDataType,
+    HCCL_DATA_TYPE_BFP16, HCCL_DATA_TYPE_FP16, HCCL_DATA_TYPE_FP32, HCCL_E_REMOTE, HCCL_E_TIMEOUT,
+    HCCL_SUCCESS, Hccl, HcclComm, HcclDataType,
 };
 use std::ffi::c_void;
 use std::fmt;
+use std::sync::OnceLock;
 
 /// HCCL's value of an element type.
-const fn hccl_dtype(dtype: DType) -> HcclDataType {
+pub(super) const fn hccl_dtype(dtype: DType) -> HcclDataType {
     match dtype {
         DType::F32 => HCCL_DATA_TYPE_FP32,
         DType::F16 => HCCL_DATA_TYPE_FP16,
@@ -25,24 +28,39 @@ const fn hccl_dtype(dtype: DType) -> HcclDataType {
 
 /// One rank of a group of devices that run collectives together (`HcclComm`).
 ///
-/// Made by [`Communicator::init_all`] (every rank at once, in one process) or
-/// [`Communicator::from_root_info`] (one rank, joining the others). Every collective is
+/// Made by [`Communicator::init_all`] (every rank at once, in one process),
+/// [`Communicator::from_root_info`] (one rank, joining the others) or
+/// [`Communicator::from_env`] (one rank of a job, as a launcher describes it). Every collective is
 /// enqueued on a [`Stream`] of the rank's [`device`](Communicator::device); all ranks must
 /// call the same collectives in the same order with matching arguments, each from its own
 /// thread (see the [module docs](crate::hccl)).
+///
+/// # Failures
+///
+/// A communicator whose collective timed out (a rank that never came, a stream that never
+/// reached it), whose peer failed (`HCCL_E_REMOTE`) or that reports an asynchronous error
+/// ([`Communicator::async_error`], checked before every collective) cannot be resumed:
+/// the ranks no longer agree on where they are. It remembers its first failure
+/// ([`Communicator::failure`]), and every later collective returns
+/// [`Error::CommunicatorFailed`] at once, quoting it, instead of waiting for a timeout
+/// again. To recover, drop the communicators of every rank (`HcclCommDestroy`) and make
+/// new ones (a new [`RootInfo`] for [`Communicator::from_root_info`]). Argument errors
+/// (lengths, devices, a disagreement the ranks all saw as `HCCL_E_PARA`) leave it usable.
 ///
 /// `Communicator` is `Send + Sync` (asserted at compile time): the handle is an opaque
 /// token HCCL accepts from any thread, HCCL serialises calls on one communicator, and the
 /// crate binds the device's context before each call. Dropping it waits for the
 /// collectives it queued, then destroys it with `HcclCommDestroy`.
 pub struct Communicator {
-    hccl: &'static Hccl,
-    device: Device,
-    raw: HcclComm,
+    pub(super) hccl: &'static Hccl,
+    pub(super) device: Device,
+    pub(super) raw: HcclComm,
     rank: u32,
-    size: u32,
+    pub(super) size: u32,
     /// The streams whose queued collectives use this communicator.
     uses: Uses,
+    /// The first failure that left the communicator unusable.
+    failed: OnceLock<Error>,
 }
 
 // SAFETY: `raw` is an opaque HCCL handle that may be used from any thread (HCCL locks each
@@ -50,7 +68,7 @@ pub struct Communicator {
 // through it. The other fields are `Send`.
 unsafe impl Send for Communicator {}
 // SAFETY: as above; `&Communicator` only reads immutable fields, passes the handle to HCCL
-// and records uses behind `Uses`'s mutex.
+// and records uses behind `Uses`'s mutex; the failure is set once through `OnceLock`.
 unsafe impl Sync for Communicator {}
 
 impl fmt::Debug for Communicator {
@@ -64,21 +82,26 @@ impl fmt::Debug for Communicator {
 }
 
 /// A contiguous window of a tensor, as HCCL takes it: an address and a length.
-struct Span<'a> {
-    buf: &'a Buffer,
-    ptr: *mut c_void,
-    len: usize,
+pub(super) struct Span<'a> {
+    pub(super) buf: &'a Buffer,
+    pub(super) ptr: *mut c_void,
+    pub(super) len: usize,
 }
 
 /// How the element counts of a collective's `send` and `recv` relate.
 #[derive(Clone, Copy)]
-enum Lengths {
+pub(super) enum Lengths {
     Equal,
     RecvIsGroupTimesSend,
     SendIsGroupTimesRecv,
 }
 
-fn span<'a>(buf: &'a Buffer, layout: &Layout, dtype: DType, argument: &str) -> Result<Span<'a>> {
+pub(super) fn span<'a>(
+    buf: &'a Buffer,
+    layout: &Layout,
+    dtype: DType,
+    argument: &str,
+) -> Result<Span<'a>> {
     if !layout.is_contiguous() {
         return Err(Error::InvalidArgument(format!(
             "{argument} is not contiguous; HCCL moves consecutive elements"
@@ -109,6 +132,7 @@ impl Communicator {
             rank: 0,
             size: 0,
             uses: Uses::new(),
+            failed: OnceLock::new(),
         }
     }
 
@@ -214,18 +238,23 @@ impl Communicator {
         self.raw
     }
 
-    fn check_stream(&self, stream: &Stream) -> Result<()> {
+    pub(super) fn check_stream(&self, stream: &Stream) -> Result<()> {
         self.device
             .inner
             .expect_same(&stream.inner.device, "communicator")
     }
 
-    fn check_buffer(&self, buf: &Buffer, argument: &'static str) -> Result<()> {
+    pub(super) fn check_buffer(&self, buf: &Buffer, argument: &'static str) -> Result<()> {
         buf.device.expect_same(&self.device.inner, argument)
     }
 
     /// Atlas A2 / A3 HCCL refuses products of bf16 (`HcomCheckReduceDataType`).
-    fn check_reduction(&self, op: ReduceOp, dtype: DType, api: &'static str) -> Result<()> {
+    pub(super) fn check_reduction(
+        &self,
+        op: ReduceOp,
+        dtype: DType,
+        api: &'static str,
+    ) -> Result<()> {
         let a2_a3 = matches!(
             self.device.soc_family(),
             SocFamily::AtlasA2 | SocFamily::AtlasA3
@@ -243,7 +272,7 @@ impl Communicator {
 
     /// The checked spans of a collective from `send` into `recv` on `stream`, whose element
     /// counts must relate as `lengths` says.
-    fn send_recv<'a, T: Element>(
+    pub(super) fn send_recv<'a, T: Element>(
         &self,
         stream: &Stream,
         send: &TensorView<'a, T>,
@@ -271,156 +300,67 @@ impl Communicator {
         Ok((s, r))
     }
 
-    /// Enqueues `call` (given the raw stream) on `stream` and records that the
-    /// collective uses `spans` and this communicator until the stream has run it.
-    fn enqueue(
+    /// The first failure that left this communicator unusable, if one happened (see
+    /// [Failures](Communicator#failures)).
+    pub fn failure(&self) -> Option<&Error> {
+        self.failed.get()
+    }
+
+    /// Keeps `e` as the communicator's failure if it is the kind HCCL cannot resume from
+    /// and none was kept before.
+    fn note_failure(&self, e: &Error) {
+        if matches!(e, Error::Hccl { code, .. } if *code == HCCL_E_TIMEOUT || *code == HCCL_E_REMOTE)
+        {
+            let _ = self.failed.set(e.clone());
+        }
+    }
+
+    /// `Ok` while the communicator has not failed: no failure kept, no asynchronous error.
+    fn usable(&self) -> Result<()> {
+        let first = match self.failed.get() {
+            Some(first) => first,
+            None => {
+                let t = self.device.inner.table();
+                // SAFETY: `raw` is live while `self` is.
+                let code = unsafe { result::async_error(self.hccl, t, self.raw) }?;
+                if code == HCCL_SUCCESS {
+                    return Ok(());
+                }
+                let e = result::error(self.hccl, t, "HcclGetCommAsyncError", code);
+                self.failed.get_or_init(|| e)
+            }
+        };
+        Err(Error::CommunicatorFailed {
+            rank: self.rank,
+            first: Box::new(first.clone()),
+        })
+    }
+
+    /// Enqueues `call` (given the raw stream) on `stream`, unless the communicator failed
+    /// before, and records that the collective uses `spans` and this communicator until
+    /// the stream has run it.
+    pub(super) fn enqueue(
         &self,
         stream: &Stream,
         spans: &[(&Span<'_>, Access)],
         call: impl FnOnce(&Hccl, &ascend_sys::FnTable, ascend_sys::aclrtStream) -> Result<()>,
     ) -> Result<()> {
+        // After the caller's argument checks, so that a wrong argument makes no HCCL call.
+        self.usable()?;
         let hccl = self.hccl;
         let t = self.device.inner.table();
         for (s, access) in spans {
             s.buf.uses.order(&stream.inner, *access)?;
         }
-        let ticket = stream.inner.submit(|_, raw, _| call(hccl, t, raw))?;
+        let ticket = stream
+            .inner
+            .submit(|_, raw, _| call(hccl, t, raw))
+            .inspect_err(|e| self.note_failure(e))?;
         for (s, access) in spans {
             s.buf.uses.record(&stream.inner, ticket, *access);
         }
         self.uses.record(&stream.inner, ticket, Access::Read);
         Ok(())
-    }
-
-    /// Combines every rank's `send` element by element with `op` and writes the result to
-    /// every rank's `recv` (`HcclAllReduce`). `send` and `recv` hold the same number of
-    /// elements.
-    ///
-    /// # Errors
-    /// [`Error::DeviceMismatch`] for a stream or buffer of another device,
-    /// [`Error::InvalidArgument`] for a non-contiguous view, [`Error::LengthMismatch`],
-    /// [`Error::UnsupportedDtype`] for a product of bf16 on Atlas A2/A3, [`Error::Hccl`].
-    pub fn all_reduce<T: Element>(
-        &self,
-        send: &impl AsTensorView<Elem = T>,
-        recv: &mut impl AsTensorViewMut<Elem = T>,
-        op: ReduceOp,
-        stream: &Stream,
-    ) -> Result<()> {
-        let (send, recv) = (send.as_tensor_view(), recv.as_tensor_view_mut());
-        let (s, r) = self.send_recv(stream, &send, &recv, Lengths::Equal)?;
-        self.check_reduction(op, T::DTYPE, "HcclAllReduce")?;
-        let (dtype, count, comm) = (hccl_dtype(T::DTYPE), s.len as u64, self.raw);
-        self.enqueue(
-            stream,
-            &[(&s, Access::Read), (&r, Access::Write)],
-            |h, t, raw| {
-                // SAFETY: both spans are contiguous device memory of this rank's device holding
-                // `count` elements, kept allocated until the stream has run the collective
-                // (recorded by `enqueue`); `raw` is a stream of that device, whose context
-                // `submit` bound; `comm` is live while `self` is.
-                unsafe { result::all_reduce(h, t, s.ptr, r.ptr, count, dtype, op.raw(), comm, raw) }
-            },
-        )
-    }
-
-    /// Copies rank `root`'s `buf` into every other rank's `buf` (`HcclBroadcast`).
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] for a root outside the group or a non-contiguous view,
-    /// [`Error::DeviceMismatch`], [`Error::Hccl`].
-    pub fn broadcast<T: Element>(
-        &self,
-        buf: &mut impl AsTensorViewMut<Elem = T>,
-        root: u32,
-        stream: &Stream,
-    ) -> Result<()> {
-        let buf = buf.as_tensor_view_mut();
-        if root >= self.size {
-            return Err(Error::InvalidArgument(format!(
-                "broadcast root {root} is not a rank of a group of {}",
-                self.size
-            )));
-        }
-        self.check_stream(stream)?;
-        self.check_buffer(buf.buf, "buf")?;
-        let b = span(buf.buf, &buf.layout, T::DTYPE, "buf")?;
-        let (dtype, count, comm) = (hccl_dtype(T::DTYPE), b.len as u64, self.raw);
-        self.enqueue(stream, &[(&b, Access::Write)], |h, t, raw| {
-            // SAFETY: as in `all_reduce`, for the one span `b`.
-            unsafe { result::broadcast(h, t, b.ptr, count, dtype, root, comm, raw) }
-        })
-    }
-
-    /// Gathers every rank's `send` into every rank's `recv`, rank after rank
-    /// (`HcclAllGather`): `recv` holds [`size`](Communicator::size) times `send`'s
-    /// elements.
-    ///
-    /// # Errors
-    /// As [`Communicator::all_reduce`] (no dtype rule).
-    pub fn all_gather<T: Element>(
-        &self,
-        send: &impl AsTensorView<Elem = T>,
-        recv: &mut impl AsTensorViewMut<Elem = T>,
-        stream: &Stream,
-    ) -> Result<()> {
-        let (send, recv) = (send.as_tensor_view(), recv.as_tensor_view_mut());
-        let lengths = Lengths::RecvIsGroupTimesSend;
-        let (s, r) = self.send_recv(stream, &send, &recv, lengths)?;
-        let (dtype, count, comm) = (hccl_dtype(T::DTYPE), s.len as u64, self.raw);
-        self.enqueue(
-            stream,
-            &[(&s, Access::Read), (&r, Access::Write)],
-            |h, t, raw| {
-                // SAFETY: as in `all_reduce`; `recv` holds `size * count` elements.
-                unsafe { result::all_gather(h, t, s.ptr, r.ptr, count, dtype, comm, raw) }
-            },
-        )
-    }
-
-    /// Combines every rank's `send` with `op` and gives rank `r` the `r`-th
-    /// [`size`](Communicator::size)-th of the result (`HcclReduceScatter`): `send` holds
-    /// `size` times `recv`'s elements.
-    ///
-    /// # Errors
-    /// As [`Communicator::all_reduce`].
-    pub fn reduce_scatter<T: Element>(
-        &self,
-        send: &impl AsTensorView<Elem = T>,
-        recv: &mut impl AsTensorViewMut<Elem = T>,
-        op: ReduceOp,
-        stream: &Stream,
-    ) -> Result<()> {
-        let (send, recv) = (send.as_tensor_view(), recv.as_tensor_view_mut());
-        let lengths = Lengths::SendIsGroupTimesRecv;
-        let (s, r) = self.send_recv(stream, &send, &recv, lengths)?;
-        self.check_reduction(op, T::DTYPE, "HcclReduceScatter")?;
-        let (dtype, count, comm) = (hccl_dtype(T::DTYPE), r.len as u64, self.raw);
-        self.enqueue(
-            stream,
-            &[(&s, Access::Read), (&r, Access::Write)],
-            |h, t, raw| {
-                // SAFETY: as in `all_reduce`; `send` holds `size * count` elements.
-                unsafe {
-                    result::reduce_scatter(h, t, s.ptr, r.ptr, count, dtype, op.raw(), comm, raw)
-                }
-            },
-        )
-    }
-
-    /// Work queued on `stream` after this waits until every rank's stream has reached its
-    /// barrier (`HcclBarrier`).
-    ///
-    /// # Errors
-    /// [`Error::DeviceMismatch`], [`Error::Hccl`].
-    pub fn barrier(&self, stream: &Stream) -> Result<()> {
-        self.check_stream(stream)?;
-        let comm = self.raw;
-        self.enqueue(stream, &[], |h, t, raw| {
-            // SAFETY: `raw` is a stream of this rank's device, whose context `submit`
-            // bound; `comm` is live while `self` is.
-            unsafe { result::barrier(h, t, comm, raw) }
-        })
     }
 
     /// The first error of this rank's queued collectives that has happened so far
@@ -434,10 +374,12 @@ impl Communicator {
         let t = self.device.inner.table();
         // SAFETY: `raw` is live while `self` is.
         let code = unsafe { result::async_error(self.hccl, t, self.raw) }?;
-        if code == ascend_sys::hccl::HCCL_SUCCESS {
+        if code == HCCL_SUCCESS {
             Ok(())
         } else {
-            Err(result::error(self.hccl, t, "HcclGetCommAsyncError", code))
+            let e = result::error(self.hccl, t, "HcclGetCommAsyncError", code);
+            let _ = self.failed.set(e.clone());
+            Err(e)
         }
     }
 }

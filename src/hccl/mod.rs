@@ -9,7 +9,9 @@
 //! * A [`Communicator`] is one rank of a group of devices: [`Communicator::init_all`] makes
 //!   one per device in one call (`HcclCommInitAll`), [`Communicator::from_root_info`] joins
 //!   a group whose [`RootInfo`] rank 0 created and sent to the others over the user's own
-//!   transport ([`RootInfo::as_bytes`] / [`RootInfo::from_bytes`]).
+//!   transport ([`RootInfo::as_bytes`] / [`RootInfo::from_bytes`]), and
+//!   [`Communicator::from_env`] does that exchange for a job whose launcher sets `RANK`,
+//!   `WORLD_SIZE`, `MASTER_ADDR` and `MASTER_PORT`, one process per device.
 //! * Collectives are enqueued on a [`Stream`](crate::Stream) of the rank's device. On
 //!   CANN, each rank's call meets the other ranks' calls, so **each rank is driven from its
 //!   own thread** (one thread calling the ranks in turn waits for itself until HCCL's
@@ -18,6 +20,13 @@
 //!   Every rank must make the same calls in the same order, with the same counts,
 //!   reductions and roots; HCCL reports a mismatch (`HCCL_E_PARA`) or a rank that never
 //!   comes (`HCCL_E_TIMEOUT`) as [`Error::Hccl`].
+//! * Besides the collectives, [`Communicator::all_reduce_inplace`] reduces one buffer in
+//!   place, and [`Communicator::send`] / [`Communicator::recv`] move a buffer between two
+//!   ranks (pipeline parallelism).
+//! * A communicator whose collective timed out, or that reports an asynchronous error,
+//!   refuses every later call at once with [`Error::CommunicatorFailed`] quoting the first
+//!   failure: destroy it (drop) and make a new one (see
+//!   [Failures](Communicator#failures)).
 //! * Lifetimes: the buffers of a queued collective stay allocated until it has run (the
 //!   crate's stream-ordered use tracking), and a dropped `Communicator` is destroyed with
 //!   `HcclCommDestroy` after its queued collectives.
@@ -58,10 +67,13 @@
 //! # Ok(()) }
 //! ```
 
+mod collectives;
 mod comm;
+mod env;
 mod result;
 
 pub use comm::Communicator;
+pub use env::RendezvousError;
 
 use crate::device::Device;
 use crate::error::{Error, Result};

@@ -45,7 +45,7 @@ pub(crate) fn error(h: &HcclTable, t: &FnTable, api: &'static str, code: HcclRes
             CStr::from_ptr(p).to_string_lossy().into_owned()
         }
     };
-    let recent = crate::sys::recent_message(t);
+    let recent = own_text(api, &crate::sys::recent_message(t));
     let message = match (text.is_empty(), recent.is_empty()) {
         (_, true) => text,
         (true, false) => recent,
@@ -57,6 +57,24 @@ pub(crate) fn error(h: &HcclTable, t: &FnTable, api: &'static str, code: HcclRes
         name: ascend_sys::hccl::result_name(code),
         message,
     }
+}
+
+/// `recent` without the "`api` failed with NAME (code): " that the library puts before
+/// each of its texts, since [`Error::Hccl`]'s display says it already.
+fn own_text(api: &str, recent: &str) -> String {
+    let mut out = String::with_capacity(recent.len());
+    for (i, line) in recent.lines().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let own = line
+            .strip_prefix(api)
+            .and_then(|rest| rest.strip_prefix(" failed with "))
+            .and_then(|rest| rest.split_once("): "))
+            .map_or(line, |(_, text)| text);
+        out.push_str(own);
+    }
+    out
 }
 
 /// `HcclCommInitAll`: one communicator per device of `devices` (rank = position).
@@ -266,4 +284,42 @@ pub(crate) unsafe fn barrier(
 ) -> Result<()> {
     // SAFETY: the caller's contract.
     unsafe { checked!(h, t, HcclBarrier(comm, stream)) }
+}
+
+/// `HcclSend`: `buf`'s `count` elements to rank `dest` (matched by its [`recv`]).
+///
+/// # Safety
+/// As [`all_reduce`], for the one buffer `buf` of `count` elements.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn send(
+    h: &HcclTable,
+    t: &FnTable,
+    buf: *mut c_void,
+    count: u64,
+    dtype: HcclDataType,
+    dest: u32,
+    comm: HcclComm,
+    stream: aclrtStream,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(h, t, HcclSend(buf, count, dtype, dest, comm, stream)) }
+}
+
+/// `HcclRecv`: `count` elements from rank `src` into `buf` (matched by its [`send`]).
+///
+/// # Safety
+/// As [`all_reduce`], for the one buffer `buf` of `count` elements.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn recv(
+    h: &HcclTable,
+    t: &FnTable,
+    buf: *mut c_void,
+    count: u64,
+    dtype: HcclDataType,
+    src: u32,
+    comm: HcclComm,
+    stream: aclrtStream,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(h, t, HcclRecv(buf, count, dtype, src, comm, stream)) }
 }

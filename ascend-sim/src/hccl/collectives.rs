@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 /// `HcomCheckDataType`, plus the dtypes HCCL has but the simulator does not model.
-fn check_dtype(dtype: HcclDataType) -> Result<usize, HcclResult> {
+pub(super) fn check_dtype(dtype: HcclDataType) -> Result<usize, HcclResult> {
     dtype_size(dtype).ok_or_else(|| {
         let why = if (12..=17).contains(&dtype) {
             "a dtype the simulator does not model (INT128 and the 8-bit float kinds)"
@@ -76,7 +76,12 @@ fn check_reduce_dtype(
 
 /// `count` elements of `size` bytes, times `ranks` (for the buffer that holds every
 /// rank's share).
-fn byte_len(count: u64, size: usize, ranks: usize, what: &str) -> Result<usize, HcclResult> {
+pub(super) fn byte_len(
+    count: u64,
+    size: usize,
+    ranks: usize,
+    what: &str,
+) -> Result<usize, HcclResult> {
     usize::try_from(count)
         .ok()
         .and_then(|c| c.checked_mul(size))
@@ -90,20 +95,19 @@ fn byte_len(count: u64, size: usize, ranks: usize, what: &str) -> Result<usize, 
 }
 
 /// One buffer argument: its name, address and the bytes the collective touches.
-type BufArg = (&'static str, *mut c_void, usize);
+pub(super) type BufArg = (&'static str, *mut c_void, usize);
 
-/// Checks the stream and buffers against the rank's device (under the state lock), then
-/// meets the other ranks and enqueues this rank's part.
-fn launch(
-    group: Arc<Group>,
+/// Checks the stream and buffers against the rank's device (under the state lock): the
+/// stream's queue and the rank's buffers.
+pub(super) fn bind(
+    group: &Group,
     rank: usize,
-    desc: Desc,
     stream: aclrtStream,
     send: Option<BufArg>,
     recv: Option<BufArg>,
-) -> Result<(), HcclResult> {
+) -> Result<(Arc<StreamShared>, Part), HcclResult> {
     let device = group.devices[rank];
-    let (queue, part) = {
+    {
         let st = state();
         let id = decode(HandleKind::Stream, stream)
             .map_err(|m| finding(HCCL_E_RUNTIME, format!("stream: {m}")))?;
@@ -161,25 +165,42 @@ fn launch(
             send: buf(send)?,
             recv: buf(recv)?,
         };
-        (Arc::clone(&s.handle.shared), part)
-    };
-    let touch = touches(&desc, rank, &part, send, recv);
+        Ok((Arc::clone(&s.handle.shared), part))
+    }
+}
+
+/// Checks the stream and buffers, meets the other ranks and enqueues this rank's part.
+fn launch(
+    group: Arc<Group>,
+    rank: usize,
+    desc: Desc,
+    stream: aclrtStream,
+    send: Option<BufArg>,
+    recv: Option<BufArg>,
+) -> Result<(), HcclResult> {
+    let (queue, part) = bind(&group, rank, stream, send, recv)?;
+    // A broadcast's root reads its buffer; the other ranks write theirs.
+    let root_reads = desc.kind == Kind::Broadcast && desc.root == Some(rank as u32);
+    let touch = touches(desc.kind.api(), &part, send, recv, !root_reads);
     let timeout = timeout();
     let seq = group
         .call(rank, desc, timeout)
         .map_err(|(code, text)| finding(code, text))?;
-    enqueue(&queue, group, seq, rank, desc, part, touch, timeout);
+    let runs = Arc::clone(&group);
+    enqueue(&queue, &group, rank, touch, move || {
+        runs.execute(seq, rank, desc, part, timeout)
+    });
     Ok(())
 }
 
-/// What `rank`'s part reads and writes of its own buffers, for the racecheck (a
-/// broadcast's root reads its buffer, the other ranks write theirs).
-fn touches(
-    desc: &Desc,
-    rank: usize,
+/// What a rank's part reads (its send buffer) and reads or writes (its receive buffer)
+/// of its own memory, for the racecheck.
+pub(super) fn touches(
+    api: &'static str,
     part: &Part,
     send: Option<BufArg>,
     recv: Option<BufArg>,
+    recv_writes: bool,
 ) -> Touch {
     let held = |buf: &Option<Buf>, arg: Option<BufArg>, write: bool| {
         let (buf, (what, _, len)) = (buf.as_ref()?, arg?);
@@ -192,31 +213,27 @@ fn touches(
             what,
         })
     };
-    let root_reads = desc.kind == Kind::Broadcast && desc.root == Some(rank as u32);
     Touch {
-        api: desc.kind.api(),
+        api,
         held: [
             held(&part.send, send, false),
-            held(&part.recv, recv, !root_reads),
+            held(&part.recv, recv, recv_writes),
         ],
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn enqueue(
+/// Enqueues `run`, rank `rank`'s part of a collective or transfer, on `queue`.
+pub(super) fn enqueue(
     queue: &StreamShared,
-    group: Arc<Group>,
-    seq: u64,
+    group: &Group,
     rank: usize,
-    desc: Desc,
-    part: Part,
     touch: Touch,
-    timeout: std::time::Duration,
+    run: impl FnOnce() -> Result<(), String> + Send + 'static,
 ) {
     group.enqueued(rank);
     QUEUED.fetch_add(1, Ordering::SeqCst);
     let run = Box::new(move || {
-        let result = group.execute(seq, rank, desc, part, timeout);
+        let result = run();
         QUEUED.fetch_sub(1, Ordering::SeqCst);
         result
     });

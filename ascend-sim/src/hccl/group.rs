@@ -13,11 +13,21 @@
 //!
 //! Waiting happens on the group's own lock and condition variable, never under the
 //! simulator's global state lock, so other threads' runtime calls proceed meanwhile.
+//!
+//! Across processes, the process that made the root info holds the group and its meetings
+//! (the hub); a rank of another process has a group of its own whose [`Link`] carries its
+//! calls and its parts to the hub, where a thread per connection meets the other ranks on
+//! its behalf. A rank whose process goes away fails the meetings it has not reached at
+//! once, with `HCCL_E_REMOTE` naming it.
 
 use super::movement::{self, Desc, Part};
+use super::p2p::{Key, Pairs, Role, Side};
+use super::remote::Link;
 use crate::state::lock;
 use ascend_sys::hccl::*;
 use std::collections::BTreeMap;
+use std::net::Shutdown;
+use std::os::unix::net::UnixStream;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -32,6 +42,12 @@ pub(crate) struct Group {
     pub devices: Vec<usize>,
     state: Mutex<GroupState>,
     cv: Condvar,
+    /// The point-to-point transfers between its ranks.
+    pub pairs: Pairs,
+    /// In another process than the hub: the connections of its one local rank.
+    pub remote: Option<Link>,
+    /// In the hub: the connections it serves for ranks of other processes.
+    served: Mutex<Vec<UnixStream>>,
 }
 
 struct GroupState {
@@ -43,6 +59,8 @@ struct GroupState {
     async_errors: Vec<HcclResult>,
     /// Each rank's collectives enqueued and not yet executed.
     queued: Vec<u64>,
+    /// Ranks of other processes that went away, and why.
+    gone: Vec<Option<String>>,
 }
 
 /// Where the ranks meet for one collective.
@@ -65,10 +83,11 @@ impl<T> Meeting<T> {
         }
     }
 
-    fn missing(&self) -> Vec<usize> {
-        (0..self.items.len())
-            .filter(|&r| self.items[r].is_none())
-            .collect()
+    /// The ranks that have not arrived, for a message.
+    fn missing(&self) -> String {
+        let absent = (0..self.items.len()).filter(|&r| self.items[r].is_none());
+        let count = (self.items.len() - self.arrived) as u64;
+        super::rank_list(absent.map(|r| r as u64), count)
     }
 }
 
@@ -85,6 +104,12 @@ fn leave<T>(meetings: &mut BTreeMap<u64, Meeting<T>>, seq: u64, n: usize) {
 
 impl Group {
     pub(crate) fn new(id: u64, devices: Vec<usize>) -> Group {
+        Group::with_link(id, devices, None)
+    }
+
+    /// A group in a rank's process other than the hub's: `id` and `devices` are the
+    /// hub's, `link` reaches it.
+    pub(crate) fn with_link(id: u64, devices: Vec<usize>, link: Option<Link>) -> Group {
         let n = devices.len();
         Group {
             id,
@@ -95,8 +120,12 @@ impl Group {
                 execs: BTreeMap::new(),
                 async_errors: vec![HCCL_SUCCESS; n],
                 queued: vec![0; n],
+                gone: vec![None; n],
             }),
             cv: Condvar::new(),
+            pairs: Pairs::default(),
+            remote: link,
+            served: Mutex::new(Vec::new()),
         }
     }
 
@@ -129,6 +158,9 @@ impl Group {
     /// compares them. Returns the collective's number, under which its part is then
     /// enqueued ([`Group::enqueued`]) and executed ([`Group::execute`]).
     pub(crate) fn call(&self, rank: usize, desc: Desc, timeout: Duration) -> Result<u64, Failure> {
+        if let Some(link) = &self.remote {
+            return link.call(rank, &desc, timeout);
+        }
         let n = self.size();
         let mut g = self.lock();
         let seq = g.next_call[rank];
@@ -152,13 +184,28 @@ impl Group {
                 leave(&mut g.calls, seq, n);
                 return outcome.map(|()| seq);
             }
+            let GroupState { calls, gone, .. } = &mut *g;
+            let m = calls.get_mut(&seq).expect("as above");
+            if m.outcome.is_none()
+                && let Some(text) = departed(gone, &m.items)
+            {
+                m.outcome = Some(Err((
+                    HCCL_E_REMOTE,
+                    format!(
+                        "collective #{seq} of communicator group {}: {text}",
+                        self.id
+                    ),
+                )));
+                self.cv.notify_all();
+                continue;
+            }
             let (guard, in_time) = self.wait(g, deadline);
             g = guard;
             if !in_time {
                 let m = g.calls.get_mut(&seq).expect("as above");
                 if m.outcome.is_none() && m.arrived < n {
                     let text = format!(
-                        "collective #{seq} of communicator group {}: rank(s) {:?} did not call it within {} ms (rank {rank} called {}); with one process driving several devices, drive each rank from its own thread",
+                        "collective #{seq} of communicator group {}: rank(s) {} did not call it within {} ms (rank {rank} called {}); with one process driving several devices, drive each rank from its own thread",
                         self.id,
                         m.missing(),
                         timeout.as_millis(),
@@ -240,6 +287,68 @@ impl Group {
         self.lock().async_errors[rank]
     }
 
+    /// The stream side of `rank`'s part of transfer `key` (runs on the rank's stream
+    /// worker); see [`Pairs::execute`].
+    pub(crate) fn transfer(
+        &self,
+        key: Key,
+        role: Role,
+        side: Side,
+        timeout: Duration,
+    ) -> Result<(), String> {
+        let rank = if role == Role::Send { key.src } else { key.dst };
+        let outcome = match &self.remote {
+            Some(link) => link.transfer(key, role, side, timeout),
+            None => self.pairs.execute(self.id, key, role, side, timeout),
+        };
+        let mut g = self.lock();
+        self.finish(&mut g, rank, outcome)
+    }
+
+    /// Keeps (a handle of) a connection served for a rank of another process, to shut it
+    /// down with the group.
+    pub(crate) fn served(&self, conn: UnixStream) {
+        lock(&self.served).push(conn);
+    }
+
+    /// The group is gone from this process: the connections it served are shut down, so
+    /// that their threads end and the ranks of the other processes learn it.
+    pub(crate) fn close_served(&self) {
+        for c in lock(&self.served).drain(..) {
+            let _ = c.shutdown(Shutdown::Both);
+        }
+    }
+
+    /// `rank`'s process went away (its connection closed without a goodbye): meetings it
+    /// has not reached fail at once.
+    pub(crate) fn depart(&self, rank: usize, why: String) {
+        let mut g = self.lock();
+        if let Some(slot) = g.gone.get_mut(rank) {
+            slot.get_or_insert(why);
+        }
+        self.cv.notify_all();
+    }
+
+    /// A rank's queued part has run with `outcome`: it counts as executed, and a failure
+    /// becomes the rank's asynchronous error (the first one stays).
+    fn finish(
+        &self,
+        g: &mut GroupState,
+        rank: usize,
+        outcome: Result<(), Failure>,
+    ) -> Result<(), String> {
+        g.queued[rank] = g.queued[rank].saturating_sub(1);
+        match outcome {
+            Ok(()) => Ok(()),
+            Err((code, text)) => {
+                if g.async_errors[rank] == HCCL_SUCCESS {
+                    g.async_errors[rank] = code;
+                }
+                Err(format!("{text} ({})", result_name(code)))
+            }
+        }
+    }
+
     /// The stream side of collective `seq` for `rank` (runs on the rank's stream worker):
     /// waits for every rank's stream, then the last to arrive moves the data for all.
     pub(crate) fn execute(
@@ -250,6 +359,24 @@ impl Group {
         part: Part,
         timeout: Duration,
     ) -> Result<(), String> {
+        let outcome = match &self.remote {
+            Some(link) => link.execute(seq, rank, &desc, &part, self.size(), timeout),
+            None => self.meet(seq, rank, desc, part, timeout),
+        };
+        let mut g = self.lock();
+        self.finish(&mut g, rank, outcome)
+    }
+
+    /// The meeting of [`Group::execute`] in the hub, also on behalf of a rank of another
+    /// process.
+    pub(crate) fn meet(
+        &self,
+        seq: u64,
+        rank: usize,
+        desc: Desc,
+        part: Part,
+        timeout: Duration,
+    ) -> Result<(), Failure> {
         let n = self.size();
         let mut g = self.lock();
         let m = g.execs.entry(seq).or_insert_with(|| Meeting::new(n));
@@ -292,6 +419,23 @@ impl Group {
                 leave(&mut g.execs, seq, n);
                 break outcome;
             }
+            let GroupState { execs, gone, .. } = &mut *g;
+            let m = execs.get_mut(&seq).expect("as above");
+            if m.arrived < n
+                && let Some(text) = departed(gone, &m.items)
+            {
+                m.items.iter_mut().for_each(|p| *p = None);
+                m.outcome = Some(Err((
+                    HCCL_E_REMOTE,
+                    format!(
+                        "{} #{seq} of communicator group {}: {text}",
+                        desc.kind.api(),
+                        self.id
+                    ),
+                )));
+                self.cv.notify_all();
+                continue;
+            }
             let (guard, in_time) = self.wait(g, deadline);
             g = guard;
             if !in_time {
@@ -299,7 +443,7 @@ impl Group {
                 // Everyone arrived: the last one is moving the data; wait for it.
                 if m.outcome.is_none() && m.arrived < n {
                     let text = format!(
-                        "{} #{seq} of communicator group {}: the stream(s) of rank(s) {:?} did not reach it within {} ms (a stream blocked behind other work, or waiting for this one)",
+                        "{} #{seq} of communicator group {}: the stream(s) of rank(s) {} did not reach it within {} ms (a stream blocked behind other work, or waiting for this one)",
                         desc.kind.api(),
                         self.id,
                         m.missing(),
@@ -312,15 +456,19 @@ impl Group {
                 }
             }
         };
-        g.queued[rank] = g.queued[rank].saturating_sub(1);
-        match outcome {
-            Ok(()) => Ok(()),
-            Err((code, text)) => {
-                if g.async_errors[rank] == HCCL_SUCCESS {
-                    g.async_errors[rank] = code;
-                }
-                Err(format!("{text} ({})", result_name(code)))
-            }
-        }
+        drop(g);
+        outcome
     }
+}
+
+/// Why the first rank that has not arrived at a meeting with `items` will never come.
+fn departed<T>(gone: &[Option<String>], items: &[Option<T>]) -> Option<String> {
+    items
+        .iter()
+        .zip(gone)
+        .enumerate()
+        .find_map(|(rank, (item, why))| match (item, why) {
+            (None, Some(why)) => Some(format!("rank {rank} will not come: {why}")),
+            _ => None,
+        })
 }

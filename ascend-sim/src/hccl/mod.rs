@@ -15,10 +15,16 @@
 
 mod collectives;
 mod group;
+mod hub;
 mod movement;
+mod p2p;
+mod remote;
 mod root;
+mod wire;
 
 pub(crate) use collectives::{all_gather, all_reduce, barrier, broadcast, reduce_scatter};
+pub use hub::serving_threads;
+pub(crate) use p2p::{recv, send};
 pub(crate) use root::{comm_init_root_info, get_root_info};
 
 use crate::state::{out_slot, state};
@@ -89,6 +95,8 @@ struct Registry {
     /// Why a communicator id is no longer valid.
     dead: HashMap<u64, &'static str>,
     roots: HashMap<u64, root::Root>,
+    /// Groups with ranks in other processes that this process serves, by root info.
+    hubs: HashMap<u64, Arc<Group>>,
 }
 
 impl Registry {
@@ -99,15 +107,26 @@ impl Registry {
 
     /// A new group of `devices` (rank = index) and one communicator handle per rank.
     fn form(&mut self, devices: Vec<usize>) -> Vec<u64> {
-        let group = Arc::new(Group::new(self.fresh_id(), devices));
-        (0..group.size())
+        let n = devices.len();
+        let group = Group::new(self.fresh_id(), devices);
+        let (_, handles) = self.form_ranks(group, &vec![true; n]);
+        handles.into_iter().flatten().collect()
+    }
+
+    /// Registers `group` and a communicator handle for each rank that is `local`.
+    fn form_ranks(&mut self, group: Group, local: &[bool]) -> (Arc<Group>, Vec<Option<u64>>) {
+        let group = Arc::new(group);
+        let handles = (0..group.size())
             .map(|rank| {
-                let id = self.fresh_id();
-                let group = Arc::clone(&group);
-                self.comms.insert(id, Comm { group, rank });
-                id
+                local.get(rank).copied().unwrap_or(false).then(|| {
+                    let id = self.fresh_id();
+                    let group = Arc::clone(&group);
+                    self.comms.insert(id, Comm { group, rank });
+                    id
+                })
             })
-            .collect()
+            .collect();
+        (group, handles)
     }
 }
 
@@ -117,6 +136,7 @@ static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(|| {
         comms: HashMap::new(),
         dead: HashMap::new(),
         roots: HashMap::new(),
+        hubs: HashMap::new(),
     })
 });
 
@@ -165,6 +185,26 @@ fn current_device() -> Result<usize, HcclResult> {
                 .into(),
         )
     })
+}
+
+/// How many ranks a message names before it only counts the rest.
+const LISTED_RANKS: usize = 4;
+
+/// `ranks` (ascending, `count` of them) for a message: at most [`LISTED_RANKS`] are named,
+/// so that a group of millions of ranks gives a short text, e.g. `[1, 2, 3, 4, ... 4 of 9]`.
+pub(crate) fn rank_list(ranks: impl IntoIterator<Item = u64>, count: u64) -> String {
+    let mut text = String::from("[");
+    for (i, r) in ranks.into_iter().take(LISTED_RANKS).enumerate() {
+        if i > 0 {
+            text.push_str(", ");
+        }
+        text.push_str(&r.to_string());
+    }
+    if count > LISTED_RANKS as u64 {
+        text.push_str(&format!(", ... {LISTED_RANKS} of {count}"));
+    }
+    text.push(']');
+    text
 }
 
 fn non_null<T>(ptr: *const T, name: &str) -> Result<(), HcclResult> {
@@ -259,10 +299,20 @@ pub(crate) unsafe fn comm_destroy(comm: HcclComm) -> HcclResult {
         }
         let (group, rank) = lookup(comm)?;
         let id = (comm as usize & ID_MASK) as u64;
-        {
+        let last_here = {
             let mut reg = registry();
             reg.comms.remove(&id);
             reg.dead.insert(id, "destroyed by HcclCommDestroy");
+            let last = !reg.comms.values().any(|c| Arc::ptr_eq(&c.group, &group));
+            if last {
+                reg.hubs.retain(|_, g| !Arc::ptr_eq(g, &group));
+            }
+            last
+        };
+        match &group.remote {
+            Some(link) => link.close(rank),
+            None if last_here => group.close_served(),
+            None => {}
         }
         let queued = group.queued(rank);
         if queued > 0 {
@@ -342,4 +392,17 @@ pub(crate) unsafe fn get_error_string(code: HcclResult) -> *const c_char {
         .copied()
         .unwrap_or(c"unknow error")
         .as_ptr()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rank_lists_name_at_most_four_ranks_and_count_the_rest() {
+        assert_eq!(super::rank_list([1], 1), "[1]");
+        assert_eq!(super::rank_list(0..4, 4), "[0, 1, 2, 3]");
+        assert_eq!(
+            super::rank_list(1..u64::from(u32::MAX), u64::from(u32::MAX) - 1),
+            "[1, 2, 3, 4, ... 4 of 4294967294]"
+        );
+    }
 }

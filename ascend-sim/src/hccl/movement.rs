@@ -208,7 +208,7 @@ fn missing(what: &str, rank: usize) -> String {
 }
 
 /// Runs `f` on the `len` bytes at `buf`, after checking the allocation is still live.
-fn with_bytes<R>(
+pub(crate) fn with_bytes<R>(
     what: &str,
     rank: usize,
     buf: Option<&Buf>,
@@ -226,7 +226,12 @@ fn with_bytes<R>(
     Ok(f(bytes))
 }
 
-fn write(what: &str, rank: usize, buf: Option<&Buf>, bytes: &[u8]) -> Result<(), String> {
+pub(crate) fn write(
+    what: &str,
+    rank: usize,
+    buf: Option<&Buf>,
+    bytes: &[u8],
+) -> Result<(), String> {
     let buf = buf.ok_or_else(|| missing(what, rank))?;
     still_live(&format!("rank {rank}'s {what}"), &buf.alloc)?;
     let mut data = lock(&buf.alloc.data);
@@ -254,6 +259,36 @@ fn reduce(parts: &[Part], at: usize, len: usize, desc: &Desc) -> Result<Vec<u8>,
         })?;
     }
     Ok(acc)
+}
+
+/// The bytes of one rank's send and receive buffers in collective `desc` of `n` ranks
+/// (Broadcast: its one buffer is the receive buffer).
+pub(crate) fn part_bytes(desc: &Desc, n: usize) -> (usize, usize) {
+    let b = dtype_size(desc.dtype)
+        .unwrap_or(1)
+        .saturating_mul(usize::try_from(desc.count).unwrap_or(usize::MAX));
+    match desc.kind {
+        Kind::AllReduce => (b, b),
+        Kind::Broadcast => (0, b),
+        Kind::AllGather => (b, b.saturating_mul(n)),
+        Kind::ReduceScatter => (b.saturating_mul(n), b),
+        Kind::Barrier => (0, 0),
+    }
+}
+
+/// A rank's buffer held outside device memory (see [`Alloc::staging`]).
+pub(crate) fn staged(device: usize, data: Vec<u8>) -> Buf {
+    Buf {
+        alloc: Arc::new(Alloc::staging(device, data)),
+        offset: 0,
+    }
+}
+
+/// Copies `bytes` bytes from rank `key.src`'s send buffer to rank `key.dst`'s receive
+/// buffer (`HcclSend` to `HcclRecv`).
+pub(crate) fn copy(src: &Buf, dst: &Buf, bytes: usize, key: super::p2p::Key) -> Result<(), String> {
+    let data = with_bytes("sendBuf", key.src, Some(src), 0, bytes, <[u8]>::to_vec)?;
+    write("recvBuf", key.dst, Some(dst), &data)
 }
 
 /// Performs the collective `desc` over every rank's `parts` (index = rank). Reads all the

@@ -2,31 +2,45 @@
 //! its bytes to the other ranks, and every rank joins with `HcclCommInitRootInfo`, which
 //! returns once all `nRanks` have joined.
 //!
-//! The simulator has no network: a root info names a meeting point in this process (a
-//! magic string, the process id and a number). Bytes from another process or never made by
-//! `HcclGetRootInfo`, and a root info whose communicator was already formed, are refused
-//! with `HCCL_E_PARA` at once (HCCL would wait for a connection that never comes). Ranks
-//! that disagree on `nRanks`, a rank joining twice and two ranks on one device fail every
-//! joining rank with `HCCL_E_PARA`; ranks missing when the timeout passes fail the others
-//! with `HCCL_E_TIMEOUT`.
+//! A root info names a meeting in the process that made it (a magic string, the process
+//! id and a number). Ranks of that process meet there directly; ranks of other processes
+//! on the machine connect to it and join through it ([`super::remote`], [`super::hub`]).
+//! Bytes never made by `HcclGetRootInfo`, and a root info whose communicator was already
+//! formed, are refused with `HCCL_E_PARA` at once. Ranks that disagree on `nRanks`, a rank
+//! joining twice and two ranks on one device fail every joining rank with `HCCL_E_PARA`;
+//! ranks missing when the timeout passes fail the others with `HCCL_E_TIMEOUT`, naming
+//! them. Only the process that made the root info serves it, while one of its ranks
+//! waits to join.
 
+use super::group::Group;
 use super::{
-    JOINED, Registry, current_device, encode, fail, finding, non_null, registry, status, timeout,
+    JOINED, Registry, current_device, encode, fail, finding, hub, non_null, rank_list, registry,
+    remote, status, timeout, wire,
 };
 use ascend_sys::hccl::*;
-use std::time::Instant;
+use std::collections::BTreeMap;
+use std::os::unix::net::UnixListener;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 const MAGIC: &[u8; 16] = b"ascend-sim-hccl\0";
 
 /// A root info's meeting.
 pub(super) enum Root {
-    /// Made by `HcclGetRootInfo`; the device of each rank that joined so far.
+    /// Made by `HcclGetRootInfo`; the device of each rank that joined so far (by rank:
+    /// a group's size is the callers' claim, so nothing is sized by it before they come).
     Open {
         nranks: Option<u32>,
-        joined: Vec<Option<usize>>,
+        /// Each joined rank's device and process.
+        joined: BTreeMap<u32, (usize, u32)>,
+        /// Where ranks of other processes connect (none if the socket could not be made).
+        listener: Option<Arc<UnixListener>>,
     },
-    /// Every rank joined: each rank's communicator, until its caller takes it.
-    Formed { handles: Vec<Option<u64>> },
+    /// Every rank joined: each local rank's communicator, until its caller takes it.
+    Formed {
+        handles: Vec<Option<u64>>,
+        listener: Option<Arc<UnixListener>>,
+    },
     /// The meeting failed; every rank joining (now or later) gets this.
     Failed(HcclResult, String),
 }
@@ -35,21 +49,26 @@ pub(crate) unsafe fn get_root_info(root_info: *mut HcclRootInfo) -> HcclResult {
     status(|| {
         current_device()?;
         non_null(root_info, "rootInfo")?;
+        let pid = std::process::id();
         let id = {
             let mut reg = registry();
             let id = reg.fresh_id();
+            let listener = wire::listen(pid, id)
+                .and_then(|l| l.set_nonblocking(true).map(|()| Arc::new(l)))
+                .ok();
             reg.roots.insert(
                 id,
                 Root::Open {
                     nranks: None,
-                    joined: Vec::new(),
+                    joined: BTreeMap::new(),
+                    listener,
                 },
             );
             id
         };
         let mut bytes = [0u8; HCCL_ROOT_INFO_BYTES as usize];
         bytes[..16].copy_from_slice(MAGIC);
-        bytes[16..20].copy_from_slice(&std::process::id().to_le_bytes());
+        bytes[16..20].copy_from_slice(&pid.to_le_bytes());
         bytes[24..32].copy_from_slice(&id.to_le_bytes());
         // SAFETY: non-null and, by the C contract, writable for an HcclRootInfo (plain bytes
         // of the same size).
@@ -62,43 +81,47 @@ pub(crate) unsafe fn get_root_info(root_info: *mut HcclRootInfo) -> HcclResult {
     })
 }
 
-/// The meeting number in a root info, if this process's `HcclGetRootInfo` made it.
-fn parse(bytes: &[u8]) -> Result<u64, String> {
+/// The process that made a root info and its meeting number there.
+fn parse(bytes: &[u8]) -> Result<(u32, u64), String> {
     if &bytes[..16] != MAGIC {
         return Err("rootInfo was not produced by HcclGetRootInfo of this simulator".into());
     }
     let pid = u32::from_le_bytes(bytes[16..20].try_into().unwrap_or_default());
-    if pid != std::process::id() {
-        return Err(format!(
-            "rootInfo comes from process {pid}; the simulator connects the ranks of one process only"
-        ));
-    }
-    Ok(u64::from_le_bytes(
-        bytes[24..32].try_into().unwrap_or_default(),
-    ))
+    let id = u64::from_le_bytes(bytes[24..32].try_into().unwrap_or_default());
+    Ok((pid, id))
 }
 
-/// Adds `rank` (on `device`) to the meeting `root`; forms the group when it is complete.
-fn join(reg: &mut Registry, root: u64, n_ranks: u32, rank: u32, device: usize) {
-    let Some(Root::Open { nranks, joined }) = reg.roots.get_mut(&root) else {
+/// [`join`] for a rank of process `pid`, from the thread serving its connection.
+pub(super) fn join_from(root: u64, n_ranks: u32, rank: u32, device: usize, pid: u32) {
+    join(&mut registry(), root, n_ranks, rank, device, pid);
+}
+
+/// Adds `rank` (on `device`, in process `pid`) to the meeting `root`; forms the group
+/// when it is complete.
+fn join(reg: &mut Registry, root: u64, n_ranks: u32, rank: u32, device: usize, pid: u32) {
+    let Some(Root::Open {
+        nranks,
+        joined,
+        listener,
+    }) = reg.roots.get_mut(&root)
+    else {
         return;
     };
     let expected = *nranks.get_or_insert(n_ranks);
-    if joined.is_empty() {
-        joined.resize(n_ranks as usize, None);
-    }
     let failure = if expected != n_ranks {
         Some(format!(
             "rank {rank} joined with nRanks {n_ranks}, the ranks before it with {expected}"
         ))
-    } else if joined[rank as usize].is_some() {
+    } else if joined.contains_key(&rank) {
         Some(format!("rank {rank} joined twice"))
-    } else if let Some(other) = joined.iter().position(|d| *d == Some(device)) {
+    } else if rank >= n_ranks {
+        Some(format!("rank {rank} joined a group of {n_ranks}"))
+    } else if let Some((other, _)) = joined.iter().find(|(_, d)| d.0 == device) {
         Some(format!(
             "ranks {other} and {rank} are both on device {device}: every device may hold one rank"
         ))
     } else {
-        joined[rank as usize] = Some(device);
+        joined.insert(rank, (device, pid));
         None
     };
     if let Some(text) = failure {
@@ -109,12 +132,25 @@ fn join(reg: &mut Registry, root: u64, n_ranks: u32, rank: u32, device: usize) {
         JOINED.notify_all();
         return;
     }
-    if joined.iter().all(Option::is_some) {
-        let devices: Vec<usize> = joined.iter().flatten().copied().collect();
-        let handles = reg.form(devices).into_iter().map(Some).collect();
-        reg.roots.insert(root, Root::Formed { handles });
+    if joined.len() as u64 == u64::from(expected) {
+        let here = std::process::id();
+        let devices: Vec<usize> = joined.values().map(|j| j.0).collect();
+        let local: Vec<bool> = joined.values().map(|j| j.1 == here).collect();
+        let listener = listener.take();
+        let group = Group::new(reg.fresh_id(), devices);
+        let (group, handles) = reg.form_ranks(group, &local);
+        if local.contains(&false) {
+            reg.hubs.insert(root, group);
+        }
+        reg.roots.insert(root, Root::Formed { handles, listener });
         JOINED.notify_all();
     }
+}
+
+/// The ranks of a group of `n` that have not joined, for a message.
+fn missing(joined: &BTreeMap<u32, (usize, u32)>, n: u32) -> String {
+    let absent = (0..n).filter(|r| !joined.contains_key(r)).map(u64::from);
+    rank_list(absent, u64::from(n) - joined.len() as u64)
 }
 
 pub(crate) unsafe fn comm_init_root_info(
@@ -138,7 +174,22 @@ pub(crate) unsafe fn comm_init_root_info(
         non_null(comm, "comm")?;
         // SAFETY: non-null and, by the C contract, readable for an HcclRootInfo.
         let bytes = unsafe { &*root_info.cast::<[u8; HCCL_ROOT_INFO_BYTES as usize]>() };
-        let root = parse(bytes).map_err(|m| finding(HCCL_E_PARA, m))?;
+        let (pid, root) = parse(bytes).map_err(|m| finding(HCCL_E_PARA, m))?;
+        if pid != std::process::id() {
+            let group = remote::join(pid, root, n_ranks, rank, device, timeout())
+                .map_err(|(code, text)| finding(code, text))?;
+            let local: Vec<bool> = (0..group.size()).map(|r| r == rank as usize).collect();
+            let (_, handles) = registry().form_ranks(group, &local);
+            let Some(id) = handles.get(rank as usize).copied().flatten() else {
+                return Err(fail(
+                    HCCL_E_INTERNAL,
+                    format!("rootInfo #{root}: the group formed without rank {rank}"),
+                ));
+            };
+            // SAFETY: non-null and, by the C contract, writable for an HcclComm.
+            unsafe { comm.write(encode(id)) };
+            return Ok(());
+        }
         let deadline = Instant::now() + timeout();
         let mut reg = registry();
         match reg.roots.get(&root) {
@@ -150,12 +201,17 @@ pub(crate) unsafe fn comm_init_root_info(
                     ),
                 ));
             }
-            Some(Root::Open { .. }) => join(&mut reg, root, n_ranks, rank, device),
+            Some(Root::Open { .. }) => join(&mut reg, root, n_ranks, rank, device, pid),
             Some(_) => {}
         }
         loop {
             match reg.roots.get_mut(&root) {
-                Some(Root::Formed { handles }) => {
+                Some(Root::Formed { handles, listener }) => {
+                    // Ranks of other processes connected before their join completed the
+                    // group; their other connections wait here.
+                    if let Some(l) = listener {
+                        hub::accept(l, root);
+                    }
                     let Some(id) = handles.get_mut(rank as usize).and_then(Option::take) else {
                         return Err(finding(
                             HCCL_E_PARA,
@@ -173,21 +229,33 @@ pub(crate) unsafe fn comm_init_root_info(
                     let (code, text) = (*code, text.clone());
                     return Err(finding(code, format!("rootInfo #{root}: {text}")));
                 }
-                Some(Root::Open { joined, .. }) => {
+                Some(Root::Open {
+                    joined,
+                    nranks,
+                    listener,
+                }) => {
+                    if let Some(l) = listener.clone() {
+                        hub::accept(&l, root);
+                    }
                     let now = Instant::now();
                     if now >= deadline {
-                        let missing: Vec<usize> =
-                            (0..joined.len()).filter(|&r| joined[r].is_none()).collect();
                         let text = format!(
-                            "rank(s) {missing:?} did not join within {} ms",
+                            "rank(s) {} did not join within {} ms",
+                            missing(joined, nranks.unwrap_or(n_ranks)),
                             timeout().as_millis()
                         );
                         reg.roots.insert(root, Root::Failed(HCCL_E_TIMEOUT, text));
                         JOINED.notify_all();
                         continue;
                     }
+                    // Short waits while ranks of other processes may be connecting.
+                    let wait = if listener.is_some() {
+                        (deadline - now).min(Duration::from_millis(2))
+                    } else {
+                        deadline - now
+                    };
                     reg = JOINED
-                        .wait_timeout(reg, deadline - now)
+                        .wait_timeout(reg, wait)
                         .unwrap_or_else(|e| e.into_inner())
                         .0;
                 }

@@ -129,6 +129,26 @@ unsafe extern "C" {
     pub fn HcclBarrier(comm: HcclComm, stream: aclrtStream) -> HcclResult;
 }
 unsafe extern "C" {
+    pub fn HcclSend(
+        sendBuf: *mut ::std::os::raw::c_void,
+        count: u64,
+        dataType: HcclDataType,
+        destRank: u32,
+        comm: HcclComm,
+        stream: aclrtStream,
+    ) -> HcclResult;
+}
+unsafe extern "C" {
+    pub fn HcclRecv(
+        recvBuf: *mut ::std::os::raw::c_void,
+        count: u64,
+        dataType: HcclDataType,
+        srcRank: u32,
+        comm: HcclComm,
+        stream: aclrtStream,
+    ) -> HcclResult;
+}
+unsafe extern "C" {
     pub fn HcclGetCommAsyncError(comm: HcclComm, asyncError: *mut HcclResult) -> HcclResult;
 }
 unsafe extern "C" {

@@ -81,6 +81,8 @@ hccl_table! {
     HcclAllGather(send_buf: *mut c_void, recv_buf: *mut c_void, send_count: u64, data_type: HcclDataType, comm: HcclComm, stream: aclrtStream) -> HcclResult;
     HcclReduceScatter(send_buf: *mut c_void, recv_buf: *mut c_void, recv_count: u64, data_type: HcclDataType, op: HcclReduceOp, comm: HcclComm, stream: aclrtStream) -> HcclResult;
     HcclBarrier(comm: HcclComm, stream: aclrtStream) -> HcclResult;
+    HcclSend(send_buf: *mut c_void, count: u64, data_type: HcclDataType, dest_rank: u32, comm: HcclComm, stream: aclrtStream) -> HcclResult;
+    HcclRecv(recv_buf: *mut c_void, count: u64, data_type: HcclDataType, src_rank: u32, comm: HcclComm, stream: aclrtStream) -> HcclResult;
     HcclGetCommAsyncError(comm: HcclComm, async_error: *mut HcclResult) -> HcclResult;
     HcclGetErrorString(code: HcclResult) -> *const c_char;
 }

@@ -1,0 +1,215 @@
+//! The messages between a rank in another process and the process that made the root
+//! info (the hub), over a Unix socket in Linux's abstract namespace: the kernel removes
+//! the name when the last descriptor closes, so nothing is left on disk even when a
+//! process is killed, and a dead process's connections read as closed at once.
+//!
+//! A frame is a little-endian `u32` length and that many bytes; a message is a tag byte
+//! and its fields, little-endian.
+
+use super::movement::{Desc, Kind};
+use ascend_sys::hccl::HcclResult;
+use std::io::{self, Read, Write};
+use std::os::linux::net::SocketAddrExt;
+use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
+
+/// The largest frame accepted (a collective's buffers travel in one frame).
+const MAX_FRAME: usize = 1 << 31;
+
+/// The abstract socket name of root info `id` made by process `pid`.
+pub(crate) fn address(pid: u32, id: u64) -> io::Result<SocketAddr> {
+    SocketAddr::from_abstract_name(format!("ascend-sim-hccl.{pid}.{id}").as_bytes())
+}
+
+pub(crate) fn listen(pid: u32, id: u64) -> io::Result<UnixListener> {
+    UnixListener::bind_addr(&address(pid, id)?)
+}
+
+pub(crate) fn connect(pid: u32, id: u64) -> io::Result<UnixStream> {
+    UnixStream::connect_addr(&address(pid, id)?)
+}
+
+/// A message being built.
+#[derive(Default)]
+pub(crate) struct Out(Vec<u8>);
+
+impl Out {
+    pub(crate) fn new(tag: u8) -> Out {
+        Out(vec![0, 0, 0, 0, tag])
+    }
+    pub(crate) fn u32(mut self, v: u32) -> Out {
+        self.0.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    pub(crate) fn u64(mut self, v: u64) -> Out {
+        self.0.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    pub(crate) fn bytes(self, b: &[u8]) -> Out {
+        let mut out = self.u64(b.len() as u64);
+        out.0.extend_from_slice(b);
+        out
+    }
+    pub(crate) fn text(self, t: &str) -> Out {
+        self.bytes(t.as_bytes())
+    }
+    pub(crate) fn desc(self, d: &Desc) -> Out {
+        let opt = |v: Option<u32>| v.map_or(u64::MAX, u64::from);
+        self.u32(d.kind as u32)
+            .u64(d.count)
+            .u32(d.dtype)
+            .u64(opt(d.op))
+            .u64(opt(d.root))
+    }
+    /// Sends the message as one frame.
+    pub(crate) fn send(mut self, to: &mut UnixStream) -> io::Result<()> {
+        let len = u32::try_from(self.0.len() - 4)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "message too large"))?;
+        self.0[..4].copy_from_slice(&len.to_le_bytes());
+        to.write_all(&self.0)
+    }
+}
+
+/// A message received: its tag, then its fields in order.
+pub(crate) struct In {
+    pub tag: u8,
+    data: Vec<u8>,
+    at: usize,
+}
+
+fn bad(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("malformed message: {what}"),
+    )
+}
+
+impl In {
+    /// Reads one frame (an error at end of stream: the peer closed its end).
+    pub(crate) fn recv(from: &mut UnixStream) -> io::Result<In> {
+        let mut len = [0u8; 4];
+        from.read_exact(&mut len)?;
+        let len = u32::from_le_bytes(len) as usize;
+        if len == 0 || len > MAX_FRAME {
+            return Err(bad("frame length"));
+        }
+        let mut data = vec![0u8; len];
+        from.read_exact(&mut data)?;
+        Ok(In {
+            tag: data[0],
+            data,
+            at: 1,
+        })
+    }
+    fn take(&mut self, n: usize) -> io::Result<&[u8]> {
+        let end = self.at.checked_add(n).ok_or_else(|| bad("length"))?;
+        let s = self
+            .data
+            .get(self.at..end)
+            .ok_or_else(|| bad("truncated"))?;
+        self.at = end;
+        Ok(s)
+    }
+    pub(crate) fn u32(&mut self) -> io::Result<u32> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes(b.try_into().unwrap_or_default()))
+    }
+    pub(crate) fn u64(&mut self) -> io::Result<u64> {
+        let b = self.take(8)?;
+        Ok(u64::from_le_bytes(b.try_into().unwrap_or_default()))
+    }
+    pub(crate) fn bytes(&mut self) -> io::Result<Vec<u8>> {
+        let n = usize::try_from(self.u64()?).map_err(|_| bad("length"))?;
+        Ok(self.take(n)?.to_vec())
+    }
+    pub(crate) fn text(&mut self) -> io::Result<String> {
+        Ok(String::from_utf8_lossy(&self.bytes()?).into_owned())
+    }
+    pub(crate) fn desc(&mut self) -> io::Result<Desc> {
+        let kind = match self.u32()? {
+            0 => Kind::AllReduce,
+            1 => Kind::Broadcast,
+            2 => Kind::AllGather,
+            3 => Kind::ReduceScatter,
+            4 => Kind::Barrier,
+            _ => return Err(bad("collective kind")),
+        };
+        let opt = |v: u64| u32::try_from(v).ok();
+        Ok(Desc {
+            kind,
+            count: self.u64()?,
+            dtype: self.u32()?,
+            op: opt(self.u64()?),
+            root: opt(self.u64()?),
+        })
+    }
+    /// A failure reply's status and text.
+    pub(crate) fn failure(&mut self) -> io::Result<(HcclResult, String)> {
+        Ok((self.u32()?, self.text()?))
+    }
+}
+
+/// Message tags.
+pub(crate) mod tag {
+    /// remote → hub, first on a rank's first connection: nranks, rank, device, pid.
+    pub const JOIN: u8 = 1;
+    /// remote → hub, first on a rank's other connections: rank.
+    pub const ATTACH: u8 = 2;
+    /// hub → remote: group id, then each rank's device.
+    pub const FORMED: u8 = 3;
+    /// hub → remote: a failure (status, text).
+    pub const FAILED: u8 = 4;
+    /// remote → hub: rank, timeout ms, desc. Reply: `CALLED` (seq) or `FAILED`.
+    pub const CALL: u8 = 5;
+    pub const CALLED: u8 = 6;
+    /// remote → hub: rank, seq, timeout ms, desc, send bytes, recv bytes. Reply: `DONE`
+    /// (the rank's receive buffer) or `FAILED`.
+    pub const EXECUTE: u8 = 7;
+    pub const DONE: u8 = 8;
+    /// remote → hub: src, dst, seq, send (1) or receive (0), count, dtype, timeout ms,
+    /// bytes (the data sent, or the receive buffer's length of zeros). Reply: `DONE`.
+    pub const TRANSFER: u8 = 9;
+    /// remote → hub: the rank destroyed its communicator; its connections close next.
+    pub const BYE: u8 = 10;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_cross_a_socket_intact_and_bad_frames_are_refused() {
+        let (mut a, mut b) = UnixStream::pair().unwrap();
+        let desc = Desc {
+            kind: Kind::ReduceScatter,
+            count: 1 << 40,
+            dtype: 11,
+            op: Some(2),
+            root: None,
+        };
+        Out::new(tag::EXECUTE)
+            .u32(7)
+            .desc(&desc)
+            .bytes(&[1, 2, 3])
+            .text("ok")
+            .send(&mut a)
+            .unwrap();
+        let mut m = In::recv(&mut b).unwrap();
+        assert_eq!(m.tag, tag::EXECUTE);
+        assert_eq!(m.u32().unwrap(), 7);
+        assert_eq!(m.desc().unwrap(), desc);
+        assert_eq!(m.bytes().unwrap(), vec![1, 2, 3]);
+        assert_eq!(m.text().unwrap(), "ok");
+        assert_eq!(m.u32().unwrap_err().kind(), io::ErrorKind::InvalidData);
+        // A zero-length frame, and a closed peer.
+        a.write_all(&0u32.to_le_bytes()).unwrap();
+        assert_eq!(
+            In::recv(&mut b).err().unwrap().kind(),
+            io::ErrorKind::InvalidData
+        );
+        drop(a);
+        assert_eq!(
+            In::recv(&mut b).err().unwrap().kind(),
+            io::ErrorKind::UnexpectedEof
+        );
+    }
+}

@@ -1,0 +1,621 @@
+//! HCCL across processes on the simulator, one process per rank as jobs run: this binary
+//! starts copies of itself as the ranks (`ASCENDCL_TEST_RANK_CASE` names what a copy
+//! does), with `RANK`, `WORLD_SIZE`, `MASTER_ADDR` and `MASTER_PORT` set as a launcher sets
+//! them; process `r` opens device `r`. The parent checks each rank's exit status and
+//! output, that every rank failed within the timeout where a failure was provoked, and that
+//! no process or socket of the simulator is left afterwards.
+//!
+//! It has its own `main` (`harness = false`): a filter argument runs the cases whose name
+//! contains it.
+
+mod hccl_common;
+
+use ascendcl::hccl::{Communicator, ReduceOp, RendezvousError, RootInfo};
+use ascendcl::{DeviceTensor, Element, Error, Runtime, Stream};
+use half::{bf16, f16};
+use hccl_common::{assert_bits, combine};
+use ndarray::Array1;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CASE: &str = "ASCENDCL_TEST_RANK_CASE";
+/// The simulator's HCCL timeout and the rendezvous' connect timeout (seconds) in the
+/// ranks: generous, so that slow machines (sanitizers) do not fail by timing...
+const TIMEOUT_MS: &str = "20000";
+const CONNECT_S: &str = "60";
+/// ... and short in the cases that provoke a timeout.
+const SHORT: Duration = Duration::from_millis(1500);
+const SHORT_TIMEOUTS: [(&str, &str); 2] = [
+    ("ASCEND_SIM_HCCL_TIMEOUT_MS", "1500"),
+    ("HCCL_CONNECT_TIMEOUT", "2"),
+];
+const DEVICES: &str = "Ascend910B4,Ascend910B4,Ascend910B4,Ascend910B4";
+
+// ---------------------------------------------------------------------------------------
+// The ranks.
+
+fn var(name: &str) -> String {
+    std::env::var(name).unwrap_or_default()
+}
+
+fn rank() -> u32 {
+    var("RANK").parse().unwrap_or(0)
+}
+
+fn upload<T: Element>(stream: &Stream, v: &[T]) -> DeviceTensor<T> {
+    DeviceTensor::from_array(stream, &Array1::from_vec(v.to_vec())).unwrap()
+}
+
+fn download<T: Element>(stream: &Stream, t: &DeviceTensor<T>) -> Vec<T> {
+    t.to_array(stream).unwrap().into_iter().collect()
+}
+
+/// Rank `r`'s element `i`: small integers, exact in every dtype when summed.
+fn value<T: Element>(r: usize, i: usize) -> T {
+    T::from_f32(((i * 7 + r * 3) % 17) as f32 - 8.0)
+}
+
+fn input<T: Element>(r: usize, n: usize) -> Vec<T> {
+    (0..n).map(|i| value(r, i)).collect()
+}
+
+/// What the in-process collectives compute: rank 0 combined with rank 1, then rank 2, ...
+fn reduced<T: Element>(ranks: usize, n: usize, offset: usize, op: ReduceOp) -> Vec<T> {
+    (0..n)
+        .map(|i| {
+            (1..ranks).fold(value::<T>(0, offset + i), |acc, r| {
+                combine(acc, value(r, offset + i), op)
+            })
+        })
+        .collect()
+}
+
+/// Every collective of one dtype and length on `comm`, checked against the in-process
+/// results.
+fn collectives<T: Element>(comm: &Communicator, stream: &Stream, n: usize) {
+    let (r, size) = (comm.rank() as usize, comm.size() as usize);
+    let what = |c: &str| format!("{c} {:?} n={n} rank {r}", T::DTYPE);
+    let send = upload(stream, &input::<T>(r, n));
+    let mut recv = DeviceTensor::<T>::zeros(stream, &[n]).unwrap();
+    for op in [ReduceOp::Sum, ReduceOp::Max] {
+        comm.all_reduce(&send, &mut recv, op, stream).unwrap();
+        assert_bits(
+            &download(stream, &recv),
+            &reduced(size, n, 0, op),
+            &what("all_reduce"),
+        );
+    }
+    let mut buf = upload(stream, &input::<T>(r, n));
+    comm.all_reduce_inplace(&mut buf, ReduceOp::Sum, stream)
+        .unwrap();
+    let sum = reduced::<T>(size, n, 0, ReduceOp::Sum);
+    assert_bits(&download(stream, &buf), &sum, &what("all_reduce_inplace"));
+    let mut buf = upload(stream, &input::<T>(r, n));
+    comm.broadcast(&mut buf, 1, stream).unwrap();
+    assert_bits(
+        &download(stream, &buf),
+        &input::<T>(1, n),
+        &what("broadcast"),
+    );
+    let mut all = DeviceTensor::<T>::zeros(stream, &[n * size]).unwrap();
+    comm.all_gather(&send, &mut all, stream).unwrap();
+    let want: Vec<T> = (0..size).flat_map(|q| input::<T>(q, n)).collect();
+    assert_bits(&download(stream, &all), &want, &what("all_gather"));
+    let big = upload(
+        stream,
+        &(0..n * size).map(|i| value::<T>(r, i)).collect::<Vec<_>>(),
+    );
+    comm.reduce_scatter(&big, &mut recv, ReduceOp::Sum, stream)
+        .unwrap();
+    let want = reduced::<T>(size, n, r * n, ReduceOp::Sum);
+    assert_bits(&download(stream, &recv), &want, &what("reduce_scatter"));
+    // A ring: send to the next rank on this stream, receive from the previous on another.
+    let other = comm.device().stream().unwrap();
+    let mut got = DeviceTensor::<T>::zeros(&other, &[n]).unwrap();
+    comm.send(&send, ((r + 1) % size) as u32, stream).unwrap();
+    comm.recv(&mut got, ((r + size - 1) % size) as u32, &other)
+        .unwrap();
+    stream.synchronize().unwrap();
+    let from = (r + size - 1) % size;
+    assert_bits(
+        &download(&other, &got),
+        &input::<T>(from, n),
+        &what("send/recv ring"),
+    );
+}
+
+/// A rank's `Result` as one line on stdout, for the parent.
+fn report<T>(r: &Result<T, Error>) {
+    match r {
+        Ok(_) => println!("result ok"),
+        Err(e) => println!("result err {e}"),
+    }
+}
+
+fn child(case: &str) {
+    let rt = Runtime::simulator().unwrap();
+    let r = rank();
+    let device = rt.device(r as i32).unwrap();
+    match case {
+        "collectives" => {
+            let comm = Communicator::from_env(&device).unwrap();
+            let stream = device.stream().unwrap();
+            for n in [0, 1, 1000] {
+                collectives::<f32>(&comm, &stream, n);
+                collectives::<f16>(&comm, &stream, n);
+                collectives::<bf16>(&comm, &stream, n);
+            }
+            // 4 MiB of f32.
+            collectives::<f32>(&comm, &stream, 1 << 20);
+            drop(comm);
+            println!("result ok");
+        }
+        "disagree" => {
+            let comm = Communicator::from_env(&device).unwrap();
+            let stream = device.stream().unwrap();
+            let n = 4 + r as usize;
+            let send = DeviceTensor::<f32>::zeros(&stream, &[n]).unwrap();
+            let mut recv = DeviceTensor::<f32>::zeros(&stream, &[n]).unwrap();
+            report(&comm.all_reduce(&send, &mut recv, ReduceOp::Sum, &stream));
+        }
+        "abort_after_join" => {
+            let comm = Communicator::from_env(&device).unwrap();
+            if r + 1 == comm.size() {
+                // Dies without destroying anything, as a killed rank would.
+                std::process::abort();
+            }
+            let stream = device.stream().unwrap();
+            let send = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
+            let mut recv = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
+            report(&comm.all_reduce(&send, &mut recv, ReduceOp::Sum, &stream));
+        }
+        "hub_aborts" => {
+            let comm = Communicator::from_env(&device).unwrap();
+            if r == 0 {
+                std::process::abort();
+            }
+            let stream = device.stream().unwrap();
+            let send = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
+            let mut recv = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
+            report(&comm.all_reduce(&send, &mut recv, ReduceOp::Sum, &stream));
+        }
+        "stalled_stream" => {
+            let comm = Communicator::from_env(&device).unwrap();
+            let stream = device.stream().unwrap();
+            // The hub's own stream stalls: the peer's part times out there, and the hub's
+            // part, when it runs, finds the meeting failed.
+            let hold = (r == 0).then(|| ascend_sim::testing::hold_stream(stream.as_raw()).unwrap());
+            let send = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
+            let mut recv = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
+            comm.all_reduce(&send, &mut recv, ReduceOp::Sum, &stream)
+                .unwrap();
+            if let Some(hold) = hold {
+                std::thread::sleep(2 * SHORT);
+                hold.release();
+            }
+            let synced = stream.synchronize();
+            let next = comm.barrier(&stream);
+            println!("next {next:?}");
+            report(&synced);
+        }
+        "rendezvous" => report(&Communicator::from_env(&device)),
+        "hub_never_joins_alone" => {
+            // Rank 0 alone: the HCCL meeting itself times out, naming rank 1.
+            let root = RootInfo::new(&device).unwrap();
+            report(&Communicator::from_root_info(&device, &root, 2, 0));
+        }
+        "mixed" => {
+            // Two processes of two ranks each; the root info goes through the parent.
+            let p = r as usize;
+            let devices = [
+                rt.device(2 * p as i32).unwrap(),
+                rt.device(2 * p as i32 + 1).unwrap(),
+            ];
+            let root = if p == 0 {
+                let root = RootInfo::new(&devices[0]).unwrap();
+                let hex: String = root.as_bytes().iter().map(|b| format!("{b:02x}")).collect();
+                println!("root {hex}");
+                root
+            } else {
+                let mut line = String::new();
+                std::io::stdin().read_line(&mut line).unwrap();
+                let hex = line.trim();
+                let bytes: Vec<u8> = (0..hex.len() / 2)
+                    .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+                    .collect();
+                RootInfo::from_bytes(&bytes).unwrap()
+            };
+            std::thread::scope(|s| {
+                let handles: Vec<_> = (0..2)
+                    .map(|k| {
+                        let (device, root) = (&devices[k], &root);
+                        s.spawn(move || {
+                            let comm =
+                                Communicator::from_root_info(device, root, 4, (2 * p + k) as u32)
+                                    .unwrap();
+                            let stream = device.stream().unwrap();
+                            collectives::<f32>(&comm, &stream, 300);
+                        })
+                    })
+                    .collect();
+                handles.into_iter().for_each(|h| h.join().unwrap());
+            });
+            println!("result ok");
+        }
+        other => panic!("unknown case {other}"),
+    }
+    // Nothing of the simulator's HCCL keeps running in this process.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while ascend_sim::hccl::serving_threads() > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(ascend_sim::hccl::serving_threads(), 0, "hub threads left");
+    assert_eq!(ascend_sim::hccl::counters().communicators, 0);
+}
+
+// ---------------------------------------------------------------------------------------
+// The parent.
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// Starts rank processes running `case`: `(RANK, WORLD_SIZE)` each.
+fn spawn(case: &str, ranks: &[(u32, u32)], port: u16, extra: &[(&str, &str)]) -> Vec<Child> {
+    ranks
+        .iter()
+        .map(|&(rank, world)| {
+            let mut cmd = Command::new(std::env::current_exe().unwrap());
+            cmd.env(CASE, case)
+                .env("ASCEND_SIM_DEVICES", DEVICES)
+                .env("ASCEND_SIM_HCCL_TIMEOUT_MS", TIMEOUT_MS)
+                .env("HCCL_CONNECT_TIMEOUT", CONNECT_S)
+                .env("RANK", rank.to_string())
+                .env("WORLD_SIZE", world.to_string())
+                .env("MASTER_ADDR", "127.0.0.1")
+                .env("MASTER_PORT", port.to_string())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            for (k, v) in extra {
+                cmd.env(k, v);
+            }
+            cmd.spawn().unwrap()
+        })
+        .collect()
+}
+
+/// What a rank process did: whether it exited successfully, its `result` line, stderr.
+struct Outcome {
+    success: bool,
+    result: String,
+    stderr: String,
+}
+
+/// Waits for every child (killing those still running after `limit`).
+fn finish(children: Vec<Child>, limit: Duration) -> Vec<Outcome> {
+    let deadline = Instant::now() + limit;
+    children
+        .into_iter()
+        .map(|mut c| {
+            let status = loop {
+                if let Some(s) = c.try_wait().unwrap() {
+                    break Some(s);
+                }
+                if Instant::now() >= deadline {
+                    let _ = c.kill();
+                    let _ = c.wait();
+                    break None;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            };
+            let out = c.wait_with_output().unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+            Outcome {
+                success: status.is_some_and(|s| s.success()),
+                result: stdout
+                    .lines()
+                    .find_map(|l| l.strip_prefix("result "))
+                    .unwrap_or("none")
+                    .to_owned(),
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            }
+        })
+        .collect()
+}
+
+/// The simulator's sockets still bound on this machine (abstract names in /proc/net/unix).
+fn sockets_left() -> usize {
+    std::fs::read_to_string("/proc/net/unix")
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("@ascend-sim-hccl"))
+        .count()
+}
+
+#[track_caller]
+fn all_ok(outcomes: &[Outcome]) {
+    for (r, o) in outcomes.iter().enumerate() {
+        assert!(
+            o.success && o.result == "ok",
+            "rank {r}: {} {}",
+            o.result,
+            o.stderr
+        );
+    }
+}
+
+fn collectives_in_two_and_four_processes() {
+    for world in [2, 4] {
+        let ranks: Vec<_> = (0..world).map(|r| (r, world)).collect();
+        let out = finish(
+            spawn("collectives", &ranks, free_port(), &[]),
+            Duration::from_secs(120),
+        );
+        all_ok(&out);
+    }
+}
+
+fn two_processes_of_two_ranks_each_through_the_manual_path() {
+    let mut children = spawn("mixed", &[(0, 2), (1, 2)], free_port(), &[]);
+    let mut rank0 = BufReader::new(children[0].stdout.take().unwrap());
+    let mut line = String::new();
+    rank0.read_line(&mut line).unwrap();
+    let hex = line.strip_prefix("root ").unwrap().to_owned();
+    {
+        use std::io::Write;
+        let stdin = children[1].stdin.as_mut().unwrap();
+        writeln!(stdin, "{}", hex.trim()).unwrap();
+    }
+    let out = finish(children, Duration::from_secs(90));
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut rank0, &mut rest).unwrap();
+    assert!(
+        out[0].success && rest.contains("result ok"),
+        "{rest} {}",
+        out[0].stderr
+    );
+    assert!(
+        out[1].success && out[1].result == "ok",
+        "{} {}",
+        out[1].result,
+        out[1].stderr
+    );
+}
+
+fn disagreeing_counts_fail_every_rank_with_para() {
+    let out = finish(
+        spawn("disagree", &[(0, 2), (1, 2)], free_port(), &[]),
+        Duration::from_secs(90),
+    );
+    for (r, o) in out.iter().enumerate() {
+        assert!(
+            o.result.contains("HCCL_E_PARA") && o.result.contains("count 5 where rank 0 has 4"),
+            "rank {r}: {} {}",
+            o.result,
+            o.stderr
+        );
+    }
+}
+
+fn a_rank_that_aborts_after_joining_fails_the_others_at_once() {
+    let ranks = [(0, 3), (1, 3), (2, 3)];
+    let out = finish(
+        spawn("abort_after_join", &ranks, free_port(), &[]),
+        Duration::from_secs(90),
+    );
+    assert!(!out[2].success, "rank 2 aborted");
+    // The survivors learn it from the closed connections (HCCL_E_REMOTE naming rank 2 and
+    // its process), not from a timeout.
+    for (r, o) in out[..2].iter().enumerate() {
+        assert!(o.success, "rank {r}: {}", o.stderr);
+        assert!(
+            o.result.contains("HCCL_E_REMOTE")
+                && o.result.contains("rank 2 will not come")
+                && o.result.contains("exited or was killed"),
+            "rank {r}: {}",
+            o.result
+        );
+    }
+}
+
+fn the_death_of_the_hub_process_fails_the_other_ranks() {
+    let ranks = [(0, 3), (1, 3), (2, 3)];
+    let out = finish(
+        spawn("hub_aborts", &ranks, free_port(), &[]),
+        Duration::from_secs(90),
+    );
+    assert!(!out[0].success, "rank 0 aborted");
+    for (r, o) in out.iter().enumerate().skip(1) {
+        assert!(o.success, "rank {r}: {}", o.stderr);
+        assert!(
+            o.result.contains("HCCL_E_REMOTE") && o.result.contains("broke"),
+            "rank {r}: {}",
+            o.result
+        );
+    }
+}
+
+fn a_stalled_stream_fails_the_peers_work() {
+    let out = finish(
+        spawn(
+            "stalled_stream",
+            &[(0, 2), (1, 2)],
+            free_port(),
+            &SHORT_TIMEOUTS,
+        ),
+        Duration::from_secs(90),
+    );
+    for (r, o) in out.iter().enumerate() {
+        assert!(o.success, "rank {r}: {}", o.stderr);
+        assert!(
+            o.result.contains("HCCL_E_TIMEOUT") && o.result.contains("did not reach it"),
+            "rank {r}: {}",
+            o.result
+        );
+    }
+}
+
+fn a_rank_that_never_starts_times_out_naming_it() {
+    let out = finish(
+        spawn(
+            "hub_never_joins_alone",
+            &[(0, 2)],
+            free_port(),
+            &SHORT_TIMEOUTS,
+        ),
+        Duration::from_secs(90),
+    );
+    assert!(
+        out[0].result.contains("HCCL_E_TIMEOUT")
+            && out[0].result.contains("rank(s) [1] did not join"),
+        "{} {}",
+        out[0].result,
+        out[0].stderr
+    );
+    // At the rendezvous: rank 0 waits for rank 1 in vain, rank 1 alone finds no rank 0.
+    let out = finish(
+        spawn("rendezvous", &[(0, 2)], free_port(), &SHORT_TIMEOUTS),
+        Duration::from_secs(90),
+    );
+    assert!(
+        out[0].result.contains("1 of 2 ranks did not come"),
+        "{}",
+        out[0].result
+    );
+    let out = finish(
+        spawn("rendezvous", &[(1, 2)], free_port(), &SHORT_TIMEOUTS),
+        Duration::from_secs(90),
+    );
+    assert!(
+        out[0].result.contains("no rank 0 listened at 127.0.0.1"),
+        "{}",
+        out[0].result
+    );
+}
+
+fn rendezvous_refuses_a_rank_claimed_twice_and_a_wrong_world_size() {
+    let out = finish(
+        spawn("rendezvous", &[(0, 3), (1, 3), (1, 3)], free_port(), &[]),
+        Duration::from_secs(90),
+    );
+    for (r, o) in out.iter().enumerate() {
+        assert!(
+            o.result.contains("two processes claim RANK=1"),
+            "process {r}: {}",
+            o.result
+        );
+    }
+    let out = finish(
+        spawn("rendezvous", &[(0, 2), (1, 3)], free_port(), &[]),
+        Duration::from_secs(90),
+    );
+    for (r, o) in out.iter().enumerate() {
+        assert!(
+            o.result.contains("rank 1 has WORLD_SIZE 3, rank 0 has 2"),
+            "process {r}: {}",
+            o.result
+        );
+    }
+    // Typed, and checked before any connection.
+    // SAFETY: this process's own environment, changed before anything reads it here.
+    unsafe { std::env::set_var("MASTER_ADDR", "10.1.2.3") };
+    unsafe { std::env::set_var("RANK", "0") };
+    unsafe { std::env::set_var("WORLD_SIZE", "2") };
+    unsafe { std::env::set_var("MASTER_PORT", "1") };
+    let device = Runtime::simulator().unwrap().device(0).unwrap();
+    let e = Communicator::from_env(&device).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            Error::Rendezvous(RendezvousError::Invalid {
+                name: "MASTER_ADDR",
+                ..
+            })
+        ),
+        "{e}"
+    );
+    // SAFETY: as above.
+    unsafe { std::env::remove_var("MASTER_PORT") };
+    assert_eq!(
+        Communicator::from_env(&device).unwrap_err(),
+        Error::Rendezvous(RendezvousError::Missing("MASTER_PORT"))
+    );
+}
+
+fn main() {
+    if let Ok(case) = std::env::var(CASE) {
+        child(&case);
+        return;
+    }
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let cases: [(&str, fn()); 9] = [
+        (
+            "collectives_in_two_and_four_processes",
+            collectives_in_two_and_four_processes,
+        ),
+        (
+            "two_processes_of_two_ranks_each_through_the_manual_path",
+            two_processes_of_two_ranks_each_through_the_manual_path,
+        ),
+        (
+            "disagreeing_counts_fail_every_rank_with_para",
+            disagreeing_counts_fail_every_rank_with_para,
+        ),
+        (
+            "a_rank_that_aborts_after_joining_fails_the_others_at_once",
+            a_rank_that_aborts_after_joining_fails_the_others_at_once,
+        ),
+        (
+            "a_rank_that_never_starts_times_out_naming_it",
+            a_rank_that_never_starts_times_out_naming_it,
+        ),
+        (
+            "rendezvous_refuses_a_rank_claimed_twice_and_a_wrong_world_size",
+            rendezvous_refuses_a_rank_claimed_twice_and_a_wrong_world_size,
+        ),
+        (
+            "the_death_of_the_hub_process_fails_the_other_ranks",
+            the_death_of_the_hub_process_fails_the_other_ranks,
+        ),
+        (
+            "a_stalled_stream_fails_the_peers_work",
+            a_stalled_stream_fails_the_peers_work,
+        ),
+        ("no_socket_is_left", || {
+            assert_eq!(sockets_left(), 0, "simulator sockets left")
+        }),
+    ];
+    let mut failed = Vec::new();
+    let mut ran = 0;
+    for (name, f) in cases {
+        if !filter.is_empty() && !filter.iter().any(|p| name.contains(p.as_str())) {
+            continue;
+        }
+        ran += 1;
+        let started = Instant::now();
+        let ok = std::panic::catch_unwind(f).is_ok();
+        println!(
+            "test {name} ... {} ({:?})",
+            if ok { "ok" } else { "FAILED" },
+            started.elapsed()
+        );
+        if !ok {
+            failed.push(name);
+        }
+    }
+    println!(
+        "\ntest result: {}. {} passed; {} failed",
+        if failed.is_empty() { "ok" } else { "FAILED" },
+        ran - failed.len(),
+        failed.len()
+    );
+    if !failed.is_empty() {
+        std::process::exit(1);
+    }
+}
