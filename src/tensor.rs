@@ -112,6 +112,7 @@ impl Drop for Buffer {
         // work uses it, and it is freed exactly once.
         if let Err(e) = unsafe { sys::free(t, self.ptr) } {
             self.device.note_release_error(&e);
+            self.device.note_leak("tensor", 1, self.bytes as u64, 0);
         }
     }
 }
@@ -761,6 +762,7 @@ impl<'a, T: Element> TensorView<'a, T> {
             std::mem::forget(staging); // the copy may still be writing into it
             return Err(e);
         }
+        stream.inner.check_dependencies()?;
         // SAFETY: the copy has finished; `staging` holds `count` initialised elements of
         // `T` (any bit pattern is a valid f32/f16/bf16), suitably aligned.
         let host = unsafe { std::slice::from_raw_parts(staging.ptr.cast::<T>(), count) };
