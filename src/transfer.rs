@@ -118,7 +118,7 @@ where
         // from a queued copy and saves the staging copy.
         // SAFETY: `dst..dst+bytes` lies inside the tensor's allocation, which no queued work
         // uses; `src` is `n` live elements of `T`.
-        return unsafe {
+        unsafe {
             copy_now(
                 &stream.inner,
                 dst,
@@ -126,7 +126,11 @@ where
                 bytes,
                 ascend_sys::ACL_MEMCPY_HOST_TO_DEVICE,
             )
-        };
+        }?;
+        if n == buf.len && layout.offset == 0 {
+            buf.uses.overwritten();
+        }
+        return Ok(());
     }
     let inner = &stream.inner;
     let t = inner.table();

@@ -143,14 +143,16 @@ impl Uses {
             if needed == 0 || clock.uid == me {
                 continue;
             }
-            if let Some(e) = clock.failure_in(needed, needed) {
+            // A write only needs the order; a read also the values.
+            let reads = access == Access::Read;
+            if reads && let Some(e) = clock.failure_in(needed, needed) {
                 return Err(e);
             }
             if slot.fenced.0 == me && slot.fenced.1 >= needed {
                 continue;
             }
             if clock.is_done(needed) {
-                if !clock.is_checked(needed) {
+                if reads && !clock.is_checked(needed) {
                     // Finished (an event proved it), failure unknown: check at the next
                     // synchronisation.
                     stream.depend_on(clock, needed);
@@ -158,7 +160,7 @@ impl Uses {
                 continue;
             }
             let clock = Arc::clone(clock);
-            if let Some(through) = Self::fence(&clock, stream, needed)? {
+            if let Some(through) = Self::fence(&clock, stream, needed, reads)? {
                 slot.fenced = (me, through);
             }
         }
@@ -169,12 +171,17 @@ impl Uses {
     /// waited for (`None`: it has finished).
     #[cold]
     #[inline(never)]
-    fn fence(clock: &Arc<Clock>, stream: &Arc<StreamInner>, needed: u64) -> Result<Option<u64>> {
+    fn fence(
+        clock: &Arc<Clock>,
+        stream: &Arc<StreamInner>,
+        needed: u64,
+        reads: bool,
+    ) -> Result<Option<u64>> {
         let through = match clock.stream.upgrade() {
             Some(other) => Some(other.fence_for(stream)?),
             None => clock.fence_gone(needed, |event| stream.wait_event(event))?,
         };
-        if through.is_some() {
+        if reads && through.is_some() {
             stream.depend_on(clock, needed);
         }
         Ok(through)
@@ -195,34 +202,45 @@ impl Uses {
         let found = slots
             .iter()
             .position(|s| s.clock.as_ref().is_some_and(|c| c.uid == clock.uid));
-        let slot = match found {
-            Some(i) => slot_at(slots, i),
-            None => Self::record_new(slots, clock),
-        };
+        let i = found.unwrap_or_else(|| Self::record_new(slots, clock));
+        let slot = slot_at(slots, i);
         slot.ticket = slot.ticket.max(ticket);
         if access == Access::Write {
             slot.written = slot.written.max(ticket);
+            // This write was ordered after every other stream's use: readers need to
+            // follow it alone, and the values it replaces no longer matter (a failure in
+            // them included).
+            for other in slots.iter_mut() {
+                if other.clock.as_ref().is_some_and(|c| c.uid != clock.uid) {
+                    other.written = 0;
+                }
+            }
         }
     }
 
-    /// A slot for a stream without one yet: a free one, or a new one at the end.
+    /// A slot for a stream without one yet (its index): a free one, or a new one at the
+    /// end.
     #[cold]
     #[inline(never)]
-    fn record_new<'s>(slots: &'s mut Slots, clock: &Arc<Clock>) -> &'s mut Slot {
+    fn record_new(slots: &mut Slots, clock: &Arc<Clock>) -> usize {
         let free = slots.iter().position(Slot::is_free);
-        let slot = match free {
-            Some(i) => slot_at(slots, i),
-            None => {
-                slots.more.push(Slot::EMPTY);
-                let last = slots.more.len() - 1;
-                &mut slots.more[last]
-            }
-        };
-        *slot = Slot {
+        let i = free.unwrap_or_else(|| {
+            slots.more.push(Slot::EMPTY);
+            INLINE + slots.more.len() - 1
+        });
+        *slot_at(slots, i) = Slot {
             clock: Some(Arc::clone(clock)),
             ..Slot::EMPTY
         };
-        slot
+        i
+    }
+
+    /// Notes that the host wrote the whole resource while no queued work used it (an
+    /// upload made at once): earlier writes, failed ones included, no longer matter.
+    pub(crate) fn overwritten(&self) {
+        for slot in self.lock().iter_mut() {
+            slot.written = 0;
+        }
     }
 
     /// The first slot whose work a host `access` must wait for, with what it needs.
