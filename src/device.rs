@@ -44,6 +44,7 @@ struct LeakCounters {
     allocations: AtomicU64,
     bytes: AtomicU64,
     handles: AtomicU64,
+    release_errors: AtomicU64,
 }
 
 /// Device resources the crate leaked instead of releasing them under work that might still
@@ -192,6 +193,7 @@ impl DeviceInner {
     #[cold]
     pub(crate) fn note_release_error(&self, error: &Error) {
         tracing::warn!(device = self.id, %error, "releasing a device resource failed");
+        self.leaks.release_errors.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -341,6 +343,25 @@ impl Device {
             bytes: l.bytes.load(Ordering::Relaxed),
             handles: l.handles.load(Ordering::Relaxed),
         }
+    }
+
+    /// How many failures on this device's release paths no caller could be told of: a
+    /// failed `aclrtFree`, `aclrtFreeHost`, `aclrtDestroyEvent`, `aclrtDestroyStream`,
+    /// `aclDestroyTensor`, `aclDestroyAclOpExecutor` or `HcclCommDestroy` inside a `Drop`,
+    /// a stream's drain that failed in its `Drop`, and an error parked on a stream that
+    /// was dropped before any call returned it. Each is also reported through `tracing`.
+    /// A resource whose release failed is still counted in [`leaks`](Self::leaks) (the
+    /// runtime may still hold it).
+    ///
+    /// ```
+    /// # fn main() -> ascendcl::Result<()> {
+    /// let device = ascendcl::Runtime::auto()?.device(0)?;
+    /// drop(device.stream()?);
+    /// assert_eq!(device.release_errors(), 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn release_errors(&self) -> u64 {
+        self.inner.leaks.release_errors.load(Ordering::Relaxed)
     }
 
     /// Creates a new stream on this device.

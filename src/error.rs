@@ -190,6 +190,23 @@ pub enum Error {
         actual: usize,
     },
 
+    /// Work this call was ordered after failed (or its stream was dropped after a failed
+    /// drain): the values it would read were never computed. The crate orders work
+    /// between streams by itself, so this names the other stream's work; that stream's
+    /// own callers see the original failure too.
+    #[error(
+        "work on stream {stream} (up to its submission {ticket}) that this call depends on failed: {source}"
+    )]
+    DependencyFailed {
+        /// The uid of the stream of the failed work (as in its `Debug` output).
+        stream: u64,
+        /// The number of the failed submission on that stream (or the last one its failed
+        /// synchronisation covered).
+        ticket: u64,
+        /// The failure.
+        source: Box<Error>,
+    },
+
     /// Anything else the caller asked for that cannot be done (bad device id, a view
     /// outside its storage, ...).
     #[error("invalid argument: {0}")]

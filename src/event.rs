@@ -1,5 +1,6 @@
 //! [`Event`]: a marker in a stream, for ordering work between streams.
 
+use crate::clock::Clock;
 use crate::device::DeviceInner;
 use crate::error::Result;
 use crate::ledger::RecordLedger;
@@ -100,6 +101,25 @@ impl Event {
         {
             stream.mark_completed(ticket);
         }
+        Ok(())
+    }
+
+    /// Records the event on `raw`, the stream of `clock` being dropped, as its work with
+    /// `ticket` (no `Stream` handle exists any more; the device's context is current).
+    pub(crate) fn record_final(
+        &self,
+        clock: &Arc<Clock>,
+        raw: ascend_sys::aclrtStream,
+        ticket: u64,
+    ) -> Result<()> {
+        let ev = &self.inner;
+        let t = ev.device.table();
+        ev.records.record(Weak::new(), || {
+            // SAFETY: both handles are live (the stream's `Drop` destroys it only after
+            // draining) and belong to the current context.
+            unsafe { sys::record_event(t, ev.raw, raw) }.map(|()| ticket)
+        })?;
+        ev.uses.record_on(clock, ticket, Access::Read);
         Ok(())
     }
 

@@ -46,6 +46,8 @@ impl Drop for Pinned {
         // queued copy uses it any more (waited above), and it is freed once.
         if let Err(e) = unsafe { sys::free_host(self.device.table(), self.ptr) } {
             self.device.note_release_error(&e);
+            self.device
+                .note_leak("pinned host tensor", 1, self.bytes as u64, 0);
         }
     }
 }

@@ -54,8 +54,10 @@
 //! # Lifetimes
 //! Work is asynchronous. Each stream numbers its submissions (tickets) and remembers the
 //! last ticket known complete (advanced by [`Stream::synchronize`]); every device buffer
-//! and event records the `(stream, ticket)` of its last use on up to four streams in a
-//! fixed array. Dropping a tensor, event or stream first synchronises each stream still
+//! and event records the `(stream, ticket)` of its last use on each stream (inline for up
+//! to four streams, no allocation in a steady state). A record keeps the stream's
+//! completion state alive, so a stream that is being dropped, even on another thread,
+//! counts as busy until its drain has finished. Dropping a tensor, event or stream first synchronises each stream still
 //! behind its recorded ticket, so memory is never freed under queued work; a device is
 //! reset only after its last stream, event and tensor are gone (they hold it). Uploads
 //! copy the caller's data into pinned staging memory owned by the stream until the copy
@@ -67,7 +69,11 @@
 //! the stream waits (through an event the crate records) for writes to it queued on other
 //! streams and not known to be complete; before it writes, for every other stream's queued
 //! use. Work that stays on one stream creates no events, and a stream that already waited
-//! for another's work does not wait again. [`Event`]s remain available for ordering work
+//! for another's work does not wait again. Failure travels with that ordering: when the
+//! other stream's work failed, the waiting stream's next synchronisation or download (or
+//! an enqueue ordered after work already known to have failed) returns
+//! [`Error::DependencyFailed`] naming it, never values that were not computed. Failed
+//! releases inside `Drop` are counted by [`Device::release_errors`]. [`Event`]s remain available for ordering work
 //! that the crate cannot see (raw calls). There is deliberately no switch to turn this
 //! ordering off: it costs nothing for work that stays on one stream, and an expert who
 //! orders streams by hand can issue the copies and launches through the raw handles
@@ -92,6 +98,7 @@ pub mod reference;
 pub mod shape;
 pub mod testing;
 
+mod clock;
 mod device;
 mod event;
 mod host;

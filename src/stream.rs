@@ -19,6 +19,7 @@
 //! its `record_err`/`check_err`). Memory that could not be proved idle is leaked and
 //! counted ([`Device::leaks`](crate::Device::leaks)).
 
+use crate::clock::Clock;
 use crate::device::{Device, DeviceInner, next_uid};
 use crate::error::{Error, Result};
 use crate::event::Event;
@@ -28,6 +29,13 @@ use std::ffi::c_void;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+/// Work of another stream that this stream waited for: tickets `first..=last` of `clock`.
+struct Dependency {
+    clock: Arc<Clock>,
+    first: u64,
+    last: u64,
+}
 
 /// Memory freed once the stream has finished the work with ticket `ticket`.
 struct Deferred {
@@ -52,8 +60,13 @@ pub(crate) struct StreamInner {
     pub(crate) raw: aclrtStream,
     uid: u64,
     submitted: AtomicU64,
-    completed: AtomicU64,
+    /// How far the stream's work has finished; shared with the use records that name the
+    /// stream, which it outlives.
+    pub(crate) clock: Arc<Clock>,
     state: Mutex<StreamState>,
+    /// Other streams' work this stream was made to wait for since its last check (see
+    /// [`check_dependencies`](Self::check_dependencies)). Grow-only capacity.
+    deps: Mutex<Vec<Dependency>>,
     /// A failure of a synchronisation that no caller has seen yet (see the module docs).
     parked: Mutex<Option<Error>>,
     /// Whether `parked` holds an error: the enqueue path tests this flag, not the lock.
@@ -81,12 +94,80 @@ impl StreamInner {
 
     #[inline]
     pub(crate) fn is_done(&self, ticket: u64) -> bool {
-        self.completed.load(Ordering::Acquire) >= ticket
+        self.clock.is_done(ticket)
     }
 
     /// Notes that the work up to `ticket` has finished (an event the runtime waited for).
     pub(crate) fn mark_completed(&self, ticket: u64) {
-        self.completed.fetch_max(ticket, Ordering::AcqRel);
+        self.clock.mark_completed(ticket);
+    }
+
+    /// Makes work submitted from now on wait for `event` (the final fence of a stream
+    /// being dropped).
+    pub(crate) fn wait_event(self: &Arc<Self>, event: &Event) -> Result<()> {
+        Stream::from_inner(self).wait_unchecked(event)
+    }
+
+    /// Notes that this stream waits for the work up to `ticket` of `clock`'s stream: the
+    /// next [`check_dependencies`](Self::check_dependencies) makes sure it succeeded.
+    pub(crate) fn depend_on(&self, clock: &Arc<Clock>, ticket: u64) {
+        let mut deps = self.deps.lock().unwrap_or_else(PoisonError::into_inner);
+        match deps.iter_mut().find(|d| d.clock.uid == clock.uid) {
+            Some(d) => {
+                d.first = d.first.min(ticket);
+                d.last = d.last.max(ticket);
+            }
+            None => deps.push(Dependency {
+                clock: Arc::clone(clock),
+                first: ticket,
+                last: ticket,
+            }),
+        }
+    }
+
+    /// After this stream's work has finished (a synchronisation or a download): whether
+    /// the other streams' work it waited for succeeded. Their failures are known only to
+    /// their own synchronisations, so a stream not yet checked that far is synchronised
+    /// here (its failure is also parked on it, for its own callers).
+    ///
+    /// # Errors
+    /// [`Error::DependencyFailed`] naming the first failed work (reported once).
+    pub(crate) fn check_dependencies(&self) -> Result<()> {
+        let mut deps = {
+            let mut guard = self.deps.lock().unwrap_or_else(PoisonError::into_inner);
+            if guard.is_empty() {
+                return Ok(());
+            }
+            // Out of the lock: the checks below may run a stream's drop, which may
+            // synchronise this stream.
+            std::mem::take(&mut *guard)
+        };
+        let mut result = Ok(());
+        for d in &deps {
+            if !d.clock.is_checked(d.last) {
+                match d.clock.stream.upgrade() {
+                    Some(other) => {
+                        if let Err(e) = other.synchronize() {
+                            other.park(e);
+                        }
+                    }
+                    None => {
+                        let _ = d.clock.wait_gone(d.last);
+                    }
+                }
+            }
+            if let Some(e) = d.clock.failure_in(d.first, d.last) {
+                result = Err(e);
+                break;
+            }
+        }
+        deps.clear();
+        let mut guard = self.deps.lock().unwrap_or_else(PoisonError::into_inner);
+        if guard.is_empty() {
+            // Keeps the capacity: a steady state allocates nothing.
+            *guard = deps;
+        }
+        result
     }
 
     /// Makes `waiter` wait for the work submitted to this stream so far (this stream's
@@ -135,7 +216,7 @@ impl StreamInner {
     }
 
     #[cold]
-    fn park(&self, e: Error) {
+    pub(crate) fn park(&self, e: Error) {
         tracing::warn!(
             device = self.device.id,
             stream = self.uid,
@@ -191,7 +272,7 @@ impl StreamInner {
             let p = sys::malloc_host(t, new_bytes)?;
             if !state.staging.is_null() {
                 // Idle: its last copy was waited for above.
-                free(t, state.staging, true);
+                free(&self.device, state.staging, true);
             }
             state.staging = p;
             state.staging_bytes = new_bytes;
@@ -206,29 +287,42 @@ impl StreamInner {
         let t = self.table();
         // SAFETY: `raw` is a live stream of the current context (bound by `submit`).
         let code = unsafe { (t.aclrtSynchronizeStream)(self.raw) };
-        sys::acl(t, "aclrtSynchronizeStream", code)?;
-        self.completed
-            .fetch_max(through.saturating_sub(1), Ordering::AcqRel);
+        if let Err(e) = sys::acl(t, "aclrtSynchronizeStream", code) {
+            self.clock.note_failure(through, &e);
+            return Err(e);
+        }
+        self.clock.mark_checked(through.saturating_sub(1));
         Ok(())
     }
 
     /// Notes, with the state lock held, that the work with `ticket` (already enqueued in
     /// the running `submit`) has finished because the stream was drained after it.
     pub(crate) fn drained_through(&self, ticket: u64) {
-        self.completed.fetch_max(ticket, Ordering::AcqRel);
+        self.clock.mark_checked(ticket);
     }
 
+    /// [`synchronize`](Self::synchronize), then [`check_dependencies`](Self::check_dependencies).
+    pub(crate) fn synchronize_checked(&self) -> Result<()> {
+        self.synchronize()?;
+        self.check_dependencies()
+    }
+
+    /// Waits for the work submitted so far and releases the memory that waited for it.
+    /// A failure is noted on the clock (the work then counts as failed, not finished).
     pub(crate) fn synchronize(&self) -> Result<()> {
         let target = self.submitted.load(Ordering::Acquire);
         self.device.bind()?;
         let t = self.table();
         // SAFETY: `raw` is a live stream of the current context.
-        unsafe { sys::synchronize_stream(t, self.raw) }?;
-        self.completed.fetch_max(target, Ordering::AcqRel);
+        if let Err(e) = unsafe { sys::synchronize_stream(t, self.raw) } {
+            self.clock.note_failure(target, &e);
+            return Err(e);
+        }
+        self.clock.mark_checked(target);
         let mut state = self.lock();
         state.deferred.retain(|d| {
             if d.ticket <= target {
-                free(t, d.ptr, d.host);
+                free(&self.device, d.ptr, d.host);
                 false
             } else {
                 true
@@ -238,16 +332,21 @@ impl StreamInner {
     }
 }
 
-fn free(t: &FnTable, ptr: *mut c_void, host: bool) {
+fn free(device: &DeviceInner, ptr: *mut c_void, host: bool) {
+    let t = device.table();
     // SAFETY: `ptr` came from aclrtMalloc / aclrtMallocHost of this stream's device (whose
     // context is current) and no queued work uses it any more; it is freed once.
-    let _ = unsafe {
+    let freed = unsafe {
         if host {
             sys::free_host(t, ptr)
         } else {
             sys::free(t, ptr)
         }
     };
+    if let Err(e) = freed {
+        device.note_release_error(&e);
+        device.note_leak("stream memory", 1, 0, 0);
+    }
 }
 
 impl StreamState {
@@ -296,10 +395,48 @@ impl StreamState {
     }
 }
 
+impl StreamInner {
+    /// In `Drop`, when work is still queued: the stream's fence event (or a new one)
+    /// recorded after it, with the record's ticket. `None` when nothing is queued or the
+    /// event cannot be made; other streams then wait on the host for the drain.
+    fn final_fence(&mut self) -> Option<(Event, u64)> {
+        let submitted = *self.submitted.get_mut();
+        if self.clock.is_done(submitted) || self.device.bind().is_err() {
+            return None;
+        }
+        let fence = self
+            .fence
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let event = match fence {
+            Some(event) => event,
+            None => Event::new(&self.device).ok()?,
+        };
+        let ticket = submitted + 1;
+        if event.record_final(&self.clock, self.raw, ticket).is_err() {
+            // Dropped with the stream, after its drain: releasing an event waits for the
+            // streams that recorded it, this one included.
+            *self.fence.get_mut().unwrap_or_else(PoisonError::into_inner) = Some(event);
+            return None;
+        }
+        *self.submitted.get_mut() = ticket;
+        Some((event, ticket))
+    }
+}
+
 impl Drop for StreamInner {
     fn drop(&mut self) {
         let t = self.table();
+        // Other streams may still have to wait for this one's queued work: they do so on
+        // the device, through a final fence recorded now (see `Clock`), and count it as
+        // busy until the drain below has finished.
+        let final_fence = self.final_fence();
+        self.clock.begin_drop(final_fence);
+        let through = self.submitted.load(Ordering::Acquire);
         let drained = self.synchronize();
+        let fence = self.clock.finish_drop(through, drained.clone());
+        drop(fence);
         let state = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
         let leftover = self
             .parked
@@ -311,13 +448,13 @@ impl Drop for StreamInner {
         match drained {
             Ok(()) => {
                 for d in state.deferred.drain(..) {
-                    free(t, d.ptr, d.host);
+                    free(&self.device, d.ptr, d.host);
                 }
                 if !state.workspace.is_null() {
-                    free(t, state.workspace, false);
+                    free(&self.device, state.workspace, false);
                 }
                 if !state.staging.is_null() {
-                    free(t, state.staging, true);
+                    free(&self.device, state.staging, true);
                 }
             }
             Err(e) => {
@@ -370,7 +507,13 @@ impl fmt::Debug for Stream {
             .field("device", &self.inner.device.id)
             .field("uid", &self.inner.uid)
             .field("submitted", &self.inner.submitted.load(Ordering::Relaxed))
-            .field("completed", &self.inner.completed.load(Ordering::Relaxed))
+            .field(
+                "finished",
+                &self
+                    .inner
+                    .clock
+                    .is_done(self.inner.submitted.load(Ordering::Relaxed)),
+            )
             .finish()
     }
 }
@@ -385,13 +528,15 @@ impl Stream {
     pub(crate) fn new(device: &Arc<DeviceInner>) -> Result<Stream> {
         device.bind()?;
         let raw = sys::create_stream(device.table())?;
+        let uid = next_uid();
         Ok(Stream {
-            inner: Arc::new(StreamInner {
+            inner: Arc::new_cyclic(|me| StreamInner {
                 device: Arc::clone(device),
                 raw,
-                uid: next_uid(),
+                uid,
                 submitted: AtomicU64::new(0),
-                completed: AtomicU64::new(0),
+                clock: Arc::new(Clock::new(uid, me.clone())),
+                deps: Mutex::new(Vec::new()),
                 state: Mutex::new(StreamState {
                     workspace: std::ptr::null_mut(),
                     workspace_size: 0,
@@ -413,10 +558,11 @@ impl Stream {
     /// # Errors
     /// [`Error::Acl`] from `aclrtSynchronizeStream` (e.g. a failed kernel), or the parked
     /// failure of an earlier synchronisation made while releasing a resource (see the
-    /// module docs), returned once.
+    /// module docs), returned once. [`Error::DependencyFailed`] when work of another
+    /// stream that the crate ordered this stream's work after failed (returned once).
     pub fn synchronize(&self) -> Result<()> {
         self.inner.take_parked()?;
-        self.inner.synchronize()
+        self.inner.synchronize_checked()
     }
 
     /// The device of this stream.

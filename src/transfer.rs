@@ -118,7 +118,7 @@ where
         // from a queued copy and saves the staging copy.
         // SAFETY: `dst..dst+bytes` lies inside the tensor's allocation, which no queued work
         // uses; `src` is `n` live elements of `T`.
-        return unsafe {
+        unsafe {
             copy_now(
                 &stream.inner,
                 dst,
@@ -126,7 +126,11 @@ where
                 bytes,
                 ascend_sys::ACL_MEMCPY_HOST_TO_DEVICE,
             )
-        };
+        }?;
+        if n == buf.len && layout.offset == 0 {
+            buf.uses.overwritten();
+        }
+        return Ok(());
     }
     let inner = &stream.inner;
     let t = inner.table();
@@ -198,7 +202,10 @@ where
     let inner = &stream.inner;
     let t = inner.table();
     buf.uses.order(inner, Access::Read)?;
-    let ticket = inner.submit(|state, raw, ticket| {
+    // The ticket of the copy once it is queued: its read is recorded even when the drain
+    // after it fails, so the tensor outlives it.
+    let mut queued = None;
+    let result = inner.submit(|state, raw, ticket| {
         let staging = inner.staging(state, bytes, ticket)?;
         // SAFETY: `src..src+bytes` lies inside the tensor's allocation; the staging buffer
         // holds at least `bytes` bytes and is neither reused nor freed before the stream
@@ -214,6 +221,7 @@ where
                 raw,
             )
         }?;
+        queued = Some(ticket);
         inner.drain_locked(ticket)?;
         inner.drained_through(ticket);
         // SAFETY: the copy has finished; the buffer holds `count` initialised elements of
@@ -221,9 +229,12 @@ where
         let host = unsafe { std::slice::from_raw_parts(staging.cast::<T>(), count) };
         scatter(host, layout, lo, out);
         Ok(())
-    })?;
-    buf.uses.record(inner, ticket, Access::Read);
-    Ok(())
+    });
+    if let Some(ticket) = queued {
+        buf.uses.record(inner, ticket, Access::Read);
+    }
+    result?;
+    inner.check_dependencies()
 }
 
 /// [`download`] into a dense row-major destination: the stream is drained, then the bytes
@@ -256,7 +267,7 @@ fn download_direct<T: Element>(
         }
     })?;
     buf.uses.record(inner, ticket, Access::Read);
-    Ok(())
+    inner.check_dependencies()
 }
 
 /// Writes the elements of `layout` (row-major), read from `host` whose index 0 is storage

@@ -1,46 +1,86 @@
 //! Stream-ordered lifetimes: which queued work still uses a device resource.
 //!
-//! A resource that queued work uses (a tensor's device buffer, an event, a plan's
-//! executor) records the `(stream, ticket)` of its last use on each stream in a small
-//! fixed-size array ([`Uses`], no heap). When the resource is released, every stream whose
-//! completed counter is behind the recorded ticket is synchronised first. A failed
-//! synchronisation is parked on its stream (returned by that stream's next call), and the
-//! resource is then leaked rather than freed under work that may still run.
+//! A resource that queued work uses (a tensor's device buffer, pinned host memory, an
+//! event, a plan's executor, a communicator) records the `(stream, ticket)` of its last
+//! use, and of its last write, on each stream ([`Uses`]). A record holds the stream's
+//! [`Clock`], not the stream: the clock outlives the stream's handles and its `Drop`.
 //!
-//! The same records order work between streams ([`Uses::order`]): before an operation on
-//! stream S reads a resource, S waits (through an event) for writes queued on other
-//! streams that are not known to be complete; before it writes, S waits for every other
-//! stream's queued use. Work that stays on one stream never creates an event.
+//! # Invariants
+//! 1. **Busy until drained.** Work counts as finished only when a synchronisation that
+//!    covered it returned (or an event the runtime waited for proves it). A stream whose
+//!    handles are gone is still busy until its `Drop` has drained it: its clock advances
+//!    only after that drain.
+//! 2. **Released only when finished.** A resource is freed only when every recorded use
+//!    has finished ([`Uses::wait_idle`]). When that cannot be ensured (a synchronisation
+//!    failed, or the stream was dropped after a failed drain), the resource is leaked and
+//!    counted ([`Device::leaks`](crate::Device::leaks)); the failure is parked on its
+//!    stream (returned by that stream's next call).
+//! 3. **Ordered, on the device.** Before work on stream S reads a resource, S waits for the
+//!    unfinished writes of other streams; before it writes, for every unfinished use
+//!    ([`Uses::order`]). The wait is an event waited for on S: enqueueing never waits on
+//!    the host for another stream's work. A stream being dropped is waited for through
+//!    the final fence its `Drop` records before draining.
+//! 4. **Failure travels with ordering.** A stream that waited for another stream's work
+//!    remembers it; its next synchronisation (or download) returns
+//!    [`Error::DependencyFailed`](crate::Error::DependencyFailed) when that work failed,
+//!    and so does an enqueue ordered after work already known to have failed. Values
+//!    that were never computed are never returned as `Ok`.
+//! 5. **Host access waits.** A host access ([`Uses::wait_for`]) returns only after the
+//!    conflicting work has finished, or with an error; it never skips work whose stream
+//!    is gone or whose synchronisation failed.
+//! 6. **Any number of streams.** Records for up to [`INLINE`] streams live inline; more
+//!    go to a grow-only overflow list; a record is reused only when its work has finished
+//!    and did not fail. A steady state allocates nothing, and recording never waits.
+//!
+//! `scripts/loom.sh` model-checks invariants 1, 2 and 4 on [`Clock`] and these records.
 
+use crate::clock::Clock;
 use crate::error::Result;
 use crate::stream::StreamInner;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use crate::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 
-/// The most streams a resource tracks at once before it synchronises the oldest one.
-const USE_SLOTS: usize = 4;
+/// Streams recorded without a heap allocation.
+pub(crate) const INLINE: usize = 4;
 
 struct Slot {
-    stream: Weak<StreamInner>,
-    /// `stream`'s address (null for an empty slot), for a cheap identity test. The `Weak`
-    /// keeps the allocation alive, so no other stream can have this address meanwhile.
-    raw: *const StreamInner,
-    /// The last use on `stream`.
+    /// `None` for an empty slot.
+    clock: Option<Arc<Clock>>,
+    /// The last use on the stream.
     ticket: u64,
-    /// The last write on `stream` (0: none).
+    /// The last write on the stream (0: none).
     written: u64,
-    /// The stream that last waited for this slot's work, and up to which ticket.
-    fenced: (*const StreamInner, u64),
+    /// The uid of the stream that last waited for this slot's work, and up to which
+    /// ticket (uids are never reused).
+    fenced: (u64, u64),
 }
 
 impl Slot {
     const EMPTY: Slot = Slot {
-        stream: Weak::new(),
-        raw: std::ptr::null(),
+        clock: None,
         ticket: 0,
         written: 0,
-        fenced: (std::ptr::null(), 0),
+        fenced: (0, 0),
     };
+
+    /// Whether the slot may be given to another stream: its work has finished and did
+    /// not fail (a failed write must still be reported to its readers).
+    fn is_free(&self) -> bool {
+        match &self.clock {
+            None => true,
+            Some(c) => {
+                c.is_done(self.ticket)
+                    && (self.written == 0 || c.failure_in(self.written, self.written).is_none())
+            }
+        }
+    }
+
+    fn needed(&self, access: Access) -> u64 {
+        match access {
+            Access::Read => self.written,
+            Access::Write => self.ticket,
+        }
+    }
 }
 
 /// How an operation uses a resource.
@@ -52,22 +92,38 @@ pub(crate) enum Access {
     Write,
 }
 
-// SAFETY: `raw` is only compared, never dereferenced.
-unsafe impl Send for Slot {}
+struct Slots {
+    inline: [Slot; INLINE],
+    more: Vec<Slot>,
+}
 
-/// The last use of a resource on each of up to [`USE_SLOTS`] streams (no heap).
+impl Slots {
+    fn iter(&self) -> impl Iterator<Item = &Slot> {
+        self.inline.iter().chain(self.more.iter())
+    }
+
+    fn iter_mut(&mut self) -> impl Iterator<Item = &mut Slot> {
+        self.inline.iter_mut().chain(self.more.iter_mut())
+    }
+}
+
+/// The last use of a resource on each stream that used it (see the module docs).
 pub(crate) struct Uses {
-    slots: Mutex<[Slot; USE_SLOTS]>,
-    /// Set when the crate could not make sure queued work is finished: leak on drop.
-    leak: AtomicBool,
+    slots: Mutex<Slots>,
 }
 
 impl Uses {
-    pub(crate) const fn new() -> Uses {
+    pub(crate) fn new() -> Uses {
         Uses {
-            slots: Mutex::new([Slot::EMPTY; USE_SLOTS]),
-            leak: AtomicBool::new(false),
+            slots: Mutex::new(Slots {
+                inline: [Slot::EMPTY; INLINE],
+                more: Vec::new(),
+            }),
         }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Slots> {
+        self.slots.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Makes `stream` wait for the work on other streams that an `access` must follow:
@@ -75,146 +131,277 @@ impl Uses {
     /// stream that already waited for that work is not made to wait again.
     ///
     /// # Errors
-    /// From recording the other stream's fence event or waiting on it.
+    /// [`Error::DependencyFailed`](crate::Error::DependencyFailed) when that work is known
+    /// to have failed; from recording the other stream's fence event or waiting on it.
     #[inline]
     pub(crate) fn order(&self, stream: &Arc<StreamInner>, access: Access) -> Result<()> {
-        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
-        let me = Arc::as_ptr(stream);
+        let mut slots = self.lock();
+        let me = stream.clock.uid;
         for slot in slots.iter_mut() {
-            if slot.raw.is_null() || std::ptr::eq(slot.raw, me) {
+            let Some(clock) = &slot.clock else { continue };
+            let needed = slot.needed(access);
+            if needed == 0 || clock.uid == me {
                 continue;
             }
-            let needed = match access {
-                Access::Read => slot.written,
-                Access::Write => slot.ticket,
-            };
-            if needed == 0 || (std::ptr::eq(slot.fenced.0, me) && slot.fenced.1 >= needed) {
+            // A write only needs the order; a read also the values.
+            let reads = access == Access::Read;
+            if reads && let Some(e) = clock.failure_in(needed, needed) {
+                return Err(e);
+            }
+            if slot.fenced.0 == me && slot.fenced.1 >= needed {
                 continue;
             }
-            Self::fence(slot, stream, needed)?;
+            if clock.is_done(needed) {
+                if reads && !clock.is_checked(needed) {
+                    // Finished (an event proved it), failure unknown: check at the next
+                    // synchronisation.
+                    stream.depend_on(clock, needed);
+                }
+                continue;
+            }
+            let clock = Arc::clone(clock);
+            if let Some(through) = Self::fence(&clock, stream, needed, reads)? {
+                slot.fenced = (me, through);
+            }
         }
         Ok(())
     }
 
+    /// Makes `stream` wait on the device for `clock`'s work up to `needed`; the ticket
+    /// waited for (`None`: it has finished).
     #[cold]
     #[inline(never)]
-    fn fence(slot: &mut Slot, stream: &Arc<StreamInner>, needed: u64) -> Result<()> {
-        // A stream that is gone was drained when it was dropped.
-        if let Some(other) = slot.stream.upgrade()
-            && !other.is_done(needed)
-        {
-            let through = other.fence_for(stream)?;
-            slot.fenced = (Arc::as_ptr(stream), through);
+    fn fence(
+        clock: &Arc<Clock>,
+        stream: &Arc<StreamInner>,
+        needed: u64,
+        reads: bool,
+    ) -> Result<Option<u64>> {
+        let through = match clock.stream.upgrade() {
+            Some(other) => Some(other.fence_for(stream)?),
+            None => clock.fence_gone(needed, |event| stream.wait_event(event))?,
+        };
+        if reads && through.is_some() {
+            stream.depend_on(clock, needed);
         }
-        Ok(())
+        Ok(through)
     }
 
     /// Notes that the work with `ticket` on `stream` uses the resource (and writes it, for
-    /// [`Access::Write`]). Never allocates. The common case (the stream already has a
-    /// slot) is inlined into the callers.
+    /// [`Access::Write`]). Never waits; allocates only when more streams than ever before
+    /// use the resource at once.
     #[inline]
-    pub(crate) fn record(&self, stream: &Arc<StreamInner>, ticket: u64, access: Access) {
-        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
-        let me = Arc::as_ptr(stream);
-        let slot = match slots.iter_mut().position(|s| std::ptr::eq(s.raw, me)) {
-            Some(i) => &mut slots[i],
-            None => self.record_new(&mut slots, stream),
-        };
+    pub(crate) fn record(&self, stream: &StreamInner, ticket: u64, access: Access) {
+        self.record_on(&stream.clock, ticket, access);
+    }
+
+    /// [`record`](Self::record) by the stream's clock.
+    pub(crate) fn record_on(&self, clock: &Arc<Clock>, ticket: u64, access: Access) {
+        let mut guard = self.lock();
+        let slots = &mut *guard;
+        let found = slots
+            .iter()
+            .position(|s| s.clock.as_ref().is_some_and(|c| c.uid == clock.uid));
+        let i = found.unwrap_or_else(|| Self::record_new(slots, clock));
+        let slot = slot_at(slots, i);
         slot.ticket = slot.ticket.max(ticket);
         if access == Access::Write {
             slot.written = slot.written.max(ticket);
-        }
-    }
-
-    /// A slot for a stream without one yet: a free slot (empty, or whose stream is gone or
-    /// past its ticket), or the first one after waiting for its stream.
-    #[cold]
-    #[inline(never)]
-    fn record_new<'s>(
-        &self,
-        slots: &'s mut [Slot; USE_SLOTS],
-        stream: &Arc<StreamInner>,
-    ) -> &'s mut Slot {
-        let index = slots
-            .iter()
-            .position(|s| match s.stream.upgrade() {
-                None => true,
-                Some(st) => st.is_done(s.ticket),
-            })
-            .unwrap_or_else(|| {
-                // All slots busy with other streams: wait for the first one, then reuse it.
-                if let Some(st) = slots[0].stream.upgrade()
-                    && !st.settle()
-                {
-                    self.leak.store(true, Ordering::Relaxed);
-                }
-                0
-            });
-        let slot = &mut slots[index];
-        *slot = Slot {
-            stream: Arc::downgrade(stream),
-            raw: Arc::as_ptr(stream),
-            ..Slot::EMPTY
-        };
-        slot
-    }
-
-    /// Waits, for a host `access` to the resource now, for the queued work it conflicts
-    /// with: unfinished writes before a read, every unfinished use before a write.
-    ///
-    /// # Errors
-    /// From synchronising a stream (returned to the caller, not parked).
-    pub(crate) fn wait_for(&self, access: Access) -> Result<()> {
-        let mut pending: [Option<(Arc<StreamInner>, u64)>; USE_SLOTS] = Default::default();
-        {
-            let slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
-            for (slot, out) in slots.iter().zip(pending.iter_mut()) {
-                let needed = match access {
-                    Access::Read => slot.written,
-                    Access::Write => slot.ticket,
-                };
-                if needed == 0 {
-                    continue;
-                }
-                if let Some(st) = slot.stream.upgrade()
-                    && !st.is_done(needed)
-                {
-                    *out = Some((st, needed));
+            // This write was ordered after every other stream's use: readers need to
+            // follow it alone, and the values it replaces no longer matter (a failure in
+            // them included).
+            for other in slots.iter_mut() {
+                if other.clock.as_ref().is_some_and(|c| c.uid != clock.uid) {
+                    other.written = 0;
                 }
             }
         }
-        // Outside the lock: a stream's synchronisation can take long.
-        for (stream, _) in pending.iter().flatten() {
-            stream.synchronize()?;
+    }
+
+    /// A slot for a stream without one yet (its index): a free one, or a new one at the
+    /// end.
+    #[cold]
+    #[inline(never)]
+    fn record_new(slots: &mut Slots, clock: &Arc<Clock>) -> usize {
+        let free = slots.iter().position(Slot::is_free);
+        let i = free.unwrap_or_else(|| {
+            slots.more.push(Slot::EMPTY);
+            INLINE + slots.more.len() - 1
+        });
+        *slot_at(slots, i) = Slot {
+            clock: Some(Arc::clone(clock)),
+            ..Slot::EMPTY
+        };
+        i
+    }
+
+    /// Notes that the host wrote the whole resource while no queued work used it (an
+    /// upload made at once): earlier writes, failed ones included, no longer matter.
+    pub(crate) fn overwritten(&self) {
+        for slot in self.lock().iter_mut() {
+            slot.written = 0;
+        }
+    }
+
+    /// The first slot whose work a host `access` must wait for, with what it needs.
+    fn first_pending(&self, access: Access) -> Result<Option<(Arc<Clock>, u64)>> {
+        let slots = self.lock();
+        for slot in slots.iter() {
+            let Some(clock) = &slot.clock else { continue };
+            let needed = slot.needed(access);
+            if needed == 0 {
+                continue;
+            }
+            if access == Access::Read
+                && let Some(e) = clock.failure_in(needed, needed)
+            {
+                return Err(e);
+            }
+            let checked = access == Access::Write || clock.is_checked(needed);
+            if !clock.is_done(needed) || !checked {
+                return Ok(Some((Arc::clone(clock), needed)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Waits, for a host `access` to the resource now, for the queued work it conflicts
+    /// with: unfinished writes before a read (which must also have succeeded), every
+    /// unfinished use before a write. Never allocates.
+    ///
+    /// # Errors
+    /// From synchronising a stream (returned to the caller, not parked);
+    /// [`Error::DependencyFailed`](crate::Error::DependencyFailed) for a read of failed
+    /// work, or when a stream was dropped after a failed drain.
+    pub(crate) fn wait_for(&self, access: Access) -> Result<()> {
+        // One stream at a time, outside the lock: a synchronisation can take long. Each
+        // round finishes (or fails) one stream's work, so this ends.
+        while let Some((clock, needed)) = self.first_pending(access)? {
+            match clock.stream.upgrade() {
+                // A read must also not see values computed from failed work.
+                Some(stream) if access == Access::Read => stream.synchronize_checked()?,
+                Some(stream) => stream.synchronize()?,
+                None => clock.wait_gone(needed)?,
+            }
+            if !clock.is_done(needed) {
+                // A synchronisation whose target was below `needed` cannot happen (the
+                // ticket was submitted before it); stay safe regardless.
+                return Err(crate::error::Error::InvalidArgument(
+                    "queued work could not be waited for".into(),
+                ));
+            }
         }
         Ok(())
     }
 
     /// Whether no queued work may still use the resource, as far as the crate knows (the
-    /// streams' completed counters), without waiting.
+    /// streams' clocks), without waiting.
     pub(crate) fn is_idle(&self) -> bool {
-        let slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
-        slots.iter().all(|slot| match slot.stream.upgrade() {
-            None => true,
-            Some(st) => st.is_done(slot.ticket),
+        self.lock().iter().all(|slot| {
+            slot.clock
+                .as_ref()
+                .is_none_or(|clock| clock.is_done(slot.ticket))
         })
     }
 
-    /// Waits until no queued work uses the resource. `false` when that cannot be ensured
-    /// (the resource must then be leaked; the failure is parked on its stream).
-    pub(crate) fn wait_idle(&mut self) -> bool {
-        if *self.leak.get_mut() {
-            return false;
-        }
-        let slots = self.slots.get_mut().unwrap_or_else(PoisonError::into_inner);
-        for slot in slots.iter() {
-            if let Some(st) = slot.stream.upgrade()
-                && !st.is_done(slot.ticket)
-                && !st.settle()
-            {
+    /// Waits until no queued work uses the resource. `false` when that cannot be ensured:
+    /// the resource must then be leaked (a failure of a live stream is parked on it).
+    pub(crate) fn wait_idle(&self) -> bool {
+        loop {
+            let pending = {
+                let slots = self.lock();
+                slots.iter().find_map(|slot| {
+                    let clock = slot.clock.as_ref()?;
+                    (!clock.is_done(slot.ticket)).then(|| (Arc::clone(clock), slot.ticket))
+                })
+            };
+            let Some((clock, ticket)) = pending else {
+                return true;
+            };
+            let finished = match clock.stream.upgrade() {
+                Some(stream) => stream.settle(),
+                None => clock.wait_gone(ticket).is_ok(),
+            };
+            if !finished || !clock.is_done(ticket) {
                 return false;
             }
         }
-        true
+    }
+}
+
+fn slot_at(slots: &mut Slots, i: usize) -> &mut Slot {
+    if i < INLINE {
+        &mut slots.inline[i]
+    } else {
+        &mut slots.more[i - INLINE]
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::{Access, Uses};
+    use crate::clock::Clock;
+    use crate::error::Error;
+    use loom::sync::atomic::{AtomicBool, Ordering};
+    use loom::thread;
+    use std::sync::{Arc, Weak};
+
+    /// Invariants 1 and 2 through the records: a tensor used by a stream that is dropped
+    /// on another thread is idle only after the drop's drain, and its release (waiting
+    /// for idleness) happens after the drain or not at all.
+    #[test]
+    fn release_waits_for_a_stream_dropped_elsewhere() {
+        loom::model(|| {
+            let clock = Arc::new(Clock::new(1, Weak::new()));
+            let uses = Arc::new(Uses::new());
+            uses.record_on(&clock, 2, Access::Write);
+            let drained = Arc::new(AtomicBool::new(false));
+            let dropper = {
+                let (clock, drained) = (Arc::clone(&clock), Arc::clone(&drained));
+                thread::spawn(move || {
+                    clock.begin_drop(None);
+                    drained.store(true, Ordering::Release);
+                    let _ = clock.finish_drop(2, Ok(()));
+                })
+            };
+            if uses.is_idle() {
+                assert!(drained.load(Ordering::Acquire));
+            }
+            assert!(uses.wait_idle());
+            assert!(drained.load(Ordering::Acquire));
+            dropper.join().unwrap();
+        });
+    }
+
+    /// Invariants 2 and 4: after a failed drain the resource is never idle, its release
+    /// leaks it, and a host read is an error, in every interleaving; with two streams'
+    /// records (one finished), only the failed one matters.
+    #[test]
+    fn failed_drain_leaks_and_fails_readers() {
+        loom::model(|| {
+            let (a, b) = (
+                Arc::new(Clock::new(1, Weak::new())),
+                Arc::new(Clock::new(2, Weak::new())),
+            );
+            let uses = Arc::new(Uses::new());
+            uses.record_on(&b, 1, Access::Read);
+            b.mark_checked(1);
+            uses.record_on(&a, 4, Access::Write);
+            let dropper = {
+                let a = Arc::clone(&a);
+                thread::spawn(move || {
+                    a.begin_drop(None);
+                    let _ = a.finish_drop(4, Err(Error::InvalidArgument("timeout".into())));
+                })
+            };
+            assert!(!uses.is_idle());
+            let read = uses.wait_for(Access::Read);
+            dropper.join().unwrap();
+            assert!(matches!(
+                read,
+                Err(Error::DependencyFailed { stream: 1, .. })
+            ));
+            assert!(!uses.wait_idle());
+        });
     }
 }

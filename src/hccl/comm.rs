@@ -393,6 +393,7 @@ fn release(device: &DeviceInner, hccl: &Hccl, raw: HcclComm) {
     // for by the caller); the device's context is current.
     if let Err(e) = unsafe { result::comm_destroy(hccl, device.table(), raw) } {
         device.note_release_error(&e);
+        device.note_leak("communicator", 0, 0, 1);
     }
 }
 

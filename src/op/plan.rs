@@ -191,6 +191,11 @@ impl Reusable {
         for (i, arg) in args.iter().enumerate() {
             let (addr, d) = (addrs[i], self.descriptors[i]);
             let changed = addr != self.bound[i];
+            if changed {
+                // Unknown until both calls succeed: an in-place argument may be half
+                // rebound, so the next launch must rebind it whatever its address.
+                self.bound[i] = std::ptr::null_mut();
+            }
             // SAFETY: the plan's live repeatable executor and its own descriptor of this
             // argument (never shared); `addr` is the base of a live device allocation in
             // which a view of the planned layout lies, so it holds the storage the

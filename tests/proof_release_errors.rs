@@ -1,0 +1,48 @@
+//! Failures the crate cannot return and must not hide: failed releases inside `Drop` and
+//! parked errors of dropped streams are counted (reproducer r16).
+//!
+//! One `#[test]` and no leak check: faults are process-global, and the simulator keeps
+//! the objects whose release failed.
+
+mod common;
+
+use ascendcl::{DeviceTensor, HostTensor, mish};
+use common::*;
+use ndarray::array;
+
+/// r16: a failed `aclrtFreeHost` / `aclrtFree` in a `Drop` is counted as a release error
+/// and the memory the runtime still holds as a leak; so is an error parked on a stream
+/// dropped before any call returned it.
+#[test]
+fn failed_releases_in_drop_are_counted() {
+    let dev = device(A2);
+    let s = dev.stream().unwrap();
+    let (errors, leaks) = (dev.release_errors(), dev.leaks());
+
+    let h = HostTensor::from_array(&dev, &array![1.0f32]).unwrap();
+    ascend_sim::set_fault("aclrtFreeHost", 1).unwrap();
+    drop(h);
+    ascend_sim::set_fault("aclrtFreeHost", 0).unwrap();
+    assert_eq!(dev.release_errors(), errors + 1);
+    assert_eq!(dev.leaks().allocations, leaks.allocations + 1);
+
+    let t = DeviceTensor::from_array(&s, &array![1.0f32]).unwrap();
+    s.synchronize().unwrap();
+    ascend_sim::set_fault("aclrtFree", 1).unwrap();
+    drop(t);
+    ascend_sim::set_fault("aclrtFree", 0).unwrap();
+    assert_eq!(dev.release_errors(), errors + 2);
+    assert_eq!(dev.leaks().allocations, leaks.allocations + 2);
+
+    let s2 = dev.stream().unwrap();
+    let x = DeviceTensor::from_array(&s2, &array![1.0f32]).unwrap();
+    let mut y = DeviceTensor::<f32>::zeros(&s2, &[1]).unwrap();
+    mish(&x, &mut y, &s2).unwrap();
+    ascend_sim::set_fault("aclrtSynchronizeStream", 1).unwrap();
+    drop(x); // its settle fails: parked on s2, x leaked
+    ascend_sim::set_fault("aclrtSynchronizeStream", 0).unwrap();
+    assert_eq!(dev.leaks().allocations, leaks.allocations + 3);
+    drop(y);
+    drop(s2); // the parked error has no caller any more
+    assert_eq!(dev.release_errors(), errors + 3);
+}
