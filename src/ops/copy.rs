@@ -10,7 +10,7 @@ use crate::tensor::{AsTensorView, AsTensorViewMut, check_stream_device};
 use crate::uses::Access;
 use crate::{Element, Error};
 
-crate::op::operator! {
+crate::protocol::operator! {
     /// `aclnnInplaceCopy`: writes `src` into `selfRef`'s view, broadcasting `src` to
     /// `selfRef`'s shape and converting its dtype (round to nearest even). Every product
     /// has it, for every dtype of this crate.

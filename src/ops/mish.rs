@@ -14,7 +14,7 @@ fn dtypes(soc: SocFamily, dtype: DType) -> bool {
     dtype != DType::BF16 || soc.has_bf16()
 }
 
-crate::op::operator! {
+crate::protocol::operator! {
     /// `aclnnMish`: `out = self·tanh(softplus(self))`, elementwise.
     pub struct Mish: aclnnMish, aclnnMishGetWorkspaceSize;
     products: products;
@@ -59,7 +59,7 @@ crate::op::operator! {
     pub type MishPlan;
 }
 
-crate::op::operator! {
+crate::protocol::operator! {
     /// `aclnnInplaceMish`: `selfRef = mish(selfRef)`.
     pub struct InplaceMish: aclnnInplaceMish, aclnnInplaceMishGetWorkspaceSize;
     products: products;

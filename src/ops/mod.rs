@@ -5,7 +5,7 @@
 //! [`Arg`], [`Role`] and [`ShapeRule`] describe a declared operator (its marker type's
 //! `ARGS` and `SHAPE`).
 
-pub use crate::op::{Arg, Role, ShapeRule};
+pub use crate::protocol::{Arg, Role, ShapeRule};
 
 pub mod copy;
 pub mod mish;

@@ -60,7 +60,7 @@ macro_rules! operator {
             /// Its tensor arguments (C names and roles), in the order of phase 1.
             pub const ARGS: &'static [$crate::ops::Arg] = &[$($crate::ops::Arg {
                 name: $cname,
-                role: $crate::op::operator!(@role $role),
+                role: $crate::protocol::operator!(@role $role),
             }),+];
             /// Its shape rule.
             pub const SHAPE: $crate::ops::ShapeRule = $crate::ops::ShapeRule::$shape;
@@ -77,14 +77,14 @@ macro_rules! operator {
             }
         }
 
-        impl $crate::op::Operator for $op {
+        impl $crate::protocol::Operator for $op {
             const NAME: &'static str = $op::NAME;
             const ARGS: &'static [$crate::ops::Arg] = $op::ARGS;
             const SHAPE: $crate::ops::ShapeRule = $op::SHAPE;
 
-            fn entry_points() -> &'static $crate::op::EntryPoints {
-                static ENTRY: $crate::op::EntryPoints =
-                    $crate::op::EntryPoints::new(stringify!($phase1), stringify!($phase2));
+            fn entry_points() -> &'static $crate::protocol::EntryPoints {
+                static ENTRY: $crate::protocol::EntryPoints =
+                    $crate::protocol::EntryPoints::new(stringify!($phase1), stringify!($phase2));
                 &ENTRY
             }
 
@@ -103,7 +103,7 @@ macro_rules! operator {
             #[allow(dead_code, clippy::extra_unused_type_parameters)]
             fn prototypes_match_header<T>() {
                 let _: unsafe extern "C" fn(
-                    $($crate::op::operator!(@ptr $role),)+
+                    $($crate::protocol::operator!(@ptr $role),)+
                     *mut u64,
                     *mut *mut ascend_sys::aclOpExecutor,
                 ) -> ascend_sys::aclnnStatus = ascend_sys::$phase1;
@@ -113,11 +113,11 @@ macro_rules! operator {
 
         $(#[$fn_doc])*
         pub fn $fname<$($ty: $crate::Element),+>(
-            $($arg: $crate::op::operator!(@param $role $elem),)+
+            $($arg: $crate::protocol::operator!(@param $role $elem),)+
             stream: &$crate::Stream,
         ) -> $crate::Result<()> {
             $(#[allow(unused_mut)] let mut $arg = $arg;)+
-            $crate::op::call($op, stream, [$($crate::op::operator!(@raw $role $arg)),+])
+            $crate::protocol::call($op, stream, [$($crate::protocol::operator!(@raw $role $arg)),+])
         }
 
         $(#[$plan_doc])*
@@ -153,11 +153,11 @@ macro_rules! operator {
             /// whose layout differs; [`Error::Aclnn`](crate::Error::Aclnn) from the library.
             pub fn launch(
                 &mut self,
-                $($arg: $crate::op::operator!(@param $role $elem),)+
+                $($arg: $crate::protocol::operator!(@param $role $elem),)+
                 stream: &$crate::Stream,
             ) -> $crate::Result<()> {
                 $(#[allow(unused_mut)] let mut $arg = $arg;)+
-                self.run(stream, [$($crate::op::operator!(@raw $role $arg)),+])
+                self.run(stream, [$($crate::protocol::operator!(@raw $role $arg)),+])
             }
         }
     };
