@@ -93,7 +93,7 @@ mod event;
 mod host;
 mod ledger;
 pub mod ops;
-mod protocol;
+pub mod protocol;
 mod reshape;
 mod runtime;
 mod stream;
@@ -104,6 +104,12 @@ mod transfer;
 mod uses;
 
 pub use ascend_sys::{LoadError, LoadOptions};
+
+/// What the code `operator!` generates in other crates refers to.
+#[doc(hidden)]
+pub mod __private {
+    pub use ascend_sys;
+}
 pub use device::{Device, Leaks, MemoryInfo, SocFamily};
 pub use element::{DType, Element};
 pub use error::{Error, Result};

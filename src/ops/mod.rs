@@ -1,11 +1,8 @@
 //! The operators, one module each. Each is a declaration (`operator!`): its arguments and
 //! their roles, its product and dtype rules, its shape rule and its two C entry points,
 //! from which the protocol layer validates calls and runs the two-phase protocol.
-//!
-//! [`Arg`], [`Role`] and [`ShapeRule`] describe a declared operator (its marker type's
-//! `ARGS` and `SHAPE`).
-
-pub use crate::protocol::{Arg, Role, ShapeRule};
+//! Each module is `operator!` declarations and nothing else: what an operator needs that
+//! is generic lives in [`protocol`](crate::protocol) once.
 
 pub mod copy;
 pub mod mish;
