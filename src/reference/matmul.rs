@@ -225,8 +225,9 @@ fn operand<T: Element>(
             shape: view.shape().to_vec(),
             other: "the batch shape",
             other_shape: full.clone(),
-        })?
-        .mapv(|v| format.round(v.to_f64()));
-    wide.into_shape_with_order((batch.numel(), mat[0], mat[1]))
+        })?;
+    // Logical (row-major) order, whatever the view's strides.
+    let values: Vec<f64> = wide.iter().map(|v| format.round(v.to_f64())).collect();
+    Array3::from_shape_vec((batch.numel(), mat[0], mat[1]), values)
         .map_err(|e| Error::InvalidArgument(e.to_string()))
 }
