@@ -88,6 +88,7 @@ pub mod reference;
 pub mod shape;
 pub mod testing;
 
+mod attrs;
 mod device;
 mod event;
 mod host;
@@ -110,6 +111,7 @@ pub use ascend_sys::{LoadError, LoadOptions};
 pub mod __private {
     pub use ascend_sys;
 }
+pub use attrs::{CubeMath, Reduction};
 pub use device::{Device, Leaks, MemoryInfo, SocFamily};
 pub use element::{DType, Element};
 pub use error::{Error, Result};
@@ -137,6 +139,8 @@ const _: () = {
     send_sync::<TensorView<'static, f32>>();
     send_sync::<TensorViewMut<'static, f32>>();
     send_sync::<Error>();
+    send_sync::<CubeMath>();
+    send_sync::<Reduction>();
     send_sync::<hccl::Communicator>();
     send_sync::<hccl::RootInfo>();
     send_sync::<ops::mish_backward::MishBackwardPlan<f32, half::f16, half::bf16>>();

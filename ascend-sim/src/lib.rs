@@ -327,11 +327,19 @@ pub struct Counters {
     pub events: u64,
     /// Live contexts created with `aclrtCreateContext`.
     pub contexts: u64,
+    /// Live `aclScalar`s.
+    pub scalars: u64,
+    /// Live `aclIntArray`s, `aclFloatArray`s and `aclBoolArray`s.
+    pub arrays: u64,
+    /// Live `aclTensorList`s and `aclScalarList`s (their elements count as tensors and
+    /// scalars too).
+    pub lists: u64,
 }
 
 impl Counters {
     /// The counts a leak check compares: `[allocations, tensors, executors, streams,
-    /// events]` (byte totals and explicitly created contexts left out).
+    /// events]` (byte totals and explicitly created contexts left out; attribute objects
+    /// are in [`Counters::attributes`]).
     pub fn objects(&self) -> [u64; 5] {
         [
             self.allocations,
@@ -340,6 +348,11 @@ impl Counters {
             self.streams,
             self.events,
         ]
+    }
+
+    /// The attribute objects a leak check compares: `[scalars, arrays, lists]`.
+    pub fn attributes(&self) -> [u64; 3] {
+        [self.scalars, self.arrays, self.lists]
     }
 }
 
@@ -446,6 +459,9 @@ pub(crate) fn fault_code(sym: Sym) -> i32 {
     if index >= FIRST_HCCL {
         return ascend_sys::hccl::HCCL_E_INTERNAL as i32;
     }
+    if (FIRST_NNOPBASE..FIRST_OPERATOR).contains(&index) {
+        return ACLNN_ERR_INNER;
+    }
     if index >= FIRST_OPERATOR {
         return if SYMBOLS[index].ends_with("GetWorkspaceSize") {
             ACLNN_ERR_INNER_CREATE_EXECUTOR
@@ -499,6 +515,9 @@ macro_rules! sim_api {
         table {
             $( $kind:ident $fail:ident $name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty = $imp:path; )*
         }
+        nnopbase {
+            $( $afail:ident $aname:ident ( $($aarg:ident : $aty:ty),* ) -> $aret:ty = $aimp:path; )*
+        }
         operators {
             $( $ofail:ident $oname:ident ( $($oarg:ident : $oty:ty),* ) -> $oret:ty = $oimp:path
                $(, on fault $ofault:path [ $ofarg:ident ] )?; )*
@@ -513,14 +532,16 @@ macro_rules! sim_api {
         /// Index of every simulated (counted, faultable) symbol.
         #[allow(non_camel_case_types, clippy::enum_variant_names)]
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub(crate) enum Sym { $( $name, )* $( $oname, )* $( $hname, )* }
+        pub(crate) enum Sym { $( $name, )* $( $aname, )* $( $oname, )* $( $hname, )* }
 
         /// Every simulated symbol (the functions of [`ascend_sys::FnTable`], then the
-        /// operators, then HCCL's), by C name.
-        pub const SYMBOLS: &[&str] = &[ $( stringify!($name), )* $( stringify!($oname), )* $( stringify!($hname), )* ];
+        /// other nnopbase functions, then the operators, then HCCL's), by C name.
+        pub const SYMBOLS: &[&str] = &[ $( stringify!($name), )* $( stringify!($aname), )* $( stringify!($oname), )* $( stringify!($hname), )* ];
         pub(crate) const SYMBOL_COUNT: usize = SYMBOLS.len();
+        /// Index in [`SYMBOLS`] of the first nnopbase function outside the table.
+        pub(crate) const FIRST_NNOPBASE: usize = [ $( stringify!($name), )* ].len();
         /// Index in [`SYMBOLS`] of the first operator entry point.
-        pub(crate) const FIRST_OPERATOR: usize = [ $( stringify!($name), )* ].len();
+        pub(crate) const FIRST_OPERATOR: usize = FIRST_NNOPBASE + [ $( stringify!($aname), )* ].len();
         /// Index in [`SYMBOLS`] of the first HCCL function.
         pub(crate) const FIRST_HCCL: usize = SYMBOL_COUNT - [ $( stringify!($hname), )* ].len();
 
@@ -544,6 +565,22 @@ macro_rules! sim_api {
                         // SAFETY: the caller upholds the C contract of this function, which
                         // is all the implementation relies on.
                         move || unsafe { $imp( $($arg),* ) },
+                    )
+                }
+            )*
+            $(
+                #[doc = concat!("Simulated `", stringify!($aname), "`.")]
+                ///
+                /// # Safety
+                /// The contract of the C function of the same name: pointer arguments must
+                /// be null or valid for the documented accesses.
+                pub unsafe extern "C" fn $aname( $($aarg: $aty),* ) -> $aret {
+                    crate::state::entry(
+                        Sym::$aname,
+                        failure_value!($afail, Sym::$aname),
+                        // SAFETY: the caller upholds the C contract of this function, which
+                        // is all the implementation relies on.
+                        move || unsafe { $aimp( $($aarg),* ) },
                     )
                 }
             )*
@@ -609,6 +646,15 @@ macro_rules! sim_api {
                 /// # Safety
                 /// The contract of the C function of the same name.
                 #[unsafe(no_mangle)]
+                pub unsafe extern "C" fn $aname( $($aarg: $aty),* ) -> $aret {
+                    // SAFETY: forwarded unchanged under the same contract.
+                    unsafe { crate::api::$aname( $($aarg),* ) }
+                }
+            )*
+            $(
+                /// # Safety
+                /// The contract of the C function of the same name.
+                #[unsafe(no_mangle)]
                 pub unsafe extern "C" fn $oname( $($oarg: $oty),* ) -> $oret {
                     // SAFETY: forwarded unchanged under the same contract.
                     unsafe { crate::api::$oname( $($oarg),* ) }
@@ -649,6 +695,7 @@ macro_rules! sim_api {
         pub fn symbol(name: &str) -> Option<*const c_void> {
             match name {
                 $( stringify!($name) => Some(api::$name as *const c_void), )*
+                $( stringify!($aname) => Some(api::$aname as *const c_void), )*
                 $( stringify!($oname) => Some(api::$oname as *const c_void), )*
                 $( stringify!($hname) => Some(api::$hname as *const c_void), )*
                 _ => None,
@@ -693,6 +740,27 @@ sim_api! {
         opt code aclDestroyAclOpExecutor(executor: *mut aclOpExecutor) -> aclnnStatus = nnopbase::destroy_executor;
         opt code aclSetInputTensorAddr(executor: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void) -> aclnnStatus = nnopbase::set_input_addr;
         opt code aclSetOutputTensorAddr(executor: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void) -> aclnnStatus = nnopbase::set_output_addr;
+    }
+    // nnopbase's attribute objects: counted and faultable, found by `symbol`, not in the
+    // FnTable.
+    nnopbase {
+        null aclCreateScalar(value: *mut c_void, data_type: aclDataType) -> *mut aclScalar = nnopbase::create_scalar;
+        null aclCreateIntArray(value: *const i64, size: u64) -> *mut aclIntArray = nnopbase::create_int_array;
+        null aclCreateFloatArray(value: *const f32, size: u64) -> *mut aclFloatArray = nnopbase::create_float_array;
+        null aclCreateBoolArray(value: *const bool, size: u64) -> *mut aclBoolArray = nnopbase::create_bool_array;
+        null aclCreateTensorList(value: *const *const aclTensor, size: u64) -> *mut aclTensorList = nnopbase::create_tensor_list;
+        null aclCreateScalarList(value: *const *const aclScalar, size: u64) -> *mut aclScalarList = nnopbase::create_scalar_list;
+        code aclDestroyScalar(scalar: *const aclScalar) -> aclnnStatus = nnopbase::destroy_scalar;
+        code aclDestroyIntArray(array: *const aclIntArray) -> aclnnStatus = nnopbase::destroy_int_array;
+        code aclDestroyFloatArray(array: *const aclFloatArray) -> aclnnStatus = nnopbase::destroy_float_array;
+        code aclDestroyBoolArray(array: *const aclBoolArray) -> aclnnStatus = nnopbase::destroy_bool_array;
+        code aclDestroyTensorList(array: *const aclTensorList) -> aclnnStatus = nnopbase::destroy_tensor_list;
+        code aclDestroyScalarList(array: *const aclScalarList) -> aclnnStatus = nnopbase::destroy_scalar_list;
+        code aclGetIntArraySize(array: *const aclIntArray, size: *mut u64) -> aclnnStatus = nnopbase::get_int_array_size;
+        code aclGetFloatArraySize(array: *const aclFloatArray, size: *mut u64) -> aclnnStatus = nnopbase::get_float_array_size;
+        code aclGetBoolArraySize(array: *const aclBoolArray, size: *mut u64) -> aclnnStatus = nnopbase::get_bool_array_size;
+        code aclGetTensorListSize(tensor_list: *const aclTensorList, size: *mut u64) -> aclnnStatus = nnopbase::get_tensor_list_size;
+        code aclGetScalarListSize(scalar_list: *const aclScalarList, size: *mut u64) -> aclnnStatus = nnopbase::get_scalar_list_size;
     }
     operators {
         code aclnnMishBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, grad_input: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::mish_backward::get_workspace_size;
