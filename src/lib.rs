@@ -117,7 +117,7 @@ pub use element::{DType, Element};
 pub use error::{Error, Result};
 pub use event::Event;
 pub use host::HostTensor;
-pub use ops::{copy::*, mish::*, mish_backward::*};
+pub use ops::exports::*;
 pub use protocol::Plan;
 pub use runtime::{Backend, Runtime};
 pub use stream::Stream;

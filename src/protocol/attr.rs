@@ -239,6 +239,20 @@ attribute! {
     IntList => *const aclIntArray, Ints;
 }
 
+impl Attribute for crate::CubeMath {
+    type C = i8;
+    fn to_attr(self) -> Attr {
+        Attr::I8(self.as_i8())
+    }
+}
+
+impl Attribute for crate::Reduction {
+    type C = i64;
+    fn to_attr(self) -> Attr {
+        Attr::I64(self.as_i64())
+    }
+}
+
 /// One C argument of phase 1, as the protocol passes it: a handle (tensor, scalar, int
 /// array) or a plain value. Plain data; what it points to is owned elsewhere.
 #[derive(Debug, Clone, Copy)]

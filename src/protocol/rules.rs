@@ -265,6 +265,39 @@ pub fn loss(c: &Call<'_>, x: usize, target: usize, reduction: usize, out: usize)
     }
 }
 
+/// The `cubeMathType` (i8 attribute `math`) of a cube operator with input tensors
+/// `inputs`. Atlas A2/A3 take all five values. The training series (910), the inference
+/// series (310P) and 310B compute an f32 product only in f16: with an f32 input they refuse
+/// `KeepDtype` (0) and `UseHf32` (3), and they have no `UseFp32Add` (4).
+///
+/// # Errors
+/// [`Error::InvalidArgument`] naming `math`.
+pub fn cube_math(c: &Call<'_>, math: usize, inputs: &[usize]) -> Result<()> {
+    let Some(Attr::I8(m)) = c.attr(math) else {
+        return Err(invalid(c.label(math), "is not an i8"));
+    };
+    let f32_input = inputs.iter().any(|&i| c.dtype(i) == Some(DType::F32));
+    let half_only = matches!(
+        c.soc(),
+        SocFamily::Training910 | SocFamily::Inference310P | SocFamily::Atlas310B
+    );
+    match m {
+        0..=4 if !half_only => Ok(()),
+        4 => Err(invalid(
+            c.label(math),
+            "UseFp32Add needs Atlas A2/A3 (the training series and 310P lack it)",
+        )),
+        0 | 3 if f32_input => Err(invalid(
+            c.label(math),
+            "KeepDtype and UseHf32 are refused with f32 inputs on the training series \
+             (910) and 310P, which compute f32 in f16: use UseFp16 or \
+             AllowFp32DownPrecision (CubeMath::default_for gives torch_npu's choice)",
+        )),
+        0..=3 => Ok(()),
+        _ => Err(invalid(c.label(math), "is not a cube math type (0 to 4)")),
+    }
+}
+
 /// Tensors `args` have the dtype of tensor `of`.
 ///
 /// # Errors
