@@ -19,6 +19,7 @@ macro_rules! operators {
 
 operators! {
     copy,
+    inplace_zero,
     mish,
     mish_backward,
 }
