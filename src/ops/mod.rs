@@ -19,6 +19,7 @@ macro_rules! operators {
 
 operators! {
     copy,
+    inplace_fill_scalar,
     inplace_zero,
     mish,
     mish_backward,
