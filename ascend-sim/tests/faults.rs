@@ -177,6 +177,20 @@ fn call(
             }
             "aclnnInplaceCopy" => api::aclnnInplaceCopy(null_mut(), 0, null_mut(), stream) as i64,
             "aclnnInplaceMish" => api::aclnnInplaceMish(null_mut(), 0, null_mut(), stream) as i64,
+            s if s.starts_with("aclnn") && s.ends_with("GetWorkspaceSize") => {
+                let rc = training_phase1(s, t, &mut ws, &mut ex);
+                if rc == 0 {
+                    api::aclDestroyAclOpExecutor(ex);
+                }
+                rc as i64
+            }
+            s if s.starts_with("aclnn") => {
+                let f = ascend_sim::symbol(s).expect("a simulated operator");
+                // SAFETY: `symbol` gives the phase-2 entry point of that name, whose
+                // prototype every phase 2 shares.
+                let f: Phase2 = std::mem::transmute(f);
+                f(null_mut(), 0, null_mut(), stream) as i64
+            }
             "aclSetAclOpExecutorRepeatable" => {
                 api::aclSetAclOpExecutorRepeatable(null_mut()) as i64
             }
@@ -185,6 +199,38 @@ fn call(
             "aclSetOutputTensorAddr" => api::aclSetOutputTensorAddr(null_mut(), 0, t, dev) as i64,
             other => panic!("no call for {other}"),
         }
+    }
+}
+
+type Phase2 = unsafe extern "C" fn(*mut c_void, u64, *mut aclOpExecutor, aclrtStream) -> i32;
+
+/// A valid phase 1 of a training operator on the float tensor `t` of shape [2].
+///
+/// # Safety
+/// `t` is a live tensor; the out-pointers are valid.
+unsafe fn training_phase1(
+    sym: &str,
+    t: *mut aclTensor,
+    ws: &mut u64,
+    ex: &mut *mut aclOpExecutor,
+) -> i32 {
+    let one = 1.0f64;
+    // SAFETY: the scalar copies `one`; every handle is live for the calls.
+    unsafe {
+        let s = api::aclCreateScalar((&raw const one).cast_mut().cast(), ACL_DOUBLE);
+        let rc = match sym {
+            "aclnnInplaceZeroGetWorkspaceSize" => api::aclnnInplaceZeroGetWorkspaceSize(t, ws, ex),
+            "aclnnInplaceFillScalarGetWorkspaceSize" => {
+                api::aclnnInplaceFillScalarGetWorkspaceSize(t, s, ws, ex)
+            }
+            "aclnnAddGetWorkspaceSize" => api::aclnnAddGetWorkspaceSize(t, t, s, t, ws, ex),
+            "aclnnInplaceAddGetWorkspaceSize" => {
+                api::aclnnInplaceAddGetWorkspaceSize(t, t, s, ws, ex)
+            }
+            other => panic!("no call for {other}"),
+        };
+        api::aclDestroyScalar(s);
+        rc
     }
 }
 
@@ -218,7 +264,7 @@ fn every_symbol_fails_on_its_nth_call() {
     let t = tensor(&[2], ACL_FLOAT, dev);
     // HCCL's symbols have their own sweep (tests/hccl_faults.rs).
     let acl = || SYMBOLS.iter().filter(|s| !s.starts_with("Hccl"));
-    assert_eq!(acl().count(), 59);
+    assert_eq!(acl().count(), 67);
     let late = ["aclrtResetDevice", "aclFinalize"];
     for &sym in acl().filter(|s| !late.contains(s)) {
         // Armed for the 2nd call from now: the 1st behaves normally, the 2nd fails.

@@ -5,6 +5,7 @@
 //! checks on a [`Phase1`] and leave the rest to this module: the executor, phase 2, the
 //! queued launch and the executor-reuse API.
 
+mod access;
 mod attrs;
 mod executor;
 mod launch;
@@ -12,8 +13,8 @@ mod launch;
 pub(crate) use attrs::*;
 
 pub(crate) use executor::{
-    Executor, OpDef, Phase1, Plan, destroy_executor, out_params, set_input_addr, set_output_addr,
-    set_repeatable,
+    Attr, Executor, OpDef, Phase1, Plan, destroy_executor, every_product, out_params,
+    set_input_addr, set_output_addr, set_repeatable,
 };
 pub(crate) use launch::{Launch, launch, release_on_fault};
 
