@@ -18,6 +18,7 @@ macro_rules! operators {
 }
 
 operators! {
+    add,
     copy,
     inplace_fill_scalar,
     inplace_zero,
