@@ -24,4 +24,5 @@ operators! {
     inplace_zero,
     mish,
     mish_backward,
+    mul,
 }
