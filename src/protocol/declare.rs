@@ -281,6 +281,8 @@ macro_rules! operator {
         fn_doc: [$($fn_doc:tt)*], plan_doc: [$($plan_doc:tt)*],
     } [$($f:tt)*] [$($n:tt)*] [$($l:tt)*] [$($cv:tt)*] [$($nv:tt)*] [$($lv:tt)*]) => {
         $($fn_doc)*
+        // The C operator's arguments, one by one.
+        #[allow(clippy::too_many_arguments)]
         pub fn $fname<$($ty: $crate::Element),+>(
             $($f)*
             stream: &$crate::Stream,
@@ -303,6 +305,7 @@ macro_rules! operator {
                 "As [`", stringify!($fname), "`]; [`Error::Aclnn`](", "crate::Error::Aclnn) ",
                 "from phase 1 or `aclSetAclOpExecutorRepeatable`."
             )]
+            #[allow(clippy::too_many_arguments)]
             pub fn new($($n)* stream: &$crate::Stream) -> $crate::Result<Self> {
                 Self::build(stream, [$($nv)*])
             }
