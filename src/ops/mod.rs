@@ -22,6 +22,7 @@ operators! {
     copy,
     inplace_fill_scalar,
     inplace_zero,
+    matmul,
     mish,
     mish_backward,
     mul,
