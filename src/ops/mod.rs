@@ -19,6 +19,7 @@ macro_rules! operators {
 
 operators! {
     add,
+    addmm,
     copy,
     inplace_fill_scalar,
     inplace_zero,
