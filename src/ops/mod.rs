@@ -27,4 +27,5 @@ operators! {
     mish,
     mish_backward,
     mul,
+    reduce_sum,
 }
