@@ -26,6 +26,7 @@ operators! {
     matmul,
     mish,
     mish_backward,
+    mse_loss,
     mul,
     reduce_sum,
 }
