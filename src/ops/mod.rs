@@ -27,6 +27,7 @@ operators! {
     mish,
     mish_backward,
     mse_loss,
+    mse_loss_backward,
     mul,
     reduce_sum,
 }
