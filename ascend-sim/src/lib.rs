@@ -762,6 +762,8 @@ sim_api! {
         aclnnInplaceFillScalarGetWorkspaceSize(self_ref: *mut aclTensor, value: *const aclScalar, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::inplace_fill_scalar::get_workspace_size, aclnnInplaceFillScalar = ops::inplace_fill_scalar::OP;
         aclnnAddGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::add::get_workspace_size, aclnnAdd = ops::add::OP;
         aclnnInplaceAddGetWorkspaceSize(self_ref: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::add::inplace_get_workspace_size, aclnnInplaceAdd = ops::add::INPLACE_OP;
+        aclnnMulGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mul::get_workspace_size, aclnnMul = ops::mul::OP;
+        aclnnInplaceMulGetWorkspaceSize(self_ref: *mut aclTensor, other: *const aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mul::inplace_get_workspace_size, aclnnInplaceMul = ops::mul::INPLACE_OP;
     }
     // HCCL (libhccl.so): counted and faultable (HCCL_E_INTERNAL), not in the FnTable.
     hccl {

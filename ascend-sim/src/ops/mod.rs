@@ -8,6 +8,7 @@ pub mod inplace_fill_scalar;
 pub mod inplace_zero;
 pub mod mish;
 pub mod mish_backward;
+pub mod mul;
 
 /// The operators' scalar kernels, exactly as the simulated device evaluates them.
 pub mod kernel {
