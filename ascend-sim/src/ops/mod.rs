@@ -6,6 +6,7 @@ pub mod add;
 pub mod inplace_copy;
 pub mod inplace_fill_scalar;
 pub mod inplace_zero;
+pub mod matmul;
 pub mod mish;
 pub mod mish_backward;
 pub mod mul;
