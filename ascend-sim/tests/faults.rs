@@ -235,6 +235,13 @@ unsafe fn training_phase1(
                 api::aclDestroyTensor(o);
                 rc
             }
+            "aclnnAddmmGetWorkspaceSize" => {
+                let (m, o) = (aclnn_tensor(&[2, 1], t), aclnn_tensor(&[1, 1], t));
+                let rc = api::aclnnAddmmGetWorkspaceSize(t, o, m, s, s, o, 0, ws, ex);
+                api::aclDestroyTensor(m);
+                api::aclDestroyTensor(o);
+                rc
+            }
             other => panic!("no call for {other}"),
         };
         api::aclDestroyScalar(s);
@@ -278,7 +285,7 @@ fn every_symbol_fails_on_its_nth_call() {
     let t = tensor(&[2], ACL_FLOAT, dev);
     // HCCL's symbols have their own sweep (tests/hccl_faults.rs).
     let acl = || SYMBOLS.iter().filter(|s| !s.starts_with("Hccl"));
-    assert_eq!(acl().count(), 73);
+    assert_eq!(acl().count(), 75);
     let late = ["aclrtResetDevice", "aclFinalize"];
     for &sym in acl().filter(|s| !late.contains(s)) {
         // Armed for the 2nd call from now: the 1st behaves normally, the 2nd fails.

@@ -3,6 +3,7 @@
 //! documentation is what the simulator models of that operator.
 
 pub mod add;
+pub mod addmm;
 pub mod inplace_copy;
 pub mod inplace_fill_scalar;
 pub mod inplace_zero;
