@@ -229,11 +229,30 @@ unsafe fn training_phase1(
             }
             "aclnnMulGetWorkspaceSize" => api::aclnnMulGetWorkspaceSize(t, t, t, ws, ex),
             "aclnnInplaceMulGetWorkspaceSize" => api::aclnnInplaceMulGetWorkspaceSize(t, t, ws, ex),
+            "aclnnMatmulGetWorkspaceSize" => {
+                let o = aclnn_tensor(&[1], t);
+                let rc = api::aclnnMatmulGetWorkspaceSize(t, t, o, 0, ws, ex);
+                api::aclDestroyTensor(o);
+                rc
+            }
+            "aclnnAddmmGetWorkspaceSize" => {
+                let (m, o) = (aclnn_tensor(&[2, 1], t), aclnn_tensor(&[1, 1], t));
+                let rc = api::aclnnAddmmGetWorkspaceSize(t, o, m, s, s, o, 0, ws, ex);
+                api::aclDestroyTensor(m);
+                api::aclDestroyTensor(o);
+                rc
+            }
             other => panic!("no call for {other}"),
         };
         api::aclDestroyScalar(s);
         rc
     }
+}
+
+/// A float tensor of `dims` over the data of `like` (metadata for phase 1 only).
+fn aclnn_tensor(dims: &[i64], like: *mut aclTensor) -> *mut aclTensor {
+    let _ = like;
+    tensor(dims, ACL_FLOAT, null_mut())
 }
 
 fn expected_failure(sym: &str) -> i64 {
@@ -266,7 +285,7 @@ fn every_symbol_fails_on_its_nth_call() {
     let t = tensor(&[2], ACL_FLOAT, dev);
     // HCCL's symbols have their own sweep (tests/hccl_faults.rs).
     let acl = || SYMBOLS.iter().filter(|s| !s.starts_with("Hccl"));
-    assert_eq!(acl().count(), 71);
+    assert_eq!(acl().count(), 75);
     let late = ["aclrtResetDevice", "aclFinalize"];
     for &sym in acl().filter(|s| !late.contains(s)) {
         // Armed for the 2nd call from now: the 1st behaves normally, the 2nd fails.

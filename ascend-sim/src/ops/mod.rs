@@ -3,9 +3,11 @@
 //! documentation is what the simulator models of that operator.
 
 pub mod add;
+pub mod addmm;
 pub mod inplace_copy;
 pub mod inplace_fill_scalar;
 pub mod inplace_zero;
+pub mod matmul;
 pub mod mish;
 pub mod mish_backward;
 pub mod mul;
