@@ -88,7 +88,11 @@ fn check_addmm<T: Element>(
     let s = device(A2).stream().unwrap();
     // Half results go through several roundings (beta·self, the product, the sum): inputs
     // of one sign keep them away from cancellation, which the standard does not allow for.
-    let lo = if T::DTYPE == ascendcl::DType::F32 { -1.0 } else { 0.25 };
+    let lo = if T::DTYPE == ascendcl::DType::F32 {
+        -1.0
+    } else {
+        0.25
+    };
     let bias_dims: Vec<usize> = match bias_shape {
         0 => vec![n],
         1 => vec![1, n],
@@ -192,7 +196,7 @@ fn bad_matmul_input_is_refused_before_any_c_call() {
     );
     let mut o = z(&[2, 2, 4]);
     assert!(matches!(
-        ascendcl::matmul(&z(&[2, 2, 3]), &b334, &mut o, keep, &s),
+        ascendcl::matmul(z(&[2, 2, 3]), &b334, &mut o, keep, &s),
         Err(Error::NotBroadcastable { .. })
     ));
     assert!(matches!(
@@ -203,7 +207,7 @@ fn bad_matmul_input_is_refused_before_any_c_call() {
         })
     ));
     assert!(matches!(
-        ascendcl::addmm(&z(&[3]), &a23, &a34, 1.0, 1.0, &mut o24, keep, &s),
+        ascendcl::addmm(z(&[3]), &a23, &a34, 1.0, 1.0, &mut o24, keep, &s),
         Err(Error::NotBroadcastable {
             argument: "bias (self)",
             ..
@@ -211,7 +215,7 @@ fn bad_matmul_input_is_refused_before_any_c_call() {
     ));
     assert_eq!(
         text(ascendcl::addmm(
-            &z(&[4]),
+            z(&[4]),
             &b234,
             &a34,
             1.0,
