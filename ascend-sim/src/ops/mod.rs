@@ -11,6 +11,7 @@ pub mod matmul;
 pub mod mish;
 pub mod mish_backward;
 pub mod mul;
+pub mod reduce_sum;
 
 /// The operators' scalar kernels, exactly as the simulated device evaluates them.
 pub mod kernel {
