@@ -767,6 +767,9 @@ sim_api! {
         aclnnInplaceMulGetWorkspaceSize(self_ref: *mut aclTensor, other: *const aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mul::inplace_get_workspace_size, aclnnInplaceMul = ops::mul::INPLACE_OP;
         aclnnMatmulGetWorkspaceSize(self_: *const aclTensor, mat2: *const aclTensor, out: *mut aclTensor, cube_math_type: i8, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::matmul::get_workspace_size, aclnnMatmul = ops::matmul::OP;
         aclnnAddmmGetWorkspaceSize(self_: *const aclTensor, mat1: *const aclTensor, mat2: *const aclTensor, beta: *const aclScalar, alpha: *const aclScalar, out: *mut aclTensor, cube_math_type: i8, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::addmm::get_workspace_size, aclnnAddmm = ops::addmm::OP;
+        aclnnReduceSumGetWorkspaceSize(self_: *const aclTensor, dims: *const aclIntArray, keep_dims: bool, dtype: aclDataType, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::reduce_sum::get_workspace_size, aclnnReduceSum = ops::reduce_sum::OP;
+        aclnnMseLossGetWorkspaceSize(self_: *const aclTensor, target: *const aclTensor, reduction: i64, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mse_loss::get_workspace_size, aclnnMseLoss = ops::mse_loss::OP;
+        aclnnMseLossBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, target: *const aclTensor, reduction: i64, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mse_loss_backward::get_workspace_size, aclnnMseLossBackward = ops::mse_loss_backward::OP;
     }
     // HCCL (libhccl.so): counted and faultable (HCCL_E_INTERNAL), not in the FnTable.
     hccl {

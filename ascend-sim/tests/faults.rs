@@ -242,6 +242,22 @@ unsafe fn training_phase1(
                 api::aclDestroyTensor(o);
                 rc
             }
+            "aclnnReduceSumGetWorkspaceSize" => {
+                let (o, d) = (aclnn_tensor(&[], t), api::aclCreateIntArray(null(), 0));
+                let rc = api::aclnnReduceSumGetWorkspaceSize(t, d, false, ACL_FLOAT, o, ws, ex);
+                api::aclDestroyTensor(o);
+                api::aclDestroyIntArray(d);
+                rc
+            }
+            "aclnnMseLossGetWorkspaceSize" => {
+                let o = aclnn_tensor(&[], t);
+                let rc = api::aclnnMseLossGetWorkspaceSize(t, t, 1, o, ws, ex);
+                api::aclDestroyTensor(o);
+                rc
+            }
+            "aclnnMseLossBackwardGetWorkspaceSize" => {
+                api::aclnnMseLossBackwardGetWorkspaceSize(t, t, t, 1, t, ws, ex)
+            }
             other => panic!("no call for {other}"),
         };
         api::aclDestroyScalar(s);
@@ -285,7 +301,7 @@ fn every_symbol_fails_on_its_nth_call() {
     let t = tensor(&[2], ACL_FLOAT, dev);
     // HCCL's symbols have their own sweep (tests/hccl_faults.rs).
     let acl = || SYMBOLS.iter().filter(|s| !s.starts_with("Hccl"));
-    assert_eq!(acl().count(), 75);
+    assert_eq!(acl().count(), 81);
     let late = ["aclrtResetDevice", "aclFinalize"];
     for &sym in acl().filter(|s| !late.contains(s)) {
         // Armed for the 2nd call from now: the 1st behaves normally, the 2nd fails.
