@@ -218,7 +218,8 @@
 //! | `aclrtSynchronizeStream`, `aclrtSynchronizeEvent` | 507046 `ACL_ERROR_RT_STREAM_SYNC_TIMEOUT` |
 //! | every other runtime function returning `aclError` | 507000 `ACL_ERROR_RT_INTERNAL_ERROR` |
 //! | `aclrtGetSocName`, `aclGetRecentErrMsg` | NULL |
-//! | `aclCreateTensor` | NULL |
+//! | `aclCreateTensor`, `aclCreateScalar`, `aclCreateIntArray` and the other `aclCreate*` | NULL |
+//! | `aclDestroyScalar`, `aclDestroyIntArray` and the other `aclDestroy*` of attribute objects, `aclGet*Size` | 561000 `ACLNN_ERR_INNER` |
 //! | `aclDestroyTensor`, `aclSetAclOpExecutorRepeatable`, `aclDestroyAclOpExecutor`, `aclSetInputTensorAddr`, `aclSetOutputTensorAddr` | 561000 `ACLNN_ERR_INNER` |
 //! | every operator's phase 1 (`aclnn*GetWorkspaceSize`) | 561101 `ACLNN_ERR_INNER_CREATE_EXECUTOR` |
 //! | every operator's phase 2 (`aclnnMishBackward` ...) | 361001 `ACLNN_ERR_RUNTIME_ERROR` |
@@ -230,8 +231,10 @@
 //! [`counters`] / `ascendSimGetCounters` count live objects: device allocations plus
 //! `aclrtMallocHost` buffers (`allocations`, `allocated_bytes` = requested sizes), tensors,
 //! executors (not yet consumed or destroyed), streams created with `aclrtCreateStream`
-//! (default streams are not counted), events, and contexts created with
-//! `aclrtCreateContext` (default contexts of `aclrtSetDevice` are not counted).
+//! (default streams are not counted), events, contexts created with
+//! `aclrtCreateContext` (default contexts of `aclrtSetDevice` are not counted), and
+//! scalars, arrays and lists (`scalars`, `arrays`, `lists`; a list's elements count as
+//! tensors or scalars too). `aclFinalize` reports any live object as a finding.
 //! [`call_count`] / `ascendSimGetCallCount` count calls per symbol since process start.
 //! [`last_report`] / `ascendSimLastReport` give the latest sanitizer finding.
 //!

@@ -6,19 +6,19 @@
 //!    161001;
 //! 2. the cube rule check of Matmul on (mat1, mat2, out), and self's dtype in the same
 //!    list: 161002;
-//! 3. mat1 or mat2 not 2-D, mat1[1] != mat2[0], self stored FRACTAL_NZ: 161002;
+//! 3. mat1 or mat2 not 2-D, `mat1[1]` != `mat2[0]`, self stored FRACTAL_NZ: 161002;
 //! 4. self above 2 view dims, self with no storage dim, self not broadcastable to
-//!    (mat1[0], mat2[1]): 161002;
-//! 5. out: empty when mat1[0] or mat2[1] is 0, else its dims 0 and 1 == (mat1[0],
-//!    mat2[1]) (only those two): 161002;
+//!    `(mat1[0], mat2[1])`: 161002;
+//! 5. out: empty when `mat1[0]` or `mat2[1]` is 0, else its dims 0 and 1 ==
+//!    `(mat1[0], mat2[1])` (only those two): 161002;
 //! 6. cubeMathType above 4, or 4 off Atlas A2 / A3: 161002;
-//! 7. self empty, or mat1[0] or mat2[1] 0: success, workspace 0.
+//! 7. self empty, or `mat1[0]` or `mat2[1]` 0: success, workspace 0.
 //!
 //! beta and alpha are read as doubles; their dtypes are never checked. "Is 1" means
 //! |v − 1| ≤ FLT_EPSILON and "is 0" |v| ≤ FLT_EPSILON. The chain, first match: K = 0 or
 //! alpha 0 → beta·self broadcast (the product is never computed, so NaN in mat1/mat2 does
 //! not reach out); beta 0 → alpha·(mat1 @ mat2) (self never read); alpha = beta = 1 with a
-//! bias row (1-D of length mat2[1], or (1, mat2[1])) → the bias is added in f32 inside the
+//! bias row (1-D of length `mat2[1]`, or (1, `mat2[1])`) → the bias is added in f32 inside the
 //! matmul kernel before its one rounding; otherwise t = beta·self in self's dtype and the
 //! matmul's result m, both cast to PromoteType, then t + m (alpha 1) or t + alpha·m. The
 //! matmul itself follows Matmul's cubeMathType rules. A result of another shape than out's

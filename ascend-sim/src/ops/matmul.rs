@@ -9,8 +9,8 @@
 //!    a cubeMathType above 3 or below −1, and gives f32 inputs with 4 no meaning: the
 //!    simulator refuses both, loudly, rather than invent a result.)
 //! 3. mat2 stored FRACTAL_NZ with f16 and bf16 inputs: 161002;
-//! 4. self or mat2 outside 1..6 dims, K mismatch (self[-1] against mat2[0] for a 1-D/2-D
-//!    mat2, else mat2[-2]), batch dims that do not broadcast: 161002;
+//! 4. self or mat2 outside 1..6 dims, K mismatch `(self[-1]` against `mat2[0]` for a 1-D/2-D
+//!    mat2, else `mat2[-2])`, batch dims that do not broadcast: 161002;
 //! 5. self or out stored FRACTAL_NZ: 161002;
 //! 6. out empty with an empty input: success, workspace 0.
 //! 7. Neither out's shape nor its dtype against the inputs is checked: the result is

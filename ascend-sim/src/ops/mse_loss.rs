@@ -8,7 +8,7 @@
 //!    dtype: FLOAT, FLOAT16 (plus BF16 on Atlas A2 / A3): 161002;
 //! 4. reduction outside 0..2: 161002;
 //! 5. self or target above 8 dims, shapes that do not broadcast; none: out's shape the
-//!    broadcast shape; mean and sum: out 0-D (shape [1] is refused): 161002;
+//!    broadcast shape; mean and sum: out 0-D (shape `[1]` is refused): 161002;
 //! 6. self or target empty: success, workspace 0; phase 2 writes NaN (mean) or 0 (sum)
 //!    into out, nothing for none.
 //!
