@@ -106,7 +106,7 @@ proptest! {
             let (r, c) = ((o / nn) % mm, o % nn);
             *w = (0..k).map(|kk| {
                 let a = if left_1d { av[kk] } else {
-                    let mut idx = bi.clone(); idx.extend([r, kk]); at(&av, &ad, &idx[idx.len() - ad.len().max(2)..].iter().copied().collect::<Vec<_>>())
+                    let mut idx = bi.clone(); idx.extend([r, kk]); at(&av, &ad, &idx)
                 };
                 let b = if right_1d { bv[kk] } else {
                     let mut idx = bi.clone(); idx.extend([kk, c]); at(&bv, &bd, &idx)
