@@ -106,6 +106,31 @@ impl TryFrom<i64> for Reduction {
     }
 }
 
+impl CubeMath {
+    /// What torch_npu passes by default on a product family: [`KeepDtype`](Self::KeepDtype)
+    /// on Atlas A2/A3 (and families this crate does not know), [`UseFp16`](Self::UseFp16)
+    /// on the training series (910) and the inference series (310P), where an f32 matmul
+    /// needs a lower precision.
+    ///
+    /// ```
+    /// use ascendcl::{CubeMath, SocFamily};
+    /// assert_eq!(CubeMath::default_for(SocFamily::AtlasA2), CubeMath::KeepDtype);
+    /// assert_eq!(CubeMath::default_for(SocFamily::Training910), CubeMath::UseFp16);
+    /// ```
+    pub fn default_for(soc: crate::SocFamily) -> CubeMath {
+        use crate::SocFamily as F;
+        match soc {
+            F::Training910 | F::Inference310P => CubeMath::UseFp16,
+            F::AtlasA3 | F::AtlasA2 | F::Atlas310B | F::Other => CubeMath::KeepDtype,
+        }
+    }
+
+    /// [`CubeMath::default_for`] the device's family.
+    pub fn default_for_device(device: &crate::Device) -> CubeMath {
+        CubeMath::default_for(device.soc_family())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -93,8 +93,8 @@ mod device;
 mod event;
 mod host;
 mod ledger;
-mod op;
 pub mod ops;
+pub mod protocol;
 mod reshape;
 mod runtime;
 mod stream;
@@ -105,14 +105,20 @@ mod transfer;
 mod uses;
 
 pub use ascend_sys::{LoadError, LoadOptions};
+
+/// What the code `operator!` generates in other crates refers to.
+#[doc(hidden)]
+pub mod __private {
+    pub use ascend_sys;
+}
 pub use attrs::{CubeMath, Reduction};
 pub use device::{Device, Leaks, MemoryInfo, SocFamily};
 pub use element::{DType, Element};
 pub use error::{Error, Result};
 pub use event::Event;
 pub use host::HostTensor;
-pub use op::Plan;
-pub use ops::{copy::*, mish::*, mish_backward::*};
+pub use ops::exports::*;
+pub use protocol::Plan;
 pub use runtime::{Backend, Runtime};
 pub use stream::Stream;
 pub use tensor::{AsTensorView, AsTensorViewMut, DeviceTensor, TensorView, TensorViewMut};

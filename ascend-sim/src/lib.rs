@@ -1,7 +1,6 @@
 //! A strict simulator of the CANN runtime (`libascendcl.so`), of `libnnopbase.so`'s
-//! tensors and executors, and of four `libopapi.so` operators (`aclnnMishBackward`,
-//! `aclnnMish`, `aclnnInplaceMish`, `aclnnInplaceCopy`), for running the real FFI path of
-//! `ascendcl` without an NPU.
+//! tensors, attribute objects and executors, and of `libopapi.so` operators (listed in
+//! [`ops`]), for running the real FFI path of `ascendcl` without an NPU.
 //!
 //! It is faithful where CANN is documented and strict where CANN would silently
 //! misbehave: a sanitizer, not a mock.
@@ -112,32 +111,16 @@
 //!   a negative dim or more than `i64::MAX` elements; the data address is checked at phase
 //!   2 (inside a live allocation and inside the storage dims, negative strides allowed)
 //!   and again when the kernel runs.
-//! * **MishBackward phase 1** applies the vendor's checks in the vendor's order: null
-//!   tensors or out-pointers (161001), stale tensor handles (161002), no initialized runtime
-//!   or no current context (361001), a `Ascend310B*` SoC (561003, operator not available),
-//!   self not castable to gradInput (161002), a dtype outside the SoC's list (161002: FLOAT,
-//!   FLOAT16 everywhere, plus BF16 on `Ascend910B*`/`Ascend910_93*`), more than 8 dims,
-//!   non-broadcastable inputs, wrong output shape (161002), and empty tensors (success,
-//!   workspace 0, nothing computed). It asks for a workspace region of the compute dtype for
-//!   every temporary the real operator needs: gradOutput or self when cast, broadcast or
-//!   non-contiguous, and the result when it must be cast or written to a non-contiguous
-//!   gradInput. The kernel really stores those temporaries in the workspace and reads them
-//!   back from there.
-//! * **Mish and InplaceMish phase 1** (the in-place form is the out-of-place call with
-//!   `out = selfRef`): NULL self/out or selfRef, then NULL out-pointers (161001); stale
-//!   handles, runtime and context as above; products other than Atlas A3, A2 and the
-//!   training series (561003); self's dtype, then out's, outside the product's list, then
-//!   out's dtype not self's (161002); more than 8 dims, then out's shape not self's (no
-//!   broadcasting; 161002); an empty self (success, workspace 0). A non-contiguous self or
-//!   out gets a workspace region in self's dtype.
-//! * **InplaceCopy phase 1**: NULL out-pointers, then NULL selfRef/src (161001); a dtype
-//!   outside INT8..INT64, UINT8..UINT64, FLOAT16, FLOAT, BF16, DOUBLE, BOOL, COMPLEX64,
-//!   COMPLEX128 and the FP8 kinds (161002); more than 8 dims, then src not broadcastable to
-//!   exactly selfRef's shape (161002); either tensor empty (success). Every product has it.
-//!   Casts between bool, the integers, f16, bf16, f32, f64 and the complex types round to
-//!   nearest even (floats), truncate toward zero (float to integer, saturating, NaN to 0),
-//!   wrap (integers), keep the real part (complex to real); any dtype copies to itself
-//!   byte for byte; a cast from or to an FP8 kind is not modeled and fails with 561000.
+//! * **Attribute objects.** `aclCreateScalar` copies its value at once by dtype size
+//!   (NULL for a NULL value or a dtype without one, such as STRING); int, float and bool
+//!   arrays and tensor and scalar lists with a NULL value or a size of 0 are valid, empty,
+//!   non-NULL objects, as in nnopbase; a list holds its elements' handles and destroying
+//!   it destroys them (destroying them again is reported as a double free). Every
+//!   `aclDestroy*` takes NULL as a no-op; a stale or foreign handle gives 161002 and a
+//!   finding. They live in slabs like tensors and are counted ([`Counters::attributes`]).
+//! * **Operators.** Each is one module of [`ops`], whose documentation lists its products,
+//!   its phase-1 checks in the vendor's order with the vendor's codes, its dtypes per
+//!   product, its shape rule, its empty-tensor behaviour and its compute chain.
 //! * **Phase 2** (the same for every operator) checks the executor (it must come from the
 //!   same operator's phase 1; a non-repeatable executor is consumed by its one call, whether
 //!   the call succeeds or fails, as nnopbase's common phase 2 deletes it after running it;
@@ -160,10 +143,8 @@
 //!   `aclSetInputTensorAddr` and `aclSetOutputTensorAddr` (NULL tensor or executor:
 //!   561103; a NULL address is recorded, and phase 2 refuses it) rebind the
 //!   device address of the tensor the executor was created with at that input or output
-//!   index, in the order of the phase-1 parameters (MishBackward: inputs 0 gradOutput and
-//!   1 self, output 0 gradInput; Mish: input 0 self, output 0 out; InplaceMish: input 0 and
-//!   output 0 selfRef, one tensor, rebound once; InplaceCopy: inputs 0 selfRef and 1 src,
-//!   output 0 selfRef); the address must be 32-byte aligned.
+//!   index, in the order of the phase-1 parameters (an in-place argument is both an
+//!   input and an output, rebound once); the address must be 32-byte aligned.
 //!
 //! # How it is organised
 //!
@@ -173,8 +154,9 @@
 //! inputs and outputs, the product families that have it, its kernel); it runs phase 2 and
 //! queues a launch that carries its kernel, so a stream knows no operator. `tables` holds
 //! the vendor's dtype, format and SoC tables. Each operator is one module of `ops`: its
-//! phase-1 checks in the vendor's order and its kernel. Adding an operator is one such
-//! module plus its rows in the entry list of this file.
+//! phase-1 checks in the vendor's order and its kernel, which reads each tensor in its own
+//! shape (or broadcast to a shape it names) through the launch. Adding an operator is one
+//! such module plus its line in the entry list of this file, which makes both phases.
 //!
 //! # HCCL
 //!
@@ -216,29 +198,6 @@
 //! * `HcclCommDestroy` of a rank with queued collectives lets them run and reports it.
 //!   [`hccl::counters`] / `ascendSimGetHcclCounters` count live communicators and queued
 //!   collectives.
-//!
-//! # The compute and its numerics
-//!
-//! Mish: [`kernel::mish_f32`] evaluates the vendor's f32 formula (half types widened, the
-//! result rounded to the dtype, to nearest even); at `x = -inf` it returns the limit
-//! `-0.0` instead of the literal `0 * -inf`. MishBackward:
-//!
-//! promote(self, gradOutput) (same -> same, anything with f32 -> f32, f16 + bf16 -> f32);
-//! read through strides and offset (bounds-checked against the owning live allocation),
-//! widen to f32, broadcast, apply [`kernel::mish_grad_f32`], round to the compute dtype
-//! (round to nearest even), cast to gradInput's dtype (round to nearest even), write through
-//! gradInput's strides and offset.
-//!
-//! [`kernel::mish_grad_f32`] evaluates the vendor formula in the vendor's order in f32.
-//! Decision on the points where the literal f32 evaluation breaks down: at `x = ±inf` it
-//! would give NaN (`inf * 0`, `inf / inf`), and for `x` below about -88 `exp(-x)` overflows
-//! so the sigmoid term vanishes and the result gets the wrong sign. The simulator keeps the
-//! literal formula wherever `exp(-x)` is finite, evaluates the division by `1 + exp(-x)` as
-//! the multiplication by the divided-through sigmoid `e / (1 + e)` (`e = exp(x)`, same value,
-//! no overflow) where it is not, and returns the mathematical limits at the infinities
-//! (`mish'(+inf) = 1`, `mish'(-inf) = 0`, so `grad * 1` and `grad * 0`). NaN in gives NaN
-//! out. The simulator thus agrees with a correctly rounded CPU reference on every special
-//! value.
 //!
 //! # Fault injection
 //!
@@ -297,7 +256,7 @@ mod errmsg;
 pub mod hccl;
 mod mem;
 mod nnopbase;
-mod ops;
+pub mod ops;
 mod runtime;
 mod slab;
 mod state;
@@ -327,11 +286,19 @@ pub struct Counters {
     pub events: u64,
     /// Live contexts created with `aclrtCreateContext`.
     pub contexts: u64,
+    /// Live `aclScalar`s.
+    pub scalars: u64,
+    /// Live `aclIntArray`s, `aclFloatArray`s and `aclBoolArray`s.
+    pub arrays: u64,
+    /// Live `aclTensorList`s and `aclScalarList`s (their elements count as tensors and
+    /// scalars too).
+    pub lists: u64,
 }
 
 impl Counters {
     /// The counts a leak check compares: `[allocations, tensors, executors, streams,
-    /// events]` (byte totals and explicitly created contexts left out).
+    /// events]` (byte totals and explicitly created contexts left out; attribute objects
+    /// are in [`Counters::attributes`]).
     pub fn objects(&self) -> [u64; 5] {
         [
             self.allocations,
@@ -340,6 +307,11 @@ impl Counters {
             self.streams,
             self.events,
         ]
+    }
+
+    /// The attribute objects a leak check compares: `[scalars, arrays, lists]`.
+    pub fn attributes(&self) -> [u64; 3] {
+        [self.scalars, self.arrays, self.lists]
     }
 }
 
@@ -446,6 +418,9 @@ pub(crate) fn fault_code(sym: Sym) -> i32 {
     if index >= FIRST_HCCL {
         return ascend_sys::hccl::HCCL_E_INTERNAL as i32;
     }
+    if (FIRST_NNOPBASE..FIRST_OPERATOR).contains(&index) {
+        return ACLNN_ERR_INNER;
+    }
     if index >= FIRST_OPERATOR {
         return if SYMBOLS[index].ends_with("GetWorkspaceSize") {
             ACLNN_ERR_INNER_CREATE_EXECUTOR
@@ -499,9 +474,11 @@ macro_rules! sim_api {
         table {
             $( $kind:ident $fail:ident $name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty = $imp:path; )*
         }
+        nnopbase {
+            $( $afail:ident $aname:ident ( $($aarg:ident : $aty:ty),* ) -> $aret:ty = $aimp:path; )*
+        }
         operators {
-            $( $ofail:ident $oname:ident ( $($oarg:ident : $oty:ty),* ) -> $oret:ty = $oimp:path
-               $(, on fault $ofault:path [ $ofarg:ident ] )?; )*
+            $( $pname:ident ( $($parg:ident : $pty:ty),* ) = $pimp:path, $oname:ident = $odef:path; )*
         }
         hccl {
             $( $hfail:ident $hname:ident ( $($harg:ident : $hty:ty),* ) -> $hret:ty = $himp:path; )*
@@ -513,14 +490,16 @@ macro_rules! sim_api {
         /// Index of every simulated (counted, faultable) symbol.
         #[allow(non_camel_case_types, clippy::enum_variant_names)]
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub(crate) enum Sym { $( $name, )* $( $oname, )* $( $hname, )* }
+        pub(crate) enum Sym { $( $name, )* $( $aname, )* $( $pname, $oname, )* $( $hname, )* }
 
         /// Every simulated symbol (the functions of [`ascend_sys::FnTable`], then the
-        /// operators, then HCCL's), by C name.
-        pub const SYMBOLS: &[&str] = &[ $( stringify!($name), )* $( stringify!($oname), )* $( stringify!($hname), )* ];
+        /// other nnopbase functions, then the operators, then HCCL's), by C name.
+        pub const SYMBOLS: &[&str] = &[ $( stringify!($name), )* $( stringify!($aname), )* $( stringify!($pname), stringify!($oname), )* $( stringify!($hname), )* ];
         pub(crate) const SYMBOL_COUNT: usize = SYMBOLS.len();
+        /// Index in [`SYMBOLS`] of the first nnopbase function outside the table.
+        pub(crate) const FIRST_NNOPBASE: usize = [ $( stringify!($name), )* ].len();
         /// Index in [`SYMBOLS`] of the first operator entry point.
-        pub(crate) const FIRST_OPERATOR: usize = [ $( stringify!($name), )* ].len();
+        pub(crate) const FIRST_OPERATOR: usize = FIRST_NNOPBASE + [ $( stringify!($aname), )* ].len();
         /// Index in [`SYMBOLS`] of the first HCCL function.
         pub(crate) const FIRST_HCCL: usize = SYMBOL_COUNT - [ $( stringify!($hname), )* ].len();
 
@@ -548,19 +527,53 @@ macro_rules! sim_api {
                 }
             )*
             $(
-                #[doc = concat!("Simulated `", stringify!($oname), "`.")]
+                #[doc = concat!("Simulated `", stringify!($aname), "`.")]
                 ///
                 /// # Safety
                 /// The contract of the C function of the same name: pointer arguments must
                 /// be null or valid for the documented accesses.
-                pub unsafe extern "C" fn $oname( $($oarg: $oty),* ) -> $oret {
-                    crate::state::entry_with_fault_effect(
-                        Sym::$oname,
-                        failure_value!($ofail, Sym::$oname),
-                        move || { $( $ofault($ofarg); )? },
+                pub unsafe extern "C" fn $aname( $($aarg: $aty),* ) -> $aret {
+                    crate::state::entry(
+                        Sym::$aname,
+                        failure_value!($afail, Sym::$aname),
                         // SAFETY: the caller upholds the C contract of this function, which
                         // is all the implementation relies on.
-                        move || unsafe { $oimp( $($oarg),* ) },
+                        move || unsafe { $aimp( $($aarg),* ) },
+                    )
+                }
+            )*
+            $(
+                #[doc = concat!("Simulated `", stringify!($pname), "` (phase 1).")]
+                ///
+                /// # Safety
+                /// The contract of the C function of the same name: pointer arguments must
+                /// be null or valid for the documented accesses.
+                pub unsafe extern "C" fn $pname( $($parg: $pty),* ) -> aclnnStatus {
+                    crate::state::entry(
+                        Sym::$pname,
+                        crate::fault_code(Sym::$pname),
+                        // SAFETY: the caller upholds the C contract of this function, which
+                        // is all the implementation relies on.
+                        move || unsafe { $pimp( $($parg),* ) },
+                    )
+                }
+
+                #[doc = concat!("Simulated `", stringify!($oname), "` (phase 2).")]
+                ///
+                /// # Safety
+                /// The contract of the C function of the same name: pointer arguments must
+                /// be null or valid for the documented accesses.
+                pub unsafe extern "C" fn $oname(
+                    workspace: *mut c_void,
+                    workspace_size: u64,
+                    executor: *mut aclOpExecutor,
+                    stream: aclrtStream,
+                ) -> aclnnStatus {
+                    crate::state::entry_with_fault_effect(
+                        Sym::$oname,
+                        crate::fault_code(Sym::$oname),
+                        move || nnopbase::release_on_fault(executor),
+                        move || nnopbase::launch(&$odef, workspace, workspace_size, executor, stream),
                     )
                 }
             )*
@@ -609,9 +622,31 @@ macro_rules! sim_api {
                 /// # Safety
                 /// The contract of the C function of the same name.
                 #[unsafe(no_mangle)]
-                pub unsafe extern "C" fn $oname( $($oarg: $oty),* ) -> $oret {
+                pub unsafe extern "C" fn $aname( $($aarg: $aty),* ) -> $aret {
                     // SAFETY: forwarded unchanged under the same contract.
-                    unsafe { crate::api::$oname( $($oarg),* ) }
+                    unsafe { crate::api::$aname( $($aarg),* ) }
+                }
+            )*
+            $(
+                /// # Safety
+                /// The contract of the C function of the same name.
+                #[unsafe(no_mangle)]
+                pub unsafe extern "C" fn $pname( $($parg: $pty),* ) -> aclnnStatus {
+                    // SAFETY: forwarded unchanged under the same contract.
+                    unsafe { crate::api::$pname( $($parg),* ) }
+                }
+
+                /// # Safety
+                /// The contract of the C function of the same name.
+                #[unsafe(no_mangle)]
+                pub unsafe extern "C" fn $oname(
+                    workspace: *mut c_void,
+                    workspace_size: u64,
+                    executor: *mut aclOpExecutor,
+                    stream: aclrtStream,
+                ) -> aclnnStatus {
+                    // SAFETY: forwarded unchanged under the same contract.
+                    unsafe { crate::api::$oname(workspace, workspace_size, executor, stream) }
                 }
             )*
             $(
@@ -649,6 +684,8 @@ macro_rules! sim_api {
         pub fn symbol(name: &str) -> Option<*const c_void> {
             match name {
                 $( stringify!($name) => Some(api::$name as *const c_void), )*
+                $( stringify!($aname) => Some(api::$aname as *const c_void), )*
+                $( stringify!($pname) => Some(api::$pname as *const c_void), )*
                 $( stringify!($oname) => Some(api::$oname as *const c_void), )*
                 $( stringify!($hname) => Some(api::$hname as *const c_void), )*
                 _ => None,
@@ -694,15 +731,37 @@ sim_api! {
         opt code aclSetInputTensorAddr(executor: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void) -> aclnnStatus = nnopbase::set_input_addr;
         opt code aclSetOutputTensorAddr(executor: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void) -> aclnnStatus = nnopbase::set_output_addr;
     }
+    // nnopbase's attribute objects: counted and faultable, found by `symbol`, not in the
+    // FnTable.
+    nnopbase {
+        null aclCreateScalar(value: *mut c_void, data_type: aclDataType) -> *mut aclScalar = nnopbase::create_scalar;
+        null aclCreateIntArray(value: *const i64, size: u64) -> *mut aclIntArray = nnopbase::create_int_array;
+        null aclCreateFloatArray(value: *const f32, size: u64) -> *mut aclFloatArray = nnopbase::create_float_array;
+        null aclCreateBoolArray(value: *const bool, size: u64) -> *mut aclBoolArray = nnopbase::create_bool_array;
+        null aclCreateTensorList(value: *const *const aclTensor, size: u64) -> *mut aclTensorList = nnopbase::create_tensor_list;
+        null aclCreateScalarList(value: *const *const aclScalar, size: u64) -> *mut aclScalarList = nnopbase::create_scalar_list;
+        code aclDestroyScalar(scalar: *const aclScalar) -> aclnnStatus = nnopbase::destroy_scalar;
+        code aclDestroyIntArray(array: *const aclIntArray) -> aclnnStatus = nnopbase::destroy_int_array;
+        code aclDestroyFloatArray(array: *const aclFloatArray) -> aclnnStatus = nnopbase::destroy_float_array;
+        code aclDestroyBoolArray(array: *const aclBoolArray) -> aclnnStatus = nnopbase::destroy_bool_array;
+        code aclDestroyTensorList(array: *const aclTensorList) -> aclnnStatus = nnopbase::destroy_tensor_list;
+        code aclDestroyScalarList(array: *const aclScalarList) -> aclnnStatus = nnopbase::destroy_scalar_list;
+        code aclGetIntArraySize(array: *const aclIntArray, size: *mut u64) -> aclnnStatus = nnopbase::get_int_array_size;
+        code aclGetFloatArraySize(array: *const aclFloatArray, size: *mut u64) -> aclnnStatus = nnopbase::get_float_array_size;
+        code aclGetBoolArraySize(array: *const aclBoolArray, size: *mut u64) -> aclnnStatus = nnopbase::get_bool_array_size;
+        code aclGetTensorListSize(tensor_list: *const aclTensorList, size: *mut u64) -> aclnnStatus = nnopbase::get_tensor_list_size;
+        code aclGetScalarListSize(scalar_list: *const aclScalarList, size: *mut u64) -> aclnnStatus = nnopbase::get_scalar_list_size;
+    }
+    // One line per operator: its phase 1 (the C prototype) and its phase 2 with its kind.
     operators {
-        code aclnnMishBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, grad_input: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::mish_backward::get_workspace_size;
-        code aclnnMishBackward(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::mish_backward::mish_backward, on fault nnopbase::release_on_fault[executor];
-        code aclnnMishGetWorkspaceSize(self_: *const aclTensor, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::mish::get_workspace_size;
-        code aclnnMish(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::mish::mish, on fault nnopbase::release_on_fault[executor];
-        code aclnnInplaceMishGetWorkspaceSize(self_ref: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::mish::inplace_get_workspace_size;
-        code aclnnInplaceMish(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::mish::inplace_mish, on fault nnopbase::release_on_fault[executor];
-        code aclnnInplaceCopyGetWorkspaceSize(self_ref: *mut aclTensor, src: *const aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::inplace_copy::get_workspace_size;
-        code aclnnInplaceCopy(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::inplace_copy::inplace_copy, on fault nnopbase::release_on_fault[executor];
+        aclnnMishBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, grad_input: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mish_backward::get_workspace_size, aclnnMishBackward = ops::mish_backward::OP;
+        aclnnMishGetWorkspaceSize(self_: *const aclTensor, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mish::get_workspace_size, aclnnMish = ops::mish::OP;
+        aclnnInplaceMishGetWorkspaceSize(self_ref: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mish::inplace_get_workspace_size, aclnnInplaceMish = ops::mish::INPLACE_OP;
+        aclnnInplaceCopyGetWorkspaceSize(self_ref: *mut aclTensor, src: *const aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::inplace_copy::get_workspace_size, aclnnInplaceCopy = ops::inplace_copy::OP;
+        aclnnInplaceZeroGetWorkspaceSize(self_ref: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::inplace_zero::get_workspace_size, aclnnInplaceZero = ops::inplace_zero::OP;
+        aclnnInplaceFillScalarGetWorkspaceSize(self_ref: *mut aclTensor, value: *const aclScalar, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::inplace_fill_scalar::get_workspace_size, aclnnInplaceFillScalar = ops::inplace_fill_scalar::OP;
+        aclnnAddGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::add::get_workspace_size, aclnnAdd = ops::add::OP;
+        aclnnInplaceAddGetWorkspaceSize(self_ref: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::add::inplace_get_workspace_size, aclnnInplaceAdd = ops::add::INPLACE_OP;
     }
     // HCCL (libhccl.so): counted and faultable (HCCL_E_INTERNAL), not in the FnTable.
     hccl {

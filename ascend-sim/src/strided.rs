@@ -231,6 +231,36 @@ pub(crate) fn gather_cast(
     });
 }
 
+/// Reads a (bounds-checked) view of `from` elements, broadcast to `out`, as f64.
+pub(crate) fn gather_f64(buf: &[u8], v: &View<'_>, from: i32, out: &[usize], dst: &mut [f64]) {
+    let bs = broadcast_strides(v.dims, v.strides, out);
+    let es = v.elem as i64;
+    let base = v.base_byte as i64 + v.offset * es;
+    let mut d = [0u8; 8];
+    for_each_offset(out, &bs, |i, off| {
+        let at = (base + off * es) as usize;
+        crate::cast::convert(from, &buf[at..at + v.elem], ascend_sys::ACL_DOUBLE, &mut d);
+        dst[i] = f64::from_le_bytes(d);
+    });
+}
+
+/// Writes `src` (row-major over the view's dims) through a (bounds-checked) view of `to`
+/// elements, converted by [`crate::cast`].
+pub(crate) fn scatter_f64(buf: &mut [u8], v: &View<'_>, to: i32, src: &[f64]) {
+    let es = v.elem as i64;
+    let base = v.base_byte as i64 + v.offset * es;
+    for_each_offset(v.dims, v.strides, |i, off| {
+        let at = (base + off * es) as usize;
+        let bytes = src[i].to_le_bytes();
+        crate::cast::convert(
+            ascend_sys::ACL_DOUBLE,
+            &bytes,
+            to,
+            &mut buf[at..at + v.elem],
+        );
+    });
+}
+
 /// Writes `src` (row-major over the view's dims, the view's element size each) through a
 /// (bounds-checked) view.
 pub(crate) fn scatter_bytes(buf: &mut [u8], v: &View<'_>, src: &[u8]) {

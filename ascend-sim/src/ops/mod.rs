@@ -1,9 +1,13 @@
 //! The operators of `libopapi.so`, one module each: its phase-1 checks in the vendor's
-//! order and its kernel. Everything they share lives in [`crate::nnopbase`].
+//! order and its kernel. Everything they share lives in nnopbase. Each module's
+//! documentation is what the simulator models of that operator.
 
-pub(crate) mod inplace_copy;
-pub(crate) mod mish;
-pub(crate) mod mish_backward;
+pub mod add;
+pub mod inplace_copy;
+pub mod inplace_fill_scalar;
+pub mod inplace_zero;
+pub mod mish;
+pub mod mish_backward;
 
 /// The operators' scalar kernels, exactly as the simulated device evaluates them.
 pub mod kernel {

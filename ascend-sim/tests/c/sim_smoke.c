@@ -12,6 +12,7 @@
 /* The simulator's introspection API (not part of CANN, so not in the header). */
 typedef struct {
     uint64_t allocations, allocated_bytes, tensors, executors, streams, events, contexts;
+    uint64_t scalars, arrays, lists;
 } ascendSimCounters;
 int32_t ascendSimGetCounters(ascendSimCounters *out);
 int32_t ascendSimSetFault(const char *symbol, uint64_t nth);
