@@ -218,7 +218,8 @@
 //! | `aclrtSynchronizeStream`, `aclrtSynchronizeEvent` | 507046 `ACL_ERROR_RT_STREAM_SYNC_TIMEOUT` |
 //! | every other runtime function returning `aclError` | 507000 `ACL_ERROR_RT_INTERNAL_ERROR` |
 //! | `aclrtGetSocName`, `aclGetRecentErrMsg` | NULL |
-//! | `aclCreateTensor` | NULL |
+//! | `aclCreateTensor`, `aclCreateScalar`, `aclCreateIntArray` and the other `aclCreate*` | NULL |
+//! | `aclDestroyScalar`, `aclDestroyIntArray` and the other `aclDestroy*` of attribute objects, `aclGet*Size` | 561000 `ACLNN_ERR_INNER` |
 //! | `aclDestroyTensor`, `aclSetAclOpExecutorRepeatable`, `aclDestroyAclOpExecutor`, `aclSetInputTensorAddr`, `aclSetOutputTensorAddr` | 561000 `ACLNN_ERR_INNER` |
 //! | every operator's phase 1 (`aclnn*GetWorkspaceSize`) | 561101 `ACLNN_ERR_INNER_CREATE_EXECUTOR` |
 //! | every operator's phase 2 (`aclnnMishBackward` ...) | 361001 `ACLNN_ERR_RUNTIME_ERROR` |
@@ -230,8 +231,10 @@
 //! [`counters`] / `ascendSimGetCounters` count live objects: device allocations plus
 //! `aclrtMallocHost` buffers (`allocations`, `allocated_bytes` = requested sizes), tensors,
 //! executors (not yet consumed or destroyed), streams created with `aclrtCreateStream`
-//! (default streams are not counted), events, and contexts created with
-//! `aclrtCreateContext` (default contexts of `aclrtSetDevice` are not counted).
+//! (default streams are not counted), events, contexts created with
+//! `aclrtCreateContext` (default contexts of `aclrtSetDevice` are not counted), and
+//! scalars, arrays and lists (`scalars`, `arrays`, `lists`; a list's elements count as
+//! tensors or scalars too). `aclFinalize` reports any live object as a finding.
 //! [`call_count`] / `ascendSimGetCallCount` count calls per symbol since process start.
 //! [`last_report`] / `ascendSimLastReport` give the latest sanitizer finding.
 //!
@@ -252,6 +255,7 @@ mod cast;
 mod cdylib;
 mod config;
 mod copy;
+mod cube;
 mod errmsg;
 pub mod hccl;
 mod mem;
@@ -762,6 +766,13 @@ sim_api! {
         aclnnInplaceFillScalarGetWorkspaceSize(self_ref: *mut aclTensor, value: *const aclScalar, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::inplace_fill_scalar::get_workspace_size, aclnnInplaceFillScalar = ops::inplace_fill_scalar::OP;
         aclnnAddGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::add::get_workspace_size, aclnnAdd = ops::add::OP;
         aclnnInplaceAddGetWorkspaceSize(self_ref: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::add::inplace_get_workspace_size, aclnnInplaceAdd = ops::add::INPLACE_OP;
+        aclnnMulGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mul::get_workspace_size, aclnnMul = ops::mul::OP;
+        aclnnInplaceMulGetWorkspaceSize(self_ref: *mut aclTensor, other: *const aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mul::inplace_get_workspace_size, aclnnInplaceMul = ops::mul::INPLACE_OP;
+        aclnnMatmulGetWorkspaceSize(self_: *const aclTensor, mat2: *const aclTensor, out: *mut aclTensor, cube_math_type: i8, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::matmul::get_workspace_size, aclnnMatmul = ops::matmul::OP;
+        aclnnAddmmGetWorkspaceSize(self_: *const aclTensor, mat1: *const aclTensor, mat2: *const aclTensor, beta: *const aclScalar, alpha: *const aclScalar, out: *mut aclTensor, cube_math_type: i8, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::addmm::get_workspace_size, aclnnAddmm = ops::addmm::OP;
+        aclnnReduceSumGetWorkspaceSize(self_: *const aclTensor, dims: *const aclIntArray, keep_dims: bool, dtype: aclDataType, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::reduce_sum::get_workspace_size, aclnnReduceSum = ops::reduce_sum::OP;
+        aclnnMseLossGetWorkspaceSize(self_: *const aclTensor, target: *const aclTensor, reduction: i64, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mse_loss::get_workspace_size, aclnnMseLoss = ops::mse_loss::OP;
+        aclnnMseLossBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, target: *const aclTensor, reduction: i64, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mse_loss_backward::get_workspace_size, aclnnMseLossBackward = ops::mse_loss_backward::OP;
     }
     // HCCL (libhccl.so): counted and faultable (HCCL_E_INTERNAL), not in the FnTable.
     hccl {

@@ -114,6 +114,18 @@ pub(crate) struct Alloc {
 }
 
 impl Alloc {
+    /// A zero-byte stand-in at `start` for an operand without elements (never freed).
+    pub fn detached(start: usize, device: usize) -> Alloc {
+        Alloc {
+            start,
+            size: 0,
+            padded: 0,
+            device,
+            data: Mutex::new(Vec::new()),
+            freed: AtomicBool::new(false),
+        }
+    }
+
     pub fn is_freed(&self) -> bool {
         self.freed.load(Ordering::SeqCst)
     }

@@ -227,11 +227,48 @@ unsafe fn training_phase1(
             "aclnnInplaceAddGetWorkspaceSize" => {
                 api::aclnnInplaceAddGetWorkspaceSize(t, t, s, ws, ex)
             }
+            "aclnnMulGetWorkspaceSize" => api::aclnnMulGetWorkspaceSize(t, t, t, ws, ex),
+            "aclnnInplaceMulGetWorkspaceSize" => api::aclnnInplaceMulGetWorkspaceSize(t, t, ws, ex),
+            "aclnnMatmulGetWorkspaceSize" => {
+                let o = aclnn_tensor(&[1], t);
+                let rc = api::aclnnMatmulGetWorkspaceSize(t, t, o, 0, ws, ex);
+                api::aclDestroyTensor(o);
+                rc
+            }
+            "aclnnAddmmGetWorkspaceSize" => {
+                let (m, o) = (aclnn_tensor(&[2, 1], t), aclnn_tensor(&[1, 1], t));
+                let rc = api::aclnnAddmmGetWorkspaceSize(t, o, m, s, s, o, 0, ws, ex);
+                api::aclDestroyTensor(m);
+                api::aclDestroyTensor(o);
+                rc
+            }
+            "aclnnReduceSumGetWorkspaceSize" => {
+                let (o, d) = (aclnn_tensor(&[], t), api::aclCreateIntArray(null(), 0));
+                let rc = api::aclnnReduceSumGetWorkspaceSize(t, d, false, ACL_FLOAT, o, ws, ex);
+                api::aclDestroyTensor(o);
+                api::aclDestroyIntArray(d);
+                rc
+            }
+            "aclnnMseLossGetWorkspaceSize" => {
+                let o = aclnn_tensor(&[], t);
+                let rc = api::aclnnMseLossGetWorkspaceSize(t, t, 1, o, ws, ex);
+                api::aclDestroyTensor(o);
+                rc
+            }
+            "aclnnMseLossBackwardGetWorkspaceSize" => {
+                api::aclnnMseLossBackwardGetWorkspaceSize(t, t, t, 1, t, ws, ex)
+            }
             other => panic!("no call for {other}"),
         };
         api::aclDestroyScalar(s);
         rc
     }
+}
+
+/// A float tensor of `dims` over the data of `like` (metadata for phase 1 only).
+fn aclnn_tensor(dims: &[i64], like: *mut aclTensor) -> *mut aclTensor {
+    let _ = like;
+    tensor(dims, ACL_FLOAT, null_mut())
 }
 
 fn expected_failure(sym: &str) -> i64 {
@@ -264,7 +301,7 @@ fn every_symbol_fails_on_its_nth_call() {
     let t = tensor(&[2], ACL_FLOAT, dev);
     // HCCL's symbols have their own sweep (tests/hccl_faults.rs).
     let acl = || SYMBOLS.iter().filter(|s| !s.starts_with("Hccl"));
-    assert_eq!(acl().count(), 67);
+    assert_eq!(acl().count(), 81);
     let late = ["aclrtResetDevice", "aclFinalize"];
     for &sym in acl().filter(|s| !late.contains(s)) {
         // Armed for the 2nd call from now: the 1st behaves normally, the 2nd fails.

@@ -19,10 +19,15 @@ macro_rules! operators {
 
 operators! {
     add,
+    addmm,
     copy,
     inplace_fill_scalar,
     inplace_zero,
+    matmul,
     mish,
     mish_backward,
+    mse_loss,
+    mse_loss_backward,
     mul,
+    reduce_sum,
 }

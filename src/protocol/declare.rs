@@ -43,7 +43,7 @@
 ///   `ascend-sys`;
 /// * the function: the arguments, then the stream; it validates everything in Rust (typed
 ///   errors naming the argument as `"rust (c)"`), then runs the two phases;
-/// * the plan type, a [`Plan`](crate::Plan) of the operator and the function's type
+/// * the plan type, over a [`Plan`](crate::Plan) of the operator and the function's type
 ///   parameters, with `new` (the same arguments; tensors are read only for their layouts)
 ///   and `launch` (the tensors and the stream).
 ///
@@ -281,6 +281,8 @@ macro_rules! operator {
         fn_doc: [$($fn_doc:tt)*], plan_doc: [$($plan_doc:tt)*],
     } [$($f:tt)*] [$($n:tt)*] [$($l:tt)*] [$($cv:tt)*] [$($nv:tt)*] [$($lv:tt)*]) => {
         $($fn_doc)*
+        // The C operator's arguments, one by one.
+        #[allow(clippy::too_many_arguments)]
         pub fn $fname<$($ty: $crate::Element),+>(
             $($f)*
             stream: &$crate::Stream,
@@ -289,9 +291,14 @@ macro_rules! operator {
         }
 
         $($plan_doc)*
-        pub type $plan<$($ty),+> = $crate::Plan<$op, ($($ty,)+)>;
+        ///
+        #[doc = concat!(
+            "Built on [`Plan`](", "crate::Plan) (what a launch accepts, ownership, ",
+            "older CANN); `Send + Sync`, launching needs `&mut self`."
+        )]
+        pub struct $plan<$($ty),+>($crate::Plan<$op, ($($ty,)+)>);
 
-        impl<$($ty: $crate::Element),+> $crate::Plan<$op, ($($ty,)+)> {
+        impl<$($ty: $crate::Element),+> $plan<$($ty),+> {
             #[doc = concat!(
                 "Validates like [`", stringify!($fname), "`] and runs phase 1 once for these ",
                 "tensors' layouts and these attributes, which the plan keeps. Nothing is ",
@@ -303,8 +310,9 @@ macro_rules! operator {
                 "As [`", stringify!($fname), "`]; [`Error::Aclnn`](", "crate::Error::Aclnn) ",
                 "from phase 1 or `aclSetAclOpExecutorRepeatable`."
             )]
+            #[allow(clippy::too_many_arguments)]
             pub fn new($($n)* stream: &$crate::Stream) -> $crate::Result<Self> {
-                Self::build(stream, [$($nv)*])
+                $crate::Plan::build(stream, [$($nv)*]).map(Self)
             }
 
             #[doc = concat!(
@@ -317,9 +325,22 @@ macro_rules! operator {
             /// # Errors
             /// [`Error::DeviceMismatch`](crate::Error::DeviceMismatch),
             /// [`Error::PlanMismatch`](crate::Error::PlanMismatch) naming the first argument
-            /// whose layout differs; [`Error::Aclnn`](crate::Error::Aclnn) from the library.
+            /// whose layout differs (a plan is fixed to one layout: build another for
+            /// another); [`Error::Aclnn`](crate::Error::Aclnn) from the library.
             pub fn launch(&mut self, $($l)* stream: &$crate::Stream) -> $crate::Result<()> {
-                self.run(stream, [$($lv)*])
+                self.0.run(stream, [$($lv)*])
+            }
+
+            /// Whether launches reuse the executor (`false`: the library lacks executor
+            /// reuse and every launch is a plain call).
+            pub fn is_reusable(&self) -> bool {
+                self.0.is_reusable()
+            }
+        }
+
+        impl<$($ty),+> ::std::fmt::Debug for $plan<$($ty),+> {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                self.0.fmt(f)
             }
         }
     };

@@ -172,6 +172,12 @@ fn scalar(table: &Api, s: Scalar) -> Result<*mut aclScalar> {
     unsafe { sys::create_scalar(table, p, dtype) }
 }
 
+/// A fresh descriptor of a view over its whole buffer, owned by the caller (the raw escape
+/// hatch's).
+pub(crate) fn view_descriptor(table: &FnTable, t: &RawTensor<'_>) -> Result<*mut aclTensor> {
+    create(table, t, Storage::Buffer)
+}
+
 /// Makes and installs the cached descriptor of a whole tensor (first use).
 #[cold]
 #[inline(never)]

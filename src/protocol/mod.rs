@@ -29,7 +29,7 @@ mod args;
 mod attr;
 mod declare;
 mod entry;
-mod handles;
+pub(crate) mod handles;
 mod launch;
 mod plan;
 pub mod rules;

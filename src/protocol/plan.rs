@@ -24,9 +24,9 @@ use std::sync::Arc;
 /// only rebinds the device addresses that changed (`aclSetInputTensorAddr` /
 /// `aclSetOutputTensorAddr`) and runs phase 2.
 ///
-/// Each operator module names its plan after the C operator (`MishBackwardPlan`,
-/// `AddPlan`, ...) and gives it `new` (the attributes and the tensors, in the operator's
-/// order) and `launch` (the tensors and the stream).
+/// Each operator's declaration wraps it in a plan type named after the C operator
+/// (`MishBackwardPlan`, `AddPlan`, ...) with `new` (the attributes and the tensors, in the
+/// operator's order) and `launch` (the tensors and the stream).
 ///
 /// * **What a launch accepts.** Tensors on the plan's device whose views have the dims,
 ///   strides and offset the plan was built with, in any storage: a whole tensor, or the

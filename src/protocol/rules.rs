@@ -171,8 +171,10 @@ fn matmul_shape(c: &Call<'_>, a: usize, b: usize) -> Result<Dims> {
             out[n] = *d;
             n += 1;
         }
-    } else if sa.len() >= 3 {
-        for d in &sa[..sa.len() - 2] {
+    } else {
+        // One operand is 1-D: the batch dims are the other's.
+        let other = if sa.len() >= 3 { sa } else { sb };
+        for d in other.iter().take(other.len().saturating_sub(2)) {
             out[n] = *d;
             n += 1;
         }

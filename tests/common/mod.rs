@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod counting;
+pub mod held;
 pub mod props;
 
 use ascendcl::{DType, Device, Element, Runtime, Stream};

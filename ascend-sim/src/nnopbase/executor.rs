@@ -295,6 +295,17 @@ impl<'a> Phase1<'a> {
         ))
     }
 
+    /// Fails with 161002 unless arguments `a` and `b` broadcast (numpy rules) to exactly
+    /// argument `out`'s shape.
+    pub fn require_broadcast_to(&self, a: usize, b: usize, out: usize) -> Result<(), i32> {
+        require_broadcast(
+            self.op,
+            (a, &self.descs[a]),
+            (b, &self.descs[b]),
+            (out, &self.descs[out]),
+        )
+    }
+
     /// Records the executor and writes the out-parameters.
     pub fn finish(mut self, plan: Plan) -> Result<(), i32> {
         let ws = plan.ws_size;
@@ -310,6 +321,34 @@ impl<'a> Phase1<'a> {
         self.outs.0.write(ws);
         self.outs.1.write(encode(Kind::Executor, id));
         Ok(())
+    }
+}
+
+/// [`Phase1::require_broadcast_to`] on descriptors `(argument, descriptor)` of `op`, for
+/// checks that run before the shared steps.
+pub(crate) fn require_broadcast(
+    op: &OpDef,
+    (a, x): (usize, &TensorDesc),
+    (b, y): (usize, &TensorDesc),
+    (out, o): (usize, &TensorDesc),
+) -> Result<(), i32> {
+    let (a, b, out) = (op.args[a], op.args[b], op.args[out]);
+    match super::broadcast(&x.dims, &y.dims) {
+        None => Err(fail(
+            ACLNN_ERR_PARAM_INVALID,
+            format!(
+                "{a} shape {:?} and {b} shape {:?} can not broadcast",
+                x.dims, y.dims
+            ),
+        )),
+        Some(s) if *s != *o.dims => Err(fail(
+            ACLNN_ERR_PARAM_INVALID,
+            format!(
+                "{out} shape {:?} is not the broadcast shape {s:?} of {a} and {b}",
+                o.dims
+            ),
+        )),
+        Some(_) => Ok(()),
     }
 }
 

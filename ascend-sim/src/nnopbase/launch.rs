@@ -155,6 +155,18 @@ fn bind_operand(st: &State, d: &TensorDesc, name: &str, device: usize) -> Result
         )
     })?;
     let dims = d.udims();
+    if d.is_empty() {
+        // No element is ever touched: the address is not looked at, as on CANN.
+        return Ok(Operand {
+            alloc: Arc::new(Alloc::detached(d.data, device)),
+            strides: d.strides.clone(),
+            offset: 0,
+            data: d.data,
+            dims,
+            dtype: d.dtype,
+            elem,
+        });
+    }
     if d.data == 0 {
         return Err(finding(
             ACLNN_ERR_PARAM_NULLPTR,

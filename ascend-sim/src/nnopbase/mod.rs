@@ -14,7 +14,7 @@ pub(crate) use attrs::*;
 
 pub(crate) use executor::{
     Attr, Executor, OpDef, Phase1, Plan, destroy_executor, every_product, out_params,
-    set_input_addr, set_output_addr, set_repeatable,
+    require_broadcast, set_input_addr, set_output_addr, set_repeatable,
 };
 pub(crate) use launch::{Launch, launch, release_on_fault};
 

@@ -29,8 +29,8 @@
 
 use crate::cast::round;
 use crate::nnopbase::{
-    Attr, Launch, OpDef, Phase1, Plan, TensorDesc, broadcast, every_product, live_tensor,
-    out_params, require_non_null,
+    Attr, Launch, OpDef, Phase1, Plan, every_product, live_tensor, out_params, require_broadcast,
+    require_non_null,
 };
 use crate::state::{fail, state, status_of};
 use crate::stream::Scratch;
@@ -65,27 +65,6 @@ pub(crate) static INPLACE_OP: OpDef = OpDef {
 
 fn invalid(msg: String) -> i32 {
     fail(ACLNN_ERR_PARAM_INVALID, msg)
-}
-
-/// Fails unless `self`/`other` broadcast to exactly `out`'s shape.
-fn require_broadcast_to(
-    op: &OpDef,
-    x: &TensorDesc,
-    y: &TensorDesc,
-    out: &TensorDesc,
-) -> Result<(), i32> {
-    let (a, b, o) = (op.args[SELF], op.args[OTHER], op.args[OUT]);
-    match broadcast(&x.dims, &y.dims) {
-        None => Err(invalid(format!(
-            "{a} shape {:?} and {b} shape {:?} can not broadcast",
-            x.dims, y.dims
-        ))),
-        Some(s) if *s != *out.dims => Err(invalid(format!(
-            "{o} shape {:?} is not the broadcast shape {s:?} of {a} and {b}",
-            out.dims
-        ))),
-        Some(_) => Ok(()),
-    }
 }
 
 /// aclnnAdd's phase 1 for either operator kind.
@@ -141,7 +120,7 @@ fn phase1(
     }
     p.require_max_dims(SELF, MAX_DIMS)?;
     p.require_max_dims(OTHER, MAX_DIMS)?;
-    require_broadcast_to(op, x, y, o)?;
+    p.require_broadcast_to(SELF, OTHER, OUT)?;
     if matches!(promote, ACL_COMPLEX64 | ACL_COMPLEX128) {
         return Err(fail(
             ACLNN_ERR_INNER,
@@ -181,7 +160,7 @@ pub(crate) unsafe fn inplace_get_workspace_size(
             let st = state();
             let (_, x) = live_tensor(&st, self_ref, op.args[SELF])?;
             let (_, y) = live_tensor(&st, other, op.args[OTHER])?;
-            require_broadcast_to(op, x, y, x)?;
+            require_broadcast(op, (SELF, x), (OTHER, y), (SELF, x))?;
         }
         phase1(
             op,

@@ -3,11 +3,17 @@
 //! documentation is what the simulator models of that operator.
 
 pub mod add;
+pub mod addmm;
 pub mod inplace_copy;
 pub mod inplace_fill_scalar;
 pub mod inplace_zero;
+pub mod matmul;
 pub mod mish;
 pub mod mish_backward;
+pub mod mse_loss;
+pub mod mse_loss_backward;
+pub mod mul;
+pub mod reduce_sum;
 
 /// The operators' scalar kernels, exactly as the simulated device evaluates them.
 pub mod kernel {
