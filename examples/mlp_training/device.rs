@@ -6,7 +6,7 @@
 use crate::model::{Config, Data, Params};
 use ascendcl::{
     AddmmPlan, DeviceTensor, InplaceAddPlan, MatmulPlan, MishBackwardPlan, MishPlan,
-    MseLossBackwardPlan, MseLossPlan, Reduction, ReduceSumPlan, Result, Stream,
+    MseLossBackwardPlan, MseLossPlan, ReduceSumPlan, Reduction, Result, Stream,
 };
 use ndarray::{Array0, Array1, Array2};
 
@@ -45,7 +45,7 @@ struct Plans {
     mish: MishPlan<f32>,
     layer2: AddmmPlan<f32, f32, f32, f32>,
     loss: MseLossPlan<f32, f32, f32>,
-    dpred: MseLossBackwardPlan<f32, f32, f32, f32>,
+    dpred: MseLossBackwardPlan<f32, f32>,
     dw2: MatmulPlan<f32, f32, f32>,
     db2: ReduceSumPlan<f32, f32>,
     da: MatmulPlan<f32, f32, f32>,
@@ -126,7 +126,8 @@ impl DeviceMlp {
         p.mish.launch(&t.h, &mut t.a, stream)?;
         p.layer2.launch(&t.b2, &t.a, &t.w2, &mut t.pred, stream)?;
         p.loss.launch(&t.pred, &t.y, &mut t.loss, stream)?;
-        p.dpred.launch(&t.one, &t.pred, &t.y, &mut t.dpred, stream)?;
+        p.dpred
+            .launch(&t.one, &t.pred, &t.y, &mut t.dpred, stream)?;
         p.dw2.launch(t.a.view().t(), &t.dpred, &mut t.dw2, stream)?;
         p.db2.launch(&t.dpred, &mut t.db2, stream)?;
         p.da.launch(&t.dpred, t.w2.view().t(), &mut t.da, stream)?;
