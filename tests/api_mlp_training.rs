@@ -76,7 +76,7 @@ fn two_hundred_device_steps_allocate_nothing_and_match_the_cpu() {
     let (mine, heap) = allocations_during(|| {
         for step in 1..=STEPS {
             mlp.step(&stream).unwrap();
-            if step % READ_EVERY == 0 {
+            if step.is_multiple_of(READ_EVERY) {
                 // `losses` has its capacity: pushing does not allocate.
                 losses.push(mlp.read_loss(&stream).unwrap());
             } else {
@@ -113,7 +113,7 @@ fn two_hundred_device_steps_allocate_nothing_and_match_the_cpu() {
     let mut cpu_losses = Vec::new();
     for step in 1..=WARM_UP + STEPS {
         let loss = cpu_step(&mut cpu, &data, &cfg).unwrap();
-        if step == WARM_UP || (step > WARM_UP && (step - WARM_UP) % READ_EVERY == 0) {
+        if step == WARM_UP || (step > WARM_UP && (step - WARM_UP).is_multiple_of(READ_EVERY)) {
             cpu_losses.push(loss);
         }
     }

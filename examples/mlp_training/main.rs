@@ -37,7 +37,7 @@ fn main() -> ascendcl::Result<()> {
     let mut loss = f32::NAN;
     for step in 0..STEPS {
         mlp.step(&stream)?; // queued: nothing waits here
-        if step % READ_EVERY == 0 || step + 1 == STEPS {
+        if step.is_multiple_of(READ_EVERY) || step + 1 == STEPS {
             loss = mlp.read_loss(&stream)?;
             first.get_or_insert(loss);
             println!("step {step:4}  loss {loss:.5}");
