@@ -40,5 +40,7 @@ echo "== data-parallel example: every NPU one rank, HCCL all_reduce =="
 cargo run --release --no-default-features --example data_parallel
 echo "== training example: Mish forward and backward on preallocated tensors =="
 cargo run --no-default-features --example mish_layer_training
+echo "== MLP training example: the whole step on the device, checked against the CPU reference =="
+cargo run --no-default-features --example mlp_training
 echo "== property suite on the NPU =="
 cargo test --test npu_smoke -- --ignored --nocapture npu_property_suite_against_the_reference

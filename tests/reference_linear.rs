@@ -386,3 +386,105 @@ fn addmm_errors_name_the_argument() {
     let h = addmm(col.view(), m.view(), w.view(), 1, 1, CubeMath::KeepDtype).unwrap();
     assert_eq!(h, array![[1.0, 1.0], [2.0, 2.0]]);
 }
+
+/// Random ranks 1..=4 for both operands (batch dims 1 or shared sizes), transposed or
+/// not: the result matches a naive f64 loop over the broadcast batch, rounded to f32.
+mod properties {
+    use super::*;
+    use ndarray::Dimension;
+    use proptest::prelude::*;
+
+    fn naive(a: &ArrayD<f32>, b: &ArrayD<f32>) -> ArrayD<f32> {
+        let a2 = if a.ndim() == 1 {
+            a.clone().insert_axis(Axis(0))
+        } else {
+            a.clone()
+        };
+        let b2 = if b.ndim() == 1 {
+            b.clone().insert_axis(Axis(1))
+        } else {
+            b.clone()
+        };
+        let (ra, rb) = (a2.ndim(), b2.ndim());
+        let (m, k, n) = (a2.shape()[ra - 2], a2.shape()[ra - 1], b2.shape()[rb - 1]);
+        let ba = &a2.shape()[..ra - 2];
+        let bb = &b2.shape()[..rb - 2];
+        let nb = ba.len().max(bb.len());
+        let dim = |s: &[usize], i: usize| (i + s.len()).checked_sub(nb).map_or(1, |j| s[j]);
+        let batch: Vec<usize> = (0..nb).map(|i| dim(ba, i).max(dim(bb, i))).collect();
+        let mut full_a = batch.clone();
+        full_a.extend([m, k]);
+        let mut full_b = batch.clone();
+        full_b.extend([k, n]);
+        let av = a2.broadcast(full_a).unwrap();
+        let bv = b2.broadcast(full_b).unwrap();
+        let mut shape = batch.clone();
+        shape.extend([m, n]);
+        let out = ArrayD::from_shape_fn(shape, |ix| {
+            let ix = ix.slice();
+            let (bi, (i, j)) = (&ix[..nb], (ix[nb], ix[nb + 1]));
+            let mut s = 0.0f64;
+            for t in 0..k {
+                let mut ia = bi.to_vec();
+                ia.extend([i, t]);
+                let mut ib = bi.to_vec();
+                ib.extend([t, j]);
+                s += f64::from(av[ia.as_slice()]) * f64::from(bv[ib.as_slice()]);
+            }
+            s as f32
+        });
+        let mut want = batch;
+        if a.ndim() > 1 {
+            want.push(m);
+        }
+        if b.ndim() > 1 {
+            want.push(n);
+        }
+        out.into_shape_with_order(want).unwrap()
+    }
+
+    fn operand(rank: usize, batch: &[usize], rows: usize, cols: usize, seed: usize) -> ArrayD<f32> {
+        let mut shape: Vec<usize> = batch[batch.len() - rank.saturating_sub(2)..].to_vec();
+        if rank >= 2 {
+            shape.push(rows);
+        }
+        shape.push(cols);
+        ArrayD::from_shape_fn(shape, |ix| {
+            let h = ix.slice().iter().fold(seed, |h, &i| h * 31 + i);
+            (h % 13) as f32 / 4.0 - 1.5
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+        #[test]
+        fn matmul_matches_a_naive_loop(
+            ra in 1usize..=4, rb in 1usize..=4,
+            m in 1usize..4, k in 0usize..5, n in 1usize..4,
+            batch in proptest::collection::vec(1usize..3, 2),
+            ones in proptest::collection::vec(any::<bool>(), 2),
+            transpose in any::<bool>(),
+        ) {
+            // batch dims of a: as drawn; of b: 1 where `ones` says (broadcast)
+            let bb: Vec<usize> = batch.iter().zip(&ones).map(|(&d, &o)| if o { 1 } else { d }).collect();
+            let a = operand(ra, &batch, m, k, 1);
+            let b = if rb == 1 {
+                operand(1, &bb, 0, k, 2)
+            } else {
+                operand(rb, &bb, k, n, 2)
+            };
+            let want = naive(&a, &b);
+            let got = if transpose && a.ndim() >= 2 {
+                // the same values through a transposed view of a transposed copy
+                let r = a.ndim();
+                let mut axes: Vec<usize> = (0..r).collect();
+                axes.swap(r - 2, r - 1);
+                let t = a.view().permuted_axes(axes.clone()).as_standard_layout().into_owned();
+                matmul(t.view().permuted_axes(axes), b.view(), CubeMath::KeepDtype).unwrap()
+            } else {
+                matmul(a.view(), b.view(), CubeMath::KeepDtype).unwrap()
+            };
+            prop_assert_eq!(got, want);
+        }
+    }
+}

@@ -325,3 +325,46 @@ fn mse_loss_backward_modes_broadcasting_and_types() {
         })
     ));
 }
+
+/// reduce_sum over random dims of random shapes (up to 4-D, empty dims included) equals
+/// a naive sum, with and without `keep_dims`.
+mod properties {
+    use super::*;
+    use ndarray::Dimension;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+        #[test]
+        fn reduce_sum_matches_a_naive_sum(
+            shape in proptest::collection::vec(0usize..4, 0..=4),
+            mask in proptest::collection::vec(any::<bool>(), 4),
+            keep in any::<bool>(),
+            negative in any::<bool>(),
+        ) {
+            let x = ArrayD::from_shape_fn(shape.clone(), |ix| {
+                ix.slice().iter().fold(3usize, |h, &i| h * 7 + i) as f32 % 11.0 - 5.0
+            });
+            let r = shape.len() as i64;
+            let dims: Vec<i64> = (0..r).filter(|&d| mask[d as usize]).map(|d| if negative { d - r } else { d }).collect();
+            let reduced: Vec<bool> = (0..shape.len()).map(|d| dims.is_empty() || mask[d]).collect();
+            let got = reduce_sum(x.view(), &dims, keep).unwrap();
+            let kept: Vec<usize> = shape.iter().zip(&reduced).map(|(&d, &r)| if r { 1 } else { d }).collect();
+            let mut want = ArrayD::<f64>::zeros(kept.clone());
+            for (ix, v) in x.indexed_iter() {
+                let at: Vec<usize> = ix.slice().iter().zip(&reduced).map(|(&i, &r)| if r { 0 } else { i }).collect();
+                want[at.as_slice()] += f64::from(*v);
+            }
+            let want_shape: Vec<usize> = if shape.is_empty() {
+                vec![]
+            } else if keep {
+                kept
+            } else {
+                shape.iter().zip(&reduced).filter(|(_, r)| !**r).map(|(&d, _)| d).collect()
+            };
+            prop_assert_eq!(got.shape(), want_shape.as_slice());
+            let want = want.into_shape_with_order(want_shape).unwrap().mapv(|v| v as f32);
+            prop_assert_eq!(got, want);
+        }
+    }
+}

@@ -9,7 +9,7 @@ use ascendcl::reference::{
 };
 use ascendcl::testing::{Precision, precision};
 use ascendcl::{CubeMath, DType, Error, Reduction, Result};
-use ndarray::{Array1, Array2, ArrayD, Axis, Dimension, arr0};
+use ndarray::{Array1, Array2, ArrayD, Axis, arr0};
 
 /// The sizes and hyper-parameters of a run.
 #[derive(Debug, Clone, Copy)]
@@ -129,20 +129,21 @@ pub fn cpu_step(p: &mut Params, data: &Data, cfg: &Config) -> Result<f32> {
     Ok(loss[[]])
 }
 
-/// The precision standard's verdict on each parameter of `actual` against `golden`, in
-/// the order w1, b1, w2, b2.
-pub fn compare(actual: &Params, golden: &Params) -> Result<[(&'static str, Precision); 4]> {
-    fn judge<D: Dimension>(
-        a: &ndarray::Array<f32, D>,
-        g: &ndarray::Array<f32, D>,
-    ) -> Result<Precision> {
-        precision(a, g, DType::F32)
-    }
+/// The precision standard's verdict on each parameter of `actual` against `golden` under
+/// `dtype`'s threshold, in the order w1, b1, w2, b2.
+pub fn compare(
+    actual: &Params,
+    golden: &Params,
+    dtype: DType,
+) -> Result<[(&'static str, Precision); 4]> {
+    let judge = |a: &ArrayD<f32>, g: &ArrayD<f32>| precision(a, g, dtype);
+    let d = |a: &Array2<f32>| a.clone().into_dyn();
+    let d1 = |a: &Array1<f32>| a.clone().into_dyn();
     Ok([
-        ("w1", judge(&actual.w1, &golden.w1)?),
-        ("b1", judge(&actual.b1, &golden.b1)?),
-        ("w2", judge(&actual.w2, &golden.w2)?),
-        ("b2", judge(&actual.b2, &golden.b2)?),
+        ("w1", judge(&d(&actual.w1), &d(&golden.w1))?),
+        ("b1", judge(&d1(&actual.b1), &d1(&golden.b1))?),
+        ("w2", judge(&d(&actual.w2), &d(&golden.w2))?),
+        ("b2", judge(&d1(&actual.b2), &d1(&golden.b2))?),
     ])
 }
 
