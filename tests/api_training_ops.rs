@@ -252,17 +252,11 @@ fn bad_input_is_refused_before_any_c_call() {
     let e = ascendcl::add_inplace(&mut o23, &a32, 1.0, &s).unwrap_err();
     assert_eq!(label(e), "a (selfRef)");
     let e = ascendcl::reduce_sum(&a23, &[2], false, &mut o0, &s).unwrap_err();
-    assert_eq!(
-        label(e),
-        "invalid argument: dims holds a dim outside -rank..rank"
-    );
+    assert_eq!(label(e), "dims holds a dim outside -rank..rank");
     let e = ascendcl::reduce_sum(&a23, &[1, -1], false, &mut o0, &s).unwrap_err();
     assert_eq!(label(e), "dims holds a dim twice");
     let e = ascendcl::reduce_sum(&a23, &[0; 9], false, &mut o0, &s).unwrap_err();
-    assert_eq!(
-        label(e),
-        "invalid argument: dims has more elements than an IntList holds"
-    );
+    assert_eq!(label(e), "dims has more elements than an IntList holds");
     let e = ascendcl::reduce_sum(&a23, &[1], true, &mut o0, &s).unwrap_err();
     assert_eq!(label(e), "out");
     let e = ascendcl::mse_loss(&a23, &a23, Reduction::Mean, &mut o23, &s).unwrap_err();
