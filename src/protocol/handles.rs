@@ -25,6 +25,8 @@ enum Owned {
 pub(crate) struct Handles {
     pub(crate) raw: [CArg; MAX_ARGS],
     owned: [Owned; MAX_ARGS],
+    /// How many slots are filled.
+    n: usize,
 }
 
 /// What storage a descriptor declares.
@@ -84,6 +86,7 @@ impl<'t> Guard<'t> {
             handles: Handles {
                 raw: [CArg::NONE; MAX_ARGS],
                 owned: [Owned::No; MAX_ARGS],
+                n: values.len().min(MAX_ARGS),
             },
         };
         let h = &mut g.handles;
@@ -116,17 +119,17 @@ impl<'t> Guard<'t> {
 
     /// Gives the handles to a plan, which releases them (with [`Handles::release`]).
     pub(crate) fn into_handles(self) -> Handles {
-        let raw = self.handles.raw;
-        let owned = self.handles.owned;
+        let Handles { raw, owned, n } = self.handles;
         std::mem::forget(self);
-        Handles { raw, owned }
+        Handles { raw, owned, n }
     }
 }
 
 impl Handles {
     /// Destroys what the set made, passing each failure to `failed`.
     pub(crate) fn release(&mut self, table: &Api, mut failed: impl FnMut(crate::Error)) {
-        for (arg, owned) in self.raw.iter().zip(&mut self.owned) {
+        let n = self.n;
+        for (arg, owned) in self.raw[..n].iter().zip(&mut self.owned[..n]) {
             let p = arg.ptr;
             // SAFETY: each handle was made for this set by the function of its kind and is
             // destroyed once (`owned` is cleared); no phase 1 or 2 still to return uses it.

@@ -6,7 +6,7 @@
 //! one rule serves every operator of its shape. Errors name arguments by their labels
 //! (`"x (self)"`).
 
-use super::args::{ArgKind, Call, Value};
+use super::args::{ArgKind, Call, Given, Value};
 use super::attr::{Attr, CArg};
 use super::entry::EntryPoints;
 use crate::device::{DeviceInner, SocFamily};
@@ -69,19 +69,14 @@ pub(crate) fn validate<O: Operator>(stream: &Stream, values: &[Value<'_>]) -> Re
     if !O::available_on(soc) {
         return Err(unsupported_operator(O::NAME, device));
     }
-    let call = Call {
-        args: O::ARGS,
-        values,
-        soc,
-    };
-    for (i, arg) in O::ARGS.iter().enumerate() {
-        match (arg.kind, call.attr(i), call.dtype(i)) {
-            (ArgKind::Tensor(_), _, Some(dtype)) => {
-                if !O::supports(soc, dtype) {
-                    return Err(unsupported_dtype(arg.label, dtype, O::NAME, device));
+    for (arg, v) in O::ARGS.iter().zip(values) {
+        match (&v.0, arg.kind) {
+            (Given::Tensor(t), ArgKind::Tensor(_)) => {
+                if !O::supports(soc, t.dtype) {
+                    return Err(unsupported_dtype(arg.label, t.dtype, O::NAME, device));
                 }
             }
-            (ArgKind::Attr(kind), Some(attr), _) => {
+            (Given::Attr(attr), ArgKind::Attr(kind)) => {
                 if attr.kind() != kind {
                     return Err(invalid(arg.label, "has another kind than declared"));
                 }
@@ -97,6 +92,11 @@ pub(crate) fn validate<O: Operator>(stream: &Stream, values: &[Value<'_>]) -> Re
             _ => return Err(invalid(arg.label, "is missing")),
         }
     }
+    let call = Call {
+        args: O::ARGS,
+        values,
+        soc,
+    };
     O::check(&call)
 }
 
@@ -104,12 +104,13 @@ pub(crate) fn validate<O: Operator>(stream: &Stream, values: &[Value<'_>]) -> Re
 ///
 /// # Errors
 /// [`Error::TooManyDims`], [`Error::ShapeMismatch`] naming the first that differs.
+#[inline]
 pub fn same(c: &Call<'_>) -> Result<()> {
-    let mut named = [("", &[][..]); MAX_ARGS];
-    let n = collect(c, |_| true, &mut named);
-    if all_equal(&named[..n]) {
+    if all_equal(c) {
         return Ok(());
     }
+    let mut named = [("", &[][..]); MAX_ARGS];
+    let n = collect(c, |_| true, &mut named);
     shape::check_same(&named[..n]).map(drop)
 }
 
@@ -118,10 +119,9 @@ pub fn same(c: &Call<'_>) -> Result<()> {
 ///
 /// # Errors
 /// [`Error::TooManyDims`], [`Error::NotBroadcastable`], [`Error::ShapeMismatch`].
+#[inline]
 pub fn broadcast(c: &Call<'_>) -> Result<()> {
-    let mut all = [("", &[][..]); MAX_ARGS];
-    let n = collect(c, |_| true, &mut all);
-    if all_equal(&all[..n]) {
+    if all_equal(c) {
         return Ok(());
     }
     let (mut inputs, mut outputs) = ([("", &[][..]); MAX_ARGS], [("", &[][..]); MAX_ARGS]);
@@ -328,9 +328,15 @@ fn collect<'c>(c: &Call<'c>, keep: impl Fn(Role) -> bool, into: &mut [Named<'c>]
     n
 }
 
-fn all_equal(named: &[Named<'_>]) -> bool {
-    // A `Dims` never has more than 8 dims, so equal shapes pass every dim check too.
-    named.windows(2).all(|w| w[0].1 == w[1].1)
+/// Whether every tensor has the shape of the first: a `Dims` never has more than 8 dims,
+/// so equal shapes pass every dim check too.
+#[inline]
+fn all_equal(c: &Call<'_>) -> bool {
+    let mut tensors = c.values.iter().filter_map(Value::tensor);
+    let Some(first) = tensors.next() else {
+        return true;
+    };
+    tensors.all(|t| t.layout.dims == first.layout.dims)
 }
 
 fn expect_shape(got: Named<'_>, want: &[usize]) -> Result<()> {
