@@ -46,6 +46,8 @@ fn add_scales_broadcasts_and_rounds_once() {
     assert_eq!(add(x.view(), x.view(), f64::NAN).unwrap(), &x * 2.0);
     // alpha from an integer and an f32
     assert_eq!(add(x.view(), x.view(), 3i32).unwrap(), &x * 4.0);
+    assert_eq!(add(x.view(), x.view(), -1i64).unwrap(), &x * 0.0);
+    assert_eq!(add(x.view(), x.view(), true).unwrap(), &x * 2.0);
     assert_eq!(add(x.view(), x.view(), -0.5f32).unwrap(), &x * 0.5);
 }
 

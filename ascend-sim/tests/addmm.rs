@@ -116,6 +116,32 @@ fn checks_in_order() {
         ACLNN_ERR_PARAM_INVALID,
         &["out shape [4, 2]"],
     );
+    // A self stored FRACTAL_NZ is refused after the matrices' shapes.
+    let dims = [4i64];
+    // SAFETY: live slices of the stated lengths.
+    let nz = unsafe {
+        api::aclCreateTensor(
+            dims.as_ptr(),
+            1,
+            ACL_FLOAT,
+            dims.as_ptr(),
+            0,
+            ACL_FORMAT_FRACTAL_NZ,
+            dims.as_ptr(),
+            1,
+            null_mut(),
+        )
+    };
+    refused(
+        addmm(nz, f(&[2, 2]), b, one, one, o, 0),
+        ACLNN_ERR_PARAM_INVALID,
+        &["mat1[1] == mat2[0]"],
+    );
+    refused(
+        addmm(nz, a, b, one, one, o, 0),
+        ACLNN_ERR_PARAM_INVALID,
+        &["self stored FRACTAL_NZ"],
+    );
     // Only out's dims 0 and 1 are compared; the ViewCopy then refuses the third.
     refused(
         addmm(f(&[4]), a, b, one, one, f(&[2, 4, 1]), 0),

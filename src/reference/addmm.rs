@@ -7,6 +7,7 @@ use super::matmul::{MatmulShapes, products};
 use crate::attrs::CubeMath;
 use crate::element::{Element, Promote};
 use crate::error::{Error, Result};
+use crate::protocol::Scalar;
 use crate::shape::broadcast;
 use ndarray::{Array2, ArrayView, Dimension, Ix2, Zip};
 
@@ -16,9 +17,10 @@ use ndarray::{Array2, ArrayView, Dimension, Ix2, Zip};
 ///
 /// `mat1` is `(n, k)`, `mat2` is `(k, p)`, `self` (the bias) has at most 2 dims and
 /// broadcasts to `(n, p)` (a row `(p)` or `(1, p)` in a linear layer). `beta` and
-/// `alpha` are plain numbers. As the device does, an `alpha` within `f32::EPSILON` of 0
-/// skips the product (NaN or ∞ in the matrices do not reach the result), a `beta`
-/// within it of 0 never reads `self`, and `k = 0` gives `beta·self`.
+/// `alpha` are plain numbers, as the operator's [`Scalar`] takes. As the device does, an
+/// `alpha` within `f32::EPSILON` of 0 skips the product (NaN or ∞ in the matrices do not
+/// reach the result), a `beta` within it of 0 never reads `self`, and `k = 0` gives
+/// `beta·self`.
 ///
 /// # Compute chain and accuracy
 /// The matrices are rounded to [`cube_format`]'s compute format, their products summed
@@ -55,8 +57,8 @@ pub fn addmm<S, A, B, DS>(
     bias: ArrayView<'_, S, DS>,
     mat1: ArrayView<'_, A, Ix2>,
     mat2: ArrayView<'_, B, Ix2>,
-    beta: impl Into<f64>,
-    alpha: impl Into<f64>,
+    beta: impl Into<Scalar>,
+    alpha: impl Into<Scalar>,
     math: CubeMath,
 ) -> Result<Array2<A::Output>>
 where
@@ -90,8 +92,8 @@ pub fn addmm_as<O, S, A, B, DS>(
     bias: ArrayView<'_, S, DS>,
     mat1: ArrayView<'_, A, Ix2>,
     mat2: ArrayView<'_, B, Ix2>,
-    beta: impl Into<f64>,
-    alpha: impl Into<f64>,
+    beta: impl Into<Scalar>,
+    alpha: impl Into<Scalar>,
     math: CubeMath,
 ) -> Result<Array2<O>>
 where
@@ -101,7 +103,7 @@ where
     B: Element,
     DS: Dimension,
 {
-    let (beta, alpha) = (beta.into(), alpha.into());
+    let (beta, alpha) = (beta.into().to_f64(), alpha.into().to_f64());
     let (n, k) = mat1.dim();
     let (k2, p) = mat2.dim();
     if k != k2 {

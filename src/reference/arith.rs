@@ -5,6 +5,7 @@ use super::exact::{broadcast_to, zip2};
 use super::mish_backward::Broadcast;
 use crate::element::{Element, Promote};
 use crate::error::Result;
+use crate::protocol::Scalar;
 use crate::shape::check_broadcast;
 use ndarray::{Array, ArrayView, DimMax, Dimension};
 
@@ -12,9 +13,9 @@ use ndarray::{Array, ArrayView, DimMax, Dimension};
 /// in their compute type `promote(A, B)` ([`Promote`]). For another output type,
 /// [`add_as`].
 ///
-/// `alpha` is any plain number (`f32`, `f64`, `i32`, ...). As the device's (non-950)
-/// code does, an alpha that is neither `> 1` nor `< 1` counts as 1, so a NaN alpha adds
-/// `other` unscaled.
+/// `alpha` is a plain number, as the operator's [`Scalar`] takes (`f64`, `f32`, `i64`,
+/// `i32`, `bool`). As the device's (non-950) code does, an alpha that is neither `> 1`
+/// nor `< 1` counts as 1, so a NaN alpha adds `other` unscaled.
 ///
 /// # Accuracy
 /// `self + alpha·other` is evaluated in f64 (two roundings, each relative 2⁻⁵³) and
@@ -48,7 +49,7 @@ use ndarray::{Array, ArrayView, DimMax, Dimension};
 pub fn add<A, B, DA, DB>(
     a: ArrayView<'_, A, DA>,
     b: ArrayView<'_, B, DB>,
-    alpha: impl Into<f64>,
+    alpha: impl Into<Scalar>,
 ) -> Result<Array<A::Output, Broadcast<DA, DB>>>
 where
     A: Promote<B>,
@@ -78,7 +79,7 @@ where
 pub fn add_as<O, A, B, DA, DB>(
     a: ArrayView<'_, A, DA>,
     b: ArrayView<'_, B, DB>,
-    alpha: impl Into<f64>,
+    alpha: impl Into<Scalar>,
 ) -> Result<Array<O, Broadcast<DA, DB>>>
 where
     O: Element,
@@ -87,7 +88,7 @@ where
     DA: Dimension + DimMax<DB>,
     DB: Dimension,
 {
-    let alpha = alpha.into();
+    let alpha = alpha.into().to_f64();
     // Non-950 code takes alpha as 1 unless it is > 1 or < 1: only NaN changes.
     let alpha = if alpha.is_nan() { 1.0 } else { alpha };
     binary(a, b, |x, y| x + alpha * y)
