@@ -146,6 +146,10 @@ const _: () = {
     send_sync::<hccl::Communicator>();
     send_sync::<hccl::RootInfo>();
     send_sync::<ops::mish_backward::MishBackwardPlan<f32, half::f16, half::bf16>>();
+    send_sync::<AddmmPlan<f32, f32, f32, f32>>();
+    send_sync::<ReduceSumPlan<half::f16, f32>>();
+    send_sync::<protocol::Scalar>();
+    send_sync::<protocol::IntList>();
 };
 
 /// The README's Rust examples, compiled and run as doc tests.
