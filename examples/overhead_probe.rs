@@ -14,16 +14,49 @@
 //! `safe-view` (the same on views with a layout of their own, `reshape(&[1])`, made once
 //! before the loop: descriptors built per call, like `raw`), `plan` ([`ascendcl::MishBackwardPlan::launch`] on the same
 //! tensors every call: no address rebinding), `plan-alt` (the plan alternating between two
-//! sets of tensors: all three addresses rebound every call). Every variant synchronises
-//! the stream every 64 calls and at the end, after 100 warm-up calls.
+//! sets of tensors: all three addresses rebound every call). The same three ways for
+//! `aclnnAdd` (alpha 1.0: an `aclScalar` per call) and `aclnnMatmul` ((1,1)·(1,1),
+//! `KEEP_DTYPE`): `raw-add`, `safe-add`, `plan-add`, `raw-matmul`, `safe-matmul`,
+//! `plan-matmul`. Every variant synchronises the stream every 64 calls and at the end,
+//! after 100 warm-up calls.
 
-use ascend_sys::{FnTable, aclOpExecutor, aclTensor};
-use ascendcl::{DeviceTensor, MishBackwardPlan, Runtime, mish_backward};
+use ascend_sys::{FnTable, aclOpExecutor, aclScalar, aclTensor};
+use ascendcl::{
+    AddPlan, CubeMath, DeviceTensor, MatmulPlan, MishBackwardPlan, Runtime, add, matmul,
+    mish_backward,
+};
 use std::ffi::c_void;
 
 #[path = "../tests/common/raw_entry.rs"]
 mod raw_entry;
 use raw_entry::mish_backward_fns;
+
+/// `aclnnAddGetWorkspaceSize`'s prototype.
+type AddPhase1 = unsafe extern "C" fn(
+    *const aclTensor,
+    *const aclTensor,
+    *const aclScalar,
+    *mut aclTensor,
+    *mut u64,
+    *mut *mut aclOpExecutor,
+) -> ascend_sys::aclnnStatus;
+
+/// `aclnnMatmulGetWorkspaceSize`'s prototype.
+type MatmulPhase1 = unsafe extern "C" fn(
+    *const aclTensor,
+    *const aclTensor,
+    *mut aclTensor,
+    i8,
+    *mut u64,
+    *mut *mut aclOpExecutor,
+) -> ascend_sys::aclnnStatus;
+
+/// The address of an operator entry point, looked up by name as a C program would.
+fn symbol(api: &ascend_sys::Api, name: &str) -> *mut c_void {
+    api.operator_symbol(name)
+        .unwrap_or_else(|| panic!("no {name}"))
+        .as_ptr()
+}
 
 fn main() -> ascendcl::Result<()> {
     let mut args = std::env::args().skip(1);
@@ -56,8 +89,99 @@ fn main() -> ascendcl::Result<()> {
             assert_eq!((t.aclrtMemset)(*p, 32, 0, 32), 0);
         }
     }
+    let mut add_plan = AddPlan::new(&g, &x, 1.0, &out, &stream)?;
+    let (a2, b2) = (
+        DeviceTensor::<f32>::zeros(&stream, &[1, 1])?,
+        DeviceTensor::<f32>::zeros(&stream, &[1, 1])?,
+    );
+    let mut c2 = DeviceTensor::<f32>::zeros(&stream, &[1, 1])?;
+    let keep = CubeMath::KeepDtype;
+    let mut matmul_plan = MatmulPlan::new(&a2, &b2, &c2, keep, &stream)?;
+    // SAFETY: the symbols of these names have exactly these prototypes.
+    let (add1, add2, mm1, mm2) = unsafe {
+        (
+            std::mem::transmute::<*mut c_void, AddPhase1>(symbol(
+                rt.api(),
+                "aclnnAddGetWorkspaceSize",
+            )),
+            std::mem::transmute::<*mut c_void, ascend_sys::OperatorLaunchFn>(symbol(
+                rt.api(),
+                "aclnnAdd",
+            )),
+            std::mem::transmute::<*mut c_void, MatmulPhase1>(symbol(
+                rt.api(),
+                "aclnnMatmulGetWorkspaceSize",
+            )),
+            std::mem::transmute::<*mut c_void, ascend_sys::OperatorLaunchFn>(symbol(
+                rt.api(),
+                "aclnnMatmul",
+            )),
+        )
+    };
+    let attrs = *rt.api().attrs();
+    let (create_scalar, destroy_scalar) = (
+        attrs.aclCreateScalar.expect("aclCreateScalar"),
+        attrs.aclDestroyScalar.expect("aclDestroyScalar"),
+    );
     let dims = [1i64];
+    let dims2 = [1i64, 1];
     let raw_stream = stream.as_raw();
+    // The three descriptors of a raw call, of `ndim` dims of size 1.
+    let descriptors = |ndim: usize| {
+        let mut d: [*mut aclTensor; 3] = [std::ptr::null_mut(); 3];
+        for (slot, p) in d.iter_mut().zip(bufs) {
+            // SAFETY: valid arrays of `ndim` elements, a live allocation of 1 f32.
+            *slot = unsafe {
+                (t.aclCreateTensor)(
+                    dims2.as_ptr(),
+                    ndim as u64,
+                    ascend_sys::ACL_FLOAT,
+                    dims2.as_ptr(),
+                    0,
+                    ascend_sys::ACL_FORMAT_ND,
+                    dims.as_ptr(),
+                    1,
+                    p,
+                )
+            };
+            assert!(!slot.is_null());
+        }
+        d
+    };
+    let destroy = |d: [*mut aclTensor; 3]| {
+        for p in d {
+            // SAFETY: descriptors made by `descriptors`, destroyed once.
+            assert_eq!(unsafe { (t.aclDestroyTensor)(p) }, 0);
+        }
+    };
+    let raw_add = || {
+        let d = descriptors(1);
+        let mut alpha = 1.0f64;
+        // SAFETY: a live f64.
+        let s = unsafe { create_scalar((&raw mut alpha).cast(), ascend_sys::ACL_DOUBLE) };
+        assert!(!s.is_null());
+        let mut ws = 0u64;
+        let mut ex: *mut aclOpExecutor = std::ptr::null_mut();
+        // SAFETY: live handles, valid out-pointers.
+        let s1 = unsafe { add1(d[0], d[1], s, d[2], &mut ws, &mut ex) };
+        assert_eq!((s1, ws), (0, 0));
+        // SAFETY: fresh executor; no workspace is needed; live stream.
+        assert_eq!(unsafe { add2(std::ptr::null_mut(), 0, ex, raw_stream) }, 0);
+        // SAFETY: made above, destroyed once, after phase 2 returned.
+        assert_eq!(unsafe { destroy_scalar(s) }, 0);
+        destroy(d);
+    };
+    let raw_matmul = || {
+        let d = descriptors(2);
+        let mut ws = 0u64;
+        let mut ex: *mut aclOpExecutor = std::ptr::null_mut();
+        // SAFETY: live descriptors, valid out-pointers.
+        let s1 = unsafe { mm1(d[0], d[1], d[2], 0, &mut ws, &mut ex) };
+        assert_eq!((s1, ws), (0, 0));
+        // SAFETY: fresh executor; no workspace is needed; live stream.
+        assert_eq!(unsafe { mm2(std::ptr::null_mut(), 0, ex, raw_stream) }, 0);
+        destroy(d);
+    };
     let raw = || {
         let mut d: [*mut aclTensor; 3] = [std::ptr::null_mut(); 3];
         for (slot, p) in d.iter_mut().zip(bufs) {
@@ -99,9 +223,16 @@ fn main() -> ascendcl::Result<()> {
             "plan" => plan.launch(&g, &x, &mut out, &stream)?,
             "plan-alt" if i.is_multiple_of(2) => plan.launch(&g, &x, &mut out, &stream)?,
             "plan-alt" => plan.launch(&g2, &x2, &mut out2, &stream)?,
+            "raw-add" => raw_add(),
+            "safe-add" => add(&g, &x, 1.0, &mut out, &stream)?,
+            "plan-add" => add_plan.launch(&g, &x, &mut out, &stream)?,
+            "raw-matmul" => raw_matmul(),
+            "safe-matmul" => matmul(&a2, &b2, &mut c2, keep, &stream)?,
+            "plan-matmul" => matmul_plan.launch(&a2, &b2, &mut c2, &stream)?,
             other => {
                 return Err(ascendcl::Error::InvalidArgument(format!(
-                    "unknown variant {other:?} (raw, safe, safe-view, plan, plan-alt)"
+                    "unknown variant {other:?} (raw, safe, safe-view, plan, plan-alt, \
+                     raw-add, safe-add, plan-add, raw-matmul, safe-matmul, plan-matmul)"
                 )));
             }
         }
@@ -118,7 +249,7 @@ fn main() -> ascendcl::Result<()> {
         call(i)?;
     }
     stream.synchronize()?;
-    drop(plan);
+    drop((plan, add_plan, matmul_plan));
     for p in bufs {
         // SAFETY: allocated above; the stream is synchronised.
         unsafe { (t.aclrtFree)(p) };

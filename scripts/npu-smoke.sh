@@ -42,5 +42,7 @@ echo "== data-parallel example as a job: one process per NPU, Communicator::from
 cargo run --release --no-default-features --example data_parallel -- --processes all
 echo "== training example: Mish forward and backward on preallocated tensors =="
 cargo run --no-default-features --example mish_layer_training
+echo "== MLP training example: the whole step on the device, checked against the CPU reference =="
+cargo run --no-default-features --example mlp_training
 echo "== property suite on the NPU =="
 cargo test --test npu_smoke -- --ignored --nocapture npu_property_suite_against_the_reference

@@ -126,7 +126,11 @@ pub enum Error {
 
     /// A tensor given to a reusable plan has another layout (dims, strides or offset) than
     /// the plan was built for. The size of its storage does not matter.
-    #[error("{argument} does not match the plan: {detail}")]
+    #[error(
+        "{argument} does not match the plan: {detail}; a plan is fixed to the layouts \
+         (shape, strides, offset) it was built for: build a second plan with `new` for \
+         this layout (one per batch shape, say)"
+    )]
     PlanMismatch {
         /// Which argument.
         argument: &'static str,
@@ -229,9 +233,13 @@ fn detail(api: &str, message: &str) -> String {
 }
 
 fn missing(symbol: Option<&str>) -> String {
-    symbol.map_or_else(String::new, |s| {
-        format!(": the loaded toolkit has no `{s}` (its libopapi.so predates the operator)")
-    })
+    symbol.map_or_else(
+        || {
+            "; `ascendcl::reference` computes the crate's operators on the host (CPU) instead"
+                .to_owned()
+        },
+        |s| format!(": the loaded toolkit has no `{s}` (its libopapi.so predates the operator)"),
+    )
 }
 
 /// `Result` with [`Error`].

@@ -99,12 +99,14 @@ pub mod shape;
 pub mod testing;
 
 mod clock;
+mod attrs;
 mod device;
 mod event;
 mod host;
 mod ledger;
-mod op;
 pub mod ops;
+pub mod protocol;
+mod raw;
 mod reshape;
 mod runtime;
 mod stream;
@@ -115,13 +117,21 @@ mod transfer;
 mod uses;
 
 pub use ascend_sys::{LoadError, LoadOptions};
+
+/// What the code `operator!` generates in other crates refers to.
+#[doc(hidden)]
+pub mod __private {
+    pub use ascend_sys;
+}
+pub use attrs::{CubeMath, Reduction};
 pub use device::{Device, Leaks, MemoryInfo, SocFamily};
 pub use element::{DType, Element};
 pub use error::{Error, Result};
 pub use event::Event;
 pub use host::HostTensor;
-pub use op::Plan;
-pub use ops::{copy::*, mish::*, mish_backward::*};
+pub use ops::exports::*;
+pub use protocol::Plan;
+pub use raw::RawAccess;
 pub use runtime::{Backend, Runtime};
 pub use stream::Stream;
 pub use tensor::{AsTensorView, AsTensorViewMut, DeviceTensor, TensorView, TensorViewMut};
@@ -142,9 +152,15 @@ const _: () = {
     send_sync::<TensorView<'static, f32>>();
     send_sync::<TensorViewMut<'static, f32>>();
     send_sync::<Error>();
+    send_sync::<CubeMath>();
+    send_sync::<Reduction>();
     send_sync::<hccl::Communicator>();
     send_sync::<hccl::RootInfo>();
     send_sync::<ops::mish_backward::MishBackwardPlan<f32, half::f16, half::bf16>>();
+    send_sync::<AddmmPlan<f32, f32, f32, f32>>();
+    send_sync::<ReduceSumPlan<half::f16, f32>>();
+    send_sync::<protocol::Scalar>();
+    send_sync::<protocol::IntList>();
 };
 
 /// The README's Rust examples, compiled and run as doc tests.

@@ -9,8 +9,8 @@
 
 use crate::error::{Error, Result};
 use ascend_sys::{
-    FnTable, aclDataType, aclOpExecutor, aclTensor, aclrtContext, aclrtEvent, aclrtMemcpyKind,
-    aclrtStream,
+    Api, FnTable, aclDataType, aclIntArray, aclOpExecutor, aclScalar, aclTensor, aclrtContext,
+    aclrtEvent, aclrtMemcpyKind, aclrtStream,
 };
 use std::ffi::{CStr, c_void};
 
@@ -25,7 +25,11 @@ macro_rules! checked {
     };
     // An optional function: its absence is an error of the call.
     (aclnn? $t:expr, $f:ident ( $($a:expr),* $(,)? )) => {
-        match $t.$f {
+        checked!(aclnn? $t, $t, $f($($a),*))
+    };
+    // An optional function of the set `$fns`, errors reported with `$t`'s message.
+    (aclnn? $fns:expr, $t:expr, $f:ident ( $($a:expr),* $(,)? )) => {
+        match $fns.$f {
             Some(f) => aclnn($t, stringify!($f), f($($a),*)),
             None => Err(absent(stringify!($f))),
         }
@@ -336,6 +340,62 @@ pub(crate) unsafe fn create_tensor(
 pub(crate) unsafe fn destroy_tensor(t: &FnTable, p: *mut aclTensor) -> Result<()> {
     // SAFETY: the caller's contract.
     unsafe { checked!(aclnn t, aclDestroyTensor(p)) }
+}
+
+/// `aclCreateScalar` of the value at `value`, of `dtype` (copied by the call); NULL (its
+/// failure value) and an absent function are errors.
+///
+/// # Safety
+/// `value` points to a readable value of `dtype`'s size.
+pub(crate) unsafe fn create_scalar(
+    t: &Api,
+    value: *mut c_void,
+    dtype: aclDataType,
+) -> Result<*mut aclScalar> {
+    let f = t
+        .attrs()
+        .aclCreateScalar
+        .ok_or_else(|| absent("aclCreateScalar"))?;
+    // SAFETY: the caller's contract; the value is copied before the call returns.
+    non_null(t, "aclCreateScalar", unsafe { f(value, dtype) })
+}
+
+/// `aclDestroyScalar`.
+///
+/// # Safety
+/// `p` came from [`create_scalar`], no phase 1 or 2 still to return uses it, destroyed once.
+pub(crate) unsafe fn destroy_scalar(t: &Api, p: *mut aclScalar) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(aclnn? t.attrs(), t, aclDestroyScalar(p)) }
+}
+
+/// `aclCreateIntArray` of `values` (copied by the call).
+pub(crate) fn create_int_array(t: &Api, values: &[i64]) -> Result<*mut aclIntArray> {
+    let f = t
+        .attrs()
+        .aclCreateIntArray
+        .ok_or_else(|| absent("aclCreateIntArray"))?;
+    // SAFETY: `values` is valid for its length and copied by the call.
+    non_null(t, "aclCreateIntArray", unsafe {
+        f(values.as_ptr(), values.len() as u64)
+    })
+}
+
+/// `aclDestroyIntArray`.
+///
+/// # Safety
+/// As [`destroy_scalar`], for an array from [`create_int_array`].
+pub(crate) unsafe fn destroy_int_array(t: &Api, p: *mut aclIntArray) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(aclnn? t.attrs(), t, aclDestroyIntArray(p)) }
+}
+
+fn non_null<T>(t: &FnTable, api: &'static str, p: *mut T) -> Result<*mut T> {
+    if p.is_null() {
+        Err(aclnn_error(t, api, ascend_sys::ACLNN_ERR_INNER_NULLPTR))
+    } else {
+        Ok(p)
+    }
 }
 
 /// `aclSetAclOpExecutorRepeatable` (CANN 8.0+; absent is an error).

@@ -338,7 +338,7 @@ fn plan_reuses_one_executor() {
     assert!(matches!(
         plan.launch(&gd1, &xc, &mut o1, &stream),
         Err(Error::PlanMismatch {
-            argument: "self",
+            argument: "x (self)",
             ..
         })
     ));

@@ -158,7 +158,10 @@ fn products_and_dtypes() {
                     argument, dtype, ..
                 }) if ok && !allowed => {
                     assert_eq!(dtype, DType::BF16);
-                    assert!(argument == "self" || argument == "selfRef", "{argument}");
+                    assert!(
+                        argument == "x (self)" || argument == "x (selfRef)",
+                        "{argument}"
+                    );
                 }
                 other => panic!("{soc} call {i}: {other:?}"),
             }
@@ -206,7 +209,7 @@ fn shape_and_device_mismatches_are_typed() {
     assert!(matches!(
         mish(&x, o.view_mut().reshape(&[2, 3]).unwrap(), &other),
         Err(Error::DeviceMismatch {
-            argument: "self",
+            argument: "x (self)",
             ..
         })
     ));

@@ -78,9 +78,15 @@ fn f16_and_f32_on_910a_and_bf16_rejected_before_any_ffi_call() {
     ];
     let before: Vec<u64> = symbols.iter().map(|s| ascend_sim::call_count(s)).collect();
     let cases = [
-        (mish_backward(&b, &f, &mut out_f, &stream), "grad_output"),
-        (mish_backward(&f, &b, &mut out_f, &stream), "self"),
-        (mish_backward(&f, &f, &mut out_b, &stream), "grad_input"),
+        (
+            mish_backward(&b, &f, &mut out_f, &stream),
+            "grad (grad_output)",
+        ),
+        (mish_backward(&f, &b, &mut out_f, &stream), "x (self)"),
+        (
+            mish_backward(&f, &f, &mut out_b, &stream),
+            "out (grad_input)",
+        ),
     ];
     for (result, arg) in cases {
         match result {
@@ -289,7 +295,7 @@ fn invalid_cases_give_typed_errors_without_ffi_calls() {
     ));
     match mish_backward(&a, &a, &mut out32, &stream) {
         Err(Error::ShapeMismatch {
-            argument: "grad_input",
+            argument: "out (grad_input)",
             expected,
             actual,
         }) => {
@@ -299,8 +305,11 @@ fn invalid_cases_give_typed_errors_without_ffi_calls() {
         other => panic!("expected ShapeMismatch, got {other:?}"),
     }
     for (result, arg) in [
-        (mish_backward(&far, &a, &mut out23, &stream), "grad_output"),
-        (mish_backward(&a, &far, &mut out23, &stream), "self"),
+        (
+            mish_backward(&far, &a, &mut out23, &stream),
+            "grad (grad_output)",
+        ),
+        (mish_backward(&a, &far, &mut out23, &stream), "x (self)"),
     ] {
         assert!(
             matches!(result, Err(Error::DeviceMismatch { argument, expected: 0, found: 1 }) if argument == arg),
@@ -310,7 +319,7 @@ fn invalid_cases_give_typed_errors_without_ffi_calls() {
     assert!(matches!(
         mish_backward(&a, &a, &mut out23, &other),
         Err(Error::DeviceMismatch {
-            argument: "grad_output",
+            argument: "grad (grad_output)",
             expected: 1,
             found: 0
         })

@@ -114,12 +114,12 @@ fn a_plan_rejects_only_real_layout_differences() {
     let first_rows = g2d.view().slice(0, 0, 2, 1).unwrap(); // offset 0
     mismatch(
         plan.launch(first_rows, rows(xd.view(), 1, 3), &mut out, &stream),
-        "grad_output",
+        "grad (grad_output)",
     );
     let stepped = g2d.view().slice(0, 1, 5, 2).unwrap(); // rows 1, 3: stride 8
     mismatch(
         plan.launch(rows(gd.view(), 1, 3), stepped, &mut out, &stream),
-        "self",
+        "x (self)",
     );
     let mut wide = DeviceTensor::<f32>::zeros(&stream, &[2, 5]).unwrap();
     mismatch(
@@ -129,6 +129,6 @@ fn a_plan_rejects_only_real_layout_differences() {
             &mut wide,
             &stream,
         ),
-        "grad_input",
+        "out (grad_input)",
     );
 }

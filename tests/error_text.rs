@@ -57,3 +57,33 @@ fn dtypes_show_rust_names_and_keep_cann_names() {
     let text = e.to_string();
     assert!(text.contains("dtype bf16 (CANN BF16)"), "{text}");
 }
+
+/// A plan's mismatch names the Rust and the C argument and says how to get another
+/// layout; an operator a product lacks points to the CPU reference.
+#[test]
+fn plan_mismatch_and_missing_operator_say_what_to_do() {
+    let _check = LeakCheck::start();
+    let s = device(A2).stream().unwrap();
+    let g = DeviceTensor::<f32>::zeros(&s, &[128, 4]).unwrap();
+    let small = DeviceTensor::<f32>::zeros(&s, &[100, 4]).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&s, &[128, 4]).unwrap();
+    let mut plan = ascendcl::MishBackwardPlan::new(&g, &g, &out, &s).unwrap();
+    let e = plan.launch(&g, &small, &mut out, &s).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "x (self) does not match the plan: shape [100, 4] strides [4, 1] offset 0 vs planned \
+         shape [128, 4] strides [4, 1] offset 0; a plan is fixed to the layouts (shape, \
+         strides, offset) it was built for: build a second plan with `new` for this layout \
+         (one per batch shape, say)"
+    );
+    let s = device(B310).stream().unwrap();
+    let x = DeviceTensor::<f32>::zeros(&s, &[2]).unwrap();
+    let mut y = DeviceTensor::<f32>::zeros(&s, &[2]).unwrap();
+    let e = ascendcl::mish(&x, &mut y, &s).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "aclnnMish is not available on Ascend310B1; `ascendcl::reference` computes the \
+         crate's operators on the host (CPU) instead"
+    );
+    s.synchronize().unwrap();
+}

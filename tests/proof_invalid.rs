@@ -84,7 +84,7 @@ fn invalid_inputs_are_typed_errors_without_side_effects() {
                     | (
                         Bad::WrongOutput,
                         Err(Error::ShapeMismatch {
-                            argument: "grad_input",
+                            argument: "out (grad_input)",
                             ..
                         })
                     )
@@ -133,21 +133,21 @@ fn invalid_inputs_are_typed_errors_without_side_effects() {
     assert!(matches!(
         mish_backward(&b, &f, &mut fo, &s910),
         Err(Error::UnsupportedDtype {
-            argument: "grad_output",
+            argument: "grad (grad_output)",
             ..
         })
     ));
     assert!(matches!(
         mish_backward(&f, &b, &mut fo, &s910),
         Err(Error::UnsupportedDtype {
-            argument: "self",
+            argument: "x (self)",
             ..
         })
     ));
     assert!(matches!(
         mish_backward(&f, &f, &mut bo, &s910),
         Err(Error::UnsupportedDtype {
-            argument: "grad_input",
+            argument: "out (grad_input)",
             ..
         })
     ));

@@ -126,6 +126,22 @@ pub(crate) fn convert(from: aclDataType, src: &[u8], to: aclDataType, dst: &mut 
     }
 }
 
+/// `v` as the nearest value of `dt` the device's cast gives (floating: to nearest even;
+/// integers: truncated toward zero and wrapped; bool: 0 or 1), widened back to f64.
+pub(crate) fn round(dt: aclDataType, v: f64) -> f64 {
+    match dt {
+        ACL_DOUBLE => v,
+        ACL_FLOAT => f64::from(v as f32),
+        _ => {
+            let mut b = [0u8; 16];
+            let mut out = [0u8; 8];
+            convert(ACL_DOUBLE, &v.to_le_bytes(), dt, &mut b);
+            convert(dt, &b, ACL_DOUBLE, &mut out);
+            f64::from_le_bytes(out)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,6 @@
 //! A strict simulator of the CANN runtime (`libascendcl.so`), of `libnnopbase.so`'s
-//! tensors and executors, and of four `libopapi.so` operators (`aclnnMishBackward`,
-//! `aclnnMish`, `aclnnInplaceMish`, `aclnnInplaceCopy`), for running the real FFI path of
-//! `ascendcl` without an NPU.
+//! tensors, attribute objects and executors, and of `libopapi.so` operators (listed in
+//! [`ops`]), for running the real FFI path of `ascendcl` without an NPU.
 //!
 //! It is faithful where CANN is documented and strict where CANN would silently
 //! misbehave: a sanitizer, not a mock.
@@ -114,32 +113,16 @@
 //!   a negative dim or more than `i64::MAX` elements; the data address is checked at phase
 //!   2 (inside a live allocation and inside the storage dims, negative strides allowed)
 //!   and again when the kernel runs.
-//! * **MishBackward phase 1** applies the vendor's checks in the vendor's order: null
-//!   tensors or out-pointers (161001), stale tensor handles (161002), no initialized runtime
-//!   or no current context (361001), a `Ascend310B*` SoC (561003, operator not available),
-//!   self not castable to gradInput (161002), a dtype outside the SoC's list (161002: FLOAT,
-//!   FLOAT16 everywhere, plus BF16 on `Ascend910B*`/`Ascend910_93*`), more than 8 dims,
-//!   non-broadcastable inputs, wrong output shape (161002), and empty tensors (success,
-//!   workspace 0, nothing computed). It asks for a workspace region of the compute dtype for
-//!   every temporary the real operator needs: gradOutput or self when cast, broadcast or
-//!   non-contiguous, and the result when it must be cast or written to a non-contiguous
-//!   gradInput. The kernel really stores those temporaries in the workspace and reads them
-//!   back from there.
-//! * **Mish and InplaceMish phase 1** (the in-place form is the out-of-place call with
-//!   `out = selfRef`): NULL self/out or selfRef, then NULL out-pointers (161001); stale
-//!   handles, runtime and context as above; products other than Atlas A3, A2 and the
-//!   training series (561003); self's dtype, then out's, outside the product's list, then
-//!   out's dtype not self's (161002); more than 8 dims, then out's shape not self's (no
-//!   broadcasting; 161002); an empty self (success, workspace 0). A non-contiguous self or
-//!   out gets a workspace region in self's dtype.
-//! * **InplaceCopy phase 1**: NULL out-pointers, then NULL selfRef/src (161001); a dtype
-//!   outside INT8..INT64, UINT8..UINT64, FLOAT16, FLOAT, BF16, DOUBLE, BOOL, COMPLEX64,
-//!   COMPLEX128 and the FP8 kinds (161002); more than 8 dims, then src not broadcastable to
-//!   exactly selfRef's shape (161002); either tensor empty (success). Every product has it.
-//!   Casts between bool, the integers, f16, bf16, f32, f64 and the complex types round to
-//!   nearest even (floats), truncate toward zero (float to integer, saturating, NaN to 0),
-//!   wrap (integers), keep the real part (complex to real); any dtype copies to itself
-//!   byte for byte; a cast from or to an FP8 kind is not modeled and fails with 561000.
+//! * **Attribute objects.** `aclCreateScalar` copies its value at once by dtype size
+//!   (NULL for a NULL value or a dtype without one, such as STRING); int, float and bool
+//!   arrays and tensor and scalar lists with a NULL value or a size of 0 are valid, empty,
+//!   non-NULL objects, as in nnopbase; a list holds its elements' handles and destroying
+//!   it destroys them (destroying them again is reported as a double free). Every
+//!   `aclDestroy*` takes NULL as a no-op; a stale or foreign handle gives 161002 and a
+//!   finding. They live in slabs like tensors and are counted ([`Counters::attributes`]).
+//! * **Operators.** Each is one module of [`ops`], whose documentation lists its products,
+//!   its phase-1 checks in the vendor's order with the vendor's codes, its dtypes per
+//!   product, its shape rule, its empty-tensor behaviour and its compute chain.
 //! * **Phase 2** (the same for every operator) checks the executor (it must come from the
 //!   same operator's phase 1; a non-repeatable executor is consumed by its one call, whether
 //!   the call succeeds or fails, as nnopbase's common phase 2 deletes it after running it;
@@ -162,10 +145,8 @@
 //!   `aclSetInputTensorAddr` and `aclSetOutputTensorAddr` (NULL tensor or executor:
 //!   561103; a NULL address is recorded, and phase 2 refuses it) rebind the
 //!   device address of the tensor the executor was created with at that input or output
-//!   index, in the order of the phase-1 parameters (MishBackward: inputs 0 gradOutput and
-//!   1 self, output 0 gradInput; Mish: input 0 self, output 0 out; InplaceMish: input 0 and
-//!   output 0 selfRef, one tensor, rebound once; InplaceCopy: inputs 0 selfRef and 1 src,
-//!   output 0 selfRef); the address must be 32-byte aligned.
+//!   index, in the order of the phase-1 parameters (an in-place argument is both an
+//!   input and an output, rebound once); the address must be 32-byte aligned.
 //!
 //! # How it is organised
 //!
@@ -175,8 +156,9 @@
 //! inputs and outputs, the product families that have it, its kernel); it runs phase 2 and
 //! queues a launch that carries its kernel, so a stream knows no operator. `tables` holds
 //! the vendor's dtype, format and SoC tables. Each operator is one module of `ops`: its
-//! phase-1 checks in the vendor's order and its kernel. Adding an operator is one such
-//! module plus its rows in the entry list of this file.
+//! phase-1 checks in the vendor's order and its kernel, which reads each tensor in its own
+//! shape (or broadcast to a shape it names) through the launch. Adding an operator is one
+//! such module plus its line in the entry list of this file, which makes both phases.
 //!
 //! # HCCL
 //!
@@ -244,29 +226,6 @@
 //! `ASCEND_SIM_RACECHECK=0` or [`racecheck::set_enabled`] turns it off. See [`racecheck`]
 //! for the model, the messages and what it cannot see.
 //!
-//! # The compute and its numerics
-//!
-//! Mish: [`kernel::mish_f32`] evaluates the vendor's f32 formula (half types widened, the
-//! result rounded to the dtype, to nearest even); at `x = -inf` it returns the limit
-//! `-0.0` instead of the literal `0 * -inf`. MishBackward:
-//!
-//! promote(self, gradOutput) (same -> same, anything with f32 -> f32, f16 + bf16 -> f32);
-//! read through strides and offset (bounds-checked against the owning live allocation),
-//! widen to f32, broadcast, apply [`kernel::mish_grad_f32`], round to the compute dtype
-//! (round to nearest even), cast to gradInput's dtype (round to nearest even), write through
-//! gradInput's strides and offset.
-//!
-//! [`kernel::mish_grad_f32`] evaluates the vendor formula in the vendor's order in f32.
-//! Decision on the points where the literal f32 evaluation breaks down: at `x = ±inf` it
-//! would give NaN (`inf * 0`, `inf / inf`), and for `x` below about -88 `exp(-x)` overflows
-//! so the sigmoid term vanishes and the result gets the wrong sign. The simulator keeps the
-//! literal formula wherever `exp(-x)` is finite, evaluates the division by `1 + exp(-x)` as
-//! the multiplication by the divided-through sigmoid `e / (1 + e)` (`e = exp(x)`, same value,
-//! no overflow) where it is not, and returns the mathematical limits at the infinities
-//! (`mish'(+inf) = 1`, `mish'(-inf) = 0`, so `grad * 1` and `grad * 0`). NaN in gives NaN
-//! out. The simulator thus agrees with a correctly rounded CPU reference on every special
-//! value.
-//!
 //! # Fault injection
 //!
 //! `ascendSimSetFault(symbol, n)` ([`set_fault`]) makes the `n`-th call of `symbol`,
@@ -286,7 +245,8 @@
 //! | `aclrtSynchronizeStream`, `aclrtSynchronizeEvent` | 507046 `ACL_ERROR_RT_STREAM_SYNC_TIMEOUT` |
 //! | every other runtime function returning `aclError` | 507000 `ACL_ERROR_RT_INTERNAL_ERROR` |
 //! | `aclrtGetSocName`, `aclGetRecentErrMsg` | NULL |
-//! | `aclCreateTensor` | NULL |
+//! | `aclCreateTensor`, `aclCreateScalar`, `aclCreateIntArray` and the other `aclCreate*` | NULL |
+//! | `aclDestroyScalar`, `aclDestroyIntArray` and the other `aclDestroy*` of attribute objects, `aclGet*Size` | 561000 `ACLNN_ERR_INNER` |
 //! | `aclDestroyTensor`, `aclSetAclOpExecutorRepeatable`, `aclDestroyAclOpExecutor`, `aclSetInputTensorAddr`, `aclSetOutputTensorAddr` | 561000 `ACLNN_ERR_INNER` |
 //! | every operator's phase 1 (`aclnn*GetWorkspaceSize`) | 561101 `ACLNN_ERR_INNER_CREATE_EXECUTOR` |
 //! | every operator's phase 2 (`aclnnMishBackward` ...) | 361001 `ACLNN_ERR_RUNTIME_ERROR` |
@@ -298,8 +258,10 @@
 //! [`counters`] / `ascendSimGetCounters` count live objects: device allocations plus
 //! `aclrtMallocHost` buffers (`allocations`, `allocated_bytes` = requested sizes), tensors,
 //! executors (not yet consumed or destroyed), streams created with `aclrtCreateStream`
-//! (default streams are not counted), events, and contexts created with
-//! `aclrtCreateContext` (default contexts of `aclrtSetDevice` are not counted).
+//! (default streams are not counted), events, contexts created with
+//! `aclrtCreateContext` (default contexts of `aclrtSetDevice` are not counted), and
+//! scalars, arrays and lists (`scalars`, `arrays`, `lists`; a list's elements count as
+//! tensors or scalars too). `aclFinalize` reports any live object as a finding.
 //! [`call_count`] / `ascendSimGetCallCount` count calls per symbol since process start.
 //! [`last_report`] / `ascendSimLastReport` give the latest sanitizer finding.
 //!
@@ -317,15 +279,19 @@ use ascend_sys::hccl::{HcclComm, HcclDataType, HcclReduceOp, HcclResult, HcclRoo
 use ascend_sys::*;
 use std::ffi::{CStr, c_char, c_void};
 
+#[macro_use]
+mod registry;
+
 mod cast;
 mod cdylib;
 mod config;
 mod copy;
+mod cube;
 mod errmsg;
 pub mod hccl;
 mod mem;
 mod nnopbase;
-mod ops;
+pub mod ops;
 pub mod racecheck;
 mod runtime;
 mod slab;
@@ -356,11 +322,19 @@ pub struct Counters {
     pub events: u64,
     /// Live contexts created with `aclrtCreateContext`.
     pub contexts: u64,
+    /// Live `aclScalar`s.
+    pub scalars: u64,
+    /// Live `aclIntArray`s, `aclFloatArray`s and `aclBoolArray`s.
+    pub arrays: u64,
+    /// Live `aclTensorList`s and `aclScalarList`s (their elements count as tensors and
+    /// scalars too).
+    pub lists: u64,
 }
 
 impl Counters {
     /// The counts a leak check compares: `[allocations, tensors, executors, streams,
-    /// events]` (byte totals and explicitly created contexts left out).
+    /// events]` (byte totals and explicitly created contexts left out; attribute objects
+    /// are in [`Counters::attributes`]).
     pub fn objects(&self) -> [u64; 5] {
         [
             self.allocations,
@@ -369,6 +343,11 @@ impl Counters {
             self.streams,
             self.events,
         ]
+    }
+
+    /// The attribute objects a leak check compares: `[scalars, arrays, lists]`.
+    pub fn attributes(&self) -> [u64; 3] {
+        [self.scalars, self.arrays, self.lists]
     }
 }
 
@@ -414,74 +393,7 @@ pub fn clear_last_report() {
     state::clear_last_report()
 }
 
-/// Helpers for tests of code running on the simulator.
-pub mod testing {
-    pub use crate::cdylib::cdylib_path;
-    use crate::state::{Kind, decode, state};
-    use crate::stream::Gate;
-    use ascend_sys::aclrtStream;
-    use std::sync::Arc;
-
-    /// Keeps a stream busy until released (or dropped): work queued after it waits.
-    /// `Send + Sync`.
-    pub struct StreamHold {
-        gate: Arc<Gate>,
-    }
-
-    impl StreamHold {
-        /// Lets the stream continue.
-        pub fn release(self) {}
-    }
-
-    impl Drop for StreamHold {
-        fn drop(&mut self) {
-            self.gate.open();
-        }
-    }
-
-    impl std::fmt::Debug for StreamHold {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("StreamHold")
-        }
-    }
-
-    /// Enqueues on `stream` (created with `aclrtCreateStream`; not the default stream) a
-    /// task that blocks until the returned hold is released, so tests can control what is
-    /// still queued. `None` if the handle is not a live stream.
-    pub fn hold_stream(stream: aclrtStream) -> Option<StreamHold> {
-        let st = state();
-        let id = decode(Kind::Stream, stream).ok()?;
-        let s = st.streams.get(&id)?;
-        let gate = Arc::new(Gate::default());
-        let g = Arc::clone(&gate);
-        s.handle
-            .shared
-            .submit(crate::stream::Task::Fn(Box::new(move || {
-                g.wait();
-                Ok(())
-            })));
-        Some(StreamHold { gate })
-    }
-
-    /// Waits until `stream` (created with `aclrtCreateStream`) has run the work queued so
-    /// far, *without* ordering the caller after it as `aclrtSynchronizeStream` does: for
-    /// tests of the racecheck that need work to have run while the host does not know it
-    /// (on hardware the host could observe that only through memory the simulator does
-    /// not see). Returns at once for an unknown stream.
-    pub fn wait_unordered(stream: aclrtStream) {
-        let shared = {
-            let st = state();
-            let Ok(id) = decode(Kind::Stream, stream) else {
-                return;
-            };
-            match st.streams.get(&id) {
-                Some(s) => Arc::clone(&s.handle.shared),
-                None => return,
-            }
-        };
-        shared.wait_unordered();
-    }
-}
+pub mod testing;
 
 // ---------------------------------------------------------------------------------------
 // The one list of entry points.
@@ -493,6 +405,9 @@ pub(crate) fn fault_code(sym: Sym) -> i32 {
     let index = sym as usize;
     if index >= FIRST_HCCL {
         return ascend_sys::hccl::HCCL_E_INTERNAL as i32;
+    }
+    if (FIRST_NNOPBASE..FIRST_OPERATOR).contains(&index) {
+        return ACLNN_ERR_INNER;
     }
     if index >= FIRST_OPERATOR {
         return if SYMBOLS[index].ends_with("GetWorkspaceSize") {
@@ -516,193 +431,6 @@ pub(crate) fn fault_code(sym: Sym) -> i32 {
         | aclCreateTensor => ACLNN_ERR_INNER,
         _ => ACL_ERROR_RT_INTERNAL_ERROR,
     }
-}
-
-macro_rules! table_field {
-    (req, $f:expr) => {
-        $f
-    };
-    (opt, $f:expr) => {
-        Some($f)
-    };
-}
-
-macro_rules! failure_value {
-    (code, $sym:expr) => {
-        crate::fault_code($sym)
-    };
-    (null, $sym:expr) => {
-        std::ptr::null_mut()
-    };
-    (cnull, $sym:expr) => {
-        std::ptr::null()
-    };
-    (hccl, $sym:expr) => {
-        ascend_sys::hccl::HCCL_E_INTERNAL
-    };
-}
-
-macro_rules! sim_api {
-    (
-        table {
-            $( $kind:ident $fail:ident $name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty = $imp:path; )*
-        }
-        operators {
-            $( $ofail:ident $oname:ident ( $($oarg:ident : $oty:ty),* ) -> $oret:ty = $oimp:path
-               $(, on fault $ofault:path [ $ofarg:ident ] )?; )*
-        }
-        hccl {
-            $( $hfail:ident $hname:ident ( $($harg:ident : $hty:ty),* ) -> $hret:ty = $himp:path; )*
-        }
-        extra {
-            $( $xname:ident ( $($xarg:ident : $xty:ty),* ) -> $xret:ty = $ximp:path, $xfail:expr; )*
-        }
-    ) => {
-        /// Index of every simulated (counted, faultable) symbol.
-        #[allow(non_camel_case_types, clippy::enum_variant_names)]
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub(crate) enum Sym { $( $name, )* $( $oname, )* $( $hname, )* }
-
-        /// Every simulated symbol (the functions of [`ascend_sys::FnTable`], then the
-        /// operators, then HCCL's), by C name.
-        pub const SYMBOLS: &[&str] = &[ $( stringify!($name), )* $( stringify!($oname), )* $( stringify!($hname), )* ];
-        pub(crate) const SYMBOL_COUNT: usize = SYMBOLS.len();
-        /// Index in [`SYMBOLS`] of the first operator entry point.
-        pub(crate) const FIRST_OPERATOR: usize = [ $( stringify!($name), )* ].len();
-        /// Index in [`SYMBOLS`] of the first HCCL function.
-        pub(crate) const FIRST_HCCL: usize = SYMBOL_COUNT - [ $( stringify!($hname), )* ].len();
-
-        /// The simulated functions, callable from Rust under ordinary mangled names.
-        ///
-        /// Each has exactly the prototype and contract of the C function of the same name
-        /// (see the crate docs for what the simulator models and checks).
-        #[allow(non_snake_case, clippy::too_many_arguments)]
-        pub mod api {
-            use super::*;
-            $(
-                #[doc = concat!("Simulated `", stringify!($name), "`.")]
-                ///
-                /// # Safety
-                /// The contract of the C function of the same name: pointer arguments must
-                /// be null or valid for the documented accesses.
-                pub unsafe extern "C" fn $name( $($arg: $ty),* ) -> $ret {
-                    crate::state::entry(
-                        Sym::$name,
-                        failure_value!($fail, Sym::$name),
-                        // SAFETY: the caller upholds the C contract of this function, which
-                        // is all the implementation relies on.
-                        move || unsafe { $imp( $($arg),* ) },
-                    )
-                }
-            )*
-            $(
-                #[doc = concat!("Simulated `", stringify!($oname), "`.")]
-                ///
-                /// # Safety
-                /// The contract of the C function of the same name: pointer arguments must
-                /// be null or valid for the documented accesses.
-                pub unsafe extern "C" fn $oname( $($oarg: $oty),* ) -> $oret {
-                    crate::state::entry_with_fault_effect(
-                        Sym::$oname,
-                        failure_value!($ofail, Sym::$oname),
-                        move || { $( $ofault($ofarg); )? },
-                        // SAFETY: the caller upholds the C contract of this function, which
-                        // is all the implementation relies on.
-                        move || unsafe { $oimp( $($oarg),* ) },
-                    )
-                }
-            )*
-            $(
-                #[doc = concat!("Simulated `", stringify!($hname), "` (HCCL).")]
-                ///
-                /// # Safety
-                /// The contract of the C function of the same name: pointer arguments must
-                /// be null or valid for the documented accesses.
-                pub unsafe extern "C" fn $hname( $($harg: $hty),* ) -> $hret {
-                    crate::state::entry(
-                        Sym::$hname,
-                        failure_value!($hfail, Sym::$hname),
-                        // SAFETY: the caller upholds the C contract of this function, which
-                        // is all the implementation relies on.
-                        move || unsafe { $himp( $($harg),* ) },
-                    )
-                }
-            )*
-            $(
-                #[doc = concat!("`", stringify!($xname), "`: see the crate docs.")]
-                ///
-                /// # Safety
-                /// Pointer arguments must be null or valid for the documented accesses.
-                pub unsafe extern "C" fn $xname( $($xarg: $xty),* ) -> $xret {
-                    // SAFETY: as above, the caller upholds the documented contract.
-                    crate::state::guard($xfail, move || unsafe { $ximp( $($xarg),* ) })
-                }
-            )*
-        }
-
-        #[cfg(feature = "c-exports")]
-        #[allow(non_snake_case, clippy::too_many_arguments, missing_docs)]
-        mod c_exports {
-            use super::*;
-            $(
-                /// # Safety
-                /// The contract of the C function of the same name.
-                #[unsafe(no_mangle)]
-                pub unsafe extern "C" fn $name( $($arg: $ty),* ) -> $ret {
-                    // SAFETY: forwarded unchanged under the same contract.
-                    unsafe { crate::api::$name( $($arg),* ) }
-                }
-            )*
-            $(
-                /// # Safety
-                /// The contract of the C function of the same name.
-                #[unsafe(no_mangle)]
-                pub unsafe extern "C" fn $oname( $($oarg: $oty),* ) -> $oret {
-                    // SAFETY: forwarded unchanged under the same contract.
-                    unsafe { crate::api::$oname( $($oarg),* ) }
-                }
-            )*
-            $(
-                /// # Safety
-                /// The contract of the C function of the same name.
-                #[unsafe(no_mangle)]
-                pub unsafe extern "C" fn $hname( $($harg: $hty),* ) -> $hret {
-                    // SAFETY: forwarded unchanged under the same contract.
-                    unsafe { crate::api::$hname( $($harg),* ) }
-                }
-            )*
-            $(
-                /// # Safety
-                /// See the crate docs.
-                #[unsafe(no_mangle)]
-                pub unsafe extern "C" fn $xname( $($xarg: $xty),* ) -> $xret {
-                    // SAFETY: forwarded unchanged under the same contract.
-                    unsafe { crate::api::$xname( $($xarg),* ) }
-                }
-            )*
-        }
-
-        /// The simulator's runtime and nnopbase functions as an [`FnTable`], every optional
-        /// entry `Some`. Operators are found by [`symbol`].
-        pub fn fn_table() -> FnTable {
-            FnTable {
-                $( $name: table_field!($kind, api::$name as unsafe extern "C" fn($($ty),*) -> $ret), )*
-            }
-        }
-
-        /// The in-process address of the simulated function named `name` (runtime,
-        /// nnopbase, operator or HCCL), with exactly the C prototype of that name; `None` for a
-        /// name the simulator does not implement. The resolver for
-        /// [`ascend_sys::Api::from_table_with_resolver`].
-        pub fn symbol(name: &str) -> Option<*const c_void> {
-            match name {
-                $( stringify!($name) => Some(api::$name as *const c_void), )*
-                $( stringify!($oname) => Some(api::$oname as *const c_void), )*
-                $( stringify!($hname) => Some(api::$hname as *const c_void), )*
-                _ => None,
-            }
-        }
-    };
 }
 
 sim_api! {
@@ -742,15 +470,44 @@ sim_api! {
         opt code aclSetInputTensorAddr(executor: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void) -> aclnnStatus = nnopbase::set_input_addr;
         opt code aclSetOutputTensorAddr(executor: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void) -> aclnnStatus = nnopbase::set_output_addr;
     }
+    // nnopbase's attribute objects: counted and faultable, found by `symbol`, not in the
+    // FnTable.
+    nnopbase {
+        null aclCreateScalar(value: *mut c_void, data_type: aclDataType) -> *mut aclScalar = nnopbase::create_scalar;
+        null aclCreateIntArray(value: *const i64, size: u64) -> *mut aclIntArray = nnopbase::create_int_array;
+        null aclCreateFloatArray(value: *const f32, size: u64) -> *mut aclFloatArray = nnopbase::create_float_array;
+        null aclCreateBoolArray(value: *const bool, size: u64) -> *mut aclBoolArray = nnopbase::create_bool_array;
+        null aclCreateTensorList(value: *const *const aclTensor, size: u64) -> *mut aclTensorList = nnopbase::create_tensor_list;
+        null aclCreateScalarList(value: *const *const aclScalar, size: u64) -> *mut aclScalarList = nnopbase::create_scalar_list;
+        code aclDestroyScalar(scalar: *const aclScalar) -> aclnnStatus = nnopbase::destroy_scalar;
+        code aclDestroyIntArray(array: *const aclIntArray) -> aclnnStatus = nnopbase::destroy_int_array;
+        code aclDestroyFloatArray(array: *const aclFloatArray) -> aclnnStatus = nnopbase::destroy_float_array;
+        code aclDestroyBoolArray(array: *const aclBoolArray) -> aclnnStatus = nnopbase::destroy_bool_array;
+        code aclDestroyTensorList(array: *const aclTensorList) -> aclnnStatus = nnopbase::destroy_tensor_list;
+        code aclDestroyScalarList(array: *const aclScalarList) -> aclnnStatus = nnopbase::destroy_scalar_list;
+        code aclGetIntArraySize(array: *const aclIntArray, size: *mut u64) -> aclnnStatus = nnopbase::get_int_array_size;
+        code aclGetFloatArraySize(array: *const aclFloatArray, size: *mut u64) -> aclnnStatus = nnopbase::get_float_array_size;
+        code aclGetBoolArraySize(array: *const aclBoolArray, size: *mut u64) -> aclnnStatus = nnopbase::get_bool_array_size;
+        code aclGetTensorListSize(tensor_list: *const aclTensorList, size: *mut u64) -> aclnnStatus = nnopbase::get_tensor_list_size;
+        code aclGetScalarListSize(scalar_list: *const aclScalarList, size: *mut u64) -> aclnnStatus = nnopbase::get_scalar_list_size;
+    }
+    // One line per operator: its phase 1 (the C prototype) and its phase 2 with its kind.
     operators {
-        code aclnnMishBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, grad_input: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::mish_backward::get_workspace_size;
-        code aclnnMishBackward(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::mish_backward::mish_backward, on fault nnopbase::release_on_fault[executor];
-        code aclnnMishGetWorkspaceSize(self_: *const aclTensor, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::mish::get_workspace_size;
-        code aclnnMish(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::mish::mish, on fault nnopbase::release_on_fault[executor];
-        code aclnnInplaceMishGetWorkspaceSize(self_ref: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::mish::inplace_get_workspace_size;
-        code aclnnInplaceMish(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::mish::inplace_mish, on fault nnopbase::release_on_fault[executor];
-        code aclnnInplaceCopyGetWorkspaceSize(self_ref: *mut aclTensor, src: *const aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus = ops::inplace_copy::get_workspace_size;
-        code aclnnInplaceCopy(workspace: *mut c_void, workspace_size: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus = ops::inplace_copy::inplace_copy, on fault nnopbase::release_on_fault[executor];
+        aclnnMishBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, grad_input: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mish_backward::get_workspace_size, aclnnMishBackward = ops::mish_backward::OP;
+        aclnnMishGetWorkspaceSize(self_: *const aclTensor, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mish::get_workspace_size, aclnnMish = ops::mish::OP;
+        aclnnInplaceMishGetWorkspaceSize(self_ref: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mish::inplace_get_workspace_size, aclnnInplaceMish = ops::mish::INPLACE_OP;
+        aclnnInplaceCopyGetWorkspaceSize(self_ref: *mut aclTensor, src: *const aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::inplace_copy::get_workspace_size, aclnnInplaceCopy = ops::inplace_copy::OP;
+        aclnnInplaceZeroGetWorkspaceSize(self_ref: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::inplace_zero::get_workspace_size, aclnnInplaceZero = ops::inplace_zero::OP;
+        aclnnInplaceFillScalarGetWorkspaceSize(self_ref: *mut aclTensor, value: *const aclScalar, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::inplace_fill_scalar::get_workspace_size, aclnnInplaceFillScalar = ops::inplace_fill_scalar::OP;
+        aclnnAddGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::add::get_workspace_size, aclnnAdd = ops::add::OP;
+        aclnnInplaceAddGetWorkspaceSize(self_ref: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::add::inplace_get_workspace_size, aclnnInplaceAdd = ops::add::INPLACE_OP;
+        aclnnMulGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mul::get_workspace_size, aclnnMul = ops::mul::OP;
+        aclnnInplaceMulGetWorkspaceSize(self_ref: *mut aclTensor, other: *const aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mul::inplace_get_workspace_size, aclnnInplaceMul = ops::mul::INPLACE_OP;
+        aclnnMatmulGetWorkspaceSize(self_: *const aclTensor, mat2: *const aclTensor, out: *mut aclTensor, cube_math_type: i8, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::matmul::get_workspace_size, aclnnMatmul = ops::matmul::OP;
+        aclnnAddmmGetWorkspaceSize(self_: *const aclTensor, mat1: *const aclTensor, mat2: *const aclTensor, beta: *const aclScalar, alpha: *const aclScalar, out: *mut aclTensor, cube_math_type: i8, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::addmm::get_workspace_size, aclnnAddmm = ops::addmm::OP;
+        aclnnReduceSumGetWorkspaceSize(self_: *const aclTensor, dims: *const aclIntArray, keep_dims: bool, dtype: aclDataType, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::reduce_sum::get_workspace_size, aclnnReduceSum = ops::reduce_sum::OP;
+        aclnnMseLossGetWorkspaceSize(self_: *const aclTensor, target: *const aclTensor, reduction: i64, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mse_loss::get_workspace_size, aclnnMseLoss = ops::mse_loss::OP;
+        aclnnMseLossBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, target: *const aclTensor, reduction: i64, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mse_loss_backward::get_workspace_size, aclnnMseLossBackward = ops::mse_loss_backward::OP;
     }
     // HCCL (libhccl.so): counted and faultable (HCCL_E_INTERNAL), not in the FnTable.
     hccl {

@@ -141,6 +141,19 @@ impl Alloc {
         }
     }
 
+    /// A zero-byte stand-in at `start` for an operand without elements (never freed).
+    pub fn detached(start: usize, device: usize) -> Alloc {
+        Alloc {
+            start,
+            size: 0,
+            padded: 0,
+            device,
+            data: Mutex::new(Vec::new()),
+            freed: AtomicBool::new(false),
+            race: Shadow::default(),
+        }
+    }
+
     pub fn is_freed(&self) -> bool {
         self.freed.load(Ordering::SeqCst)
     }

@@ -2,7 +2,7 @@
 //! fault injection.
 
 use crate::mem::{Alloc, Arena, HostAlloc};
-use crate::nnopbase::{Executor, TensorDesc};
+use crate::nnopbase::{Attrs, Executor, TensorDesc};
 use crate::slab::{IdMap, Slab};
 use crate::stream::{EventShared, StreamHandle};
 use crate::{SYMBOL_COUNT, SYMBOLS, Sym};
@@ -72,6 +72,8 @@ pub(crate) struct State {
     /// Tensors and executors: generation-checked slabs (allocation-free steady state).
     pub tensors: Slab<TensorDesc>,
     pub executors: Slab<Executor>,
+    /// Scalars, arrays and lists (`aclCreateScalar` ...), slabs like tensors.
+    pub attrs: Attrs,
     /// Live device allocations by start address.
     pub allocs: BTreeMap<usize, Arc<Alloc>>,
     /// Allocations `aclrtResetDevice` invalidated, by start address: end and device (their
@@ -98,6 +100,7 @@ impl State {
             events: IdMap::default(),
             tensors: Slab::new(),
             executors: Slab::new(),
+            attrs: Attrs::new(),
             allocs: BTreeMap::new(),
             released: BTreeMap::new(),
             reset_leaks: crate::Counters::default(),
@@ -169,6 +172,9 @@ impl State {
             streams: self.streams.len() as u64,
             events: self.events.len() as u64 + leaked.events,
             contexts: self.contexts.values().filter(|c| c.explicit).count() as u64,
+            scalars: self.attrs.scalars.len() as u64,
+            arrays: self.attrs.array_count() as u64,
+            lists: self.attrs.list_count() as u64,
         }
     }
 
@@ -472,6 +478,12 @@ pub(crate) enum Kind {
     Event = 0xE7,
     Tensor = 0x7E,
     Executor = 0xEC,
+    Scalar = 0x5C,
+    IntArray = 0x1A,
+    FloatArray = 0xFA,
+    BoolArray = 0xBA,
+    TensorList = 0x71,
+    ScalarList = 0x51,
 }
 
 impl Kind {
@@ -482,6 +494,12 @@ impl Kind {
             Kind::Event => "event",
             Kind::Tensor => "aclTensor",
             Kind::Executor => "aclOpExecutor",
+            Kind::Scalar => "aclScalar",
+            Kind::IntArray => "aclIntArray",
+            Kind::FloatArray => "aclFloatArray",
+            Kind::BoolArray => "aclBoolArray",
+            Kind::TensorList => "aclTensorList",
+            Kind::ScalarList => "aclScalarList",
         }
     }
 }
@@ -517,6 +535,12 @@ impl State {
             match kind {
                 Kind::Tensor => self.tensors.why_dead(id),
                 Kind::Executor => self.executors.why_dead(id),
+                Kind::Scalar
+                | Kind::IntArray
+                | Kind::FloatArray
+                | Kind::BoolArray
+                | Kind::TensorList
+                | Kind::ScalarList => self.attrs.why_dead(kind, id),
                 _ => self.dead.get(&id).copied().unwrap_or("never created"),
             }
         )

@@ -60,7 +60,25 @@ const INITIAL_QUEUE: usize = 64;
 #[derive(Default)]
 pub(crate) struct Scratch {
     bufs: Vec<Vec<f32>>,
+    wide: Vec<Vec<f64>>,
     bytes: Vec<u8>,
+}
+
+/// `N` distinct buffers of `n` elements from `pool`, grown as needed.
+fn take<T: Copy + Default, const N: usize>(pool: &mut Vec<Vec<T>>, n: usize) -> [&mut [T]; N] {
+    if pool.len() < N {
+        pool.resize_with(N, Vec::new);
+    }
+    let mut bufs = pool.iter_mut();
+    std::array::from_fn(|_| match bufs.next() {
+        Some(b) => {
+            if b.len() < n {
+                b.resize(n, T::default());
+            }
+            &mut b[..n]
+        }
+        None => &mut [],
+    })
 }
 
 impl Scratch {
@@ -75,19 +93,12 @@ impl Scratch {
     /// `N` distinct buffers of `n` elements (contents unspecified; callers overwrite
     /// them).
     pub fn get<const N: usize>(&mut self, n: usize) -> [&mut [f32]; N] {
-        if self.bufs.len() < N {
-            self.bufs.resize_with(N, Vec::new);
-        }
-        let mut bufs = self.bufs.iter_mut();
-        std::array::from_fn(|_| match bufs.next() {
-            Some(b) => {
-                if b.len() < n {
-                    b.resize(n, 0.0);
-                }
-                &mut b[..n]
-            }
-            None => &mut [],
-        })
+        take(&mut self.bufs, n)
+    }
+
+    /// `N` distinct f64 buffers of `n` elements.
+    pub fn wide<const N: usize>(&mut self, n: usize) -> [&mut [f64]; N] {
+        take(&mut self.wide, n)
     }
 }
 

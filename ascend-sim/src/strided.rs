@@ -191,11 +191,32 @@ pub(crate) fn broadcast_strides(
     bs
 }
 
+/// Whether `strides` walk `shape` in row-major order without gaps (dims of size 1 may
+/// have any stride).
+fn is_row_major(shape: &[usize], strides: &[i64]) -> bool {
+    let mut expect = 1i64;
+    for (&d, &s) in shape.iter().zip(strides).rev() {
+        if d != 1 && s != expect {
+            return false;
+        }
+        expect = expect.saturating_mul(d as i64);
+    }
+    true
+}
+
 /// Reads a (bounds-checked) view of `dt` elements, broadcast to `out`, widening to f32.
 pub(crate) fn gather(buf: &[u8], v: &View<'_>, dt: DType, out: &[usize], dst: &mut [f32]) {
     let bs = broadcast_strides(v.dims, v.strides, out);
     let es = v.elem as i64;
     let base = v.base_byte as i64 + v.offset * es;
+    if is_row_major(out, &bs) {
+        // The common dense case, without the index walk.
+        let at = base as usize;
+        for (i, d) in dst.iter_mut().enumerate() {
+            *d = dt.read(buf, at + i * v.elem);
+        }
+        return;
+    }
     for_each_offset(out, &bs, |i, off| {
         dst[i] = dt.read(buf, (base + off * es) as usize);
     });
@@ -206,6 +227,14 @@ pub(crate) fn gather(buf: &[u8], v: &View<'_>, dt: DType, out: &[usize], dst: &m
 pub(crate) fn scatter(buf: &mut [u8], v: &View<'_>, dt: DType, src: &[f32]) {
     let es = v.elem as i64;
     let base = v.base_byte as i64 + v.offset * es;
+    if is_row_major(v.dims, v.strides) {
+        let at = base as usize;
+        let n: usize = v.dims.iter().product();
+        for (i, &x) in src[..n].iter().enumerate() {
+            dt.write(buf, at + i * v.elem, x);
+        }
+        return;
+    }
     for_each_offset(v.dims, v.strides, |i, off| {
         dt.write(buf, (base + off * es) as usize, src[i]);
     });
@@ -228,6 +257,36 @@ pub(crate) fn gather_cast(
         let at = (base + off * es) as usize;
         let d = &mut dst[i * to_size..(i + 1) * to_size];
         crate::cast::convert(from, &buf[at..at + v.elem], to, d);
+    });
+}
+
+/// Reads a (bounds-checked) view of `from` elements, broadcast to `out`, as f64.
+pub(crate) fn gather_f64(buf: &[u8], v: &View<'_>, from: i32, out: &[usize], dst: &mut [f64]) {
+    let bs = broadcast_strides(v.dims, v.strides, out);
+    let es = v.elem as i64;
+    let base = v.base_byte as i64 + v.offset * es;
+    let mut d = [0u8; 8];
+    for_each_offset(out, &bs, |i, off| {
+        let at = (base + off * es) as usize;
+        crate::cast::convert(from, &buf[at..at + v.elem], ascend_sys::ACL_DOUBLE, &mut d);
+        dst[i] = f64::from_le_bytes(d);
+    });
+}
+
+/// Writes `src` (row-major over the view's dims) through a (bounds-checked) view of `to`
+/// elements, converted by [`crate::cast`].
+pub(crate) fn scatter_f64(buf: &mut [u8], v: &View<'_>, to: i32, src: &[f64]) {
+    let es = v.elem as i64;
+    let base = v.base_byte as i64 + v.offset * es;
+    for_each_offset(v.dims, v.strides, |i, off| {
+        let at = (base + off * es) as usize;
+        let bytes = src[i].to_le_bytes();
+        crate::cast::convert(
+            ascend_sys::ACL_DOUBLE,
+            &bytes,
+            to,
+            &mut buf[at..at + v.elem],
+        );
     });
 }
 

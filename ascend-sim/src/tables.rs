@@ -132,6 +132,66 @@ pub(crate) fn can_cast(from: aclDataType, to: aclDataType) -> bool {
     f <= t || t == Category::Complex
 }
 
+/// Whether `dt` is a signed or unsigned integer dtype (BOOL is not).
+pub(crate) fn is_integral(dt: aclDataType) -> bool {
+    category(dt) == Category::Integral
+}
+
+/// nnopbase's `PromoteType(a, b)` (`None`: UNDEFINED). Symmetric except for the wide
+/// unsigned integers with complex, which promote only in that order.
+pub(crate) fn promote_type(a: aclDataType, b: aclDataType) -> Option<aclDataType> {
+    use ascend_sys::*;
+    if a == b {
+        return is_known_dtype(a).then_some(a);
+    }
+    let wide_unsigned = |d| matches!(d, ACL_UINT16 | ACL_UINT32 | ACL_UINT64);
+    if wide_unsigned(a) || wide_unsigned(b) {
+        return match (a, b) {
+            (ACL_UINT16 | ACL_UINT32, ACL_COMPLEX64) => Some(ACL_COMPLEX64),
+            (ACL_UINT64, ACL_COMPLEX64) => Some(ACL_COMPLEX128),
+            (_, ACL_COMPLEX128) if wide_unsigned(a) => Some(ACL_COMPLEX128),
+            _ => None,
+        };
+    }
+    // Rank within the promotion lattice of the remaining dtypes.
+    let kind = |d| match d {
+        ACL_BOOL => Some(0),
+        ACL_UINT8 | ACL_INT8 | ACL_INT16 | ACL_INT32 | ACL_INT64 => Some(1),
+        ACL_FLOAT16 | ACL_BF16 | ACL_FLOAT | ACL_DOUBLE => Some(2),
+        ACL_COMPLEX64 | ACL_COMPLEX128 => Some(3),
+        _ => None,
+    };
+    let (ka, kb) = (kind(a)?, kind(b)?);
+    if ka != kb {
+        let (hi, lo) = if ka > kb { (a, b) } else { (b, a) };
+        // A complex64 with a double needs double parts.
+        return Some(if hi == ACL_COMPLEX64 && lo == ACL_DOUBLE {
+            ACL_COMPLEX128
+        } else {
+            hi
+        });
+    }
+    let int_rank = |d| match d {
+        ACL_INT8 => 0,
+        ACL_INT16 => 1,
+        ACL_INT32 => 2,
+        _ => 3,
+    };
+    Some(match ka {
+        1 => match (a, b) {
+            (ACL_UINT8, ACL_INT8) | (ACL_INT8, ACL_UINT8) => ACL_INT16,
+            (ACL_UINT8, x) | (x, ACL_UINT8) => x,
+            _ if int_rank(a) >= int_rank(b) => a,
+            _ => b,
+        },
+        2 => match (a, b) {
+            (ACL_DOUBLE, _) | (_, ACL_DOUBLE) => ACL_DOUBLE,
+            _ => ACL_FLOAT,
+        },
+        _ => ACL_COMPLEX128,
+    })
+}
+
 /// A product family: what decides which operators and dtypes a SoC has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Family {
@@ -199,6 +259,32 @@ pub(crate) fn float_dtypes(family: Family) -> &'static [aclDataType] {
     }
 }
 
+/// The numeric dtypes most arithmetic operators accept on a family: FLOAT, FLOAT16,
+/// DOUBLE, INT8, INT16, INT32, INT64, UINT8, BOOL, COMPLEX64, COMPLEX128, and BF16 on
+/// Atlas A2 / A3.
+pub(crate) fn numeric_dtypes(family: Family) -> &'static [aclDataType] {
+    use ascend_sys::*;
+    const ALL: &[aclDataType] = &[
+        ACL_FLOAT,
+        ACL_FLOAT16,
+        ACL_DOUBLE,
+        ACL_INT8,
+        ACL_INT16,
+        ACL_INT32,
+        ACL_INT64,
+        ACL_UINT8,
+        ACL_BOOL,
+        ACL_COMPLEX64,
+        ACL_COMPLEX128,
+        ACL_BF16,
+    ];
+    if family.has_bf16() {
+        ALL
+    } else {
+        &ALL[..ALL.len() - 1]
+    }
+}
+
 /// `[A, B, ...]` with the vendor's dtype names, for messages.
 pub(crate) fn dtype_list(list: &[aclDataType]) -> String {
     let names: Vec<String> = list.iter().map(|&t| dtype_name(t)).collect();
@@ -222,5 +308,25 @@ mod tests {
         assert!(soc_list().starts_with("Ascend910_9391, "));
         assert!(can_cast(ascend_sys::ACL_INT32, ascend_sys::ACL_FLOAT));
         assert!(!can_cast(ascend_sys::ACL_FLOAT, ascend_sys::ACL_INT32));
+    }
+
+    #[test]
+    fn promotion_follows_the_vendor_table() {
+        use ascend_sys::*;
+        let p = promote_type;
+        assert_eq!(p(ACL_FLOAT16, ACL_BF16), Some(ACL_FLOAT));
+        assert_eq!(p(ACL_BF16, ACL_INT64), Some(ACL_BF16));
+        assert_eq!(p(ACL_INT8, ACL_UINT8), Some(ACL_INT16));
+        assert_eq!(p(ACL_UINT8, ACL_INT32), Some(ACL_INT32));
+        assert_eq!(p(ACL_BOOL, ACL_UINT8), Some(ACL_UINT8));
+        assert_eq!(p(ACL_INT64, ACL_INT16), Some(ACL_INT64));
+        assert_eq!(p(ACL_DOUBLE, ACL_FLOAT16), Some(ACL_DOUBLE));
+        assert_eq!(p(ACL_DOUBLE, ACL_COMPLEX64), Some(ACL_COMPLEX128));
+        assert_eq!(p(ACL_FLOAT, ACL_COMPLEX64), Some(ACL_COMPLEX64));
+        assert_eq!(p(ACL_UINT16, ACL_INT64), None);
+        assert_eq!(p(ACL_UINT64, ACL_COMPLEX64), Some(ACL_COMPLEX128));
+        assert_eq!(p(ACL_COMPLEX64, ACL_UINT16), None);
+        assert_eq!(p(ACL_UINT32, ACL_UINT32), Some(ACL_UINT32));
+        assert_eq!(p(35, ACL_FLOAT), None);
     }
 }

@@ -82,6 +82,72 @@ fn call(
                 !t.is_null() as i64
             }
             "aclDestroyTensor" => api::aclDestroyTensor(null()) as i64,
+            s if s.starts_with("aclCreate") => {
+                let v = [1i64, 2];
+                let f = [1.0f32];
+                let b = [true];
+                let one = [t.cast_const()];
+                let p: *mut c_void = match s {
+                    "aclCreateScalar" => {
+                        api::aclCreateScalar(v.as_ptr().cast_mut().cast(), ACL_INT64).cast()
+                    }
+                    "aclCreateIntArray" => api::aclCreateIntArray(v.as_ptr(), 2).cast(),
+                    "aclCreateFloatArray" => api::aclCreateFloatArray(f.as_ptr(), 1).cast(),
+                    "aclCreateBoolArray" => api::aclCreateBoolArray(b.as_ptr(), 1).cast(),
+                    // An empty list: destroying it must not destroy `t`.
+                    "aclCreateTensorList" => api::aclCreateTensorList(one.as_ptr(), 0).cast(),
+                    "aclCreateScalarList" => api::aclCreateScalarList(null(), 0).cast(),
+                    other => panic!("no call for {other}"),
+                };
+                match s {
+                    "aclCreateScalar" => api::aclDestroyScalar(p.cast()),
+                    "aclCreateIntArray" => api::aclDestroyIntArray(p.cast()),
+                    "aclCreateFloatArray" => api::aclDestroyFloatArray(p.cast()),
+                    "aclCreateBoolArray" => api::aclDestroyBoolArray(p.cast()),
+                    "aclCreateTensorList" => api::aclDestroyTensorList(p.cast()),
+                    _ => api::aclDestroyScalarList(p.cast()),
+                };
+                !p.is_null() as i64
+            }
+            "aclDestroyScalar" => api::aclDestroyScalar(null()) as i64,
+            "aclDestroyIntArray" => api::aclDestroyIntArray(null()) as i64,
+            "aclDestroyFloatArray" => api::aclDestroyFloatArray(null()) as i64,
+            "aclDestroyBoolArray" => api::aclDestroyBoolArray(null()) as i64,
+            "aclDestroyTensorList" => api::aclDestroyTensorList(null()) as i64,
+            "aclDestroyScalarList" => api::aclDestroyScalarList(null()) as i64,
+            s if s.starts_with("aclGet") && s.ends_with("Size") => {
+                let ia = api::aclCreateIntArray(null(), 0);
+                let mut n = 7u64;
+                let rc = match s {
+                    "aclGetIntArraySize" => api::aclGetIntArraySize(ia, &mut n),
+                    "aclGetFloatArraySize" => {
+                        let a = api::aclCreateFloatArray(null(), 0);
+                        let rc = api::aclGetFloatArraySize(a, &mut n);
+                        api::aclDestroyFloatArray(a);
+                        rc
+                    }
+                    "aclGetBoolArraySize" => {
+                        let a = api::aclCreateBoolArray(null(), 0);
+                        let rc = api::aclGetBoolArraySize(a, &mut n);
+                        api::aclDestroyBoolArray(a);
+                        rc
+                    }
+                    "aclGetTensorListSize" => {
+                        let a = api::aclCreateTensorList(null(), 0);
+                        let rc = api::aclGetTensorListSize(a, &mut n);
+                        api::aclDestroyTensorList(a);
+                        rc
+                    }
+                    _ => {
+                        let a = api::aclCreateScalarList(null(), 0);
+                        let rc = api::aclGetScalarListSize(a, &mut n);
+                        api::aclDestroyScalarList(a);
+                        rc
+                    }
+                };
+                api::aclDestroyIntArray(ia);
+                rc as i64
+            }
             "aclnnMishBackwardGetWorkspaceSize" => {
                 let rc = api::aclnnMishBackwardGetWorkspaceSize(t, t, t, &mut ws, &mut ex);
                 if rc == 0 {
@@ -111,6 +177,20 @@ fn call(
             }
             "aclnnInplaceCopy" => api::aclnnInplaceCopy(null_mut(), 0, null_mut(), stream) as i64,
             "aclnnInplaceMish" => api::aclnnInplaceMish(null_mut(), 0, null_mut(), stream) as i64,
+            s if s.starts_with("aclnn") && s.ends_with("GetWorkspaceSize") => {
+                let rc = training_phase1(s, t, &mut ws, &mut ex);
+                if rc == 0 {
+                    api::aclDestroyAclOpExecutor(ex);
+                }
+                rc as i64
+            }
+            s if s.starts_with("aclnn") => {
+                let f = ascend_sim::symbol(s).expect("a simulated operator");
+                // SAFETY: `symbol` gives the phase-2 entry point of that name, whose
+                // prototype every phase 2 shares.
+                let f: Phase2 = std::mem::transmute(f);
+                f(null_mut(), 0, null_mut(), stream) as i64
+            }
             "aclSetAclOpExecutorRepeatable" => {
                 api::aclSetAclOpExecutorRepeatable(null_mut()) as i64
             }
@@ -120,6 +200,75 @@ fn call(
             other => panic!("no call for {other}"),
         }
     }
+}
+
+type Phase2 = unsafe extern "C" fn(*mut c_void, u64, *mut aclOpExecutor, aclrtStream) -> i32;
+
+/// A valid phase 1 of a training operator on the float tensor `t` of shape [2].
+///
+/// # Safety
+/// `t` is a live tensor; the out-pointers are valid.
+unsafe fn training_phase1(
+    sym: &str,
+    t: *mut aclTensor,
+    ws: &mut u64,
+    ex: &mut *mut aclOpExecutor,
+) -> i32 {
+    let one = 1.0f64;
+    // SAFETY: the scalar copies `one`; every handle is live for the calls.
+    unsafe {
+        let s = api::aclCreateScalar((&raw const one).cast_mut().cast(), ACL_DOUBLE);
+        let rc = match sym {
+            "aclnnInplaceZeroGetWorkspaceSize" => api::aclnnInplaceZeroGetWorkspaceSize(t, ws, ex),
+            "aclnnInplaceFillScalarGetWorkspaceSize" => {
+                api::aclnnInplaceFillScalarGetWorkspaceSize(t, s, ws, ex)
+            }
+            "aclnnAddGetWorkspaceSize" => api::aclnnAddGetWorkspaceSize(t, t, s, t, ws, ex),
+            "aclnnInplaceAddGetWorkspaceSize" => {
+                api::aclnnInplaceAddGetWorkspaceSize(t, t, s, ws, ex)
+            }
+            "aclnnMulGetWorkspaceSize" => api::aclnnMulGetWorkspaceSize(t, t, t, ws, ex),
+            "aclnnInplaceMulGetWorkspaceSize" => api::aclnnInplaceMulGetWorkspaceSize(t, t, ws, ex),
+            "aclnnMatmulGetWorkspaceSize" => {
+                let o = aclnn_tensor(&[1], t);
+                let rc = api::aclnnMatmulGetWorkspaceSize(t, t, o, 0, ws, ex);
+                api::aclDestroyTensor(o);
+                rc
+            }
+            "aclnnAddmmGetWorkspaceSize" => {
+                let (m, o) = (aclnn_tensor(&[2, 1], t), aclnn_tensor(&[1, 1], t));
+                let rc = api::aclnnAddmmGetWorkspaceSize(t, o, m, s, s, o, 0, ws, ex);
+                api::aclDestroyTensor(m);
+                api::aclDestroyTensor(o);
+                rc
+            }
+            "aclnnReduceSumGetWorkspaceSize" => {
+                let (o, d) = (aclnn_tensor(&[], t), api::aclCreateIntArray(null(), 0));
+                let rc = api::aclnnReduceSumGetWorkspaceSize(t, d, false, ACL_FLOAT, o, ws, ex);
+                api::aclDestroyTensor(o);
+                api::aclDestroyIntArray(d);
+                rc
+            }
+            "aclnnMseLossGetWorkspaceSize" => {
+                let o = aclnn_tensor(&[], t);
+                let rc = api::aclnnMseLossGetWorkspaceSize(t, t, 1, o, ws, ex);
+                api::aclDestroyTensor(o);
+                rc
+            }
+            "aclnnMseLossBackwardGetWorkspaceSize" => {
+                api::aclnnMseLossBackwardGetWorkspaceSize(t, t, t, 1, t, ws, ex)
+            }
+            other => panic!("no call for {other}"),
+        };
+        api::aclDestroyScalar(s);
+        rc
+    }
+}
+
+/// A float tensor of `dims` over the data of `like` (metadata for phase 1 only).
+fn aclnn_tensor(dims: &[i64], like: *mut aclTensor) -> *mut aclTensor {
+    let _ = like;
+    tensor(dims, ACL_FLOAT, null_mut())
 }
 
 fn expected_failure(sym: &str) -> i64 {
@@ -132,7 +281,8 @@ fn expected_failure(sym: &str) -> i64 {
         "aclrtSynchronizeStream" | "aclrtSynchronizeEvent" => {
             ACL_ERROR_RT_STREAM_SYNC_TIMEOUT as i64
         }
-        "aclrtGetSocName" | "aclGetRecentErrMsg" | "aclCreateTensor" => 0,
+        "aclrtGetSocName" | "aclGetRecentErrMsg" => 0,
+        s if s.starts_with("aclCreate") => 0,
         s if s.starts_with("aclnn") && s.ends_with("GetWorkspaceSize") => {
             ACLNN_ERR_INNER_CREATE_EXECUTOR as i64
         }
@@ -151,7 +301,7 @@ fn every_symbol_fails_on_its_nth_call() {
     let t = tensor(&[2], ACL_FLOAT, dev);
     // HCCL's symbols have their own sweep (tests/hccl_faults.rs).
     let acl = || SYMBOLS.iter().filter(|s| !s.starts_with("Hccl"));
-    assert_eq!(acl().count(), 42);
+    assert_eq!(acl().count(), 81);
     let late = ["aclrtResetDevice", "aclFinalize"];
     for &sym in acl().filter(|s| !late.contains(s)) {
         // Armed for the 2nd call from now: the 1st behaves normally, the 2nd fails.

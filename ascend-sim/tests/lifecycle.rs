@@ -86,6 +86,7 @@ fn clean_session_leaves_nothing_behind() {
             streams: 202,
             events: 1,
             contexts: 1,
+            ..Counters::default()
         }
     );
     // SAFETY: live handles, released in the documented order.

@@ -13,6 +13,7 @@
 #ifndef ASCENDCL_SYS_H
 #define ASCENDCL_SYS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,12 @@ typedef void *aclrtContext;
 typedef void *aclrtEvent;
 typedef struct aclTensor aclTensor;
 typedef struct aclOpExecutor aclOpExecutor;
+typedef struct aclScalar aclScalar;
+typedef struct aclIntArray aclIntArray;
+typedef struct aclFloatArray aclFloatArray;
+typedef struct aclBoolArray aclBoolArray;
+typedef struct aclTensorList aclTensorList;
+typedef struct aclScalarList aclScalarList;
 
 /* Return codes of libascendcl.so (aclError). */
 #define ACL_SUCCESS                         0
@@ -200,6 +207,25 @@ aclnnStatus aclSetInputTensorAddr(aclOpExecutor *executor, size_t index, aclTens
 aclnnStatus aclSetOutputTensorAddr(aclOpExecutor *executor, size_t index, aclTensor *tensor,
                                    void *addr);
 
+/* libnnopbase.so: attribute objects (acl_meta.h) */
+aclScalar *aclCreateScalar(void *value, aclDataType dataType);
+aclIntArray *aclCreateIntArray(const int64_t *value, uint64_t size);
+aclFloatArray *aclCreateFloatArray(const float *value, uint64_t size);
+aclBoolArray *aclCreateBoolArray(const bool *value, uint64_t size);
+aclTensorList *aclCreateTensorList(const aclTensor *const *value, uint64_t size);
+aclScalarList *aclCreateScalarList(const aclScalar *const *value, uint64_t size);
+aclnnStatus aclDestroyScalar(const aclScalar *scalar);
+aclnnStatus aclDestroyIntArray(const aclIntArray *array);
+aclnnStatus aclDestroyFloatArray(const aclFloatArray *array);
+aclnnStatus aclDestroyBoolArray(const aclBoolArray *array);
+aclnnStatus aclDestroyTensorList(const aclTensorList *array);
+aclnnStatus aclDestroyScalarList(const aclScalarList *array);
+aclnnStatus aclGetIntArraySize(const aclIntArray *array, uint64_t *size);
+aclnnStatus aclGetFloatArraySize(const aclFloatArray *array, uint64_t *size);
+aclnnStatus aclGetBoolArraySize(const aclBoolArray *array, uint64_t *size);
+aclnnStatus aclGetTensorListSize(const aclTensorList *tensorList, uint64_t *size);
+aclnnStatus aclGetScalarListSize(const aclScalarList *scalarList, uint64_t *size);
+
 /* libopapi.so: the operators, two phases each. Resolved one by one at run time, so a
  * toolkit lacking one still loads. */
 aclnnStatus aclnnInplaceCopyGetWorkspaceSize(aclTensor *selfRef, const aclTensor *src,
@@ -220,6 +246,61 @@ aclnnStatus aclnnMishBackwardGetWorkspaceSize(const aclTensor *gradOutput, const
                                               aclOpExecutor **executor);
 aclnnStatus aclnnMishBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                               aclrtStream stream);
+
+aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor *self, const aclTensor *mat2, aclTensor *out,
+                                        int8_t cubeMathType, uint64_t *workspaceSize,
+                                        aclOpExecutor **executor);
+aclnnStatus aclnnMatmul(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                        aclrtStream stream);
+aclnnStatus aclnnAddmmGetWorkspaceSize(const aclTensor *self, const aclTensor *mat1,
+                                       const aclTensor *mat2, const aclScalar *beta,
+                                       const aclScalar *alpha, aclTensor *out, int8_t cubeMathType,
+                                       uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnAddmm(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                       aclrtStream stream);
+aclnnStatus aclnnAddGetWorkspaceSize(const aclTensor *self, const aclTensor *other,
+                                     const aclScalar *alpha, aclTensor *out,
+                                     uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnAdd(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                     aclrtStream stream);
+aclnnStatus aclnnInplaceAddGetWorkspaceSize(const aclTensor *selfRef, const aclTensor *other,
+                                            const aclScalar *alpha, uint64_t *workspaceSize,
+                                            aclOpExecutor **executor);
+aclnnStatus aclnnInplaceAdd(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                            aclrtStream stream);
+aclnnStatus aclnnMulGetWorkspaceSize(const aclTensor *self, const aclTensor *other, aclTensor *out,
+                                     uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnMul(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                     aclrtStream stream);
+aclnnStatus aclnnInplaceMulGetWorkspaceSize(aclTensor *selfRef, const aclTensor *other,
+                                            uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnInplaceMul(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                            aclrtStream stream);
+aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor *self, const aclIntArray *dims,
+                                           bool keepDims, aclDataType dtype, aclTensor *out,
+                                           uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnReduceSum(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                           aclrtStream stream);
+aclnnStatus aclnnMseLossGetWorkspaceSize(const aclTensor *self, const aclTensor *target,
+                                         int64_t reduction, aclTensor *out,
+                                         uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnMseLoss(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                         aclrtStream stream);
+aclnnStatus aclnnMseLossBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,
+                                                 const aclTensor *target, int64_t reduction,
+                                                 aclTensor *out, uint64_t *workspaceSize,
+                                                 aclOpExecutor **executor);
+aclnnStatus aclnnMseLossBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                                 aclrtStream stream);
+aclnnStatus aclnnInplaceFillScalarGetWorkspaceSize(aclTensor *selfRef, const aclScalar *value,
+                                                   uint64_t *workspaceSize,
+                                                   aclOpExecutor **executor);
+aclnnStatus aclnnInplaceFillScalar(void *workspace, uint64_t workspaceSize,
+                                   aclOpExecutor *executor, aclrtStream stream);
+aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize,
+                                             aclOpExecutor **executor);
+aclnnStatus aclnnInplaceZero(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                             aclrtStream stream);
 
 #endif /* ASCENDCL_SYS_NO_ACLNN_API */
 

@@ -46,6 +46,36 @@ pub struct aclTensor {
 pub struct aclOpExecutor {
     _unused: [u8; 0],
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct aclScalar {
+    _unused: [u8; 0],
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct aclIntArray {
+    _unused: [u8; 0],
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct aclFloatArray {
+    _unused: [u8; 0],
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct aclBoolArray {
+    _unused: [u8; 0],
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct aclTensorList {
+    _unused: [u8; 0],
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct aclScalarList {
+    _unused: [u8; 0],
+}
 pub const ACL_MEMCPY_HOST_TO_HOST: aclrtMemcpyKind = 0;
 pub const ACL_MEMCPY_HOST_TO_DEVICE: aclrtMemcpyKind = 1;
 pub const ACL_MEMCPY_DEVICE_TO_HOST: aclrtMemcpyKind = 2;
@@ -258,6 +288,60 @@ unsafe extern "C" {
     ) -> aclnnStatus;
 }
 unsafe extern "C" {
+    pub fn aclCreateScalar(
+        value: *mut ::std::os::raw::c_void,
+        dataType: aclDataType,
+    ) -> *mut aclScalar;
+}
+unsafe extern "C" {
+    pub fn aclCreateIntArray(value: *const i64, size: u64) -> *mut aclIntArray;
+}
+unsafe extern "C" {
+    pub fn aclCreateFloatArray(value: *const f32, size: u64) -> *mut aclFloatArray;
+}
+unsafe extern "C" {
+    pub fn aclCreateBoolArray(value: *const bool, size: u64) -> *mut aclBoolArray;
+}
+unsafe extern "C" {
+    pub fn aclCreateTensorList(value: *const *const aclTensor, size: u64) -> *mut aclTensorList;
+}
+unsafe extern "C" {
+    pub fn aclCreateScalarList(value: *const *const aclScalar, size: u64) -> *mut aclScalarList;
+}
+unsafe extern "C" {
+    pub fn aclDestroyScalar(scalar: *const aclScalar) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclDestroyIntArray(array: *const aclIntArray) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclDestroyFloatArray(array: *const aclFloatArray) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclDestroyBoolArray(array: *const aclBoolArray) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclDestroyTensorList(array: *const aclTensorList) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclDestroyScalarList(array: *const aclScalarList) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclGetIntArraySize(array: *const aclIntArray, size: *mut u64) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclGetFloatArraySize(array: *const aclFloatArray, size: *mut u64) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclGetBoolArraySize(array: *const aclBoolArray, size: *mut u64) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclGetTensorListSize(tensorList: *const aclTensorList, size: *mut u64) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclGetScalarListSize(scalarList: *const aclScalarList, size: *mut u64) -> aclnnStatus;
+}
+unsafe extern "C" {
     pub fn aclnnInplaceCopyGetWorkspaceSize(
         selfRef: *mut aclTensor,
         src: *const aclTensor,
@@ -315,6 +399,200 @@ unsafe extern "C" {
 }
 unsafe extern "C" {
     pub fn aclnnMishBackward(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnMatmulGetWorkspaceSize(
+        self_: *const aclTensor,
+        mat2: *const aclTensor,
+        out: *mut aclTensor,
+        cubeMathType: i8,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnMatmul(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnAddmmGetWorkspaceSize(
+        self_: *const aclTensor,
+        mat1: *const aclTensor,
+        mat2: *const aclTensor,
+        beta: *const aclScalar,
+        alpha: *const aclScalar,
+        out: *mut aclTensor,
+        cubeMathType: i8,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnAddmm(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnAddGetWorkspaceSize(
+        self_: *const aclTensor,
+        other: *const aclTensor,
+        alpha: *const aclScalar,
+        out: *mut aclTensor,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnAdd(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceAddGetWorkspaceSize(
+        selfRef: *const aclTensor,
+        other: *const aclTensor,
+        alpha: *const aclScalar,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceAdd(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnMulGetWorkspaceSize(
+        self_: *const aclTensor,
+        other: *const aclTensor,
+        out: *mut aclTensor,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnMul(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceMulGetWorkspaceSize(
+        selfRef: *mut aclTensor,
+        other: *const aclTensor,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceMul(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnReduceSumGetWorkspaceSize(
+        self_: *const aclTensor,
+        dims: *const aclIntArray,
+        keepDims: bool,
+        dtype: aclDataType,
+        out: *mut aclTensor,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnReduceSum(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnMseLossGetWorkspaceSize(
+        self_: *const aclTensor,
+        target: *const aclTensor,
+        reduction: i64,
+        out: *mut aclTensor,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnMseLoss(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnMseLossBackwardGetWorkspaceSize(
+        gradOutput: *const aclTensor,
+        self_: *const aclTensor,
+        target: *const aclTensor,
+        reduction: i64,
+        out: *mut aclTensor,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnMseLossBackward(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceFillScalarGetWorkspaceSize(
+        selfRef: *mut aclTensor,
+        value: *const aclScalar,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceFillScalar(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceZeroGetWorkspaceSize(
+        selfRef: *mut aclTensor,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceZero(
         workspace: *mut ::std::os::raw::c_void,
         workspaceSize: u64,
         executor: *mut aclOpExecutor,

@@ -58,7 +58,7 @@ mod table;
 pub use loader::{
     Api, LIBRARIES, LoadError, LoadOptions, OPERATOR_LIBRARY, Origin, SymbolResolver,
 };
-pub use table::FnTable;
+pub use table::{AttrFns, FnTable};
 
 /// The prototype of every aclnn operator's second phase,
 /// `aclnnXxx(workspace, workspaceSize, executor, stream)`.

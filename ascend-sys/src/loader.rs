@@ -1,6 +1,6 @@
 //! Opening CANN's shared libraries at run time.
 
-use crate::table::FnTable;
+use crate::table::{AttrFns, FnTable};
 use std::ffi::{OsStr, c_void};
 use std::fmt;
 use std::ops::Deref;
@@ -160,6 +160,7 @@ pub enum Origin {
 /// context) is the caller's concern.
 pub struct Api {
     table: FnTable,
+    attrs: AttrFns,
     origin: Origin,
     symbols: Symbols,
 }
@@ -236,6 +237,7 @@ impl Api {
     pub fn from_table(table: FnTable, name: &'static str) -> Api {
         Api {
             table,
+            attrs: AttrFns::default(),
             origin: Origin::InProcess { name },
             symbols: Symbols::None,
         }
@@ -251,8 +253,11 @@ impl Api {
         name: &'static str,
         resolve: SymbolResolver,
     ) -> Api {
+        // SAFETY: the resolver's contract: each address has the prototype of its name.
+        let attrs = unsafe { AttrFns::resolve_with(|_, symbol| resolve(symbol)) };
         Api {
             table,
+            attrs,
             origin: Origin::InProcess { name },
             symbols: Symbols::Resolver(resolve),
         }
@@ -304,6 +309,11 @@ impl Api {
         &self.table
     }
 
+    /// nnopbase's attribute-object functions (each `None` where the backend lacks it).
+    pub fn attrs(&self) -> &AttrFns {
+        &self.attrs
+    }
+
     /// Whether the executor-reuse functions (`aclSetAclOpExecutorRepeatable`,
     /// `aclDestroyAclOpExecutor`, `aclSet{Input,Output}TensorAddr`) are all present.
     pub fn supports_executor_reuse(&self) -> bool {
@@ -336,8 +346,11 @@ impl Api {
                 symbol,
             }
         })?;
+        // SAFETY: as for the table, looked up by C name in the library that documents them.
+        let attrs = unsafe { AttrFns::resolve_with(lookup) };
         Ok(Api {
             table,
+            attrs,
             origin: Origin::Loaded { dir },
             symbols: Symbols::Libraries(libraries.into_iter().map(|(l, _)| l).collect()),
         })

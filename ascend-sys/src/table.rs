@@ -153,3 +153,84 @@ impl std::fmt::Debug for FnTable {
             .finish_non_exhaustive()
     }
 }
+
+/// Typed pointers to nnopbase's attribute-object functions (`aclCreateScalar`,
+/// `aclCreateIntArray` and their destructors), which operators with scalar or int-list
+/// arguments need. Each may be absent (a table over an in-process backend without them):
+/// the call that needs one reports it. Resolved with the [`FnTable`], from
+/// `libnnopbase.so`.
+#[derive(Clone, Copy, Default)]
+pub struct AttrFns {
+    /// `aclCreateScalar`.
+    pub aclCreateScalar:
+        Option<unsafe extern "C" fn(value: *mut c_void, data_type: aclDataType) -> *mut aclScalar>,
+    /// `aclDestroyScalar`.
+    pub aclDestroyScalar: Option<unsafe extern "C" fn(scalar: *const aclScalar) -> aclnnStatus>,
+    /// `aclCreateIntArray`.
+    pub aclCreateIntArray:
+        Option<unsafe extern "C" fn(value: *const i64, size: u64) -> *mut aclIntArray>,
+    /// `aclDestroyIntArray`.
+    pub aclDestroyIntArray: Option<unsafe extern "C" fn(array: *const aclIntArray) -> aclnnStatus>,
+}
+
+impl AttrFns {
+    /// `(library, symbol)` of every function.
+    pub const SYMBOLS: &'static [(&'static str, &'static str)] = &[
+        ("libnnopbase.so", "aclCreateScalar"),
+        ("libnnopbase.so", "aclDestroyScalar"),
+        ("libnnopbase.so", "aclCreateIntArray"),
+        ("libnnopbase.so", "aclDestroyIntArray"),
+    ];
+
+    /// Looks every function up with `resolve(library, symbol)`; a null or absent one stays
+    /// `None`.
+    ///
+    /// # Safety
+    /// Every non-null pointer `resolve` returns for a symbol must point to a function with
+    /// exactly the C prototype of that name.
+    pub unsafe fn resolve_with(
+        mut resolve: impl FnMut(&'static str, &'static str) -> Option<*const c_void>,
+    ) -> Self {
+        let mut find =
+            |symbol: &'static str| resolve("libnnopbase.so", symbol).filter(|p| !p.is_null());
+        // SAFETY (each transmute): the caller promises the pointer has the prototype of
+        // the name it was looked up by, which is the field's type.
+        unsafe {
+            AttrFns {
+                aclCreateScalar: find("aclCreateScalar").map(|p| std::mem::transmute(p)),
+                aclDestroyScalar: find("aclDestroyScalar").map(|p| std::mem::transmute(p)),
+                aclCreateIntArray: find("aclCreateIntArray").map(|p| std::mem::transmute(p)),
+                aclDestroyIntArray: find("aclDestroyIntArray").map(|p| std::mem::transmute(p)),
+            }
+        }
+    }
+
+    /// Compile-time proof that every field has the prototype bindgen generated from the
+    /// header (generic and never instantiated, as for [`FnTable`]).
+    #[allow(dead_code, clippy::extra_unused_type_parameters)]
+    fn _prototypes_match_header<T>() {
+        let _: Option<unsafe extern "C" fn(*mut c_void, aclDataType) -> *mut aclScalar> =
+            Some(aclCreateScalar);
+        let _: Option<unsafe extern "C" fn(*const aclScalar) -> aclnnStatus> =
+            Some(aclDestroyScalar);
+        let _: Option<unsafe extern "C" fn(*const i64, u64) -> *mut aclIntArray> =
+            Some(aclCreateIntArray);
+        let _: Option<unsafe extern "C" fn(*const aclIntArray) -> aclnnStatus> =
+            Some(aclDestroyIntArray);
+    }
+}
+
+impl std::fmt::Debug for AttrFns {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AttrFns")
+            .field(
+                "scalars",
+                &(self.aclCreateScalar.is_some() && self.aclDestroyScalar.is_some()),
+            )
+            .field(
+                "int_arrays",
+                &(self.aclCreateIntArray.is_some() && self.aclDestroyIntArray.is_some()),
+            )
+            .finish()
+    }
+}

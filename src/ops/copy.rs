@@ -10,7 +10,7 @@ use crate::tensor::{AsTensorView, AsTensorViewMut, check_stream_device};
 use crate::uses::Access;
 use crate::{Element, Error};
 
-crate::op::operator! {
+crate::operator! {
     /// `aclnnInplaceCopy`: writes `src` into `selfRef`'s view, broadcasting `src` to
     /// `selfRef`'s shape and converting its dtype (round to nearest even). Every product
     /// has it, for every dtype of this crate.
@@ -19,7 +19,7 @@ crate::op::operator! {
     dtypes: |_soc: SocFamily, _dtype: DType| true;
     // `selfRef` is read and written, so "selfRef and src broadcast together to selfRef's
     // shape" is exactly the vendor's "src broadcastable to selfRef's shape".
-    shape: Broadcast;
+    rule: crate::protocol::rules::broadcast;
 
     /// `dst = src` through `aclnnInplaceCopy`, queued on `stream` (argument order of the C
     /// API: destination first). Prefer [`copy`], which skips the operator for dense
@@ -101,7 +101,7 @@ pub fn copy<S: Element, D: Element>(
         && s.layout.numel() > 0
     {
         check_stream_device(s.buf, stream, "src")?;
-        check_stream_device(d.buf, stream, "selfRef")?;
+        check_stream_device(d.buf, stream, "dst (selfRef)")?;
         let size = S::DTYPE.size();
         let bytes = s
             .layout

@@ -14,12 +14,12 @@ fn dtypes(soc: SocFamily, dtype: DType) -> bool {
     dtype != DType::BF16 || soc.has_bf16()
 }
 
-crate::op::operator! {
+crate::operator! {
     /// `aclnnMish`: `out = self·tanh(softplus(self))`, elementwise.
     pub struct Mish: aclnnMish, aclnnMishGetWorkspaceSize;
     products: products;
     dtypes: dtypes;
-    shape: Same;
+    rule: crate::protocol::rules::same;
 
     /// `out = mish(x) = x·tanh(ln(1 + eˣ))`, queued on `stream` (`aclnnMish`).
     ///
@@ -59,19 +59,19 @@ crate::op::operator! {
     pub type MishPlan;
 }
 
-crate::op::operator! {
+crate::operator! {
     /// `aclnnInplaceMish`: `selfRef = mish(selfRef)`.
     pub struct InplaceMish: aclnnInplaceMish, aclnnInplaceMishGetWorkspaceSize;
     products: products;
     dtypes: dtypes;
-    shape: Same;
+    rule: crate::protocol::rules::same;
 
     /// `x = mish(x)` in place, queued on `stream` (`aclnnInplaceMish`): as [`mish`] with
     /// `out` = `x`. `x` is `&mut DeviceTensor<_>` or a
     /// [`TensorViewMut`](crate::TensorViewMut) in any layout.
     ///
     /// # Errors
-    /// As [`mish`] (its argument is named `"selfRef"`).
+    /// As [`mish`] (its argument is named `"x (selfRef)"`).
     ///
     /// ```
     /// # fn main() -> ascendcl::Result<()> {

@@ -3,14 +3,14 @@
 use crate::device::SocFamily;
 use crate::element::DType;
 
-crate::op::operator! {
+crate::operator! {
     /// `aclnnMishBackward`: `grad_input = grad_output · mish'(self)`. Available on every
     /// product but the Atlas 200I/500 A2 (310B); FLOAT and FLOAT16 everywhere, BF16 on
     /// Atlas A2/A3.
     pub struct MishBackward: aclnnMishBackward, aclnnMishBackwardGetWorkspaceSize;
     products: |soc: SocFamily| soc != SocFamily::Atlas310B;
     dtypes: |soc: SocFamily, dtype: DType| dtype != DType::BF16 || soc.has_bf16();
-    shape: Broadcast;
+    rule: crate::protocol::rules::broadcast;
 
     /// `grad_input = grad_output * mish'(self)`, queued on `stream` (`aclnnMishBackward`).
     ///
@@ -173,7 +173,7 @@ mod tests {
         assert!(matches!(
             plan.launch(&g, &x, other.view_mut().slice(1, 0, 2, 1).unwrap(), &stream),
             Err(Error::PlanMismatch {
-                argument: "grad_input",
+                argument: "out (grad_input)",
                 ..
             })
         ));

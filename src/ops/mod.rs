@@ -1,12 +1,33 @@
-//! The operators, one module each. Each is a declaration (`operator!`): its arguments and
-//! their roles, its product and dtype rules, its shape rule and its two C entry points,
-//! from which the protocol layer validates calls and runs the two-phase protocol.
-//!
-//! [`Arg`], [`Role`] and [`ShapeRule`] describe a declared operator (its marker type's
-//! `ARGS` and `SHAPE`).
+//! The operators, one module each (an operator and its in-place twin share one). Each is
+//! `operator!` declarations: its arguments and their roles, its product and dtype rules,
+//! its rule on the call and its two C entry points, from which the protocol layer
+//! validates calls and runs the two-phase protocol. What an operator needs that is generic
+//! lives in [`protocol`](crate::protocol), once.
 
-pub use crate::op::{Arg, Role, ShapeRule};
+/// Declares each operator module and re-exports its items in [`exports`] (the crate root
+/// re-exports that): one line per operator.
+macro_rules! operators {
+    ($($name:ident),+ $(,)?) => {
+        $(pub mod $name;)+
 
-pub mod copy;
-pub mod mish;
-pub mod mish_backward;
+        /// Every operator's function, plan and marker type, re-exported at the crate root.
+        pub mod exports {
+            $(pub use super::$name::*;)+
+        }
+    };
+}
+
+operators! {
+    add,
+    addmm,
+    copy,
+    inplace_fill_scalar,
+    inplace_zero,
+    matmul,
+    mish,
+    mish_backward,
+    mse_loss,
+    mse_loss_backward,
+    mul,
+    reduce_sum,
+}

@@ -1,10 +1,28 @@
 //! CPU reference of the operators on [`ndarray`] views: exact operator semantics,
-//! correctly rounded values, SIMD- and thread-parallel.
+//! results rounded once from a (nearly) exact value.
 //!
 //! - [`mish`] / [`mish_into`]: `aclnnMish`, `mish(x) = x·tanh(softplus(x))`.
 //! - [`mish_backward`] / [`mish_backward_as`] / [`mish_backward_into`]:
 //!   `aclnnMishBackward`, `grad_input = grad_output · mish'(x)` with
 //!   `mish'(x) = tanh(softplus(x)) + x·sigmoid(x)·(1 − tanh²(softplus(x)))`.
+//! - [`matmul`] / [`matmul_as`]: `aclnnMatmul` with batch broadcasting, and [`addmm`] /
+//!   [`addmm_as`]: `aclnnAddmm`, `beta·self + alpha·(mat1 @ mat2)`; the
+//!   [`CubeMath`](crate::CubeMath) decides the compute format ([`cube_format`]) as on
+//!   Atlas A2/A3.
+//! - [`add`] / [`add_as`]: `aclnnAdd`, `self + alpha·other`; [`mul`] / [`mul_as`]:
+//!   `aclnnMul`.
+//! - [`reduce_sum`] / [`reduce_sum_as`]: `aclnnReduceSum` over `dims`, with `keep_dims`.
+//! - [`mse_loss`] / [`mse_loss_as`]: `aclnnMseLoss` under a
+//!   [`Reduction`](crate::Reduction); [`mse_loss_backward`] /
+//!   [`mse_loss_backward_as`]: `aclnnMseLossBackward`.
+//!
+//! Each function takes the operator's inputs and attributes in the operator's C order
+//! (without the output) and returns a new array; the `_as` forms choose the output's
+//! element type, as the output tensor's dtype does on the device. Each documents its
+//! compute chain and its own error bound. The training operators' references are plain
+//! ndarray code: f64 evaluation and accumulation (compensated for sums), one rounding to
+//! the dtype the device computes in, then the cast to the output type. The sections
+//! below describe the Mish references.
 //!
 //! Inputs are [`ArrayView`](ndarray::ArrayView)s of any dimensionality (`a.view()`); the
 //! new arrays have the inputs' dimension type (for two inputs, the larger, as ndarray's
@@ -46,19 +64,32 @@
 //! like the precise evaluation, which recomputes the rest (bitwise the same results). No buffer beyond the output is allocated: the tiles live on the
 //! stack.
 
+mod addmm;
+mod arith;
+mod cube;
 mod engine;
+mod exact;
 mod gather;
 mod math;
+mod matmul;
 mod mish;
 mod mish_backward;
+mod mse_loss;
 mod narrow;
+mod reduce_sum;
 #[cfg(test)]
 mod scalar_formula;
 mod simd;
 mod tile;
 
+pub use addmm::{addmm, addmm_as};
+pub use arith::{add, add_as, mul, mul_as};
+pub use cube::{CubeFormat, cube_format};
+pub use matmul::{matmul, matmul_as};
 pub use mish::{mish, mish_into};
 pub use mish_backward::{Broadcast, mish_backward, mish_backward_as, mish_backward_into};
+pub use mse_loss::{mse_loss, mse_loss_as, mse_loss_backward, mse_loss_backward_as};
+pub use reduce_sum::{reduce_sum, reduce_sum_as};
 
 use crate::element::Element;
 use crate::error::{Error, Result};

@@ -4,6 +4,7 @@
 
 pub mod cases;
 pub mod counting;
+pub mod held;
 pub mod props;
 pub mod props_mish;
 pub mod raw_entry;

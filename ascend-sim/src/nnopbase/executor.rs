@@ -2,8 +2,8 @@
 //! the executor-reuse API. Nothing here knows a particular operator.
 
 use super::launch::Launch;
-use super::{TensorDesc, live_tensor, nullptr_error};
-use crate::slab::Shape;
+use super::{Scalar, TensorDesc, live_int_array, live_scalar, live_tensor, nullptr_error};
+use crate::slab::{Dims64, Shape};
 use crate::state::{Kind, Life, State, decode, encode, fail, finding, state, status_of};
 use crate::stream::Scratch;
 use crate::tables::{Family, dtype_list, dtype_name};
@@ -37,6 +37,28 @@ pub(crate) struct OpDef {
     pub kernel: fn(&Launch, &mut Scratch) -> Result<(), String>,
 }
 
+/// Most attributes an operator keeps for its kernel.
+pub(crate) const MAX_ATTRS: usize = 4;
+
+/// An attribute value phase 1 fixed for the kernel: CANN consumes scalars and arrays in
+/// phase 1, so a repeatable executor keeps these values whatever happens to the objects.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[allow(dead_code)]
+pub(crate) enum Attr {
+    #[default]
+    None,
+    Scalar(Scalar),
+    Ints(Dims64),
+    Int(i64),
+    Bool(bool),
+    DType(aclDataType),
+}
+
+/// [`OpDef::available`] of an operator whose code refuses no product.
+pub(crate) fn every_product(_: Family) -> bool {
+    true
+}
+
 /// What phase 1 decided, for the kernel.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Plan {
@@ -49,6 +71,9 @@ pub(crate) struct Plan {
     /// Workspace byte offset of each argument's temporary, if it needs one.
     pub ws: [Option<usize>; MAX_ARGS],
     pub ws_size: u64,
+    /// The operator's attributes, in its own order.
+    #[allow(dead_code)]
+    pub attrs: [Attr; MAX_ATTRS],
 }
 
 impl Plan {
@@ -62,6 +87,29 @@ impl Plan {
             out_shape,
             empty,
             ..Plan::default()
+        }
+    }
+
+    #[allow(dead_code)]
+    /// Attribute `k` as a double (a scalar read by `ToDouble`, an integer or bool
+    /// converted; anything else NaN).
+    pub fn attr_f64(&self, k: usize) -> f64 {
+        match &self.attrs[k] {
+            Attr::Scalar(s) => s.to_f64(),
+            Attr::Int(v) => *v as f64,
+            Attr::Bool(b) => f64::from(u8::from(*b)),
+            _ => f64::NAN,
+        }
+    }
+
+    #[allow(dead_code)]
+    /// Attribute `k` as an integer (0 when it is not one).
+    pub fn attr_i64(&self, k: usize) -> i64 {
+        match &self.attrs[k] {
+            Attr::Int(v) => *v,
+            Attr::Bool(b) => i64::from(*b),
+            Attr::DType(d) => i64::from(*d),
+            _ => 0,
         }
     }
 
@@ -201,6 +249,19 @@ impl<'a> Phase1<'a> {
         &self.descs[arg]
     }
 
+    #[allow(dead_code)]
+    /// A live scalar argument (161002 for a stale or foreign handle; NULL was checked in
+    /// the operator's order).
+    pub fn scalar(&self, p: *const aclScalar, name: &str) -> Result<Scalar, i32> {
+        live_scalar(&self.st, p, name)
+    }
+
+    #[allow(dead_code)]
+    /// A live int-array argument, as [`Phase1::scalar`].
+    pub fn int_array(&self, p: *const aclIntArray, name: &str) -> Result<Dims64, i32> {
+        live_int_array(&self.st, p, name)
+    }
+
     /// Fails with 161002 unless argument `arg`'s dtype is in `list`.
     pub fn require_dtype(&self, arg: usize, list: &[aclDataType]) -> Result<(), i32> {
         let dt = self.descs[arg].dtype;
@@ -234,6 +295,17 @@ impl<'a> Phase1<'a> {
         ))
     }
 
+    /// Fails with 161002 unless arguments `a` and `b` broadcast (numpy rules) to exactly
+    /// argument `out`'s shape.
+    pub fn require_broadcast_to(&self, a: usize, b: usize, out: usize) -> Result<(), i32> {
+        require_broadcast(
+            self.op,
+            (a, &self.descs[a]),
+            (b, &self.descs[b]),
+            (out, &self.descs[out]),
+        )
+    }
+
     /// Records the executor and writes the out-parameters.
     pub fn finish(mut self, plan: Plan) -> Result<(), i32> {
         let ws = plan.ws_size;
@@ -249,6 +321,34 @@ impl<'a> Phase1<'a> {
         self.outs.0.write(ws);
         self.outs.1.write(encode(Kind::Executor, id));
         Ok(())
+    }
+}
+
+/// [`Phase1::require_broadcast_to`] on descriptors `(argument, descriptor)` of `op`, for
+/// checks that run before the shared steps.
+pub(crate) fn require_broadcast(
+    op: &OpDef,
+    (a, x): (usize, &TensorDesc),
+    (b, y): (usize, &TensorDesc),
+    (out, o): (usize, &TensorDesc),
+) -> Result<(), i32> {
+    let (a, b, out) = (op.args[a], op.args[b], op.args[out]);
+    match super::broadcast(&x.dims, &y.dims) {
+        None => Err(fail(
+            ACLNN_ERR_PARAM_INVALID,
+            format!(
+                "{a} shape {:?} and {b} shape {:?} can not broadcast",
+                x.dims, y.dims
+            ),
+        )),
+        Some(s) if *s != *o.dims => Err(fail(
+            ACLNN_ERR_PARAM_INVALID,
+            format!(
+                "{out} shape {:?} is not the broadcast shape {s:?} of {a} and {b}",
+                o.dims
+            ),
+        )),
+        Some(_) => Ok(()),
     }
 }
 

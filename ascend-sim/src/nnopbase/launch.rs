@@ -7,13 +7,13 @@ use crate::mem::{Alloc, Class, still_live};
 use crate::racecheck::{Access, Accesses, MAX_ACCESSES};
 use crate::runtime::resolve_stream;
 use crate::slab::{Dims64, Shape};
-use crate::state::{Kind, Life, State, fail, finding, lock, state, status_of};
+use crate::state::{Kind, Life, State, fail, finding, state, status_of};
 use crate::stream::{Scratch, StreamShared, Task};
-use crate::strided::{self, DType, View, offset_range};
+use crate::strided::{DType, View, offset_range};
 use crate::tables::{dtype_name, dtype_size};
 use ascend_sys::*;
 use std::ffi::c_void;
-use std::sync::{Arc, MutexGuard};
+use std::sync::Arc;
 
 const _: () = assert!(
     MAX_ARGS < MAX_ACCESSES,
@@ -21,19 +21,19 @@ const _: () = assert!(
 );
 
 /// One tensor of a queued launch.
-struct Operand {
-    alloc: Arc<Alloc>,
+pub(super) struct Operand {
+    pub(super) alloc: Arc<Alloc>,
     strides: Dims64,
     offset: i64,
     data: usize,
-    dims: Shape,
-    dtype: aclDataType,
+    pub(super) dims: Shape,
+    pub(super) dtype: aclDataType,
     elem: usize,
 }
 
 impl Operand {
     /// The operand's dtype, for kernels computing in floating point.
-    fn float(&self, name: &str) -> Result<DType, String> {
+    pub(super) fn float(&self, name: &str) -> Result<DType, String> {
         DType::from_acl(self.dtype).ok_or_else(|| {
             format!(
                 "{name}: dtype {} is not a floating-point dtype",
@@ -53,7 +53,7 @@ impl Operand {
         Some((at(lo), at(hi) + self.elem))
     }
 
-    fn view(&self) -> View<'_> {
+    pub(super) fn view(&self) -> View<'_> {
         View {
             dims: &self.dims,
             strides: &self.strides,
@@ -64,16 +64,13 @@ impl Operand {
     }
 }
 
-/// The locked workspace bytes and where an argument's region starts in them.
-type Region<'a> = (MutexGuard<'a, Vec<u8>>, usize);
-
 /// Everything a queued operator needs: its operands bound to live allocations, the
 /// workspace and the plan. Operators' kernels read and write through it.
 pub(crate) struct Launch {
-    op: &'static OpDef,
-    operands: [Option<Operand>; MAX_ARGS],
-    ws: Option<Arc<Alloc>>,
-    ws_off: usize,
+    pub(super) op: &'static OpDef,
+    pub(super) operands: [Option<Operand>; MAX_ARGS],
+    pub(super) ws: Option<Arc<Alloc>>,
+    pub(super) ws_off: usize,
     pub plan: Plan,
 }
 
@@ -130,102 +127,6 @@ impl Launch {
             Some(ws) => still_live("workspace", ws),
             None => Ok(()),
         }
-    }
-
-    fn operand(&self, arg: usize) -> Result<&Operand, String> {
-        self.operands[arg]
-            .as_ref()
-            .ok_or_else(|| format!("argument {arg} is not bound"))
-    }
-
-    /// Reads argument `arg`, broadcast to the plan's shape, widened to f32.
-    pub fn gather(&self, arg: usize, dst: &mut [f32]) -> Result<(), String> {
-        let op = self.operand(arg)?;
-        let dt = op.float(self.op.args[arg])?;
-        let buf = lock(&op.alloc.data);
-        let v = op.view();
-        v.check_bounds(buf.len(), self.op.args[arg])?;
-        strided::gather(&buf, &v, dt, &self.plan.out_shape, dst);
-        Ok(())
-    }
-
-    /// Writes `src` (row-major over argument `arg`'s dims) through its view, rounding to
-    /// its dtype (to nearest even).
-    pub fn scatter(&self, arg: usize, src: &[f32]) -> Result<(), String> {
-        let op = self.operand(arg)?;
-        let dt = op.float(self.op.args[arg])?;
-        let mut buf = lock(&op.alloc.data);
-        let v = op.view();
-        v.check_bounds(buf.len(), self.op.args[arg])?;
-        strided::scatter(&mut buf, &v, dt, src);
-        Ok(())
-    }
-
-    /// Stores argument `arg`'s temporary as `dt` in its workspace region and reads it
-    /// back, if the plan gave it one.
-    pub fn through_workspace(&self, arg: usize, dt: DType, vals: &mut [f32]) -> Result<(), String> {
-        let Some((mut buf, start)) = self.region(arg, vals.len() * dt.size())? else {
-            return Ok(());
-        };
-        strided::through_workspace(&mut buf, start, dt, vals);
-        Ok(())
-    }
-
-    /// The locked workspace and the start of argument `arg`'s region of `len` bytes
-    /// (`None`: the plan gave it none).
-    fn region(&self, arg: usize, len: usize) -> Result<Option<Region<'_>>, String> {
-        let Some(at) = self.plan.ws[arg] else {
-            return Ok(None);
-        };
-        let what = self.op.args[arg];
-        let Some(ws) = &self.ws else {
-            return Err(format!("{what} temporary needs a workspace"));
-        };
-        let buf = lock(&ws.data);
-        let start = self.ws_off + at;
-        let end = start + len;
-        if end > buf.len() {
-            return Err(format!(
-                "{what} temporary [{start}, {end}) overruns the workspace allocation of {} bytes",
-                buf.len()
-            ));
-        }
-        Ok(Some((buf, start)))
-    }
-}
-
-impl Launch {
-    /// Reads argument `arg`, broadcast to the plan's shape, converted to `to`, into `dst`
-    /// (row-major, `to`'s element size each).
-    pub fn gather_as(&self, arg: usize, to: aclDataType, dst: &mut [u8]) -> Result<(), String> {
-        let op = self.operand(arg)?;
-        let to_size = dtype_size(to).ok_or("no element size")?;
-        let buf = lock(&op.alloc.data);
-        let v = op.view();
-        v.check_bounds(buf.len(), self.op.args[arg])?;
-        strided::gather_cast(&buf, &v, op.dtype, &self.plan.out_shape, (to, to_size), dst);
-        Ok(())
-    }
-
-    /// Writes `src` (row-major over argument `arg`'s dims, in its dtype) through its view.
-    pub fn scatter_bytes(&self, arg: usize, src: &[u8]) -> Result<(), String> {
-        let op = self.operand(arg)?;
-        let mut buf = lock(&op.alloc.data);
-        let v = op.view();
-        v.check_bounds(buf.len(), self.op.args[arg])?;
-        strided::scatter_bytes(&mut buf, &v, src);
-        Ok(())
-    }
-
-    /// Stores argument `arg`'s temporary bytes in its workspace region and reads them
-    /// back, if the plan gave it one.
-    pub fn through_workspace_bytes(&self, arg: usize, vals: &mut [u8]) -> Result<(), String> {
-        let Some((mut buf, start)) = self.region(arg, vals.len())? else {
-            return Ok(());
-        };
-        buf[start..start + vals.len()].copy_from_slice(vals);
-        vals.copy_from_slice(&buf[start..start + vals.len()]);
-        Ok(())
     }
 }
 
@@ -292,6 +193,18 @@ fn bind_operand(st: &State, d: &TensorDesc, name: &str, device: usize) -> Result
         )
     })?;
     let dims = d.udims();
+    if d.is_empty() {
+        // No element is ever touched: the address is not looked at, as on CANN.
+        return Ok(Operand {
+            alloc: Arc::new(Alloc::detached(d.data, device)),
+            strides: d.strides.clone(),
+            offset: 0,
+            data: d.data,
+            dims,
+            dtype: d.dtype,
+            elem,
+        });
+    }
     if d.data == 0 {
         return Err(finding(
             ACLNN_ERR_PARAM_NULLPTR,

@@ -1,15 +1,20 @@
-//! `libnnopbase.so`: tensors, and executors of any arity carrying an operator kind.
+//! `libnnopbase.so`: tensors, attribute objects (scalars, arrays, lists), and executors
+//! of any arity carrying an operator kind.
 //!
 //! Operators (in [`crate::ops`]) describe themselves with an [`OpDef`], run their phase-1
 //! checks on a [`Phase1`] and leave the rest to this module: the executor, phase 2, the
 //! queued launch and the executor-reuse API.
 
+mod access;
+mod attrs;
 mod executor;
 mod launch;
 
+pub(crate) use attrs::*;
+
 pub(crate) use executor::{
-    Executor, OpDef, Phase1, Plan, destroy_executor, out_params, set_input_addr, set_output_addr,
-    set_repeatable,
+    Attr, Executor, OpDef, Phase1, Plan, destroy_executor, every_product, out_params,
+    require_broadcast, set_input_addr, set_output_addr, set_repeatable,
 };
 pub(crate) use launch::{Launch, launch, release_on_fault};
 

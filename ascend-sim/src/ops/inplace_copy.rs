@@ -11,18 +11,18 @@
 //! Every product has it. The chain is contiguous(src), a cast to selfRef's dtype (round to
 //! nearest even), a broadcast to selfRef's shape, a copy into selfRef's view (any
 //! strides); src's temporary gets a workspace region when any of the first three steps
-//! changes it. The casts are those of [`crate::cast`]; a cast the simulator does not model
-//! (from or to an FP8 kind) fails phase 1 with 561000 and says so.
+//! changes it. Casts between bool, the integers, f16, bf16, f32, f64 and the complex types
+//! round to nearest even (floats), truncate toward zero (float to integer, saturating, NaN
+//! to 0), wrap (integers), keep the real part (complex to real); any dtype copies to itself
+//! byte for byte; a cast from or to an FP8 kind is not modeled and fails phase 1 with
+//! 561000, saying so.
 
 use crate::cast;
-use crate::nnopbase::{
-    Launch, OpDef, Phase1, Plan, broadcast, launch, out_params, require_non_null,
-};
+use crate::nnopbase::{Launch, OpDef, Phase1, Plan, broadcast, out_params, require_non_null};
 use crate::state::{fail, status_of};
 use crate::stream::Scratch;
 use crate::tables::{Family, dtype_name, dtype_size};
 use ascend_sys::*;
-use std::ffi::c_void;
 
 const SELF: usize = 0;
 const SRC: usize = 1;
@@ -110,15 +110,6 @@ pub(crate) unsafe fn get_workspace_size(
         plan.temporary(SRC, changed, elem)?;
         p.finish(plan)
     })
-}
-
-pub(crate) unsafe fn inplace_copy(
-    workspace: *mut c_void,
-    workspace_size: u64,
-    executor: *mut aclOpExecutor,
-    stream: aclrtStream,
-) -> aclnnStatus {
-    launch(&OP, workspace, workspace_size, executor, stream)
 }
 
 /// The queued copy: all of src is read (and converted) before selfRef is written, so the

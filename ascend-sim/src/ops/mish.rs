@@ -11,16 +11,17 @@
 //! Atlas A3, A2 and the training series have the kernel; the inference series (310P) and
 //! Atlas 200I/500 A2 (310B) do not (561003). The chain is contiguous(self), Mish, a copy
 //! into out's view: a non-contiguous self or out gets a workspace region in self's dtype.
+//!
+//! The kernel, [`mish_f32`], evaluates the vendor's f32 formula (half types widened, the
+//! result rounded to the dtype, to nearest even); at `x = -inf` it returns the limit
+//! `-0.0` instead of the literal `0 * -inf`.
 
-use crate::nnopbase::{
-    Launch, OpDef, Phase1, Plan, TensorDesc, launch, out_params, require_non_null,
-};
+use crate::nnopbase::{Launch, OpDef, Phase1, Plan, TensorDesc, out_params, require_non_null};
 use crate::state::{fail, status_of};
 use crate::stream::Scratch;
 use crate::strided::{DType, par_chunks};
 use crate::tables::{Family, dtype_name, float_dtypes};
 use ascend_sys::*;
-use std::ffi::c_void;
 
 const SELF: usize = 0;
 const OUT: usize = 1;
@@ -116,30 +117,12 @@ pub(crate) unsafe fn inplace_get_workspace_size(
     phase1(&INPLACE_OP, self_ref, self_ref, workspace_size, executor)
 }
 
-pub(crate) unsafe fn mish(
-    workspace: *mut c_void,
-    workspace_size: u64,
-    executor: *mut aclOpExecutor,
-    stream: aclrtStream,
-) -> aclnnStatus {
-    launch(&OP, workspace, workspace_size, executor, stream)
-}
-
-pub(crate) unsafe fn inplace_mish(
-    workspace: *mut c_void,
-    workspace_size: u64,
-    executor: *mut aclOpExecutor,
-    stream: aclrtStream,
-) -> aclnnStatus {
-    launch(&INPLACE_OP, workspace, workspace_size, executor, stream)
-}
-
 /// The queued compute: all of self is read before out is written, so the in-place form
 /// needs no care about overlap.
 fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
     let dt = DType::from_acl(l.plan.compute).ok_or("no compute dtype")?;
     let [x] = scratch.get::<1>(l.plan.numel());
-    l.gather(SELF, x)?;
+    l.read(SELF, &l.plan.out_shape, x)?;
     l.through_workspace(SELF, dt, x)?;
     par_chunks(x, |_, x| {
         for v in x {
@@ -147,7 +130,7 @@ fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
         }
     });
     l.through_workspace(OUT, dt, x)?;
-    l.scatter(OUT, x)
+    l.write(OUT, x)
 }
 
 /// `x * tanh(softplus(x))` evaluated in f32 the way the vendor kernel does:

@@ -1,15 +1,43 @@
 //! `aclnnMishBackward`: `gradInput = gradOutput * mish'(self)`, with broadcasting and
 //! dtype promotion. Phase-1 checks in the vendor's order, and the vendor's f32 kernel.
+//!
+//! Phase 1 applies the vendor's checks in the vendor's order: null
+//! tensors or out-pointers (161001), stale tensor handles (161002), no initialized runtime
+//! or no current context (361001), a `Ascend310B*` SoC (561003, operator not available),
+//! self not castable to gradInput (161002), a dtype outside the SoC's list (161002: FLOAT,
+//! FLOAT16 everywhere, plus BF16 on `Ascend910B*`/`Ascend910_93*`), more than 8 dims,
+//! non-broadcastable inputs, wrong output shape (161002), and empty tensors (success,
+//! workspace 0, nothing computed). It asks for a workspace region of the compute dtype for
+//! every temporary the real operator needs: gradOutput or self when cast, broadcast or
+//! non-contiguous, and the result when it must be cast or written to a non-contiguous
+//! gradInput. The kernel really stores those temporaries in the workspace and reads them
+//! back from there.
+//!
+//! The compute:
+//!
+//! promote(self, gradOutput) (same -> same, anything with f32 -> f32, f16 + bf16 -> f32);
+//! read through strides and offset (bounds-checked against the owning live allocation),
+//! widen to f32, broadcast, apply [`mish_grad_f32`], round to the compute dtype
+//! (round to nearest even), cast to gradInput's dtype (round to nearest even), write through
+//! gradInput's strides and offset.
+//!
+//! [`mish_grad_f32`] evaluates the vendor formula in the vendor's order in f32.
+//! Decision on the points where the literal f32 evaluation breaks down: at `x = ±inf` it
+//! would give NaN (`inf * 0`, `inf / inf`), and for `x` below about -88 `exp(-x)` overflows
+//! so the sigmoid term vanishes and the result gets the wrong sign. The simulator keeps the
+//! literal formula wherever `exp(-x)` is finite, evaluates the division by `1 + exp(-x)` as
+//! the multiplication by the divided-through sigmoid `e / (1 + e)` (`e = exp(x)`, same value,
+//! no overflow) where it is not, and returns the mathematical limits at the infinities
+//! (`mish'(+inf) = 1`, `mish'(-inf) = 0`, so `grad * 1` and `grad * 0`). NaN in gives NaN
+//! out. The simulator thus agrees with a correctly rounded CPU reference on every special
+//! value.
 
-use crate::nnopbase::{
-    Launch, OpDef, Phase1, Plan, broadcast, launch, out_params, require_non_null,
-};
+use crate::nnopbase::{Launch, OpDef, Phase1, Plan, broadcast, out_params, require_non_null};
 use crate::state::{fail, status_of};
 use crate::stream::Scratch;
 use crate::strided::{DType, par_zip};
 use crate::tables::{Family, can_cast, dtype_name, float_dtypes};
 use ascend_sys::*;
-use std::ffi::c_void;
 
 const GRAD: usize = 0;
 const SELF: usize = 1;
@@ -105,21 +133,12 @@ pub(crate) unsafe fn get_workspace_size(
     })
 }
 
-pub(crate) unsafe fn mish_backward(
-    workspace: *mut c_void,
-    workspace_size: u64,
-    executor: *mut aclOpExecutor,
-    stream: aclrtStream,
-) -> aclnnStatus {
-    launch(&OP, workspace, workspace_size, executor, stream)
-}
-
 /// The queued compute; the f32 temporaries live in the stream worker's grow-only scratch.
 fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
     let compute = DType::from_acl(l.plan.compute).ok_or("no compute dtype")?;
     let [g, x] = scratch.get::<2>(l.plan.numel());
-    l.gather(GRAD, g)?;
-    l.gather(SELF, x)?;
+    l.read(GRAD, &l.plan.out_shape, g)?;
+    l.read(SELF, &l.plan.out_shape, x)?;
     l.through_workspace(GRAD, compute, g)?;
     l.through_workspace(SELF, compute, x)?;
     par_zip(g, x, |g, x| {
@@ -128,7 +147,7 @@ fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
         }
     });
     l.through_workspace(OUT, compute, g)?;
-    l.scatter(OUT, g)
+    l.write(OUT, g)
 }
 
 /// `grad * mish'(x)` evaluated in f32 the way the vendor kernel does (see the crate docs

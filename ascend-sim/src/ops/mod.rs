@@ -1,9 +1,19 @@
 //! The operators of `libopapi.so`, one module each: its phase-1 checks in the vendor's
-//! order and its kernel. Everything they share lives in [`crate::nnopbase`].
+//! order and its kernel. Everything they share lives in nnopbase. Each module's
+//! documentation is what the simulator models of that operator.
 
-pub(crate) mod inplace_copy;
-pub(crate) mod mish;
-pub(crate) mod mish_backward;
+pub mod add;
+pub mod addmm;
+pub mod inplace_copy;
+pub mod inplace_fill_scalar;
+pub mod inplace_zero;
+pub mod matmul;
+pub mod mish;
+pub mod mish_backward;
+pub mod mse_loss;
+pub mod mse_loss_backward;
+pub mod mul;
+pub mod reduce_sum;
 
 /// The operators' scalar kernels, exactly as the simulated device evaluates them.
 pub mod kernel {

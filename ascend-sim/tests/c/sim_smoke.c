@@ -12,6 +12,7 @@
 /* The simulator's introspection API (not part of CANN, so not in the header). */
 typedef struct {
     uint64_t allocations, allocated_bytes, tensors, executors, streams, events, contexts;
+    uint64_t scalars, arrays, lists;
 } ascendSimCounters;
 int32_t ascendSimGetCounters(ascendSimCounters *out);
 int32_t ascendSimSetFault(const char *symbol, uint64_t nth);
@@ -104,6 +105,27 @@ int main(void) {
         }
     }
 
+    /* An operator with attributes: out = grad + alpha * self, alpha a double scalar that
+     * may be destroyed once phase 1 has taken it. */
+    double alpha = -0.5;
+    aclScalar *a = aclCreateScalar(&alpha, ACL_DOUBLE);
+    EXPECT(a != NULL);
+    EXPECT(aclCreateScalar(NULL, ACL_DOUBLE) == NULL);
+    CHECK(aclnnAddGetWorkspaceSize(tg, tx, a, tout, &ws_size, &executor));
+    CHECK(aclDestroyScalar(a));
+    EXPECT(ws_size == 0);
+    CHECK(aclnnAdd(NULL, 0, executor, stream));
+    CHECK(aclrtSynchronizeStream(stream));
+    CHECK(aclrtMemcpy(result, sizeof result, dout, bytes, ACL_MEMCPY_DEVICE_TO_HOST));
+    for (int i = 0; i < 8; i++) {
+        EXPECT(result[i] == grad[i] + -0.5f * self[i]);
+    }
+    /* An empty int array is a valid object. */
+    aclIntArray *none = aclCreateIntArray(NULL, 0);
+    uint64_t n = 9;
+    EXPECT(none != NULL && aclGetIntArraySize(none, &n) == 0 && n == 0);
+    CHECK(aclDestroyIntArray(none));
+
     /* Fault injection: the next aclrtMalloc fails with 207001. */
     void *p = NULL;
     CHECK(ascendSimSetFault("aclrtMalloc", 1));
@@ -124,7 +146,8 @@ int main(void) {
     ascendSimCounters c;
     CHECK(ascendSimGetCounters(&c));
     EXPECT(c.allocations == 0 && c.allocated_bytes == 0 && c.tensors == 0 && c.executors == 0 &&
-           c.streams == 0 && c.events == 0 && c.contexts == 0);
+           c.streams == 0 && c.events == 0 && c.contexts == 0 && c.scalars == 0 && c.arrays == 0 &&
+           c.lists == 0);
     CHECK(aclFinalize());
     EXPECT(aclrtSetDevice(0) == ACL_ERROR_UNINITIALIZE);
 
@@ -132,6 +155,6 @@ int main(void) {
         fprintf(stderr, "sim_smoke: %d failure(s)\n", failures);
         return 1;
     }
-    printf("sim_smoke: ok (MishBackward sample matches, no live objects)\n");
+    printf("sim_smoke: ok (MishBackward sample and Add with a scalar match, no live objects)\n");
     return 0;
 }

@@ -2,19 +2,17 @@
 
 use crate::device::DeviceInner;
 use crate::error::{Error, Result};
-use ascend_sys::{Api, OperatorLaunchFn, aclOpExecutor, aclTensor};
+use ascend_sys::{Api, OperatorLaunchFn};
 use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::OnceLock;
-
-/// The most tensor arguments an operator may have (the phase-1 arities called here).
-pub(crate) const MAX_ARGS: usize = 8;
 
 /// The two entry points of one operator, looked up by name ([`Api::operator_symbol`])
 /// the first time a runtime uses them and remembered per runtime, so that a toolkit
 /// lacking the operator still loads and the call reports [`Error::UnsupportedOperator`].
 /// One `static` per operator; a lookup in steady state is an atomic load and a compare.
-pub(crate) struct EntryPoints {
+#[doc(hidden)]
+pub struct EntryPoints {
     /// `aclnnXxxGetWorkspaceSize`.
     pub(crate) phase1: &'static str,
     /// `aclnnXxx`, also the operator's name in errors.
@@ -45,7 +43,7 @@ unsafe impl Sync for Lookup {}
 /// An operator's entry points in one runtime.
 #[derive(Clone, Copy)]
 pub(crate) struct OperatorFns {
-    phase1: NonNull<c_void>,
+    pub(crate) phase1: NonNull<c_void>,
     pub(crate) phase2: OperatorLaunchFn,
 }
 
@@ -55,7 +53,8 @@ unsafe impl Send for OperatorFns {}
 unsafe impl Sync for OperatorFns {}
 
 impl EntryPoints {
-    pub(crate) const fn new(phase1: &'static str, phase2: &'static str) -> Self {
+    /// The entry points of the operator with these two C names.
+    pub const fn new(phase1: &'static str, phase2: &'static str) -> Self {
         EntryPoints {
             phase1,
             phase2,
@@ -116,49 +115,6 @@ impl EntryPoints {
             operator: self.phase2,
             soc: device.soc().to_owned(),
             missing_symbol: Some(symbol),
-        }
-    }
-}
-
-impl OperatorFns {
-    /// Calls phase 1 with one descriptor per argument, in the operator's argument order.
-    ///
-    /// # Safety
-    /// The entry points are those of an operator whose phase 1 takes exactly `N` tensors
-    /// (then the workspace-size and executor out-pointers), and `descriptors` are live
-    /// descriptors of that operator's arguments.
-    #[inline]
-    pub(crate) unsafe fn phase1<const N: usize>(
-        &self,
-        descriptors: &[*mut aclTensor; N],
-        workspace_size: &mut u64,
-        executor: &mut *mut aclOpExecutor,
-    ) -> i32 {
-        type T = *mut aclTensor;
-        let (w, e): (*mut u64, *mut *mut aclOpExecutor) = (workspace_size, executor);
-        let p = self.phase1.as_ptr();
-        /// `p` as a phase 1 of the given tensor arguments, called.
-        macro_rules! call {
-            ($($t:ident),+) => {
-                std::mem::transmute::<*mut c_void, unsafe extern "C" fn($(call!(@ty $t),)+ *mut u64, *mut *mut aclOpExecutor) -> i32>(p)($($t,)+ w, e)
-            };
-            (@ty $t:ident) => { T };
-        }
-        // SAFETY: `p` is the operator's phase 1, which takes N tensor pointers, then the
-        // two out-pointers (the caller's contract). `*mut aclTensor` is ABI-compatible
-        // with the `const aclTensor *` of inputs. `N` is a constant: one arm remains.
-        unsafe {
-            match *descriptors.as_slice() {
-                [a] => call!(a),
-                [a, b] => call!(a, b),
-                [a, b, c] => call!(a, b, c),
-                [a, b, c, d] => call!(a, b, c, d),
-                [a, b, c, d, f] => call!(a, b, c, d, f),
-                [a, b, c, d, f, g] => call!(a, b, c, d, f, g),
-                [a, b, c, d, f, g, h] => call!(a, b, c, d, f, g, h),
-                [a, b, c, d, f, g, h, i] => call!(a, b, c, d, f, g, h, i),
-                _ => ascend_sys::ACLNN_ERR_INNER,
-            }
         }
     }
 }

@@ -1,14 +1,16 @@
 //! [`Plan`]: one operator's phase 1 run once, phase 2 launched many times.
 
-use super::descriptors::Descriptors;
-use super::entry::{EntryPoints, MAX_ARGS, OperatorFns};
-use super::launch::{enqueue, launch, order_after_other_streams, prepare, record_uses};
-use super::rules::{Arg, Operator, validate};
+use super::args::{Arg, Given, MAX_ARGS, Value};
+use super::attr::Attr;
+use super::entry::OperatorFns;
+use super::handles::{Guard, Handles};
+use super::launch::{Spec, enqueue, launch, order_after_other_streams, prepare, record_uses};
+use super::rules::{Operator, validate};
 use crate::device::DeviceInner;
 use crate::error::{Error, Result};
 use crate::stream::Stream;
 use crate::sys;
-use crate::tensor::{Layout, RawTensor};
+use crate::tensor::Layout;
 use crate::uses::{Access, Uses};
 use ascend_sys::{aclOpExecutor, aclTensor};
 use std::ffi::c_void;
@@ -16,53 +18,59 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-/// A reusable launch of operator `O` for fixed layouts and element types `E` (a tuple,
-/// one type per tensor argument): phase 1 runs once, when the plan is built (with
-/// `aclSetAclOpExecutorRepeatable`), and every `launch` only rebinds the device addresses
-/// that changed (`aclSetInputTensorAddr` / `aclSetOutputTensorAddr`) and runs phase 2.
+/// A reusable launch of operator `O` for fixed layouts, element types `E` (a tuple, one
+/// type per type parameter of the operator's function) and attributes: phase 1 runs
+/// once, when the plan is built (with `aclSetAclOpExecutorRepeatable`), and every `launch`
+/// only rebinds the device addresses that changed (`aclSetInputTensorAddr` /
+/// `aclSetOutputTensorAddr`) and runs phase 2.
 ///
-/// Each operator module names its plan (`MishBackwardPlan`, `MishPlan`, ...) and gives it
-/// `new` and `launch` with the operator's own arguments.
+/// Each operator's declaration wraps it in a plan type named after the C operator
+/// (`MishBackwardPlan`, `AddPlan`, ...) with `new` (the attributes and the tensors, in the
+/// operator's order) and `launch` (the tensors and the stream).
 ///
 /// * **What a launch accepts.** Tensors on the plan's device whose views have the dims,
 ///   strides and offset the plan was built with, in any storage: a whole tensor, or the
 ///   same-shaped view of a larger one. The plan's descriptors declare only the storage
 ///   their views reach, so the storage size does not matter; an address is rebound only
 ///   when it differs from the one the descriptor holds, so relaunching on the same tensors
-///   runs phase 2 alone. Element types are fixed by the type.
-/// * **Ownership.** The plan owns its descriptors and executor (never shared with one-off
-///   calls, whose descriptors may be cached on the tensors) and releases them
-///   (`aclDestroyAclOpExecutor`, `aclDestroyTensor`) when dropped, after its queued
-///   launches have run.
+///   runs phase 2 alone. Element types are fixed by the type. Another layout (the last,
+///   smaller batch of an epoch, say) needs a plan of its own.
+/// * **Attributes are fixed at `new`.** CANN rebinds only tensor addresses on a repeatable
+///   executor; its scalars and int arrays keep their phase-1 values. The plan owns them
+///   (`aclScalar`, `aclIntArray`) until it is dropped.
+/// * **Ownership.** The plan owns its descriptors, attribute objects and executor (never
+///   shared with one-off calls, whose descriptors may be cached on the tensors) and
+///   releases them (`aclDestroyAclOpExecutor`, then `aclDestroyTensor`,
+///   `aclDestroyScalar`, `aclDestroyIntArray`) when dropped, after its queued launches
+///   have run.
 /// * **Older CANN.** Where the library lacks executor reuse (before CANN 8.0), every
 ///   launch is a plain one-off call; [`is_reusable`](Self::is_reusable) says which.
 ///
 /// `Send + Sync`; launching needs `&mut self`. A launch does not allocate.
 pub struct Plan<O, E> {
     operator: &'static str,
-    entry: &'static EntryPoints,
-    args: &'static [Arg],
+    spec: Spec,
     device: Arc<DeviceInner>,
     layouts: [Layout; MAX_ARGS],
+    attrs: [Option<Attr>; MAX_ARGS],
     reusable: Option<Reusable>,
     _types: PhantomData<fn() -> (O, E)>,
 }
 
-/// A plan's own descriptors and repeatable executor.
+/// A plan's own handles and repeatable executor.
 struct Reusable {
     device: Arc<DeviceInner>,
     fns: OperatorFns,
-    descriptors: [*mut aclTensor; MAX_ARGS],
-    n: usize,
+    handles: Handles,
     executor: *mut aclOpExecutor,
     workspace_size: u64,
     uses: Uses,
-    /// The device address each descriptor holds (the one it was made with, or the last
-    /// one rebound).
+    /// The device address each tensor's descriptor holds (the one it was made with, or the
+    /// last one rebound).
     bound: [*mut c_void; MAX_ARGS],
 }
 
-// SAFETY: the descriptors and executor are opaque library handles used only through
+// SAFETY: the handles and executor are opaque library handles used only through
 // `&mut Plan` (launch) or on drop, with the device's context bound on the calling thread.
 unsafe impl Send for Reusable {}
 // SAFETY: `&Reusable` exposes nothing that touches the handles.
@@ -76,120 +84,135 @@ impl<O, E> Plan<O, E> {
     }
 }
 
-impl<O, E> Plan<O, E> {
-    /// Validates like a one-off call and runs phase 1 once for these tensors' layouts.
-    pub(crate) fn build<const N: usize>(stream: &Stream, args: [RawTensor<'_>; N]) -> Result<Self>
-    where
-        O: Operator,
-    {
-        validate::<O, N>(stream, &args)?;
+impl<O: Operator, E> Plan<O, E> {
+    /// Validates like a one-off call and runs phase 1 once for these tensors' layouts and
+    /// these attributes. Called by the `new` that `operator!` generates.
+    #[doc(hidden)]
+    pub fn build<const N: usize>(stream: &Stream, values: [Value<'_>; N]) -> Result<Self> {
+        const { assert!(N <= MAX_ARGS) };
+        validate::<O>(stream, &values)?;
         let mut layouts = [Layout::default(); MAX_ARGS];
-        for (l, t) in layouts.iter_mut().zip(&args) {
-            *l = t.layout;
+        let mut attrs = [None; MAX_ARGS];
+        for ((l, a), v) in layouts.iter_mut().zip(&mut attrs).zip(&values) {
+            match &v.0 {
+                Given::Tensor(t) => *l = t.layout,
+                Given::Attr(x) => *a = Some(*x),
+                Given::Planned => {}
+            }
         }
         let device = Arc::clone(&stream.inner.device);
-        let entry = O::entry_points();
-        let fns = entry.get(&device)?;
+        let spec = Spec::of::<O>();
+        let fns = spec.entry.get(&device)?;
         let reusable = if device.rt.api.supports_executor_reuse() {
-            Some(Reusable::new(&device, entry, fns, &args)?)
+            Some(Reusable::new(&device, spec, fns, &values)?)
         } else {
             None
         };
         Ok(Plan {
             operator: O::NAME,
-            entry,
-            args: O::ARGS,
+            spec,
             device,
             layouts,
+            attrs,
             reusable,
             _types: PhantomData,
         })
     }
 
-    /// Queues the operator on `stream` for `args` (in the declaration's order), which must
-    /// have the planned layouts.
-    pub(crate) fn run<const N: usize>(
-        &mut self,
-        stream: &Stream,
-        args: [RawTensor<'_>; N],
-    ) -> Result<()> {
+    /// Queues the operator on `stream` for the tensors in `values` (in the declaration's
+    /// order, [`Value::PLANNED`] at the attributes), which must have the planned layouts.
+    /// Called by the `launch` that `operator!` generates.
+    #[doc(hidden)]
+    pub fn run<const N: usize>(&mut self, stream: &Stream, values: [Value<'_>; N]) -> Result<()> {
         let device = &stream.inner.device;
         self.device.expect_same(device, "plan")?;
-        for ((t, planned), arg) in args.iter().zip(&self.layouts).zip(self.args) {
-            t.buf.device.expect_same(device, arg.name)?;
-            if t.layout != *planned {
-                return Err(plan_mismatch(arg.name, &t.layout, planned));
+        let args = self.spec.args;
+        for ((v, planned), arg) in values.iter().zip(&self.layouts).zip(args) {
+            if let Some(t) = v.tensor() {
+                t.buf.device.expect_same(device, arg.label)?;
+                if t.layout != *planned {
+                    return Err(plan_mismatch(arg.label, &t.layout, planned));
+                }
             }
         }
         let Some(plan) = self.reusable.as_mut() else {
-            return launch(stream, args, self.args, self.entry);
+            let mut values = values;
+            for (v, a) in values.iter_mut().zip(&self.attrs) {
+                if let Some(a) = a {
+                    *v = Value(Given::Attr(*a));
+                }
+            }
+            return launch(stream, &values, self.spec);
         };
         let inner = &stream.inner;
         inner.device.bind()?;
-        order_after_other_streams(inner, &args, self.args)?;
+        order_after_other_streams(inner, &values, args)?;
         let mut addrs = [std::ptr::null_mut(); MAX_ARGS];
-        for (a, t) in addrs.iter_mut().zip(&args) {
-            *a = t.buf.ptr;
+        for (a, v) in addrs.iter_mut().zip(&values) {
+            if let Some(t) = v.tensor() {
+                *a = t.buf.ptr;
+            }
         }
         if addrs != plan.bound {
-            plan.rebind(self.args, &addrs)?;
+            plan.rebind(args, &addrs)?;
         }
         // Repeatable: phase 2 leaves the executor to the plan whatever it returns.
         let executor = plan.executor;
         let ticket = enqueue(
             inner,
-            self.entry,
+            self.spec.entry,
             &plan.fns,
             move || executor,
             plan.workspace_size,
         )?;
         plan.uses.record(inner, ticket, Access::Read);
-        record_uses(inner, ticket, &args, self.args);
+        record_uses(inner, ticket, &values, args);
         Ok(())
     }
 }
 
 impl Reusable {
-    /// The plan's own descriptors, phase 1, and the executor made repeatable.
-    fn new<const N: usize>(
+    /// The plan's own handles, phase 1, and the executor made repeatable.
+    fn new(
         device: &Arc<DeviceInner>,
-        entry: &EntryPoints,
+        spec: Spec,
         fns: OperatorFns,
-        args: &[RawTensor<'_>; N],
+        values: &[Value<'_>],
     ) -> Result<Reusable> {
         let table = device.table();
         device.bind()?;
-        let descriptors = Descriptors::for_plan(table, args)?;
-        let (executor, workspace_size) = prepare(table, entry, &fns, &descriptors.raw)?;
+        let handles = Guard::for_plan(&device.rt.api, values)?;
+        let (executor, workspace_size) = prepare(table, spec, &fns, &handles.handles.raw)?;
         // SAFETY: a fresh executor from phase 1, before any phase 2.
         unsafe { sys::set_executor_repeatable(table, executor.raw) }?;
         let raw_executor = executor.into_raw(); // destroyed by the plan's drop
-        let mut plan = Reusable {
+        let mut bound = [std::ptr::null_mut(); MAX_ARGS];
+        for (b, v) in bound.iter_mut().zip(values) {
+            if let Some(t) = v.tensor() {
+                *b = t.buf.ptr;
+            }
+        }
+        Ok(Reusable {
             device: Arc::clone(device),
             fns,
-            descriptors: [std::ptr::null_mut(); MAX_ARGS],
-            n: N,
+            handles: handles.into_handles(),
             executor: raw_executor,
             workspace_size,
             uses: Uses::new(),
-            bound: [std::ptr::null_mut(); MAX_ARGS],
-        };
-        plan.descriptors[..N].copy_from_slice(&descriptors.into_raw());
-        for (b, t) in plan.bound.iter_mut().zip(args) {
-            *b = t.buf.ptr;
-        }
-        Ok(plan)
+            bound,
+        })
     }
 
     /// Points the executor's descriptors at `addrs`, skipping those that already hold
-    /// theirs: inputs by input index, outputs by output index, an in-place argument both.
-    /// The device context must be current.
+    /// theirs: inputs by input index, outputs by output index, an in-place argument both
+    /// (counted over the tensor arguments). The device context must be current.
     #[inline(never)]
     fn rebind(&mut self, args: &[Arg], addrs: &[*mut c_void; MAX_ARGS]) -> Result<()> {
         let table = self.device.table();
         let (mut input, mut output) = (0usize, 0usize);
         for (i, arg) in args.iter().enumerate() {
-            let (addr, d) = (addrs[i], self.descriptors[i]);
+            let Some(role) = arg.role() else { continue };
+            let (addr, d) = (addrs[i], self.handles.raw[i].ptr.cast::<aclTensor>());
             let changed = addr != self.bound[i];
             if changed {
                 // Unknown until both calls succeed: an in-place argument may be half
@@ -201,13 +224,13 @@ impl Reusable {
             // which a view of the planned layout lies, so it holds the storage the
             // descriptor declares.
             unsafe {
-                if arg.role.reads() {
+                if role.reads() {
                     if changed {
                         sys::set_input_addr(table, self.executor, input, d, addr)?;
                     }
                     input += 1;
                 }
-                if arg.role.writes() {
+                if role.writes() {
                     if changed {
                         sys::set_output_addr(table, self.executor, output, d, addr)?;
                     }
@@ -224,35 +247,42 @@ impl Drop for Reusable {
     fn drop(&mut self) {
         let device = &self.device;
         if !self.uses.wait_idle() || device.bind().is_err() {
-            device.note_leak("plan", 0, 0, self.n as u64 + 1);
+            device.note_leak("plan", 0, 0, self.handles.made() + 1);
             return;
         }
         let table = device.table();
+        let api = &device.rt.api;
         // SAFETY: a repeatable executor from phase 1, never consumed; destroyed once after
         // every launch of it has run.
         if let Err(e) = unsafe { sys::destroy_executor(table, self.executor) } {
             device.note_release_error(&e);
         }
-        for &d in &self.descriptors[..self.n] {
-            // SAFETY: descriptors made for this plan, destroyed once, after the executor.
-            if let Err(e) = unsafe { sys::destroy_tensor(table, d) } {
-                device.note_release_error(&e);
-            }
-        }
+        // After the executor, which refers to them.
+        self.handles.release(api, |e| device.note_release_error(&e));
     }
 }
 
 impl<O, E> fmt::Debug for Plan<O, E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let shapes: Vec<(&str, &[usize])> = self
+            .spec
             .args
             .iter()
             .zip(&self.layouts)
-            .map(|(a, l)| (a.name, l.dims.as_slice()))
+            .filter(|(a, _)| a.role().is_some())
+            .map(|(a, l)| (a.label, l.dims.as_slice()))
+            .collect();
+        let attrs: Vec<(&str, Attr)> = self
+            .spec
+            .args
+            .iter()
+            .zip(&self.attrs)
+            .filter_map(|(a, v)| v.map(|v| (a.label, v)))
             .collect();
         f.debug_struct("Plan")
             .field("operator", &self.operator)
             .field("shapes", &shapes)
+            .field("attrs", &attrs)
             .field("reusable", &self.reusable.is_some())
             .finish()
     }

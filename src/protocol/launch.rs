@@ -1,62 +1,80 @@
 //! The two-phase protocol of one call: descriptors, phase 1, workspace, phase 2.
 
-use super::descriptors::Descriptors;
+use super::args::{Arg, MAX_ARGS, Value};
+use super::attr::CArg;
 use super::entry::{EntryPoints, OperatorFns};
-use super::rules::{Arg, Operator, validate};
+use super::handles::Guard;
+use super::rules::{Operator, validate};
 use crate::error::Result;
 use crate::stream::{Stream, StreamInner};
 use crate::sys;
-use crate::tensor::RawTensor;
 use crate::uses::Access;
-use ascend_sys::{FnTable, aclOpExecutor, aclTensor};
+use ascend_sys::{FnTable, aclOpExecutor};
+use std::ffi::c_void;
+use std::ptr::NonNull;
 use std::sync::Arc;
 
-/// Validates the arguments against the declaration of `O` (given as its marker value)
-/// and runs the whole protocol once.
-#[inline]
-pub(crate) fn call<O: Operator, const N: usize>(
-    _operator: O,
-    stream: &Stream,
-    args: [RawTensor<'_>; N],
-) -> Result<()> {
-    validate::<O, N>(stream, &args)?;
-    launch(stream, args, O::ARGS, O::entry_points())
+/// An operator's typed phase-1 call ([`Operator::phase1`]).
+pub(crate) type Phase1 =
+    unsafe fn(NonNull<c_void>, &[CArg; MAX_ARGS], *mut u64, *mut *mut aclOpExecutor) -> i32;
+
+/// What the protocol needs of a declared operator, without its type.
+#[derive(Clone, Copy)]
+pub(crate) struct Spec {
+    pub(crate) args: &'static [Arg],
+    pub(crate) entry: &'static EntryPoints,
+    pub(crate) phase1: Phase1,
 }
 
-/// Runs the protocol on validated arguments (in the order of phase 1): the descriptors
-/// ([`Descriptors::for_call`]), phase 1, then phase 2 on the stream with the workspace
-/// from the stream's cache. On success every tensor records the stream and the ticket of
-/// the launch, so its memory outlives the queued work; on error, what was made is
-/// released by the guards.
-pub(crate) fn launch<const N: usize>(
-    stream: &Stream,
-    args: [RawTensor<'_>; N],
-    specs: &[Arg],
-    entry: &'static EntryPoints,
-) -> Result<()> {
+impl Spec {
+    pub(crate) fn of<O: Operator>() -> Spec {
+        Spec {
+            args: O::ARGS,
+            entry: O::entry_points(),
+            phase1: O::phase1,
+        }
+    }
+}
+
+/// Validates the arguments against the declaration of `O` and runs the whole protocol
+/// once. Called by the functions `operator!` generates.
+#[doc(hidden)]
+#[inline]
+pub fn call<O: Operator, const N: usize>(stream: &Stream, values: [Value<'_>; N]) -> Result<()> {
+    const { assert!(N <= MAX_ARGS) };
+    validate::<O>(stream, &values)?;
+    launch(stream, &values, Spec::of::<O>())
+}
+
+/// Runs the protocol on validated arguments (in the order of phase 1): the handles
+/// ([`Guard::for_call`]), phase 1, then phase 2 on the stream with the workspace from the
+/// stream's cache. On success every tensor records the stream and the ticket of the
+/// launch, so its memory outlives the queued work; the handles made for the call are
+/// released once phase 2 has returned, and on every error path by the guards.
+pub(crate) fn launch(stream: &Stream, values: &[Value<'_>], spec: Spec) -> Result<()> {
     let inner = &stream.inner;
     let table = inner.table();
-    let fns = entry.get(&inner.device)?;
+    let fns = spec.entry.get(&inner.device)?;
     inner.device.bind()?;
-    order_after_other_streams(inner, &args, specs)?;
-    let descriptors = Descriptors::for_call(table, &args)?;
-    let (mut executor, workspace_size) = prepare(table, entry, &fns, &descriptors.raw)?;
+    order_after_other_streams(inner, values, spec.args)?;
+    let handles = Guard::for_call(&inner.device.rt.api, values)?;
+    let (mut executor, workspace_size) = prepare(table, spec, &fns, &handles.handles.raw)?;
     let ticket = enqueue(
         inner,
-        entry,
+        spec.entry,
         &fns,
         || executor.hand_to_phase2(),
         workspace_size,
     )?;
-    record_uses(inner, ticket, &args, specs);
+    record_uses(inner, ticket, values, spec.args);
+    drop(handles);
     Ok(())
 }
 
 fn access(arg: &Arg) -> Access {
-    if arg.role.writes() {
-        Access::Write
-    } else {
-        Access::Read
+    match arg.role() {
+        Some(r) if r.writes() => Access::Write,
+        _ => Access::Read,
     }
 }
 
@@ -65,47 +83,51 @@ fn access(arg: &Arg) -> Access {
 #[inline]
 pub(crate) fn order_after_other_streams(
     stream: &Arc<StreamInner>,
-    args: &[RawTensor<'_>],
-    specs: &[Arg],
+    values: &[Value<'_>],
+    args: &[Arg],
 ) -> Result<()> {
-    for (t, arg) in args.iter().zip(specs) {
-        t.buf.uses.order(stream, access(arg))?;
+    for (v, arg) in values.iter().zip(args) {
+        if let Some(t) = v.tensor() {
+            t.buf.uses.order(stream, access(arg))?;
+        }
     }
     Ok(())
 }
 
-/// Records that the launch with `ticket` uses (reads or writes) every argument.
+/// Records that the launch with `ticket` uses (reads or writes) every tensor argument.
 #[inline]
 pub(crate) fn record_uses(
     stream: &Arc<StreamInner>,
     ticket: u64,
-    args: &[RawTensor<'_>],
-    specs: &[Arg],
+    values: &[Value<'_>],
+    args: &[Arg],
 ) {
-    for (t, arg) in args.iter().zip(specs) {
-        t.buf.uses.record(stream, ticket, access(arg));
+    for (v, arg) in values.iter().zip(args) {
+        if let Some(t) = v.tensor() {
+            t.buf.uses.record(stream, ticket, access(arg));
+        }
     }
 }
 
-/// Phase 1 on `descriptors`: the executor (destroyed on drop unless handed on) and the
+/// Phase 1 on `handles`: the executor (destroyed on drop unless handed on) and the
 /// workspace size. The device's context must be current.
-pub(crate) fn prepare<'t, const N: usize>(
+pub(crate) fn prepare<'t>(
     table: &'t FnTable,
-    entry: &EntryPoints,
+    spec: Spec,
     fns: &OperatorFns,
-    descriptors: &[*mut aclTensor; N],
+    handles: &[CArg; MAX_ARGS],
 ) -> Result<(Executor<'t>, u64)> {
     let mut workspace_size = 0u64;
     let mut raw: *mut aclOpExecutor = std::ptr::null_mut();
-    // SAFETY: the entry points are the operator's, whose phase 1 takes its N tensors in
-    // the order of `descriptors` (its declaration); the descriptors are live.
-    let status = unsafe { fns.phase1(descriptors, &mut workspace_size, &mut raw) };
+    // SAFETY: `fns.phase1` is the phase 1 of the operator whose typed call `spec.phase1`
+    // is (both from its declaration); the handles are live and of the declared kinds.
+    let status = unsafe { (spec.phase1)(fns.phase1, handles, &mut workspace_size, &mut raw) };
     let executor = Executor { table, raw };
-    sys::aclnn(table, entry.phase1, status)?;
+    sys::aclnn(table, spec.entry.phase1, status)?;
     if executor.raw.is_null() {
         return Err(sys::aclnn_error(
             table,
-            entry.phase1,
+            spec.entry.phase1,
             ascend_sys::ACLNN_ERR_INNER_NULLPTR,
         ));
     }

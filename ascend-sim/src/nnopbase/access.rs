@@ -1,0 +1,146 @@
+//! How a kernel reads and writes its tensors: each argument in its own shape or
+//! broadcast to a shape the kernel names, widened to f32 (floating-point dtypes) or to f64
+//! (every modeled dtype), and the workspace round trips of temporaries.
+
+use super::launch::{Launch, Operand};
+use crate::state::lock;
+use crate::strided::{self, DType};
+use crate::tables::dtype_size;
+use ascend_sys::aclDataType;
+use std::sync::MutexGuard;
+
+/// The locked workspace bytes and where an argument's region starts in them.
+type Region<'a> = (MutexGuard<'a, Vec<u8>>, usize);
+
+impl Launch {
+    fn operand(&self, arg: usize) -> Result<&Operand, String> {
+        self.operands[arg]
+            .as_ref()
+            .ok_or_else(|| format!("argument {arg} is not bound"))
+    }
+
+    fn name(&self, arg: usize) -> &'static str {
+        self.op.args[arg]
+    }
+
+    /// Argument `arg`'s view shape (empty for an unbound argument).
+    pub fn dims(&self, arg: usize) -> &[usize] {
+        self.operands[arg].as_ref().map_or(&[], |o| &o.dims)
+    }
+
+    /// Argument `arg`'s dtype.
+    pub fn dtype(&self, arg: usize) -> Result<aclDataType, String> {
+        Ok(self.operand(arg)?.dtype)
+    }
+
+    /// Reads argument `arg` broadcast to `shape` (its own dims for no broadcast),
+    /// row-major, widened to f32. Floating-point dtypes only.
+    pub fn read(&self, arg: usize, shape: &[usize], dst: &mut [f32]) -> Result<(), String> {
+        let op = self.operand(arg)?;
+        let dt = op.float(self.name(arg))?;
+        let buf = lock(&op.alloc.data);
+        let v = op.view();
+        v.check_bounds(buf.len(), self.name(arg))?;
+        strided::gather(&buf, &v, dt, shape, dst);
+        Ok(())
+    }
+
+    /// Writes `src` (row-major over argument `arg`'s dims) through its view, rounding to
+    /// its dtype (to nearest even).
+    pub fn write(&self, arg: usize, src: &[f32]) -> Result<(), String> {
+        let op = self.operand(arg)?;
+        let dt = op.float(self.name(arg))?;
+        let mut buf = lock(&op.alloc.data);
+        let v = op.view();
+        v.check_bounds(buf.len(), self.name(arg))?;
+        strided::scatter(&mut buf, &v, dt, src);
+        Ok(())
+    }
+
+    /// [`Launch::read`] for any dtype the simulator converts, as f64 (exact for every
+    /// floating-point dtype and for integers up to 2^53).
+    pub fn read_f64(&self, arg: usize, shape: &[usize], dst: &mut [f64]) -> Result<(), String> {
+        let op = self.operand(arg)?;
+        let buf = lock(&op.alloc.data);
+        let v = op.view();
+        v.check_bounds(buf.len(), self.name(arg))?;
+        strided::gather_f64(&buf, &v, op.dtype, shape, dst);
+        Ok(())
+    }
+
+    /// Writes `src` through argument `arg`'s view, converted to its dtype by the device's
+    /// cast (one rounding from the f64 value).
+    pub fn write_f64(&self, arg: usize, src: &[f64]) -> Result<(), String> {
+        let op = self.operand(arg)?;
+        let mut buf = lock(&op.alloc.data);
+        let v = op.view();
+        v.check_bounds(buf.len(), self.name(arg))?;
+        strided::scatter_f64(&mut buf, &v, op.dtype, src);
+        Ok(())
+    }
+
+    /// Reads argument `arg`, broadcast to the plan's shape, converted to `to`, into `dst`
+    /// (row-major, `to`'s element size each).
+    pub fn gather_as(&self, arg: usize, to: aclDataType, dst: &mut [u8]) -> Result<(), String> {
+        let op = self.operand(arg)?;
+        let to_size = dtype_size(to).ok_or("no element size")?;
+        let buf = lock(&op.alloc.data);
+        let v = op.view();
+        v.check_bounds(buf.len(), self.name(arg))?;
+        strided::gather_cast(&buf, &v, op.dtype, &self.plan.out_shape, (to, to_size), dst);
+        Ok(())
+    }
+
+    /// Writes `src` (row-major over argument `arg`'s dims, in its dtype) through its view.
+    pub fn scatter_bytes(&self, arg: usize, src: &[u8]) -> Result<(), String> {
+        let op = self.operand(arg)?;
+        let mut buf = lock(&op.alloc.data);
+        let v = op.view();
+        v.check_bounds(buf.len(), self.name(arg))?;
+        strided::scatter_bytes(&mut buf, &v, src);
+        Ok(())
+    }
+
+    /// Stores argument `arg`'s temporary as `dt` in its workspace region and reads it
+    /// back, if the plan gave it one.
+    pub fn through_workspace(&self, arg: usize, dt: DType, vals: &mut [f32]) -> Result<(), String> {
+        let Some((mut buf, start)) = self.region(arg, vals.len() * dt.size())? else {
+            return Ok(());
+        };
+        strided::through_workspace(&mut buf, start, dt, vals);
+        Ok(())
+    }
+
+    /// Stores argument `arg`'s temporary bytes in its workspace region and reads them
+    /// back, if the plan gave it one.
+    pub fn through_workspace_bytes(&self, arg: usize, vals: &mut [u8]) -> Result<(), String> {
+        let Some((mut buf, start)) = self.region(arg, vals.len())? else {
+            return Ok(());
+        };
+        buf[start..start + vals.len()].copy_from_slice(vals);
+        vals.copy_from_slice(&buf[start..start + vals.len()]);
+        Ok(())
+    }
+
+    /// The locked workspace and the start of argument `arg`'s region of `len` bytes
+    /// (`None`: the plan gave it none).
+    fn region(&self, arg: usize, len: usize) -> Result<Option<Region<'_>>, String> {
+        let Some(at) = self.plan.ws[arg] else {
+            return Ok(None);
+        };
+        let what = self.name(arg);
+        let Some(ws) = &self.ws else {
+            return Err(format!("{what} temporary needs a workspace"));
+        };
+        let buf = lock(&ws.data);
+        let start = self.ws_off + at;
+        let end = start + len;
+        if end > buf.len() {
+            return Err(format!(
+                "{what} temporary [{start}, {end}) overruns the workspace allocation of {} bytes",
+                buf.len()
+            ));
+        }
+        Ok(Some((buf, start)))
+    }
+}

@@ -1,0 +1,71 @@
+//! `aclnnInplaceZero` (ops-math `math/zero_op`): every element of selfRef's view becomes 0.
+//!
+//! Phase-1 checks in the vendor's order:
+//! 1. `workspaceSize` or `executor` NULL, then selfRef NULL: 161001;
+//! 2. selfRef's dtype outside INT8, INT16, INT32, INT64, UINT8, UINT16, FLOAT16, FLOAT,
+//!    BF16, DOUBLE, BOOL, COMPLEX64, COMPLEX128 (on every product; BF16 is not gated):
+//!    161002;
+//! 3. an empty selfRef: success, workspace 0, nothing written.
+//!
+//! There is no dim limit. Every product runs it (the vendor's code refuses no SoC). The
+//! chain is ZerosLike then a copy into selfRef's view, so any strides work; all-zero bytes
+//! are 0 (+0.0 for the floating-point dtypes) in every listed dtype.
+
+use crate::nnopbase::{Launch, OpDef, Phase1, Plan, every_product, out_params, require_non_null};
+use crate::state::status_of;
+use crate::stream::Scratch;
+use crate::tables::dtype_size;
+use ascend_sys::*;
+
+const SELF: usize = 0;
+
+const DTYPES: &[aclDataType] = &[
+    ACL_INT8,
+    ACL_INT32,
+    ACL_INT64,
+    ACL_UINT8,
+    ACL_FLOAT16,
+    ACL_FLOAT,
+    ACL_BOOL,
+    ACL_DOUBLE,
+    ACL_INT16,
+    ACL_UINT16,
+    ACL_COMPLEX128,
+    ACL_COMPLEX64,
+    ACL_BF16,
+];
+
+pub(crate) static OP: OpDef = OpDef {
+    name: "InplaceZero",
+    launch_api: "aclnnInplaceZero",
+    args: &["selfRef"],
+    inputs: &[SELF],
+    outputs: &[SELF],
+    available: every_product,
+    kernel: run,
+};
+
+pub(crate) unsafe fn get_workspace_size(
+    self_ref: *mut aclTensor,
+    workspace_size: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    status_of(|| {
+        // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+        let outs = unsafe { out_params(workspace_size, executor) }?;
+        require_non_null(&[(self_ref as usize, OP.args[SELF])])?;
+        let p = Phase1::begin(&OP, &[self_ref], outs)?;
+        p.require_dtype(SELF, DTYPES)?;
+        let x = p.desc(SELF);
+        let plan = Plan::new(x.dtype, &x.dims, x.is_empty());
+        p.finish(plan)
+    })
+}
+
+fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
+    let elem = dtype_size(l.dtype(SELF)?).ok_or("no element size")?;
+    let n = l.plan.numel();
+    let bytes = scratch.bytes(elem * n);
+    bytes.fill(0);
+    l.scatter_bytes(SELF, bytes)
+}

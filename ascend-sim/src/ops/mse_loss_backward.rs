@@ -1,0 +1,128 @@
+//! `aclnnMseLossBackward` (ops-nn `loss/mse_loss_grad_v2`): the gradient of MseLoss,
+//! `2·grad·(self − target)`, divided by numel(self) for reduction 1 (mean).
+//!
+//! Phase-1 checks in the vendor's order:
+//! 1. `workspaceSize` or `executor` NULL: 161001;
+//! 2. gradOutput, self, target or out NULL: 161001;
+//! 3. gradOutput's or target's dtype not self's, then self's or out's dtype outside FLOAT,
+//!    FLOAT16 (plus BF16 on Atlas A2 / A3): 161002;
+//! 4. reduction outside 0..2: 161002;
+//! 5. any above 8 dims, B1 = broadcast(gradOutput, self) or B = broadcast(target, B1)
+//!    missing, out's shape not B: 161002;
+//! 6. self, gradOutput or target empty: success, workspace 0, nothing computed.
+//!
+//! The vendor's doc lists no kernel for the training series; its code refuses no product.
+//! Compute (MseLossGradV2): cof = 2·(1/N in f32) for mean (N = numel(self)), else 2; per
+//! element `((x − y)·cof)·dout` in that order, in f32 (f16/bf16 widened), rounded to self's
+//! dtype, then cast to out. The older kernel (mismatched shapes, such as torch's 0-D
+//! gradOutput of a mean) is not documented; the simulator computes it the same way.
+
+use crate::nnopbase::{
+    Attr, Launch, OpDef, Phase1, Plan, broadcast, every_product, out_params, require_non_null,
+};
+use crate::state::{fail, status_of};
+use crate::stream::Scratch;
+use crate::strided::DType;
+use crate::tables::{dtype_name, float_dtypes};
+use ascend_sys::*;
+
+const GRAD: usize = 0;
+const SELF: usize = 1;
+const TARGET: usize = 2;
+const OUT: usize = 3;
+const REDUCTION: usize = 0;
+const MAX_DIMS: usize = 8;
+
+pub(crate) static OP: OpDef = OpDef {
+    name: "MseLossBackward",
+    launch_api: "aclnnMseLossBackward",
+    args: &["gradOutput", "self", "target", "out"],
+    inputs: &[GRAD, SELF, TARGET],
+    outputs: &[OUT],
+    available: every_product,
+    kernel: run,
+};
+
+fn invalid(msg: String) -> i32 {
+    fail(ACLNN_ERR_PARAM_INVALID, msg)
+}
+
+pub(crate) unsafe fn get_workspace_size(
+    grad_output: *const aclTensor,
+    self_: *const aclTensor,
+    target: *const aclTensor,
+    reduction: i64,
+    out: *mut aclTensor,
+    workspace_size: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    status_of(|| {
+        // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+        let outs = unsafe { out_params(workspace_size, executor) }?;
+        require_non_null(&[
+            (grad_output as usize, "gradOutput"),
+            (self_ as usize, "self"),
+            (target as usize, "target"),
+            (out as usize, "out"),
+        ])?;
+        let p = Phase1::begin(&OP, &[grad_output, self_, target, out], outs)?;
+        let (g, x, y, o) = (p.desc(GRAD), p.desc(SELF), p.desc(TARGET), p.desc(OUT));
+        for (d, name) in [(g, "gradOutput"), (y, "target")] {
+            if d.dtype != x.dtype {
+                return Err(invalid(format!(
+                    "{name} dtype {} is not self's dtype {}",
+                    dtype_name(d.dtype),
+                    dtype_name(x.dtype)
+                )));
+            }
+        }
+        p.require_dtype(SELF, float_dtypes(p.family))?;
+        p.require_dtype(OUT, float_dtypes(p.family))?;
+        if !(0..=2).contains(&reduction) {
+            return Err(invalid(format!(
+                "reduction {reduction} should be 0 (none), 1 (mean) or 2 (sum)"
+            )));
+        }
+        for arg in [GRAD, SELF, TARGET, OUT] {
+            p.require_max_dims(arg, MAX_DIMS)?;
+        }
+        let b = broadcast(&g.dims, &x.dims)
+            .and_then(|b1| broadcast(&y.dims, &b1))
+            .ok_or_else(|| {
+                invalid(format!(
+                    "gradOutput {:?}, self {:?} and target {:?} can not broadcast",
+                    g.dims, x.dims, y.dims
+                ))
+            })?;
+        if *o.dims != *b {
+            return Err(invalid(format!(
+                "out shape {:?} is not the broadcast shape {b:?}",
+                o.dims
+            )));
+        }
+        let empty = x.is_empty() || g.is_empty() || y.is_empty();
+        let mut plan = Plan::new(x.dtype, &b, empty);
+        plan.attrs[REDUCTION] = Attr::Int(reduction);
+        // N of the mean: self's element count.
+        plan.attrs[1] = Attr::Int(x.dims.iter().product());
+        p.finish(plan)
+    })
+}
+
+fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
+    let dt = DType::from_acl(l.plan.compute).ok_or("no compute dtype")?;
+    let cof = if l.plan.attr_i64(REDUCTION) == 1 {
+        (1.0 / l.plan.attr_i64(1) as f64) as f32 * 2.0
+    } else {
+        2.0
+    };
+    let shape = &l.plan.out_shape;
+    let [g, x, y] = scratch.get::<3>(l.plan.numel());
+    l.read(GRAD, shape, g)?;
+    l.read(SELF, shape, x)?;
+    l.read(TARGET, shape, y)?;
+    for ((r, &xv), &yv) in g.iter_mut().zip(x.iter()).zip(y.iter()) {
+        *r = dt.round((xv - yv) * cof * *r);
+    }
+    l.write(OUT, g)
+}

@@ -1,0 +1,155 @@
+//! `aclnnMul` (`out = self · other`, ops-math `math/mul`) and `aclnnInplaceMul`
+//! (`selfRef ·= other`).
+//!
+//! aclnnMul's phase-1 checks in the vendor's order:
+//! 1. `workspaceSize` or `executor` NULL, then self, other or out NULL: 161001;
+//! 2. self's, other's, then out's dtype outside FLOAT, FLOAT16, DOUBLE, INT8, INT16, INT32,
+//!    INT64, UINT8, BOOL, COMPLEX64, COMPLEX128 (plus BF16 on Atlas A2 / A3): 161002;
+//! 3. PromoteType(self, other) undefined, then the promote not castable to out: 161002;
+//! 4. self or other above 8 dims, or their broadcast shape not out's: 161002;
+//! 5. self or other empty: success, workspace 0, nothing computed.
+//!
+//! aclnnInplaceMul: selfRef or other NULL (161001), the same dtype, promote and cast
+//! checks against selfRef, and the broadcast against selfRef's shape, **without** the
+//! 8-dim limit; then the empty short-cut. No product is refused.
+//!
+//! Compute: a mixed (f16 or bf16, f32) pair is multiplied in f32; otherwise both are cast
+//! to the promote and multiplied in it (half types widened to f32 and rounded once,
+//! integers exact below 2^53 and wrapped to their width, BOOL a logical and); the result
+//! is cast to out's dtype and written through out's view. Complex arithmetic is not
+//! modeled: a complex promote fails phase 1 with 561000.
+
+use crate::cast::round;
+use crate::nnopbase::{Launch, OpDef, Phase1, Plan, every_product, out_params, require_non_null};
+use crate::state::{fail, status_of};
+use crate::stream::Scratch;
+use crate::tables::{can_cast, dtype_name, numeric_dtypes, promote_type};
+use ascend_sys::*;
+
+const SELF: usize = 0;
+const OTHER: usize = 1;
+const OUT: usize = 2;
+const MAX_DIMS: usize = 8;
+
+pub(crate) static OP: OpDef = OpDef {
+    name: "Mul",
+    launch_api: "aclnnMul",
+    args: &["self", "other", "out"],
+    inputs: &[SELF, OTHER],
+    outputs: &[OUT],
+    available: every_product,
+    kernel: run,
+};
+
+pub(crate) static INPLACE_OP: OpDef = OpDef {
+    name: "InplaceMul",
+    launch_api: "aclnnInplaceMul",
+    args: &["selfRef", "other", "selfRef"],
+    inputs: &[SELF, OTHER],
+    outputs: &[OUT],
+    available: every_product,
+    kernel: run,
+};
+
+fn invalid(msg: String) -> i32 {
+    fail(ACLNN_ERR_PARAM_INVALID, msg)
+}
+
+/// Phase 1 of either kind; the in-place one has no dim limit.
+fn phase1(
+    op: &'static OpDef,
+    self_: *const aclTensor,
+    other: *const aclTensor,
+    out: *const aclTensor,
+    workspace_size: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> Result<(), i32> {
+    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+    let outs = unsafe { out_params(workspace_size, executor) }?;
+    require_non_null(&[
+        (self_ as usize, op.args[SELF]),
+        (other as usize, op.args[OTHER]),
+        (out as usize, op.args[OUT]),
+    ])?;
+    let p = Phase1::begin(op, &[self_, other, out], outs)?;
+    let inplace = std::ptr::eq(op, &INPLACE_OP);
+    p.require_dtype(SELF, numeric_dtypes(p.family))?;
+    p.require_dtype(OTHER, numeric_dtypes(p.family))?;
+    if !inplace {
+        p.require_dtype(OUT, numeric_dtypes(p.family))?;
+    }
+    let (x, y, o) = (p.desc(SELF), p.desc(OTHER), p.desc(OUT));
+    let Some(promote) = promote_type(x.dtype, y.dtype) else {
+        return Err(invalid(format!(
+            "{} dtype {} and other dtype {} can not promote",
+            op.args[SELF],
+            dtype_name(x.dtype),
+            dtype_name(y.dtype)
+        )));
+    };
+    if !can_cast(promote, o.dtype) {
+        return Err(invalid(format!(
+            "the promote dtype {} can not cast to {} dtype {}",
+            dtype_name(promote),
+            op.args[OUT],
+            dtype_name(o.dtype)
+        )));
+    }
+    if !inplace {
+        p.require_max_dims(SELF, MAX_DIMS)?;
+        p.require_max_dims(OTHER, MAX_DIMS)?;
+    }
+    p.require_broadcast_to(SELF, OTHER, OUT)?;
+    if matches!(promote, ACL_COMPLEX64 | ACL_COMPLEX128) {
+        return Err(fail(
+            ACLNN_ERR_INNER,
+            "the simulator does not model complex arithmetic".into(),
+        ));
+    }
+    let plan = Plan::new(promote, &o.dims, x.is_empty() || y.is_empty());
+    p.finish(plan)
+}
+
+pub(crate) unsafe fn get_workspace_size(
+    self_: *const aclTensor,
+    other: *const aclTensor,
+    out: *mut aclTensor,
+    workspace_size: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    status_of(|| phase1(&OP, self_, other, out, workspace_size, executor))
+}
+
+pub(crate) unsafe fn inplace_get_workspace_size(
+    self_ref: *mut aclTensor,
+    other: *const aclTensor,
+    workspace_size: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    status_of(|| {
+        phase1(
+            &INPLACE_OP,
+            self_ref,
+            other,
+            self_ref,
+            workspace_size,
+            executor,
+        )
+    })
+}
+
+fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
+    let promote = l.plan.compute;
+    let [a, b] = scratch.wide::<2>(l.plan.numel());
+    l.read_f64(SELF, l.dims(OUT), a)?;
+    l.read_f64(OTHER, l.dims(OUT), b)?;
+    for (r, &w) in a.iter_mut().zip(b.iter()) {
+        let (x, y) = (round(promote, *r), round(promote, w));
+        *r = match promote {
+            ACL_DOUBLE => x * y,
+            ACL_FLOAT | ACL_FLOAT16 | ACL_BF16 => round(promote, f64::from(x as f32 * y as f32)),
+            _ => round(promote, x * y),
+        };
+    }
+    l.write_f64(OUT, a)
+}

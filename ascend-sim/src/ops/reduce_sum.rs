@@ -1,0 +1,218 @@
+//! `aclnnReduceSum` (ops-math `math/reduce_sum`): sums self over `dims` (all dims when
+//! `dims` is empty), keeping them as 1 with `keepDims`; `dtype` is out's dtype.
+//!
+//! Phase-1 checks in the vendor's order:
+//! 1. `workspaceSize` or `executor` NULL, then self, dims or out NULL: 161001;
+//! 2. self's, out's or `dtype` outside FLOAT, FLOAT16, DOUBLE, INT8, INT16, INT32, INT64,
+//!    UINT8, BOOL, COMPLEX64, COMPLEX128 (plus BF16 on Atlas A2 / A3), or out's dtype not
+//!    `dtype`: 161002;
+//! 3. self above 8 dims: 161002;
+//! 4. a dim outside [−r, r−1] (r = max(rank, 1)) or repeated after normalising: 161002;
+//! 5. an empty self: success, workspace 0; phase 2 fills out with 0 (out's shape is not
+//!    checked; a complex out is refused, 161002);
+//! 6. the reduced shape not out's view shape, unless both have one element: 161002.
+//!
+//! Compute dtype: `dtype`, except a BOOL self with an INT64 `dtype`, which sums in FLOAT
+//! when the reduced element count is below 2^24. The chain casts self to it, sums (a BOOL
+//! `dtype` is a logical or), and casts to out. The vendor's accumulation order is not
+//! documented: the simulator sums each group pairwise (halving), in f32 for FLOAT,
+//! FLOAT16 and BF16 (rounded once at the end), in f64 for DOUBLE, exactly for integers
+//! below 2^53 (wrapped to the width). Complex sums are not modeled (561000).
+
+use crate::cast::round;
+use crate::nnopbase::{
+    Attr, Launch, OpDef, Phase1, Plan, every_product, out_params, require_non_null,
+};
+use crate::slab::{Dims64, Shape};
+use crate::state::{fail, status_of};
+use crate::stream::Scratch;
+use crate::tables::{dtype_list, dtype_name, numeric_dtypes};
+use ascend_sys::*;
+
+const SELF: usize = 0;
+const OUT: usize = 1;
+/// Attribute: the reduced dims as a bit mask.
+const MASK: usize = 0;
+const MAX_DIMS: usize = 8;
+
+pub(crate) static OP: OpDef = OpDef {
+    name: "ReduceSum",
+    launch_api: "aclnnReduceSum",
+    args: &["self", "out"],
+    inputs: &[SELF],
+    outputs: &[OUT],
+    available: every_product,
+    kernel: run,
+};
+
+fn invalid(msg: String) -> i32 {
+    fail(ACLNN_ERR_PARAM_INVALID, msg)
+}
+
+pub(crate) unsafe fn get_workspace_size(
+    self_: *const aclTensor,
+    dims: *const aclIntArray,
+    keep_dims: bool,
+    dtype: aclDataType,
+    out: *mut aclTensor,
+    workspace_size: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    status_of(|| {
+        // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+        let outs = unsafe { out_params(workspace_size, executor) }?;
+        require_non_null(&[
+            (self_ as usize, "self"),
+            (dims as usize, "dims"),
+            (out as usize, "out"),
+        ])?;
+        let p = Phase1::begin(&OP, &[self_, out], outs)?;
+        let dims = p.int_array(dims, "dims")?;
+        let list = numeric_dtypes(p.family);
+        p.require_dtype(SELF, list)?;
+        p.require_dtype(OUT, list)?;
+        if !list.contains(&dtype) {
+            return Err(invalid(format!(
+                "dtype {} should be in {}",
+                dtype_name(dtype),
+                dtype_list(list)
+            )));
+        }
+        let (x, o) = (p.desc(SELF), p.desc(OUT));
+        if o.dtype != dtype {
+            return Err(invalid(format!(
+                "out dtype {} is not dtype {}",
+                dtype_name(o.dtype),
+                dtype_name(dtype)
+            )));
+        }
+        p.require_max_dims(SELF, MAX_DIMS)?;
+        let rank = x.dims.len() as i64;
+        let r = rank.max(1);
+        let mut mask = 0u32;
+        for &d in dims.iter() {
+            if !(-r..r).contains(&d) {
+                return Err(invalid(format!(
+                    "dim {d} is out of range [{}, {}]",
+                    -r,
+                    r - 1
+                )));
+            }
+            let bit = 1 << d.rem_euclid(r);
+            if mask & bit != 0 {
+                return Err(invalid(format!(
+                    "dim {d} appears more than once in dims {:?}",
+                    &*dims
+                )));
+            }
+            mask |= bit;
+        }
+        if dims.is_empty() {
+            mask = (1u32 << rank) - 1;
+        }
+        let complex = matches!(dtype, ACL_COMPLEX64 | ACL_COMPLEX128);
+        if x.is_empty() {
+            if complex {
+                return Err(invalid(format!(
+                    "out dtype {} cannot be filled with 0",
+                    dtype_name(dtype)
+                )));
+            }
+            let mut plan = Plan::new(dtype, &o.dims, o.is_empty());
+            plan.attrs[MASK] = Attr::Int(-1);
+            return p.finish(plan);
+        }
+        let (mut kept, mut len, mut reduced) = ([0i64; MAX_DIMS], 0, 1i64);
+        for (k, &d) in x.dims.iter().enumerate() {
+            let folded = mask & (1 << k) != 0;
+            reduced *= if folded { d } else { 1 };
+            if !folded || keep_dims {
+                kept[len] = if folded { 1 } else { d };
+                len += 1;
+            }
+        }
+        let shape = Dims64::from_slice(&kept[..len]);
+        let one = |d: &[i64]| d.iter().product::<i64>() == 1;
+        if *shape != *o.dims && !(one(&shape) && one(&o.dims)) {
+            return Err(invalid(format!(
+                "out shape {:?} is not the reduced shape {shape:?}",
+                o.dims
+            )));
+        }
+        if complex || matches!(x.dtype, ACL_COMPLEX64 | ACL_COMPLEX128) {
+            return Err(fail(
+                ACLNN_ERR_INNER,
+                "the simulator does not model complex sums".into(),
+            ));
+        }
+        let compute = if x.dtype == ACL_BOOL && dtype == ACL_INT64 && reduced < 1 << 24 {
+            ACL_FLOAT
+        } else {
+            dtype
+        };
+        let mut plan = Plan::new(compute, &shape, false);
+        plan.attrs[MASK] = Attr::Int(i64::from(mask));
+        p.finish(plan)
+    })
+}
+
+/// Pairwise sum: the upper half added onto the lower until one value is left.
+fn pairwise(v: &mut [f64], add: impl Fn(f64, f64) -> f64) -> f64 {
+    let mut n = v.len();
+    while n > 1 {
+        let half = n.div_ceil(2);
+        for i in 0..n / 2 {
+            v[i] = add(v[i], v[half + i]);
+        }
+        n = half;
+    }
+    v.first().copied().unwrap_or(0.0)
+}
+
+fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
+    let compute = l.plan.compute;
+    let mask = l.plan.attr_i64(MASK);
+    let out_n = l.dims(OUT).iter().product::<usize>();
+    if mask < 0 {
+        let [z] = scratch.wide::<1>(out_n);
+        z.fill(0.0);
+        return l.write_f64(OUT, z);
+    }
+    let xd = Shape::from_slice(l.dims(SELF));
+    let n = xd.iter().product::<usize>();
+    let [x, g] = scratch.wide::<2>(n);
+    l.read_f64(SELF, &xd, x)?;
+    // Group the elements: output index major, reduced index minor.
+    let group = n / out_n.max(1);
+    let mut idx = Shape::zeroed(xd.len());
+    for v in x.iter() {
+        let (mut o, mut r) = (0usize, 0usize);
+        for (k, (&i, &d)) in idx.iter().zip(xd.iter()).enumerate() {
+            if mask & (1 << k) == 0 {
+                o = o * d + i
+            } else {
+                r = r * d + i
+            }
+        }
+        g[o * group + r] = round(compute, *v);
+        for k in (0..xd.len()).rev() {
+            idx[k] += 1;
+            if idx[k] < xd[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    for (o, chunk) in g.chunks_mut(group.max(1)).take(out_n).enumerate() {
+        x[o] = match compute {
+            ACL_BOOL => f64::from(u8::from(chunk.iter().any(|&v| v != 0.0))),
+            ACL_FLOAT | ACL_FLOAT16 | ACL_BF16 => round(
+                compute,
+                pairwise(chunk, |a, b| f64::from(a as f32 + b as f32)),
+            ),
+            ACL_DOUBLE => pairwise(chunk, |a, b| a + b),
+            _ => round(compute, pairwise(chunk, |a, b| a + b)),
+        };
+    }
+    l.write_f64(OUT, &x[..out_n])
+}

@@ -1,0 +1,67 @@
+//! Helpers for tests of code running on the simulator.
+
+pub use crate::cdylib::cdylib_path;
+use crate::state::{Kind, decode, state};
+use crate::stream::Gate;
+use ascend_sys::aclrtStream;
+use std::sync::Arc;
+
+/// Keeps a stream busy until released (or dropped): work queued after it waits.
+/// `Send + Sync`.
+pub struct StreamHold {
+    gate: Arc<Gate>,
+}
+
+impl StreamHold {
+    /// Lets the stream continue.
+    pub fn release(self) {}
+}
+
+impl Drop for StreamHold {
+    fn drop(&mut self) {
+        self.gate.open();
+    }
+}
+
+impl std::fmt::Debug for StreamHold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StreamHold")
+    }
+}
+
+/// Enqueues on `stream` (created with `aclrtCreateStream`; not the default stream) a
+/// task that blocks until the returned hold is released, so tests can control what is
+/// still queued. `None` if the handle is not a live stream.
+pub fn hold_stream(stream: aclrtStream) -> Option<StreamHold> {
+    let st = state();
+    let id = decode(Kind::Stream, stream).ok()?;
+    let s = st.streams.get(&id)?;
+    let gate = Arc::new(Gate::default());
+    let g = Arc::clone(&gate);
+    s.handle
+        .shared
+        .submit(crate::stream::Task::Fn(Box::new(move || {
+            g.wait();
+            Ok(())
+        })));
+    Some(StreamHold { gate })
+}
+
+/// Waits until `stream` (created with `aclrtCreateStream`) has run the work queued so
+/// far, *without* ordering the caller after it as `aclrtSynchronizeStream` does: for
+/// tests of the racecheck that need work to have run while the host does not know it
+/// (on hardware the host could observe that only through memory the simulator does
+/// not see). Returns at once for an unknown stream.
+pub fn wait_unordered(stream: aclrtStream) {
+    let shared = {
+        let st = state();
+        let Ok(id) = decode(Kind::Stream, stream) else {
+            return;
+        };
+        match st.streams.get(&id) {
+            Some(s) => Arc::clone(&s.handle.shared),
+            None => return,
+        }
+    };
+    shared.wait_unordered();
+}

@@ -1,0 +1,282 @@
+//! aclnnAdd and aclnnInplaceAdd: the vendor's checks in order (InplaceAdd's pre-check
+//! before the out-parameters), dtypes per product, alpha's rules, shapes, empty tensors,
+//! and the compute chain (Axpy, alpha as a tensor of the promote, NaN alpha).
+
+mod common;
+mod opkit;
+use ascend_sim::api;
+use ascend_sys::*;
+use common::*;
+use half::{bf16, f16};
+use opkit::*;
+use std::ptr::null_mut;
+
+fn add(a: *mut aclTensor, b: *mut aclTensor, alpha: *const aclScalar, out: *mut aclTensor) -> Got {
+    // SAFETY: simulator handles or NULL; out-pointers from `p1`.
+    p1(|ws, ex| unsafe { api::aclnnAddGetWorkspaceSize(a, b, alpha, out, ws, ex) })
+}
+
+fn add_(a: *mut aclTensor, b: *mut aclTensor, alpha: *const aclScalar) -> Got {
+    // SAFETY: as above.
+    p1(|ws, ex| unsafe { api::aclnnInplaceAddGetWorkspaceSize(a, b, alpha, ws, ex) })
+}
+
+#[test]
+fn checks_in_order() {
+    on(A2);
+    let one = f64_scalar(1.0);
+    let f = |d: &[i64]| meta(d, ACL_FLOAT);
+    let mut ex = null_mut();
+    // SAFETY: deliberate NULLs.
+    let rc = unsafe {
+        api::aclnnAddGetWorkspaceSize(
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            &mut ex,
+        )
+    };
+    assert_fails_with(rc, ACLNN_ERR_PARAM_NULLPTR, &["workspaceSize is nullptr"]);
+    refused(
+        add(NULL_T, f(&[2]), one, f(&[2])),
+        ACLNN_ERR_PARAM_NULLPTR,
+        &["self is nullptr"],
+    );
+    refused(
+        add(f(&[2]), NULL_T, one, f(&[2])),
+        ACLNN_ERR_PARAM_NULLPTR,
+        &["other is nullptr"],
+    );
+    refused(
+        add(f(&[2]), f(&[2]), null_mut(), f(&[2])),
+        ACLNN_ERR_PARAM_NULLPTR,
+        &["alpha is nullptr"],
+    );
+    refused(
+        add(f(&[2]), f(&[2]), one, NULL_T),
+        ACLNN_ERR_PARAM_NULLPTR,
+        &["out is nullptr"],
+    );
+    // self's dtype before other's; out's is not held against the list.
+    let u16t = meta(&[2], ACL_UINT16);
+    refused(
+        add(u16t, u16t, one, f(&[2])),
+        ACLNN_ERR_PARAM_INVALID,
+        &["self dtype UINT16"],
+    );
+    refused(
+        add(f(&[2]), u16t, one, f(&[2])),
+        ACLNN_ERR_PARAM_INVALID,
+        &["other dtype UINT16"],
+    );
+    let u8t = meta(&[2], ACL_UINT8);
+    let i1 = scalar(1i64, ACL_INT64);
+    assert_eq!(
+        status(add(u8t, u8t, i1, u16t)),
+        ACLNN_SUCCESS,
+        "{}",
+        err_msg()
+    );
+    // alpha: a FLOAT alpha with INT32 tensors, a FLOAT alpha with a BOOL promote.
+    let i32t = meta(&[2], ACL_INT32);
+    refused(
+        add(i32t, i32t, one, i32t),
+        ACLNN_ERR_PARAM_INVALID,
+        &["alpha dtype DOUBLE"],
+    );
+    let bt = meta(&[2], ACL_BOOL);
+    refused(
+        add(bt, bt, one, bt),
+        ACLNN_ERR_PARAM_INVALID,
+        &["alpha dtype DOUBLE", "BOOL"],
+    );
+    assert_eq!(
+        status(add(bt, bt, scalar(true, ACL_BOOL), bt)),
+        ACLNN_SUCCESS
+    );
+    assert_eq!(status(add(bt, bt, i1, bt)), ACLNN_SUCCESS);
+    // The promote must cast to out: f32 to INT32 no, f16 to f32 yes.
+    refused(
+        add(f(&[2]), f(&[2]), one, i32t),
+        ACLNN_ERR_PARAM_INVALID,
+        &["promote dtype FLOAT", "INT32"],
+    );
+    let h = meta(&[2], ACL_FLOAT16);
+    assert_eq!(status(add(h, h, one, f(&[2]))), ACLNN_SUCCESS);
+    // Shapes.
+    refused(
+        add(f(&[1; 9]), f(&[1]), one, f(&[1; 9])),
+        ACLNN_ERR_PARAM_INVALID,
+        &["self has 9 dims"],
+    );
+    refused(
+        add(f(&[1]), f(&[1; 9]), one, f(&[1; 9])),
+        ACLNN_ERR_PARAM_INVALID,
+        &["other has 9 dims"],
+    );
+    refused(
+        add(f(&[2]), f(&[3]), one, f(&[3])),
+        ACLNN_ERR_PARAM_INVALID,
+        &["can not broadcast"],
+    );
+    refused(
+        add(f(&[2, 1]), f(&[3]), one, f(&[2, 1])),
+        ACLNN_ERR_PARAM_INVALID,
+        &["out shape [2, 1]", "[2, 3]"],
+    );
+    assert_eq!(
+        status(add(f(&[2, 1]), f(&[3]), one, f(&[2, 3]))),
+        ACLNN_SUCCESS
+    );
+    // Empty: success, workspace 0 (1 vs 0 broadcasts to 0).
+    let g = add(f(&[1, 0]), f(&[3, 1]), one, f(&[3, 0]));
+    assert_eq!(g.1, 0);
+    assert_eq!(status(g), ACLNN_SUCCESS);
+    // Complex is listed but its arithmetic is not modeled.
+    let c = meta(&[2], ACL_COMPLEX64);
+    refused(add(c, c, one, c), ACLNN_ERR_INNER, &["complex"]);
+}
+
+#[test]
+fn dtypes_per_product() {
+    on(A2);
+    let one = f64_scalar(1.0);
+    let b = |d| meta(&[2], d);
+    assert_eq!(
+        status(add(b(ACL_BF16), b(ACL_BF16), one, b(ACL_BF16))),
+        ACLNN_SUCCESS
+    );
+    // No product is refused; off A2/A3 BF16 is not listed.
+    for d in [TRAINING, P310] {
+        set_device(d);
+        refused(
+            add(b(ACL_BF16), b(ACL_BF16), one, b(ACL_BF16)),
+            ACLNN_ERR_PARAM_INVALID,
+            &["self dtype BF16"],
+        );
+        assert_eq!(
+            status(add(b(ACL_FLOAT16), b(ACL_INT64), one, b(ACL_FLOAT16))),
+            ACLNN_SUCCESS
+        );
+    }
+}
+
+#[test]
+fn inplace_checks_shape_before_the_out_parameters() {
+    on(A2);
+    let one = f64_scalar(1.0);
+    let (x, y) = (meta(&[3], ACL_FLOAT), meta(&[2, 3], ACL_FLOAT));
+    let mut ex = null_mut();
+    // SAFETY: deliberate NULLs.
+    unsafe {
+        // A broadcast that does not give selfRef's shape beats a NULL workspaceSize.
+        let rc = api::aclnnInplaceAddGetWorkspaceSize(x, y, one, null_mut(), &mut ex);
+        assert_fails_with(
+            rc,
+            ACLNN_ERR_PARAM_INVALID,
+            &["selfRef shape [3]", "[2, 3]"],
+        );
+        let rc = api::aclnnInplaceAddGetWorkspaceSize(null_mut(), y, one, null_mut(), &mut ex);
+        assert_fails_with(rc, ACLNN_ERR_PARAM_NULLPTR, &["selfRef is nullptr"]);
+        let rc = api::aclnnInplaceAddGetWorkspaceSize(y, x, one, null_mut(), &mut ex);
+        assert_fails_with(rc, ACLNN_ERR_PARAM_NULLPTR, &["workspaceSize is nullptr"]);
+    }
+    refused(
+        add_(y, x, null_mut()),
+        ACLNN_ERR_PARAM_NULLPTR,
+        &["alpha is nullptr"],
+    );
+    assert_eq!(status(add_(y, x, one)), ACLNN_SUCCESS);
+}
+
+fn bits16(v: &[f32], f: fn(f32) -> u16) -> Vec<u16> {
+    v.iter().map(|&x| f(x)).collect()
+}
+
+#[test]
+fn results_follow_the_vendor_chain() {
+    on(A2);
+    // f32, alpha -0.5: Axpy in f32, two roundings.
+    let (a, b) = ([1.0f32, 0.1, -3.0, 1e8], [2.0f32, 0.3, 0.7, 3.0]);
+    let (ta, pa) = f32_tensor(&[4], &a);
+    let (tb, _) = f32_tensor(&[4], &b);
+    let (to, po) = f32_tensor(&[4], &[0.0; 4]);
+    run(add(ta, tb, f64_scalar(-0.5), to), api::aclnnAdd);
+    let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + -0.5f32 * y).collect();
+    assert_eq!(d2h::<f32>(po, 4), want);
+    // NaN alpha counts as 1.
+    run(add(ta, tb, f64_scalar(f64::NAN), to), api::aclnnAdd);
+    let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+    assert_eq!(d2h::<f32>(po, 4), want);
+    // Broadcast [2, 1] + [3] into a strided out (every other element).
+    let (tc, _) = f32_tensor(&[2, 1], &[10.0, 20.0]);
+    let (td, _) = f32_tensor(&[3], &[1.0, 2.0, 3.0]);
+    let pw = upload(&[0f32; 12]);
+    let strided = tensor_view(&[2, 3], &[6, 2], 0, &[12], ACL_FLOAT, pw);
+    run(add(tc, td, f64_scalar(1.0), strided), api::aclnnAdd);
+    let got: Vec<f32> = d2h(pw, 12);
+    assert_eq!(got, [11., 0., 12., 0., 13., 0., 21., 0., 22., 0., 23., 0.]);
+    // bf16 with alpha 3: alpha as a bf16 tensor, Mul then Add, each rounded to bf16.
+    let xs = [1.0f32, 0.3, 100.0];
+    let ys = [0.01f32, 0.7, 1.1];
+    let bf = |v: f32| bf16::from_f32(v).to_bits();
+    let px = upload(&bits16(&xs, bf));
+    let py = upload(&bits16(&ys, bf));
+    let pz = upload(&[0u16; 3]);
+    let t = |p| tensor(&[3], ACL_BF16, p);
+    run(add(t(px), t(py), f64_scalar(3.0), t(pz)), api::aclnnAdd);
+    let r = |v: f32| bf16::from_f32(v).to_f32();
+    let want: Vec<u16> = xs
+        .iter()
+        .zip(&ys)
+        .map(|(&x, &y)| bf(r(r(x) + r(3.0 * r(y)))))
+        .collect();
+    assert_eq!(d2h::<u16>(pz, 3), want);
+    // f16 with alpha 2: Axpy widened to f32, one rounding.
+    let hf = |v: f32| f16::from_f32(v).to_bits();
+    let (hx, hy, hz) = (
+        upload(&bits16(&xs, hf)),
+        upload(&bits16(&ys, hf)),
+        upload(&[0u16; 3]),
+    );
+    let t = |p| tensor(&[3], ACL_FLOAT16, p);
+    run(add(t(hx), t(hy), f64_scalar(2.0), t(hz)), api::aclnnAdd);
+    let w = |v: f32| f16::from_f32(v).to_f32();
+    let want: Vec<u16> = xs
+        .iter()
+        .zip(&ys)
+        .map(|(&x, &y)| hf(w(x) + 2.0 * w(y)))
+        .collect();
+    assert_eq!(d2h::<u16>(hz, 3), want);
+    // f16 + f32 into f32 (the mixed kernel), and int32 with alpha -2, wrapping.
+    let (tf, _) = f32_tensor(&[3], &[0.5, 0.25, 1.0]);
+    let (tr, pr) = f32_tensor(&[3], &[0.0; 3]);
+    run(add(t(hx), tf, f64_scalar(1.0), tr), api::aclnnAdd);
+    let want: Vec<f32> = xs
+        .iter()
+        .zip([0.5f32, 0.25, 1.0])
+        .map(|(&x, y)| w(x) + y)
+        .collect();
+    assert_eq!(d2h::<f32>(pr, 3), want);
+    let pi = upload(&[i32::MAX, 5, -7]);
+    let pj = upload(&[-1i32, 4, 3]);
+    let ti = |p| tensor(&[3], ACL_INT32, p);
+    run(
+        add(ti(pi), ti(pj), scalar(-2i64, ACL_INT64), ti(pi)),
+        api::aclnnAdd,
+    );
+    assert_eq!(d2h::<i32>(pi, 3), vec![i32::MAX.wrapping_add(2), -3, -13]);
+    // In place: selfRef += alpha·other, broadcast.
+    run(
+        add_(ta, td_like(&[1.0, 1.0, 1.0, 1.0]), f64_scalar(0.5)),
+        api::aclnnInplaceAdd,
+    );
+    let want: Vec<f32> = a.iter().map(|x| x + 0.5).collect();
+    assert_eq!(d2h::<f32>(pa, 4), want);
+}
+
+fn td_like(v: &[f32]) -> *mut aclTensor {
+    f32_tensor(&[v.len() as i64], v).0
+}

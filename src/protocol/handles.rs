@@ -1,0 +1,225 @@
+//! The C arguments of one call or plan: `aclTensor` descriptors, `aclScalar`s and
+//! `aclIntArray`s made for it (destroyed on drop, and on every error path while being
+//! made), cached tensor descriptors, and plain values.
+
+use super::args::{Given, MAX_ARGS, Value};
+use super::attr::{self, Attr, CArg, Scalar};
+use crate::error::Result;
+use crate::shape::MAX_DIMS;
+use crate::sys;
+use crate::tensor::RawTensor;
+use ascend_sys::{Api, FnTable, aclIntArray, aclScalar, aclTensor};
+use std::ffi::c_void;
+
+/// What a set made, and so destroys.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Owned {
+    No,
+    Tensor,
+    Scalar,
+    Ints,
+}
+
+/// The C arguments of one call or plan, in declaration order. Does not release on its
+/// own: [`Guard`] does for a call, the plan's drop for a plan.
+pub(crate) struct Handles {
+    pub(crate) raw: [CArg; MAX_ARGS],
+    owned: [Owned; MAX_ARGS],
+    /// How many slots are filled.
+    n: usize,
+}
+
+/// What storage a descriptor declares.
+#[derive(Clone, Copy)]
+enum Storage {
+    /// The whole buffer: `[len]`.
+    Buffer,
+    /// Just what the view reaches (see [`Layout::reach`](crate::tensor::Layout::reach)), so
+    /// that any tensor whose view has the same layout fits it, whatever its buffer's size.
+    Reach,
+}
+
+/// [`Handles`] that release what they made on drop.
+pub(crate) struct Guard<'t> {
+    table: &'t Api,
+    pub(crate) handles: Handles,
+}
+
+impl Drop for Guard<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.handles.release(self.table, |_| {});
+    }
+}
+
+impl<'t> Guard<'t> {
+    /// Fresh handles for a plan, which rebinds its descriptors' addresses and so never
+    /// shares them. Each descriptor declares only the storage its view reaches.
+    pub(crate) fn for_plan(table: &'t Api, values: &[Value<'_>]) -> Result<Self> {
+        Self::filled(table, values, |t| {
+            Ok((create(table, t, Storage::Reach)?, true))
+        })
+    }
+
+    /// The handles of one call: a whole tensor's cached descriptor (made now if it is the
+    /// tensor's first use), or a fresh one for a view with another layout.
+    #[inline]
+    pub(crate) fn for_call(table: &'t Api, values: &[Value<'_>]) -> Result<Self> {
+        Self::filled(table, values, |t| {
+            if t.whole {
+                let p = t.buf.cached_desc();
+                Ok((if p.is_null() { cache(table, t)? } else { p }, false))
+            } else {
+                Ok((create(table, t, Storage::Buffer)?, true))
+            }
+        })
+    }
+
+    #[inline]
+    fn filled(
+        table: &'t Api,
+        values: &[Value<'_>],
+        mut tensor: impl FnMut(&RawTensor<'_>) -> Result<(*mut aclTensor, bool)>,
+    ) -> Result<Self> {
+        let mut g = Guard {
+            table,
+            handles: Handles {
+                raw: [CArg::NONE; MAX_ARGS],
+                owned: [Owned::No; MAX_ARGS],
+                n: values.len().min(MAX_ARGS),
+            },
+        };
+        let h = &mut g.handles;
+        for ((slot, owned), v) in h.raw.iter_mut().zip(&mut h.owned).zip(values) {
+            match &v.0 {
+                Given::Tensor(t) => {
+                    let (p, own) = tensor(t)?;
+                    *slot = CArg::handle(p);
+                    if own {
+                        *owned = Owned::Tensor;
+                    }
+                }
+                Given::Attr(Attr::Scalar(s)) => {
+                    *slot = CArg::handle(scalar(table, *s)?);
+                    *owned = Owned::Scalar;
+                }
+                Given::Attr(Attr::Ints(list)) => {
+                    // Validated: the list fits.
+                    let p = sys::create_int_array(table, list.get().unwrap_or(&[]))?;
+                    *slot = CArg::handle(p);
+                    *owned = Owned::Ints;
+                }
+                Given::Attr(a) => *slot = attr::plain(a).unwrap_or(CArg::NONE),
+                // A plan's launch falls back to a call with its own values.
+                Given::Planned => {}
+            }
+        }
+        Ok(g)
+    }
+
+    /// Gives the handles to a plan, which releases them (with [`Handles::release`]).
+    pub(crate) fn into_handles(self) -> Handles {
+        let Handles { raw, owned, n } = self.handles;
+        std::mem::forget(self);
+        Handles { raw, owned, n }
+    }
+}
+
+impl Handles {
+    /// Destroys what the set made, passing each failure to `failed`.
+    pub(crate) fn release(&mut self, table: &Api, mut failed: impl FnMut(crate::Error)) {
+        let n = self.n;
+        for (arg, owned) in self.raw[..n].iter().zip(&mut self.owned[..n]) {
+            let p = arg.ptr;
+            // SAFETY: each handle was made for this set by the function of its kind and is
+            // destroyed once (`owned` is cleared); no phase 1 or 2 still to return uses it.
+            let r = unsafe {
+                match std::mem::replace(owned, Owned::No) {
+                    Owned::No => continue,
+                    Owned::Tensor => sys::destroy_tensor(table, p.cast::<aclTensor>()),
+                    Owned::Scalar => sys::destroy_scalar(table, p.cast::<aclScalar>()),
+                    Owned::Ints => sys::destroy_int_array(table, p.cast::<aclIntArray>()),
+                }
+            };
+            if let Err(e) = r {
+                failed(e);
+            }
+        }
+    }
+
+    /// How many handles the set made (for leak reports).
+    pub(crate) fn made(&self) -> u64 {
+        self.owned.iter().filter(|o| **o != Owned::No).count() as u64
+    }
+}
+
+/// `aclCreateScalar` of a scalar, in the dtype of its Rust type.
+fn scalar(table: &Api, s: Scalar) -> Result<*mut aclScalar> {
+    /// One value of any of the scalar types, at an address aligned for each.
+    #[repr(C)]
+    union Raw {
+        f64: f64,
+        f32: f32,
+        i64: i64,
+        bool: u8,
+    }
+    let (mut raw, dtype) = match s {
+        Scalar::F64(v) => (Raw { f64: v }, ascend_sys::ACL_DOUBLE),
+        Scalar::F32(v) => (Raw { f32: v }, ascend_sys::ACL_FLOAT),
+        Scalar::I64(v) => (Raw { i64: v }, ascend_sys::ACL_INT64),
+        Scalar::Bool(v) => (Raw { bool: u8::from(v) }, ascend_sys::ACL_BOOL),
+    };
+    let p: *mut c_void = (&raw mut raw).cast();
+    // SAFETY: `p` points to a live, aligned value of the dtype's size (BOOL: one byte, 0
+    // or 1), read and copied by the call.
+    unsafe { sys::create_scalar(table, p, dtype) }
+}
+
+/// A fresh descriptor of a view over its whole buffer, owned by the caller (the raw escape
+/// hatch's).
+pub(crate) fn view_descriptor(table: &FnTable, t: &RawTensor<'_>) -> Result<*mut aclTensor> {
+    create(table, t, Storage::Buffer)
+}
+
+/// Makes and installs the cached descriptor of a whole tensor (first use).
+#[cold]
+#[inline(never)]
+fn cache(table: &FnTable, t: &RawTensor<'_>) -> Result<*mut aclTensor> {
+    let new = create(table, t, Storage::Buffer)?;
+    let (p, installed) = t.buf.install_desc(new);
+    if !installed {
+        // Another thread installed one first; ours was never used.
+        // SAFETY: made above by aclCreateTensor, destroyed once.
+        let _ = unsafe { sys::destroy_tensor(table, new) };
+    }
+    Ok(p)
+}
+
+/// The descriptor of one argument: view dims/strides/offset in elements, a 1-D storage
+/// shape, format ND, the base address of the buffer.
+fn create(table: &FnTable, t: &RawTensor<'_>, storage: Storage) -> Result<*mut aclTensor> {
+    let n = t.layout.dims.ndim();
+    let mut dims = [0i64; MAX_DIMS];
+    for (d, v) in dims.iter_mut().zip(t.layout.dims.iter()) {
+        // Dims of a checked view fit in i64 (they bound a real allocation or are 0-strided).
+        *d = i64::try_from(*v).unwrap_or(i64::MAX);
+    }
+    let len = match storage {
+        Storage::Buffer => t.buf.len,
+        Storage::Reach => t.layout.reach(),
+    };
+    let storage = [i64::try_from(len).unwrap_or(i64::MAX)];
+    // SAFETY: `t.buf.ptr` is a live device allocation of `t.buf.len >= len` elements, and
+    // the view stays inside its first `len` (checked when it was built).
+    unsafe {
+        sys::create_tensor(
+            table,
+            &dims[..n],
+            t.layout.strides(),
+            t.layout.offset,
+            t.dtype.acl(),
+            &storage,
+            t.buf.ptr,
+        )
+    }
+}

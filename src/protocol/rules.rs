@@ -1,0 +1,402 @@
+//! What an operator declares ([`Operator`]), the checks every call runs from it before any
+//! FFI call (`validate`), and the shape rules an operator picks from, each a function of
+//! the call ([`Call`]).
+//!
+//! A rule takes the positions of its arguments in the declaration (phase 1's order), so
+//! one rule serves every operator of its shape. Errors name arguments by their labels
+//! (`"x (self)"`).
+
+use super::args::{ArgKind, Call, Given, Value};
+use super::attr::{Attr, CArg};
+use super::entry::EntryPoints;
+use crate::device::{DeviceInner, SocFamily};
+use crate::element::DType;
+use crate::error::{Error, Result};
+use crate::shape::{self, Dims, MAX_DIMS, Named};
+use crate::stream::Stream;
+use ascend_sys::aclOpExecutor;
+use std::ffi::c_void;
+use std::ptr::NonNull;
+
+pub use super::args::{Arg, MAX_ARGS, Role};
+
+/// An aclnn operator, declared once with [`operator!`](crate::operator): implemented by the
+/// declaration, never by hand.
+pub trait Operator: 'static {
+    /// The C name of phase 2 (`aclnnXxx`), the operator's name in errors.
+    const NAME: &'static str;
+    /// The arguments, in the order of phase 1.
+    const ARGS: &'static [Arg];
+    /// The two C entry points.
+    #[doc(hidden)]
+    fn entry_points() -> &'static EntryPoints;
+    /// Whether the product family has the operator.
+    fn available_on(soc: SocFamily) -> bool;
+    /// Whether a tensor argument may have `dtype` on the product family.
+    fn supports(soc: SocFamily, dtype: DType) -> bool;
+    /// The operator's rule on the whole call (shapes, attributes, dtypes across arguments).
+    ///
+    /// # Errors
+    /// A typed error naming the first argument that breaks it.
+    fn check(call: &Call<'_>) -> Result<()>;
+    /// Calls phase 1 at `phase1` with the C arguments in declaration order, then the two
+    /// out-pointers.
+    ///
+    /// # Safety
+    /// `phase1` is this operator's phase 1, whose prototype the declaration states; `args`
+    /// hold live handles and values of the kinds declared.
+    #[doc(hidden)]
+    unsafe fn phase1(
+        phase1: NonNull<c_void>,
+        args: &[CArg; MAX_ARGS],
+        workspace_size: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> i32;
+}
+
+/// Validates a call in the vendor's order, in Rust, with typed errors: every tensor on the
+/// stream's device, the operator on the SoC, each attribute of its declared kind, each
+/// tensor's dtype, then the operator's rule.
+#[inline]
+pub(crate) fn validate<O: Operator>(stream: &Stream, values: &[Value<'_>]) -> Result<()> {
+    let device = &stream.inner.device;
+    for (arg, v) in O::ARGS.iter().zip(values) {
+        if let Some(t) = v.tensor() {
+            t.buf.device.expect_same(device, arg.label)?;
+        }
+    }
+    let soc = device.family();
+    if !O::available_on(soc) {
+        return Err(unsupported_operator(O::NAME, device));
+    }
+    for (arg, v) in O::ARGS.iter().zip(values) {
+        match (&v.0, arg.kind) {
+            (Given::Tensor(t), ArgKind::Tensor(_)) => {
+                if !O::supports(soc, t.dtype) {
+                    return Err(unsupported_dtype(arg.label, t.dtype, O::NAME, device));
+                }
+            }
+            (Given::Attr(attr), ArgKind::Attr(kind)) => {
+                if attr.kind() != kind {
+                    return Err(invalid(arg.label, "has another kind than declared"));
+                }
+                if let Attr::Ints(list) = attr
+                    && list.get().is_none()
+                {
+                    return Err(invalid(
+                        arg.label,
+                        "has more elements than an IntList holds",
+                    ));
+                }
+            }
+            _ => return Err(invalid(arg.label, "is missing")),
+        }
+    }
+    let call = Call {
+        args: O::ARGS,
+        values,
+        soc,
+    };
+    O::check(&call)
+}
+
+/// Every tensor has the shape of the first (equal shapes pass at once).
+///
+/// # Errors
+/// [`Error::TooManyDims`], [`Error::ShapeMismatch`] naming the first that differs.
+#[inline]
+pub fn same(c: &Call<'_>) -> Result<()> {
+    if all_equal(c) {
+        return Ok(());
+    }
+    let mut named = [("", &[][..]); MAX_ARGS];
+    let n = collect(c, |_| true, &mut named);
+    shape::check_same(&named[..n]).map(drop)
+}
+
+/// The tensors read broadcast together (numpy rules) and every tensor written has the
+/// broadcast shape (equal shapes pass at once).
+///
+/// # Errors
+/// [`Error::TooManyDims`], [`Error::NotBroadcastable`], [`Error::ShapeMismatch`].
+#[inline]
+pub fn broadcast(c: &Call<'_>) -> Result<()> {
+    if all_equal(c) {
+        return Ok(());
+    }
+    let (mut inputs, mut outputs) = ([("", &[][..]); MAX_ARGS], [("", &[][..]); MAX_ARGS]);
+    let ni = collect(c, Role::reads, &mut inputs);
+    let no = collect(c, Role::writes, &mut outputs);
+    shape::check_broadcast(&inputs[..ni], &outputs[..no]).map(drop)
+}
+
+/// The matrix product of tensors `a` and `b` into `out` (numpy `matmul`): `a` and `b` have
+/// 1 to 6 dims; the contracted sizes agree (`a[-1]` with `b[0]` for a 1-D or 2-D `b`, else
+/// `b[-2]`); their batch dims broadcast; `out` has the product's shape, in which the dim
+/// added to a 1-D operand is dropped.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] for a rank outside 1..=6, [`Error::ShapeMismatch`] for the
+/// contracted size and `out`, [`Error::NotBroadcastable`] for the batch dims.
+pub fn matmul(c: &Call<'_>, a: usize, b: usize, out: usize) -> Result<()> {
+    let want = matmul_shape(c, a, b)?;
+    expect_shape(c.named(out), &want)
+}
+
+/// The matmul shape of `a` and `b` (see [`matmul`]).
+fn matmul_shape(c: &Call<'_>, a: usize, b: usize) -> Result<Dims> {
+    let (sa, sb) = (c.dims(a), c.dims(b));
+    for (i, s) in [(a, sa), (b, sb)] {
+        if s.is_empty() || s.len() > 6 {
+            return Err(invalid(c.label(i), "must have 1 to 6 dims"));
+        }
+    }
+    let k = sa[sa.len() - 1];
+    let kb = if sb.len() <= 2 {
+        sb[0]
+    } else {
+        sb[sb.len() - 2]
+    };
+    if k != kb {
+        return Err(contracted(c.named(b), kb, k));
+    }
+    let mut out = [0usize; MAX_DIMS];
+    let mut n = 0;
+    if sa.len() >= 2 && sb.len() >= 2 {
+        let batch = shape::broadcast(&[
+            (c.label(a), &sa[..sa.len() - 2]),
+            (c.label(b), &sb[..sb.len() - 2]),
+        ])?;
+        for d in batch.iter() {
+            out[n] = *d;
+            n += 1;
+        }
+    } else {
+        // One operand is 1-D: the batch dims are the other's.
+        let other = if sa.len() >= 3 { sa } else { sb };
+        for d in other.iter().take(other.len().saturating_sub(2)) {
+            out[n] = *d;
+            n += 1;
+        }
+    }
+    if sa.len() >= 2 {
+        out[n] = sa[sa.len() - 2];
+        n += 1;
+    }
+    if sb.len() >= 2 {
+        out[n] = sb[sb.len() - 1];
+        n += 1;
+    }
+    Dims::new("out", &out[..n])
+}
+
+/// `out = bias + a @ b` with 2-D `a` (m, k) and `b` (k, n): `bias` has at most 2 dims and
+/// broadcasts to (m, n); `out` is (m, n).
+///
+/// # Errors
+/// As [`matmul`]; [`Error::NotBroadcastable`] / [`Error::ShapeMismatch`] for `bias`.
+pub fn bias_matmul(c: &Call<'_>, bias: usize, a: usize, b: usize, out: usize) -> Result<()> {
+    for i in [a, b] {
+        if c.dims(i).len() != 2 {
+            return Err(invalid(c.label(i), "must have 2 dims"));
+        }
+    }
+    let want = matmul_shape(c, a, b)?;
+    if c.dims(bias).len() > 2 {
+        return Err(invalid(c.label(bias), "must have at most 2 dims"));
+    }
+    shape::check_broadcast(&[c.named(bias), ("out", &want)], &[("out", &want)])
+        .map_err(|_| not_broadcastable_to(c.named(bias), &want))?;
+    expect_shape(c.named(out), &want)
+}
+
+/// A sum over the dims listed in int-list attribute `dims` (all dims when empty; each in
+/// `-r..r`, `r` = max(rank, 1), none twice) of tensor `x` into `out`, whose shape drops
+/// them, or keeps them as 1 when bool attribute `keep_dims` is true.
+///
+/// # Errors
+/// [`Error::TooManyDims`], [`Error::InvalidArgument`] for a dim out of range or repeated,
+/// [`Error::ShapeMismatch`] for `out`.
+pub fn reduce(c: &Call<'_>, x: usize, dims: usize, keep_dims: usize, out: usize) -> Result<()> {
+    let sx = Dims::new(c.label(x), c.dims(x))?;
+    let (Some(Attr::Ints(list)), Some(Attr::Bool(keep))) = (c.attr(dims), c.attr(keep_dims)) else {
+        return Err(invalid(c.label(dims), "is not an int list with a bool"));
+    };
+    let list = list.get().unwrap_or(&[]);
+    let r = sx.ndim().max(1) as i64;
+    let mut reduced = [list.is_empty(); MAX_DIMS];
+    for &d in list {
+        if d < -r || d >= r {
+            return Err(invalid(c.label(dims), "holds a dim outside -rank..rank"));
+        }
+        // In range, so the index is below max(rank, 1) <= 8.
+        let i = d.rem_euclid(r) as usize;
+        if std::mem::replace(&mut reduced[i], true) {
+            return Err(invalid(c.label(dims), "holds a dim twice"));
+        }
+    }
+    let mut want = [0usize; MAX_DIMS];
+    let mut n = 0;
+    for (i, d) in sx.iter().enumerate() {
+        if !reduced[i] {
+            want[n] = *d;
+            n += 1;
+        } else if keep {
+            want[n] = 1;
+            n += 1;
+        }
+    }
+    expect_shape(c.named(out), &want[..n])
+}
+
+/// A loss of tensors `x` and `target`, which broadcast together, into `out`: of the
+/// broadcast shape for i64 attribute `reduction` 0 (none), 0-D for 1 (mean) and 2 (sum).
+///
+/// # Errors
+/// [`Error::NotBroadcastable`], [`Error::InvalidArgument`] for another reduction,
+/// [`Error::ShapeMismatch`] for `out`.
+pub fn loss(c: &Call<'_>, x: usize, target: usize, reduction: usize, out: usize) -> Result<()> {
+    let b = shape::broadcast(&[c.named(x), c.named(target)])?;
+    match c.attr(reduction) {
+        Some(Attr::I64(0)) => expect_shape(c.named(out), &b),
+        Some(Attr::I64(1 | 2)) => expect_shape(c.named(out), &[]),
+        _ => Err(invalid(
+            c.label(reduction),
+            "must be 0 (none), 1 (mean) or 2 (sum)",
+        )),
+    }
+}
+
+/// The `cubeMathType` (i8 attribute `math`) of a cube operator with input tensors
+/// `inputs`. Atlas A2/A3 take all five values. The training series (910), the inference
+/// series (310P) and 310B compute an f32 product only in f16: with an f32 input they refuse
+/// `KeepDtype` (0) and `UseHf32` (3), and they have no `UseFp32Add` (4).
+///
+/// # Errors
+/// [`Error::InvalidArgument`] naming `math`.
+pub fn cube_math(c: &Call<'_>, math: usize, inputs: &[usize]) -> Result<()> {
+    let Some(Attr::I8(m)) = c.attr(math) else {
+        return Err(invalid(c.label(math), "is not an i8"));
+    };
+    let f32_input = inputs.iter().any(|&i| c.dtype(i) == Some(DType::F32));
+    let half_only = matches!(
+        c.soc(),
+        SocFamily::Training910 | SocFamily::Inference310P | SocFamily::Atlas310B
+    );
+    match m {
+        0..=4 if !half_only => Ok(()),
+        4 => Err(invalid(
+            c.label(math),
+            "UseFp32Add needs Atlas A2/A3 (the training series and 310P lack it)",
+        )),
+        0 | 3 if f32_input => Err(invalid(
+            c.label(math),
+            "KeepDtype and UseHf32 are refused with f32 inputs on the training series \
+             (910) and 310P, which compute f32 in f16: use UseFp16 or \
+             AllowFp32DownPrecision (CubeMath::default_for gives torch_npu's choice)",
+        )),
+        0..=3 => Ok(()),
+        _ => Err(invalid(c.label(math), "is not a cube math type (0 to 4)")),
+    }
+}
+
+/// Tensors `args` have the dtype of tensor `of`.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] naming the first that differs.
+pub fn same_dtype(c: &Call<'_>, of: usize, args: &[usize]) -> Result<()> {
+    for &i in args {
+        if c.dtype(i) != c.dtype(of) {
+            return Err(Error::InvalidArgument(format!(
+                "{} must have the dtype of {}",
+                c.label(i),
+                c.label(of)
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn collect<'c>(c: &Call<'c>, keep: impl Fn(Role) -> bool, into: &mut [Named<'c>]) -> usize {
+    let mut n = 0;
+    for (role, named) in c.tensors() {
+        if keep(role) && n < into.len() {
+            into[n] = named;
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Whether every tensor has the shape of the first: a `Dims` never has more than 8 dims,
+/// so equal shapes pass every dim check too.
+#[inline]
+fn all_equal(c: &Call<'_>) -> bool {
+    let mut tensors = c.values.iter().filter_map(Value::tensor);
+    let Some(first) = tensors.next() else {
+        return true;
+    };
+    tensors.all(|t| t.layout.dims == first.layout.dims)
+}
+
+fn expect_shape(got: Named<'_>, want: &[usize]) -> Result<()> {
+    if got.1 == want {
+        Ok(())
+    } else {
+        Err(Error::ShapeMismatch {
+            argument: got.0,
+            expected: want.to_vec(),
+            actual: got.1.to_vec(),
+        })
+    }
+}
+
+#[cold]
+fn contracted(b: Named<'_>, got: usize, want: usize) -> Error {
+    Error::InvalidArgument(format!(
+        "{} {:?} has contracted size {got}, but the other operand's is {want}",
+        b.0, b.1
+    ))
+}
+
+#[cold]
+fn not_broadcastable_to(a: Named<'_>, to: &[usize]) -> Error {
+    Error::NotBroadcastable {
+        argument: a.0,
+        shape: a.1.to_vec(),
+        other: "out",
+        other_shape: to.to_vec(),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn invalid(label: &'static str, what: &str) -> Error {
+    Error::InvalidArgument(format!("{label} {what}"))
+}
+
+#[cold]
+#[inline(never)]
+fn unsupported_operator(operator: &'static str, device: &DeviceInner) -> Error {
+    Error::UnsupportedOperator {
+        operator,
+        soc: device.soc().to_owned(),
+        missing_symbol: None,
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn unsupported_dtype(
+    argument: &'static str,
+    dtype: DType,
+    operator: &'static str,
+    device: &DeviceInner,
+) -> Error {
+    Error::UnsupportedDtype {
+        argument,
+        dtype,
+        operator,
+        soc: device.soc().to_owned(),
+    }
+}
