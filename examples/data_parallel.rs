@@ -92,7 +92,7 @@ fn main() -> ascendcl::Result<()> {
         };
     }
     let rt = Runtime::auto()?;
-    let devices = (0..rt.device_count()? as i32)
+    let devices = (0..rt.device_count()?)
         .map(|id| rt.device(id))
         .collect::<ascendcl::Result<Vec<Device>>>()?;
     println!(

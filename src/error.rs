@@ -1,9 +1,20 @@
 //! The crate's error type.
 
 use crate::element::DType;
+use std::fmt;
 
 /// Everything that can go wrong in `ascendcl`.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+///
+/// `Debug` prints the variant's name and then the same text as `Display`, so that
+/// `fn main() -> ascendcl::Result<()>` (whose failure Rust reports through `Debug`) shows
+/// the readable message. The fields stay available for matching.
+///
+/// ```
+/// let e = ascendcl::Error::LengthMismatch { argument: "data", expected: 6, actual: 4 };
+/// assert_eq!(e.to_string(), "data has 4 elements, expected 6");
+/// assert_eq!(format!("{e:?}"), "LengthMismatch: data has 4 elements, expected 6");
+/// ```
+#[derive(Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// CANN's libraries could not be loaded (not found, or a function missing).
@@ -176,6 +187,37 @@ pub enum Error {
     /// outside its storage, ...).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+}
+
+impl Error {
+    /// The variant's name, e.g. `"Acl"`.
+    fn variant(&self) -> &'static str {
+        match self {
+            Error::Load(_) => "Load",
+            Error::Acl { .. } => "Acl",
+            Error::Aclnn { .. } => "Aclnn",
+            Error::TooManyDims { .. } => "TooManyDims",
+            Error::TooManyElements { .. } => "TooManyElements",
+            Error::NotBroadcastable { .. } => "NotBroadcastable",
+            Error::ShapeMismatch { .. } => "ShapeMismatch",
+            Error::UnsupportedDtype { .. } => "UnsupportedDtype",
+            Error::UnsupportedOperator { .. } => "UnsupportedOperator",
+            Error::DeviceMismatch { .. } => "DeviceMismatch",
+            Error::PlanMismatch { .. } => "PlanMismatch",
+            Error::HostAllocation { .. } => "HostAllocation",
+            Error::Hccl { .. } => "Hccl",
+            Error::HcclUnavailable(_) => "HcclUnavailable",
+            Error::LengthMismatch { .. } => "LengthMismatch",
+            Error::InvalidArgument(_) => "InvalidArgument",
+        }
+    }
+}
+
+/// The variant's name and the `Display` text (see the type's docs).
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {self}", self.variant())
+    }
 }
 
 /// The library's text after the crate's own "`api` failed with ..." (which some libraries,

@@ -237,11 +237,23 @@ impl Runtime {
         crate::hccl::library(self.inner)
     }
 
-    /// Number of devices (`aclrtGetDeviceCount`).
+    /// Number of devices (`aclrtGetDeviceCount`), of the same type as the ids that
+    /// [`Runtime::device`] takes and [`Device::id`] returns (CANN's `int32_t`).
+    ///
+    /// ```
+    /// # fn main() -> ascendcl::Result<()> {
+    /// let rt = ascendcl::Runtime::auto()?;
+    /// let n = rt.device_count()?;
+    /// let last = rt.device(n - 1)?;
+    /// assert_eq!(last.id(), n - 1);
+    /// let all = (0..n).map(|id| rt.device(id)).collect::<ascendcl::Result<Vec<_>>>()?;
+    /// assert_eq!(all.len(), n as usize);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     /// [`Error::Acl`] from `aclrtGetDeviceCount`.
-    pub fn device_count(&self) -> Result<u32> {
+    pub fn device_count(&self) -> Result<i32> {
         sys::device_count(self.inner.table())
     }
 

@@ -47,12 +47,13 @@ pub(crate) unsafe fn init(t: &FnTable) -> Result<()> {
     }
 }
 
-/// `aclrtGetDeviceCount`.
-pub(crate) fn device_count(t: &FnTable) -> Result<u32> {
+/// `aclrtGetDeviceCount`, as the `i32` that device ids are (`aclrtSetDevice` takes an
+/// `int32_t`, so no usable count exceeds `i32::MAX`).
+pub(crate) fn device_count(t: &FnTable) -> Result<i32> {
     let mut count = 0u32;
     // SAFETY: a valid out-pointer for the duration of the call.
     unsafe { checked!(acl t, aclrtGetDeviceCount(&mut count)) }?;
-    Ok(count)
+    Ok(i32::try_from(count).unwrap_or(i32::MAX))
 }
 
 /// `aclrtSetDevice`: opens the device (reference-counted) and makes its default context

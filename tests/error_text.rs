@@ -57,3 +57,21 @@ fn dtypes_show_rust_names_and_keep_cann_names() {
     let text = e.to_string();
     assert!(text.contains("dtype bf16 (CANN BF16)"), "{text}");
 }
+
+/// `fn main() -> ascendcl::Result<()>` reports an error through `Debug`: it must read as
+/// the `Display` text, after the variant's name, without the fields repeated.
+#[test]
+fn debug_is_the_display_text_after_the_variant_name() {
+    let e = runtime().device(99).unwrap_err();
+    assert_eq!(format!("{e:?}"), format!("Acl: {e}"));
+    assert_eq!(format!("{e:#?}"), format!("Acl: {e}"));
+    let load = Error::from(ascendcl::LoadError::NotFound {
+        searched: Vec::new(),
+    });
+    assert_eq!(format!("{load:?}"), format!("Load: {load}"));
+    let shape = Error::InvalidArgument("device id -1 is negative".into());
+    assert_eq!(
+        format!("{shape:?}"),
+        "InvalidArgument: invalid argument: device id -1 is negative"
+    );
+}
