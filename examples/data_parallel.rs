@@ -17,7 +17,7 @@
 
 use ascendcl::hccl::{Communicator, ReduceOp};
 use ascendcl::{Device, DeviceTensor, Runtime, Stream, mish_backward, reference};
-use ndarray::{Array1, ArrayD};
+use ndarray::{Array1, ArrayD, Ix1};
 use std::time::{Duration, Instant};
 
 /// The upstream gradient of rank `rank` at step `step`: a deterministic pattern.
@@ -62,8 +62,8 @@ fn rank_loop(comm: &Communicator, n: usize, steps: usize) -> ascendcl::Result<Ra
     }
     Ok(RankRun {
         step_times,
-        local: local.to_array(&stream)?.into_iter().collect(),
-        total: total.to_array(&stream)?.into_iter().collect(),
+        local: local.to_array::<Ix1>(&stream)?.into_iter().collect(),
+        total: total.to_array::<Ix1>(&stream)?.into_iter().collect(),
     })
 }
 

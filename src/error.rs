@@ -60,7 +60,7 @@ pub enum Error {
 
     /// A shape whose element count does not fit in `i64` (aclnn's index type).
     #[error(
-        "{argument} of shape {shape:?} has {elements} elements, more than the {} a tensor can address",
+        "{argument} {shape:?} has {elements} elements, more than the {} a tensor can address",
         i64::MAX
     )]
     TooManyElements {
@@ -94,6 +94,36 @@ pub enum Error {
         expected: Vec<usize>,
         /// The shape given.
         actual: Vec<usize>,
+    },
+
+    /// A download or host view asked for an array type of another number of dims than
+    /// the tensor has.
+    #[error(
+        "{argument} has shape {shape:?} ({} dims), but the requested array type has {ndim} \
+         dims (use `ArrayD` for any number)",
+        shape.len()
+    )]
+    RankMismatch {
+        /// Which tensor.
+        argument: &'static str,
+        /// Its shape.
+        shape: Vec<usize>,
+        /// The number of dims of the requested array type.
+        ndim: usize,
+    },
+
+    /// A reshape to a shape with another number of elements.
+    #[error(
+        "cannot reshape {shape:?} to {requested:?}: that is {} elements, the tensor has {} \
+         (any shape of {1} elements works)",
+        numel(requested),
+        numel(shape)
+    )]
+    ReshapeMismatch {
+        /// The tensor's shape.
+        shape: Vec<usize>,
+        /// The shape asked for.
+        requested: Vec<usize>,
     },
 
     /// The device's SoC does not support this dtype for the operator.
@@ -200,6 +230,8 @@ impl Error {
             Error::TooManyElements { .. } => "TooManyElements",
             Error::NotBroadcastable { .. } => "NotBroadcastable",
             Error::ShapeMismatch { .. } => "ShapeMismatch",
+            Error::RankMismatch { .. } => "RankMismatch",
+            Error::ReshapeMismatch { .. } => "ReshapeMismatch",
             Error::UnsupportedDtype { .. } => "UnsupportedDtype",
             Error::UnsupportedOperator { .. } => "UnsupportedOperator",
             Error::DeviceMismatch { .. } => "DeviceMismatch",
@@ -233,6 +265,18 @@ fn detail(api: &str, message: &str) -> String {
     } else {
         format!(": {own}")
     }
+}
+
+/// The element count of a shape that [`Dims::new`](crate::shape::Dims::new) accepted (so
+/// it fits in `usize`; saturated otherwise).
+fn numel(shape: &[usize]) -> usize {
+    if shape.contains(&0) {
+        return 0;
+    }
+    shape
+        .iter()
+        .try_fold(1usize, |acc, d| acc.checked_mul(*d))
+        .unwrap_or(usize::MAX)
 }
 
 fn missing(symbol: Option<&str>) -> String {

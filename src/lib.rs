@@ -3,7 +3,7 @@
 //! # Quick start
 //! ```
 //! use ascendcl::{DeviceTensor, Runtime, mish, mish_backward};
-//! use ndarray::{Array, array};
+//! use ndarray::{Array, Array2, array};
 //!
 //! # fn main() -> ascendcl::Result<()> {
 //! let rt = Runtime::auto()?; // CANN when installed, else the simulator
@@ -21,8 +21,10 @@
 //! let mut dx = DeviceTensor::<f32>::zeros(&stream, &[4, 2])?;
 //! mish_backward(&grad, &x, &mut dx, &stream)?; // its gradient
 //!
-//! assert!((y.to_array(&stream)?[[0, 0]] - 0.865098).abs() < 1e-5); // waits for the copy
-//! assert!((dx.to_array(&stream)?[[0, 1]] - 1.049036).abs() < 1e-5);
+//! let y: Array2<f32> = y.to_array(&stream)?; // waits for the copy
+//! assert!((y[[0, 0]] - 0.865098).abs() < 1e-5);
+//! let dx: Array2<f32> = dx.to_array(&stream)?;
+//! assert!((dx[[0, 1]] - 1.049036).abs() < 1e-5);
 //! # Ok(()) }
 //! ```
 //!

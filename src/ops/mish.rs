@@ -49,7 +49,7 @@ crate::op::operator! {
     /// let x = DeviceTensor::from_array(&stream, &array![[-1.0f32, 0.0], [1.0, 2.0]])?;
     /// let mut out = DeviceTensor::<f32>::zeros(&stream, &[2, 2])?;
     /// mish(&x, &mut out, &stream)?;
-    /// let y = out.to_array(&stream)?;
+    /// let y: ndarray::Array2<f32> = out.to_array(&stream)?;
     /// assert!((y[[1, 0]] - 0.865_098).abs() < 1e-5);
     /// # Ok(()) }
     /// ```
@@ -80,7 +80,7 @@ crate::op::operator! {
     /// let stream = Runtime::auto()?.device(0)?.stream()?;
     /// let mut x = DeviceTensor::from_array(&stream, &array![[1.0f32, 2.0], [3.0, 4.0]])?;
     /// mish_inplace(x.view_mut().t(), &stream)?; // a transposed view
-    /// assert!((x.to_array(&stream)?[[0, 0]] - 0.865_098).abs() < 1e-5);
+    /// assert!((x.to_array::<ndarray::Ix2>(&stream)?[[0, 0]] - 0.865_098).abs() < 1e-5);
     /// # Ok(()) }
     /// ```
     pub fn mish_inplace<T>(x: inplace<T> = "selfRef");

@@ -663,7 +663,9 @@ pub fn run_case<G: Element, X: Element, O: Element>(
         .device(od.view(), &ocuts, "out")?
         .to_array(stream)
         .map_err(e("download"))?;
-    let storage = od.to_array(stream).map_err(e("download storage"))?;
+    let storage = od
+        .to_array::<ndarray::IxDyn>(stream)
+        .map_err(e("download storage"))?;
     // Elements outside the view keep the sentinel (bitwise).
     let mut touched = vec![false; storage.len()];
     let n = out_shape.len();
