@@ -1,10 +1,7 @@
 //! [`Runtime`]: one initialised CANN (or simulator) per process.
 
-#[allow(unused_imports)]
-use crate::error::Error;
-
 use crate::device::Device;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::sys;
 use ascend_sys::{Api, FnTable, LoadOptions};
 use std::fmt;
@@ -168,20 +165,62 @@ impl Runtime {
         Ok(Runtime { inner })
     }
 
-    /// CANN when an installation is found, otherwise the simulator (with feature `sim`).
-    /// [`Runtime::backend`] tells which one was chosen.
+    /// The backend chosen by the `ASCENDCL_BACKEND` environment variable, read at each
+    /// call:
     ///
-    /// The simulator is chosen only when no place searched by [`Runtime::cann`] has CANN's
-    /// runtime library at all. An installation that is found but cannot be loaded (a
-    /// broken toolkit, a library missing a function) is an error, never a silent switch to
-    /// simulated results. The choice and its reason are reported through `tracing`
-    /// (target `ascendcl::runtime`; nothing is printed unless the application installs a
-    /// subscriber).
+    /// | value | backend |
+    /// |---|---|
+    /// | unset, empty or `auto` | CANN when an installation is found, otherwise the simulator (with feature `sim`), announced once on stderr |
+    /// | `cann` | [`Runtime::cann`]: never the simulator |
+    /// | `simulator` (or `sim`) | [`Runtime::simulator`], without the announcement |
+    ///
+    /// [`Runtime::backend`] tells which one was chosen. A deployment that must run on the
+    /// NPU sets `ASCENDCL_BACKEND=cann`, or calls [`Runtime::cann`], or builds without the
+    /// `sim` feature.
+    ///
+    /// In `auto` mode the simulator is chosen only when no place searched by
+    /// [`Runtime::cann`] has CANN's runtime library at all. An installation that is found
+    /// but cannot be loaded (a broken toolkit, a library missing a function) is an error,
+    /// never a silent switch to simulated results. The first fallback in a process prints
+    /// one line to stderr (`ascendcl: no CANN installation found; running on the
+    /// simulator ...`), unless `ASCENDCL_QUIET` is set to anything but `0` or the empty
+    /// string. The choice and its reason are also reported through `tracing` (target
+    /// `ascendcl::runtime`).
+    ///
+    /// ```
+    /// # fn main() -> ascendcl::Result<()> {
+    /// let rt = ascendcl::Runtime::auto()?;
+    /// println!("running on {}", rt.backend());
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
-    /// [`Error::Load`] for an installation that cannot be loaded, [`Error::Acl`] when
-    /// `aclInit` fails; without feature `sim`, also when no installation is found.
+    /// [`Error::InvalidArgument`] for another value of `ASCENDCL_BACKEND`; [`Error::Load`]
+    /// for an installation that cannot be loaded (or, with `cann`, none at all);
+    /// [`Error::Acl`] when `aclInit` fails; without feature `sim`, also when no
+    /// installation is found or the simulator is asked for.
     pub fn auto() -> Result<Runtime> {
+        match BackendChoice::from_env()? {
+            BackendChoice::Cann => Self::cann(),
+            BackendChoice::Simulator => Self::simulator_by_name(),
+            BackendChoice::Auto => Self::cann_or_simulator(),
+        }
+    }
+
+    #[cfg(feature = "sim")]
+    fn simulator_by_name() -> Result<Runtime> {
+        Self::simulator()
+    }
+
+    #[cfg(not(feature = "sim"))]
+    fn simulator_by_name() -> Result<Runtime> {
+        Err(Error::InvalidArgument(format!(
+            "{BACKEND_VAR} asks for the simulator, but ascendcl was built without its `sim` \
+             feature"
+        )))
+    }
+
+    fn cann_or_simulator() -> Result<Runtime> {
         match Self::cann() {
             Ok(rt) => {
                 tracing::info!(origin = ?rt.api().origin(), "backend: CANN");
@@ -193,6 +232,7 @@ impl Runtime {
                     ?searched,
                     "backend: the simulator (no CANN installation found in any place searched)"
                 );
+                announce_fallback();
                 Self::simulator()
             }
             Err(e) => {
@@ -267,6 +307,64 @@ impl Runtime {
     }
 }
 
+/// The environment variable that [`Runtime::auto`] reads.
+const BACKEND_VAR: &str = "ASCENDCL_BACKEND";
+/// Set (not to `0`) to silence the stderr line of a fallback to the simulator.
+#[cfg(feature = "sim")]
+const QUIET_VAR: &str = "ASCENDCL_QUIET";
+
+/// The values of `ASCENDCL_BACKEND`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BackendChoice {
+    Auto,
+    Cann,
+    Simulator,
+}
+
+impl BackendChoice {
+    fn from_env() -> Result<BackendChoice> {
+        match std::env::var(BACKEND_VAR) {
+            Err(std::env::VarError::NotPresent) => Ok(BackendChoice::Auto),
+            Err(std::env::VarError::NotUnicode(v)) => Err(Self::refuse(&v.to_string_lossy())),
+            Ok(v) => Self::parse(&v),
+        }
+    }
+
+    fn parse(value: &str) -> Result<BackendChoice> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => Ok(BackendChoice::Auto),
+            "cann" => Ok(BackendChoice::Cann),
+            "simulator" | "sim" => Ok(BackendChoice::Simulator),
+            _ => Err(Self::refuse(value)),
+        }
+    }
+
+    fn refuse(value: &str) -> Error {
+        Error::InvalidArgument(format!(
+            "{BACKEND_VAR}={value:?} is not a backend: use `cann` (CANN only), `simulator` or \
+             `auto` (CANN when installed, else the simulator)"
+        ))
+    }
+}
+
+/// One line on stderr for the first fallback of the process, so that a job that forgot
+/// `set_env.sh` does not train on the CPU unnoticed.
+#[cfg(feature = "sim")]
+fn announce_fallback() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    let quiet = std::env::var_os(QUIET_VAR).is_some_and(|v| !v.is_empty() && v != "0");
+    if quiet {
+        return;
+    }
+    ONCE.call_once(|| {
+        eprintln!(
+            "ascendcl: no CANN installation found; running on the simulator (ascend-sim). \
+             Set {BACKEND_VAR}=cann to require CANN, {BACKEND_VAR}=simulator or \
+             {QUIET_VAR}=1 to silence this line."
+        );
+    });
+}
+
 fn init(
     slot: &'static Mutex<Option<&'static RuntimeInner>>,
     backend: Backend,
@@ -283,4 +381,29 @@ fn init(
     let inner: &'static RuntimeInner = Box::leak(Box::new(RuntimeInner { api, backend }));
     *guard = Some(inner);
     Ok(Runtime { inner })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backend_values() {
+        assert_eq!(BackendChoice::parse("").unwrap(), BackendChoice::Auto);
+        assert_eq!(BackendChoice::parse("auto").unwrap(), BackendChoice::Auto);
+        assert_eq!(BackendChoice::parse("CANN").unwrap(), BackendChoice::Cann);
+        assert_eq!(
+            BackendChoice::parse(" simulator ").unwrap(),
+            BackendChoice::Simulator
+        );
+        assert_eq!(
+            BackendChoice::parse("sim").unwrap(),
+            BackendChoice::Simulator
+        );
+        assert_eq!(
+            BackendChoice::parse("npu").unwrap_err().to_string(),
+            "invalid argument: ASCENDCL_BACKEND=\"npu\" is not a backend: use `cann` (CANN only), \
+             `simulator` or `auto` (CANN when installed, else the simulator)"
+        );
+    }
 }
