@@ -82,14 +82,11 @@ fn main() -> ascendcl::Result<()> {
     let mut args = std::env::args().skip(1);
     let n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1 << 18);
     let steps: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(10);
+    // Four Atlas A2 when the simulator runs (no CANN found) and the environment does not
+    // describe another machine.
+    #[cfg(feature = "sim")]
     if std::env::var_os("ASCEND_SIM_DEVICES").is_none() {
-        // SAFETY: no other thread exists yet; the simulator reads it at its aclInit.
-        unsafe {
-            std::env::set_var(
-                "ASCEND_SIM_DEVICES",
-                "Ascend910B4,Ascend910B4,Ascend910B4,Ascend910B4",
-            )
-        };
+        Runtime::configure_simulator(&ascendcl::SimConfig::new().devices(["Ascend910B4"; 4]))?;
     }
     let rt = Runtime::auto()?;
     let devices = (0..rt.device_count()?)

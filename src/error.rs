@@ -213,6 +213,19 @@ pub enum Error {
         actual: usize,
     },
 
+    /// The process's simulator already runs another machine than the one asked for (see
+    /// `Runtime::simulator_with`: one simulated machine per process).
+    #[error(
+        "the simulator already runs {active}; a process has one simulated machine, so it \
+         cannot also run {requested} (run that configuration in another process)"
+    )]
+    SimulatorConfigured {
+        /// The configuration in use.
+        active: String,
+        /// The one asked for.
+        requested: String,
+    },
+
     /// Anything else the caller asked for that cannot be done (bad device id, a view
     /// outside its storage, ...).
     #[error("invalid argument: {0}")]
@@ -240,6 +253,7 @@ impl Error {
             Error::Hccl { .. } => "Hccl",
             Error::HcclUnavailable(_) => "HcclUnavailable",
             Error::LengthMismatch { .. } => "LengthMismatch",
+            Error::SimulatorConfigured { .. } => "SimulatorConfigured",
             Error::InvalidArgument(_) => "InvalidArgument",
         }
     }

@@ -105,6 +105,8 @@ mod tensor;
 mod transfer;
 mod uses;
 
+#[cfg(feature = "sim")]
+pub use ascend_sim::{SimConfig, SimDevice};
 pub use ascend_sys::{LoadError, LoadOptions};
 pub use device::{Device, Leaks, MemoryInfo, SocFamily};
 pub use element::{DType, Element};

@@ -100,9 +100,20 @@ impl Runtime {
         init(&CANN, Backend::Cann, || Ok(Api::load(options)?))
     }
 
-    /// The in-process simulator (`ascend-sim`), initialised once per process. Its devices
-    /// are configured by the simulator (the `ASCEND_SIM_DEVICES` environment variable,
-    /// read at its `aclInit`).
+    /// The in-process simulator (`ascend-sim`), initialised once per process. Unless
+    /// [`Runtime::simulator_with`] configured it first, the simulated machine is set up
+    /// from these environment variables, read at its `aclInit`:
+    ///
+    /// | variable | format | default |
+    /// |---|---|---|
+    /// | `ASCEND_SIM_DEVICES` | comma-separated SoC names, device 0 first (`Ascend910B4,Ascend310P3`) | `Ascend910B4` |
+    /// | `ASCEND_SIM_MEM_BYTES` | memory of each device: digits, optional `K`/`M`/`G` (`512M`) | `1G` |
+    /// | `ASCEND_SIM_HCCL_TIMEOUT_MS` | how long an HCCL rank waits for the others, in ms | `30000` |
+    /// | `ASCEND_SIM_FAULT` | `symbol:n[,symbol:n...]`: the `n`-th call of `symbol` fails | none |
+    /// | `ASCEND_SIM_VERBOSE` | `1`/`true`/`yes`/`on`: sanitizer findings also go to stderr | off |
+    ///
+    /// A malformed value or an unknown `ASCEND_SIM_*` name fails `aclInit`, with a message
+    /// naming what is accepted.
     ///
     /// # Errors
     /// [`Error::Acl`] when the simulator's `aclInit` fails.
@@ -115,6 +126,83 @@ impl Runtime {
                 ascend_sim::symbol,
             ))
         })
+    }
+
+    /// The simulator, set up as `config` says instead of by the environment: the devices
+    /// (SoCs and memory), the HCCL timeout, faults and the verbose switch.
+    ///
+    /// A process has one simulated machine: the simulator models CANN's runtime, which is
+    /// initialised once per process (`aclInit`) and whose devices, memory and streams are
+    /// process-wide; `ascendcl`'s handles refer to that one state. So the first call (or
+    /// [`Runtime::simulator`], or [`Runtime::auto`] falling back) fixes the machine for
+    /// the process. Asking again with the same configuration returns the same runtime; a
+    /// different one is [`Error::SimulatorConfigured`]. Test binaries that need several
+    /// machines run them in separate processes (each integration-test file is one).
+    ///
+    /// ```
+    /// # fn main() -> ascendcl::Result<()> {
+    /// use ascendcl::{Runtime, SimConfig, SimDevice};
+    /// let config = SimConfig::new()
+    ///     .devices(["Ascend910B4"; 4])
+    ///     .mem_bytes(256 << 20)
+    ///     .hccl_timeout_ms(5_000);
+    /// let rt = Runtime::simulator_with(&config)?;
+    /// assert_eq!(rt.device_count()?, 4);
+    /// assert_eq!(rt.device(3)?.memory_info()?.total, 256 << 20);
+    ///
+    /// let other = SimConfig::new().devices([SimDevice::new("Ascend310P3")]);
+    /// assert!(matches!(
+    ///     Runtime::simulator_with(&other),
+    ///     Err(ascendcl::Error::SimulatorConfigured { .. })
+    /// ));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a configuration the simulator cannot run (an unknown
+    /// SoC or fault symbol, no devices, zero memory or timeout);
+    /// [`Error::SimulatorConfigured`] when the simulator already runs another one;
+    /// [`Error::Acl`] when its `aclInit` fails.
+    #[cfg(feature = "sim")]
+    pub fn simulator_with(config: &ascend_sim::SimConfig) -> Result<Runtime> {
+        Self::configure_simulator(config)?;
+        let rt = Self::simulator()?;
+        same_machine(config)?;
+        Ok(rt)
+    }
+
+    /// Sets up the simulator as `config` says for when it starts, without starting it: by
+    /// [`Runtime::simulator`], or by [`Runtime::auto`] when it falls back. Use it before
+    /// `auto()` to describe the machine a run without CANN simulates; with CANN found,
+    /// it has no effect.
+    ///
+    /// ```
+    /// # fn main() -> ascendcl::Result<()> {
+    /// use ascendcl::{Runtime, SimConfig};
+    /// Runtime::configure_simulator(&SimConfig::new().devices(["Ascend910B4"; 2]))?;
+    /// let rt = Runtime::auto()?;
+    /// if rt.backend() == ascendcl::Backend::Simulator {
+    ///     assert_eq!(rt.device_count()?, 2);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Runtime::simulator_with`], except [`Error::Acl`].
+    #[cfg(feature = "sim")]
+    pub fn configure_simulator(config: &ascend_sim::SimConfig) -> Result<()> {
+        if ascend_sim::active_config().is_none() {
+            match ascend_sim::configure(config.clone()) {
+                Ok(()) => return Ok(()),
+                // Refused for an invalid value, or because an `aclInit` won the race (then
+                // the comparison reports the configuration it applied).
+                Err(message) if ascend_sim::active_config().is_none() => {
+                    return Err(Error::InvalidArgument(message));
+                }
+                Err(_) => {}
+            }
+        }
+        same_machine(config)
     }
 
     /// The simulator with the four executor-reuse functions (`aclSetAclOpExecutorRepeatable`,
@@ -363,6 +451,18 @@ fn announce_fallback() {
              {QUIET_VAR}=1 to silence this line."
         );
     });
+}
+
+/// Whether the running simulator is the machine `config` describes.
+#[cfg(feature = "sim")]
+fn same_machine(config: &ascend_sim::SimConfig) -> Result<()> {
+    match ascend_sim::active_config() {
+        Some(active) if active == *config => Ok(()),
+        active => Err(Error::SimulatorConfigured {
+            active: active.map_or_else(String::new, |a| a.to_string()),
+            requested: config.to_string(),
+        }),
+    }
 }
 
 fn init(

@@ -22,8 +22,9 @@
 //! # What is modeled
 //!
 //! * **Process state.** `aclInit` once per process (a second call gives 100002; any call
-//!   after `aclFinalize` gives 100001). Configuration is read from the environment at
-//!   `aclInit`:
+//!   after `aclFinalize` gives 100001). The simulated machine is configured at `aclInit`,
+//!   from the [`SimConfig`] given to [`configure`] before it, or else from the
+//!   environment:
 //!   * `ASCEND_SIM_DEVICES`: comma-separated SoC names, one per device (default
 //!     `Ascend910B4`), each one of Atlas A3 `Ascend910_9391`/`9392`/`9381`/`9382`/`9372`/
 //!     `9362`, Atlas A2 `Ascend910B1`/`B2`/`B2C`/`B3`/`B4`/`B4-1`, the training series
@@ -307,7 +308,9 @@ mod tables;
 
 pub use ops::kernel;
 
-pub use config::{DEFAULT_DEVICES, DEFAULT_MEM_BYTES};
+pub use config::{
+    DEFAULT_DEVICES, DEFAULT_MEM_BYTES, SimConfig, SimDevice, active_config, configure,
+};
 
 /// Live-object counters (`ascendSimCounters` in C).
 #[repr(C)]

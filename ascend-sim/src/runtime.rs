@@ -40,13 +40,13 @@ pub(crate) unsafe fn init(config_path: *const c_char) -> aclError {
             );
         }
     }
-    let config = match crate::config::from_env() {
+    let config = match crate::config::for_init() {
         Ok(c) => c,
         Err(m) => return fail(ACL_ERROR_INVALID_PARAM, m),
     };
-    let mut devs = Vec::with_capacity(config.socs.len());
-    for (soc, family) in config.socs {
-        let arena = match Arena::reserve(config.mem_bytes) {
+    let mut devs = Vec::with_capacity(config.devices.len());
+    for (soc, family, mem_bytes) in config.devices {
+        let arena = match Arena::reserve(mem_bytes) {
             Ok(a) => a,
             Err(m) => return fail(ACL_ERROR_RT_DEV_SETUP_ERROR, m),
         };
