@@ -173,6 +173,9 @@ impl DeviceInner {
     /// Counts a resource leaked on a release path (see [`Leaks`]).
     #[cold]
     pub(crate) fn note_leak(&self, what: &'static str, allocations: u64, bytes: u64, handles: u64) {
+        if allocations == 0 && bytes == 0 && handles == 0 {
+            return; // nothing was held, so nothing leaked
+        }
         tracing::warn!(
             device = self.id,
             what,
