@@ -90,6 +90,7 @@ pub mod reference;
 pub mod shape;
 pub mod testing;
 
+mod clone;
 mod device;
 mod event;
 mod host;

@@ -50,7 +50,7 @@ unsafe impl Sync for Buffer {}
 const MIN_BYTES: usize = 32;
 
 impl Buffer {
-    fn alloc(device: &Arc<DeviceInner>, len: usize, elem_size: usize) -> Result<Buffer> {
+    pub(crate) fn alloc(device: &Arc<DeviceInner>, len: usize, elem_size: usize) -> Result<Buffer> {
         let bytes = len
             .checked_mul(elem_size)
             .ok_or_else(|| Error::InvalidArgument(format!("{len} elements overflow usize")))?
@@ -65,6 +65,11 @@ impl Buffer {
             uses: Uses::new(),
             desc: AtomicPtr::new(std::ptr::null_mut()),
         })
+    }
+
+    /// Size of the allocation in bytes.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
     }
 
     /// The cached descriptor of the whole tensor, if one was made.
@@ -388,7 +393,7 @@ impl Layout {
 pub struct DeviceTensor<T: Element> {
     pub(crate) buf: Buffer,
     pub(crate) layout: Layout,
-    _elem: PhantomData<T>,
+    pub(crate) _elem: PhantomData<T>,
 }
 
 impl<T: Element> fmt::Debug for DeviceTensor<T> {
