@@ -35,6 +35,8 @@ pub(crate) struct DeviceInner {
     /// enum instead of comparing strings.
     family: SocFamily,
     leaks: LeakCounters,
+    /// Bit `p` set: this handle enabled peer access to device `p` (ids below 64).
+    pub(crate) peers: AtomicU64,
 }
 
 /// What the crate leaked on this device, because it could not prove that queued work no
@@ -294,6 +296,7 @@ impl Device {
                 family: SocFamily::of(&soc),
                 soc,
                 leaks: LeakCounters::default(),
+                peers: AtomicU64::new(0),
             }),
         })
     }

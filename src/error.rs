@@ -155,7 +155,11 @@ pub enum Error {
     },
 
     /// Tensors and stream belong to different devices.
-    #[error("{argument} lives on device {found}, but the stream is on device {expected}")]
+    #[error(
+        "{argument} lives on device {found}, but the stream is on device {expected}: use a \
+         stream of device {found}, or copy the tensor to device {expected} first \
+         (`DeviceTensor::copy_from_peer`)"
+    )]
     DeviceMismatch {
         /// Which argument.
         argument: &'static str,

@@ -97,6 +97,7 @@ mod host;
 mod ledger;
 mod op;
 pub mod ops;
+mod peer;
 mod reshape;
 mod runtime;
 mod stream;

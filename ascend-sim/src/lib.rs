@@ -88,7 +88,11 @@
 //!   inside it, and holds it until the copy has run: freeing the buffer under a queued copy
 //!   makes that copy fail loudly (never touching the released memory). Other host memory
 //!   (heap, stack) cannot be tracked: its lifetime is the caller's, and a pageable buffer
-//!   freed before its queued copy runs is only caught by a sanitizer.
+//!   freed before its queued copy runs is only caught by a sanitizer. A device-to-device
+//!   copy between two devices needs the current device to have enabled access to the
+//!   other one (`aclrtDeviceEnablePeerAccess(peer, 0)`; `aclrtDeviceCanAccessPeer` answers
+//!   1 for any two different simulated devices); without it the copy fails with 100000.
+//!   A device's reset forgets its peers.
 //! * **Streams** are asynchronous: each one has its own worker thread (256 KiB stack,
 //!   joined by `aclrtDestroyStream`, which drains the queue first) running copies, kernels,
 //!   event records and event waits in order. The `NULL` stream is a per-context default
@@ -299,6 +303,7 @@ pub mod hccl;
 mod mem;
 mod nnopbase;
 mod ops;
+mod peer;
 mod runtime;
 mod slab;
 mod state;
@@ -687,6 +692,9 @@ sim_api! {
         req code aclrtMemcpy(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind) -> aclError = copy::memcpy;
         req code aclrtMemcpyAsync(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind, stream: aclrtStream) -> aclError = runtime::memcpy_async;
         req code aclrtMemset(dev_ptr: *mut c_void, max_count: usize, value: i32, count: usize) -> aclError = copy::memset;
+        opt code aclrtDeviceCanAccessPeer(can_access_peer: *mut i32, device_id: i32, peer_device_id: i32) -> aclError = peer::can_access_peer;
+        opt code aclrtDeviceEnablePeerAccess(peer_device_id: i32, flags: u32) -> aclError = peer::enable_peer_access;
+        opt code aclrtDeviceDisablePeerAccess(peer_device_id: i32) -> aclError = peer::disable_peer_access;
         req code aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, total: *mut usize) -> aclError = mem::get_mem_info;
         req cnull aclrtGetSocName() -> *const c_char = runtime::get_soc_name;
         req cnull aclGetRecentErrMsg() -> *const c_char = runtime::get_recent_err_msg;

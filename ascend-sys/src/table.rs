@@ -131,6 +131,12 @@ fn_table! {
             aclrtCreateContext(context: *mut aclrtContext, device_id: i32) -> aclError;
             aclrtDestroyContext(context: aclrtContext) -> aclError;
         ]
+        // Peer access between devices (copies from another device's memory).
+        "libascendcl.so" => [
+            aclrtDeviceCanAccessPeer(can_access_peer: *mut i32, device_id: i32, peer_device_id: i32) -> aclError;
+            aclrtDeviceEnablePeerAccess(peer_device_id: i32, flags: u32) -> aclError;
+            aclrtDeviceDisablePeerAccess(peer_device_id: i32) -> aclError;
+        ]
         // Executor reuse, CANN 8.0 and later.
         "libnnopbase.so" => [
             aclSetAclOpExecutorRepeatable(executor: *mut aclOpExecutor) -> aclnnStatus;
