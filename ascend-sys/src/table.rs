@@ -19,7 +19,8 @@ macro_rules! fn_table {
         ///
         /// Field names are the C symbol names. Fields of type `Option` are functions a
         /// library may lack without making it unusable: executor reuse (absent before CANN
-        /// 8.0), and functions the safe crate never calls. Everything else must be present
+        /// 8.0), peer access (needed only for copies between devices), and functions the
+        /// safe crate never calls. Everything else must be present
         /// for a table to exist.
         ///
         /// A table is plain data (`Copy`); calling through it is `unsafe` with the
