@@ -26,7 +26,7 @@
 
 use ascendcl::hccl::{Communicator, ReduceOp};
 use ascendcl::{Device, DeviceTensor, Runtime, Stream, mish_backward, reference};
-use ndarray::{Array1, ArrayD};
+use ndarray::{Array1, ArrayD, Ix1};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -72,8 +72,8 @@ fn rank_loop(comm: &Communicator, n: usize, steps: usize) -> ascendcl::Result<Ra
     }
     Ok(RankRun {
         step_times,
-        local: local.to_array(&stream)?.into_iter().collect(),
-        total: total.to_array(&stream)?.into_iter().collect(),
+        local: local.to_array::<Ix1>(&stream)?.into_iter().collect(),
+        total: total.to_array::<Ix1>(&stream)?.into_iter().collect(),
     })
 }
 
@@ -203,7 +203,7 @@ fn job_rank(rt: &Runtime, n: usize, steps: usize) -> ascendcl::Result<()> {
     let local_t = DeviceTensor::from_array(&stream, &Array1::from_vec(run.local.clone()))?;
     let mut all = DeviceTensor::<f32>::zeros(&stream, &[n * comm.size() as usize])?;
     comm.all_gather(&local_t, &mut all, &stream)?;
-    let all: Vec<f32> = all.to_array(&stream)?.into_iter().collect();
+    let all: Vec<f32> = all.to_array::<Ix1>(&stream)?.into_iter().collect();
     let sum = rank_order_sum(&all.chunks(n.max(1)).collect::<Vec<_>>());
     let exact = digest(&run.total) == digest(&sum);
     let ok = precise(rank, &run, n, steps)?;
@@ -285,6 +285,9 @@ fn main() -> ascendcl::Result<()> {
     let n: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(1 << 18);
     let steps: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(10);
     let job = std::env::var_os("RANK").is_some() && std::env::var_os("WORLD_SIZE").is_some();
+    // Atlas A2 devices, one per rank, when the simulator runs (no CANN found) and the
+    // environment does not describe another machine.
+    #[cfg(feature = "sim")]
     if std::env::var_os("ASCEND_SIM_DEVICES").is_none() {
         let count = processes
             .as_deref()
@@ -292,9 +295,9 @@ fn main() -> ascendcl::Result<()> {
             .or_else(|| std::env::var("WORLD_SIZE").ok()?.parse().ok())
             .unwrap_or(4)
             .max(1);
-        let devices = vec!["Ascend910B4"; count].join(",");
-        // SAFETY: no other thread exists yet; the simulator reads it at its aclInit.
-        unsafe { std::env::set_var("ASCEND_SIM_DEVICES", devices) };
+        Runtime::configure_simulator(
+            &ascendcl::SimConfig::new().devices(vec!["Ascend910B4"; count]),
+        )?;
     }
     let rt = Runtime::auto()?;
     if job {

@@ -33,7 +33,7 @@ fn main() -> ascendcl::Result<()> {
     let mut out_dev = DeviceTensor::<f32>::zeros(&stream, &[4, 2])?;
 
     mish_backward(&grad_dev, &x_dev, &mut out_dev, &stream)?;
-    let out = out_dev.to_array(&stream)?;
+    let out: Array2<f32> = out_dev.to_array(&stream)?;
 
     let reference: ArrayD<f32> =
         ascendcl::reference::mish_backward(grad.view().into_dyn(), x.view().into_dyn())?;

@@ -39,7 +39,7 @@ fn main() -> ascendcl::Result<()> {
         }
         other => other?,
     }
-    let out = out_dev.to_array(&stream)?;
+    let out: Array2<f32> = out_dev.to_array(&stream)?;
 
     // promote(f32, bf16) = f32: the reference computes in f32.
     let reference: ArrayD<f32> =

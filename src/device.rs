@@ -35,6 +35,8 @@ pub(crate) struct DeviceInner {
     /// enum instead of comparing strings.
     family: SocFamily,
     leaks: LeakCounters,
+    /// Bit `p` set: this handle enabled peer access to device `p` (ids below 64).
+    pub(crate) peers: AtomicU64,
 }
 
 /// What the crate leaked on this device, because it could not prove that queued work no
@@ -174,6 +176,9 @@ impl DeviceInner {
     /// Counts a resource leaked on a release path (see [`Leaks`]).
     #[cold]
     pub(crate) fn note_leak(&self, what: &'static str, allocations: u64, bytes: u64, handles: u64) {
+        if allocations == 0 && bytes == 0 && handles == 0 {
+            return; // nothing was held, so nothing leaked
+        }
         tracing::warn!(
             device = self.id,
             what,
@@ -293,6 +298,7 @@ impl Device {
                 family: SocFamily::of(&soc),
                 soc,
                 leaks: LeakCounters::default(),
+                peers: AtomicU64::new(0),
             }),
         })
     }

@@ -1,9 +1,20 @@
 //! The crate's error type.
 
 use crate::element::DType;
+use std::fmt;
 
 /// Everything that can go wrong in `ascendcl`.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+///
+/// `Debug` prints the variant's name and then the same text as `Display`, so that
+/// `fn main() -> ascendcl::Result<()>` (whose failure Rust reports through `Debug`) shows
+/// the readable message. The fields stay available for matching.
+///
+/// ```
+/// let e = ascendcl::Error::LengthMismatch { argument: "data", expected: 6, actual: 4 };
+/// assert_eq!(e.to_string(), "data has 4 elements, expected 6");
+/// assert_eq!(format!("{e:?}"), "LengthMismatch: data has 4 elements, expected 6");
+/// ```
+#[derive(Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// CANN's libraries could not be loaded (not found, or a function missing).
@@ -49,7 +60,7 @@ pub enum Error {
 
     /// A shape whose element count does not fit in `i64` (aclnn's index type).
     #[error(
-        "{argument} of shape {shape:?} has {elements} elements, more than the {} a tensor can address",
+        "{argument} {shape:?} has {elements} elements, more than the {} a tensor can address",
         i64::MAX
     )]
     TooManyElements {
@@ -85,6 +96,36 @@ pub enum Error {
         actual: Vec<usize>,
     },
 
+    /// A download or host view asked for an array type of another number of dims than
+    /// the tensor has.
+    #[error(
+        "{argument} has shape {shape:?} ({} dims), but the requested array type has {ndim} \
+         dims (use `ArrayD` for any number)",
+        shape.len()
+    )]
+    RankMismatch {
+        /// Which tensor.
+        argument: &'static str,
+        /// Its shape.
+        shape: Vec<usize>,
+        /// The number of dims of the requested array type.
+        ndim: usize,
+    },
+
+    /// A reshape to a shape with another number of elements.
+    #[error(
+        "cannot reshape {shape:?} to {requested:?}: that is {} elements, the tensor has {} \
+         (any shape of {1} elements works)",
+        numel(requested),
+        numel(shape)
+    )]
+    ReshapeMismatch {
+        /// The tensor's shape.
+        shape: Vec<usize>,
+        /// The shape asked for.
+        requested: Vec<usize>,
+    },
+
     /// The device's SoC does not support this dtype for the operator.
     #[error(
         "{argument} has dtype {dtype} (CANN {}), which {operator} does not support on {soc}",
@@ -114,7 +155,11 @@ pub enum Error {
     },
 
     /// Tensors and stream belong to different devices.
-    #[error("{argument} lives on device {found}, but the stream is on device {expected}")]
+    #[error(
+        "{argument} lives on device {found}, but the stream is on device {expected}: use a \
+         stream of device {found}, or copy the tensor to device {expected} first \
+         (`DeviceTensor::copy_from_peer`)"
+    )]
     DeviceMismatch {
         /// Which argument.
         argument: &'static str,
@@ -211,10 +256,60 @@ pub enum Error {
         source: Box<Error>,
     },
 
+    /// The process's simulator already runs another machine than the one asked for (see
+    /// `Runtime::simulator_with`: one simulated machine per process).
+    #[error(
+        "the simulator already runs {active}; a process has one simulated machine, so it \
+         cannot also run {requested} (run that configuration in another process)"
+    )]
+    SimulatorConfigured {
+        /// The configuration in use.
+        active: String,
+        /// The one asked for.
+        requested: String,
+    },
+
     /// Anything else the caller asked for that cannot be done (bad device id, a view
     /// outside its storage, ...).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+}
+
+impl Error {
+    /// The variant's name, e.g. `"Acl"`.
+    fn variant(&self) -> &'static str {
+        match self {
+            Error::Load(_) => "Load",
+            Error::Acl { .. } => "Acl",
+            Error::Aclnn { .. } => "Aclnn",
+            Error::TooManyDims { .. } => "TooManyDims",
+            Error::TooManyElements { .. } => "TooManyElements",
+            Error::NotBroadcastable { .. } => "NotBroadcastable",
+            Error::ShapeMismatch { .. } => "ShapeMismatch",
+            Error::RankMismatch { .. } => "RankMismatch",
+            Error::ReshapeMismatch { .. } => "ReshapeMismatch",
+            Error::UnsupportedDtype { .. } => "UnsupportedDtype",
+            Error::UnsupportedOperator { .. } => "UnsupportedOperator",
+            Error::DeviceMismatch { .. } => "DeviceMismatch",
+            Error::PlanMismatch { .. } => "PlanMismatch",
+            Error::HostAllocation { .. } => "HostAllocation",
+            Error::Hccl { .. } => "Hccl",
+            Error::CommunicatorFailed { .. } => "CommunicatorFailed",
+            Error::Rendezvous(_) => "Rendezvous",
+            Error::HcclUnavailable(_) => "HcclUnavailable",
+            Error::LengthMismatch { .. } => "LengthMismatch",
+            Error::DependencyFailed { .. } => "DependencyFailed",
+            Error::SimulatorConfigured { .. } => "SimulatorConfigured",
+            Error::InvalidArgument(_) => "InvalidArgument",
+        }
+    }
+}
+
+/// The variant's name and the `Display` text (see the type's docs).
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {self}", self.variant())
+    }
 }
 
 /// The library's text after the crate's own "`api` failed with ..." (which some libraries,
@@ -230,6 +325,18 @@ fn detail(api: &str, message: &str) -> String {
     } else {
         format!(": {own}")
     }
+}
+
+/// The element count of a shape that [`Dims::new`](crate::shape::Dims::new) accepted (so
+/// it fits in `usize`; saturated otherwise).
+fn numel(shape: &[usize]) -> usize {
+    if shape.contains(&0) {
+        return 0;
+    }
+    shape
+        .iter()
+        .try_fold(1usize, |acc, d| acc.checked_mul(*d))
+        .unwrap_or(usize::MAX)
 }
 
 fn missing(symbol: Option<&str>) -> String {

@@ -3,13 +3,13 @@
 use crate::device::{Device, DeviceInner};
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::shape::Dims;
+use crate::shape::{Dims, IntoDims};
 use crate::stream::Stream;
 use crate::sys;
 use crate::tensor::{Buffer, DeviceTensor, Layout, TensorView, TensorViewMut, check_stream_device};
 use crate::transfer::{check_shape, dense_window};
 use crate::uses::{Access, Uses};
-use ndarray::{ArrayBase, ArrayViewD, ArrayViewMutD, Data, Dimension, IxDyn};
+use ndarray::{ArrayBase, ArrayView, ArrayViewMut, Data, Dimension};
 use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
@@ -81,7 +81,7 @@ impl Drop for Pinned {
 /// t.copy_from_host(&stream, &host)?; // queued, reads `host` directly
 /// ascendcl::mish_inplace(&mut t, &stream)?;
 /// t.copy_to_host(&stream, &mut host)?; // queued too
-/// let y = host.view()?; // waits for the copy into `host`
+/// let y = host.view::<ndarray::Ix2>()?; // waits for the copy into `host`
 /// assert!((y[[0, 0]] - 0.865098).abs() < 1e-5);
 /// # Ok(()) }
 /// ```
@@ -116,8 +116,8 @@ impl<T: Element> HostTensor<T> {
     /// # Errors
     /// [`Error::TooManyElements`] / [`Error::InvalidArgument`] for a shape whose size
     /// overflows, [`Error::Acl`] from `aclrtMallocHost` (e.g. out of memory).
-    pub fn zeros(device: &Device, shape: &[usize]) -> Result<Self> {
-        let dims = Dims::new("shape", shape)?;
+    pub fn zeros(device: &Device, shape: impl IntoDims) -> Result<Self> {
+        let dims = shape.into_dims("shape")?;
         let len = dims.numel();
         let bytes = len
             .checked_mul(T::DTYPE.size())
@@ -202,24 +202,41 @@ impl<T: Element> HostTensor<T> {
         Ok(self.slice_mut())
     }
 
-    /// An ndarray view of the elements; see [`as_slice`](Self::as_slice).
+    /// An ndarray view of the elements, of the dimension type the caller names (`IxDyn`
+    /// or a fixed number of dims); see [`as_slice`](Self::as_slice).
+    ///
+    /// ```
+    /// # fn main() -> ascendcl::Result<()> {
+    /// use ndarray::{ArrayView2, ArrayViewD};
+    /// let device = ascendcl::Runtime::auto()?.device(0)?;
+    /// let mut host = ascendcl::HostTensor::<f32>::zeros(&device, (2, 3))?;
+    /// host.view_mut::<ndarray::Ix2>()?[[1, 2]] = 5.0;
+    /// let v: ArrayView2<'_, f32> = host.view()?;
+    /// assert_eq!(v[[1, 2]], 5.0);
+    /// let d: ArrayViewD<'_, f32> = host.view()?;
+    /// assert_eq!(d.shape(), &[2, 3]);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
-    /// As [`as_slice`](Self::as_slice).
-    pub fn view(&self) -> Result<ArrayViewD<'_, T>> {
-        let shape = IxDyn(&self.dims);
+    /// [`Error::RankMismatch`] for a `D` of another number of dims, or as
+    /// [`as_slice`](Self::as_slice).
+    pub fn view<D: Dimension>(&self) -> Result<ArrayView<'_, T, D>> {
+        let shape: D = crate::shape::dimension("host tensor", &self.dims)?;
         let slice = self.as_slice()?;
-        ArrayViewD::from_shape(shape, slice).map_err(|e| Error::InvalidArgument(e.to_string()))
+        ArrayView::from_shape(shape, slice).map_err(|e| Error::InvalidArgument(e.to_string()))
     }
 
-    /// A mutable ndarray view of the elements; see [`as_slice_mut`](Self::as_slice_mut).
+    /// A mutable ndarray view of the elements, of the dimension type the caller names;
+    /// see [`view`](Self::view) and [`as_slice_mut`](Self::as_slice_mut).
     ///
     /// # Errors
-    /// As [`as_slice_mut`](Self::as_slice_mut).
-    pub fn view_mut(&mut self) -> Result<ArrayViewMutD<'_, T>> {
-        let shape = IxDyn(&self.dims);
+    /// [`Error::RankMismatch`] for a `D` of another number of dims, or as
+    /// [`as_slice_mut`](Self::as_slice_mut).
+    pub fn view_mut<D: Dimension>(&mut self) -> Result<ArrayViewMut<'_, T, D>> {
+        let shape: D = crate::shape::dimension("host tensor", &self.dims)?;
         let slice = self.as_slice_mut()?;
-        ArrayViewMutD::from_shape(shape, slice).map_err(|e| Error::InvalidArgument(e.to_string()))
+        ArrayViewMut::from_shape(shape, slice).map_err(|e| Error::InvalidArgument(e.to_string()))
     }
 
     /// Fills the tensor from `array` (same shape, any layout), once every queued copy that
@@ -233,8 +250,8 @@ impl<T: Element> HostTensor<T> {
         D: Dimension,
     {
         check_shape("array", &self.dims, array.shape())?;
-        let mut dst = self.view_mut()?;
-        dst.zip_mut_with(&array.view().into_dyn(), |d, s| *d = *s);
+        let mut dst = self.view_mut::<D>()?;
+        dst.zip_mut_with(array, |d, s| *d = *s);
         Ok(())
     }
 

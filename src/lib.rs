@@ -3,7 +3,7 @@
 //! # Quick start
 //! ```
 //! use ascendcl::{DeviceTensor, Runtime, mish, mish_backward};
-//! use ndarray::{Array, array};
+//! use ndarray::{Array, Array2, array};
 //!
 //! # fn main() -> ascendcl::Result<()> {
 //! let rt = Runtime::auto()?; // CANN when installed, else the simulator
@@ -21,10 +21,84 @@
 //! let mut dx = DeviceTensor::<f32>::zeros(&stream, &[4, 2])?;
 //! mish_backward(&grad, &x, &mut dx, &stream)?; // its gradient
 //!
-//! assert!((y.to_array(&stream)?[[0, 0]] - 0.865098).abs() < 1e-5); // waits for the copy
-//! assert!((dx.to_array(&stream)?[[0, 1]] - 1.049036).abs() < 1e-5);
+//! let y: Array2<f32> = y.to_array(&stream)?; // waits for the copy
+//! assert!((y[[0, 0]] - 0.865098).abs() < 1e-5);
+//! let dx: Array2<f32> = dx.to_array(&stream)?;
+//! assert!((dx[[0, 1]] - 1.049036).abs() < 1e-5);
 //! # Ok(()) }
 //! ```
+//!
+//! # Training loops: tensors you keep
+//!
+//! A training step reuses its device tensors: they are allocated once, filled from host
+//! arrays of any layout with [`DeviceTensor::copy_from_array`] and read back with
+//! [`DeviceTensor::copy_to_array`]; a [`Plan`] per layout runs phase 1 once. Page-locked
+//! [`HostTensor`]s make the copies asynchronous: their accessors wait for the copies they
+//! would race with.
+//!
+//! ```
+//! use ascendcl::{DeviceTensor, HostTensor, MishBackwardPlan, MishPlan, Runtime};
+//! use ndarray::{Array2, Ix2};
+//!
+//! # fn main() -> ascendcl::Result<()> {
+//! let device = Runtime::auto()?.device(0)?;
+//! let stream = device.stream()?;
+//! let zeros = || DeviceTensor::<f32>::zeros(&stream, (64, 32));
+//! let (mut x, mut y, mut g, mut dx) = (zeros()?, zeros()?, zeros()?, zeros()?);
+//! let mut forward = MishPlan::new(&x, &y, &stream)?;
+//! let mut backward = MishBackwardPlan::new(&g, &x, &dx, &stream)?;
+//! let mut host_y = HostTensor::<f32>::zeros(&device, (64, 32))?; // pinned
+//! let mut host_dx = Array2::<f32>::zeros((64, 32)); // pageable
+//! for step in 0..3 {
+//!     let batch = Array2::from_elem((64, 32), step as f32 * 0.1);
+//!     x.copy_from_array(&stream, &batch)?; // the array is free again at once
+//!     forward.launch(&x, &mut y, &stream)?;
+//!     y.copy_to_host(&stream, &mut host_y)?; // queued, no wait
+//!     let loss_grad = host_y.view::<Ix2>()?.mapv(|v| 2.0 * v); // waits for that copy
+//!     g.copy_from_array(&stream, &loss_grad)?;
+//!     backward.launch(&g, &x, &mut dx, &stream)?;
+//!     dx.copy_to_array(&stream, &mut host_dx)?; // waits for the result
+//! }
+//! assert!(host_dx.iter().all(|v| v.is_finite()));
+//! # Ok(()) }
+//! ```
+//!
+//! # Backends and the simulator
+//!
+//! [`Runtime::auto`] picks CANN when its libraries are found and the simulator otherwise,
+//! saying so once on stderr; `ASCENDCL_BACKEND=cann` (or [`Runtime::cann`]) makes CANN
+//! required, `ASCENDCL_BACKEND=simulator` chooses the simulator. The simulated machine is
+//! described by the `ASCEND_SIM_*` environment variables (listed, with their formats, at
+//! [`Runtime::simulator`]) or from code, before the simulator starts:
+//!
+//! ```
+//! # fn main() -> ascendcl::Result<()> {
+//! use ascendcl::{Runtime, SimConfig, SimDevice};
+//! let config = SimConfig::new()
+//!     .devices([SimDevice::new("Ascend910B4"), SimDevice::new("Ascend910A").mem_bytes(512 << 20)])
+//!     .hccl_timeout_ms(5_000);
+//! Runtime::configure_simulator(&config)?; // used if auto() falls back to the simulator
+//! let rt = Runtime::auto()?;
+//! println!("{} device(s) on {}", rt.device_count()?, rt.backend());
+//! # Ok(()) }
+//! ```
+//!
+//! One process has one simulated machine, as it has one CANN runtime
+//! ([`Runtime::simulator_with`] explains why, and what a second configuration gives).
+//!
+//! # Examples
+//!
+//! In `examples/` of the repository, each run with `cargo run --example <name>` (on CANN
+//! when installed, else on the simulator):
+//! * `mish_backward` — the operator on a small tensor, beside the CPU reference;
+//! * `mixed_precision` — bf16 activations with f32 gradients, a broadcast and a
+//!   transposed view, checked with CANN's precision standard;
+//! * `mish_layer_training` — a two-layer network trained with Mish on the device and
+//!   preallocated tensors;
+//! * `data_parallel` — data-parallel steps over every device with HCCL `all_reduce`
+//!   (four simulated devices by default);
+//! * `overhead_probe` — launches for instruction counting under callgrind (simulator
+//!   only).
 //!
 //! # Structure
 //! * [`Runtime`] — the process-wide CANN (or simulator) instance: `aclInit` once, never
@@ -35,7 +109,10 @@
 //! * [`Stream`], [`Event`] — ordered asynchronous work, ordering between streams.
 //! * [`DeviceTensor`], [`TensorView`], [`TensorViewMut`] — device memory and views over it
 //!   (permuted, sliced with steps, broadcast, reshaped), bounds-checked against the
-//!   storage.
+//!   storage. Shapes are taken in ndarray's forms ([`shape::IntoDims`]: `&[2, 3]`,
+//!   `(2, 3)`, `Ix2(2, 3)`, ...), downloads return the array type the caller names
+//!   (`let a: Array2<f32> = t.to_array(&stream)?`), [`DeviceTensor::try_clone`] copies a
+//!   tensor on its device and [`DeviceTensor::copy_from_peer`] from another device.
 //! * The operators ([`ops`]), one declaration each: [`mish`], [`mish_inplace`],
 //!   [`mish_backward`], [`inplace_copy`] (with [`copy`](fn@copy), a device-to-device copy
 //!   that converts dtypes and broadcasts). A call is validated in Rust with typed errors, then runs the
@@ -98,13 +175,15 @@ pub mod reference;
 pub mod shape;
 pub mod testing;
 
-mod clock;
 mod attrs;
+mod clock;
+mod clone;
 mod device;
 mod event;
 mod host;
 mod ledger;
 pub mod ops;
+mod peer;
 pub mod protocol;
 mod raw;
 mod reshape;
@@ -116,6 +195,8 @@ mod tensor;
 mod transfer;
 mod uses;
 
+#[cfg(feature = "sim")]
+pub use ascend_sim::{SimConfig, SimDevice};
 pub use ascend_sys::{LoadError, LoadOptions};
 
 /// What the code `operator!` generates in other crates refers to.

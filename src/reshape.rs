@@ -2,7 +2,7 @@
 
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::shape::Dims;
+use crate::shape::IntoDims;
 use crate::sys;
 use crate::tensor::{DeviceTensor, Layout};
 
@@ -27,17 +27,14 @@ impl<T: Element> DeviceTensor<T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::TooManyDims`]; [`Error::ShapeMismatch`] when the number of elements
-    /// differs (or the product of `shape` overflows `usize`); [`Error::Acl`] from waiting
-    /// for queued work.
-    pub fn reshape(&mut self, shape: &[usize]) -> Result<()> {
-        let dims = Dims::new("shape", shape)?;
-        let numel = shape.iter().try_fold(1usize, |acc, d| acc.checked_mul(*d));
-        if numel != Some(self.layout.numel()) {
-            return Err(Error::ShapeMismatch {
-                argument: "shape",
-                expected: self.layout.dims.as_slice().to_vec(),
-                actual: shape.to_vec(),
+    /// [`Error::TooManyDims`], [`Error::TooManyElements`]; [`Error::ReshapeMismatch`] when
+    /// the number of elements differs; [`Error::Acl`] from waiting for queued work.
+    pub fn reshape(&mut self, shape: impl IntoDims) -> Result<()> {
+        let dims = shape.into_dims("shape")?;
+        if dims.numel() != self.layout.numel() {
+            return Err(Error::ReshapeMismatch {
+                shape: self.layout.dims.as_slice().to_vec(),
+                requested: dims.as_slice().to_vec(),
             });
         }
         let layout = Layout::contiguous(dims)?;

@@ -80,6 +80,26 @@ impl Dims {
     }
 }
 
+/// `shape` as the ndarray dimension `D`, or [`Error::RankMismatch`] naming `argument` when
+/// `D` has a fixed number of dims other than `shape.len()`.
+pub(crate) fn dimension<D: ndarray::Dimension>(
+    argument: &'static str,
+    shape: &[usize],
+) -> Result<D> {
+    match D::NDIM {
+        Some(ndim) if ndim != shape.len() => Err(Error::RankMismatch {
+            argument,
+            shape: shape.to_vec(),
+            ndim,
+        }),
+        _ => {
+            let mut dim = D::zeros(shape.len());
+            dim.slice_mut().copy_from_slice(shape);
+            Ok(dim)
+        }
+    }
+}
+
 #[cold]
 fn too_many_elements(argument: &'static str, shape: &[usize]) -> Error {
     // The exact count as a decimal product, computed without overflow (u128 holds the
@@ -118,6 +138,112 @@ impl std::ops::Deref for Dims {
 impl std::fmt::Debug for Dims {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.as_slice().fmt(f)
+    }
+}
+
+/// Anything that names a shape, in the forms ndarray accepts: a slice, a reference to an
+/// array or a `Vec`, a tuple of up to 8 sizes, a single size, an ndarray dimension (`Ix2`,
+/// `IxDyn`, ...) or [`Dims`].
+///
+/// Arrays and `Vec`s are taken by reference only (`&[2, 3]`, `&shape`), as a `&[usize]`
+/// parameter takes them: one spelling per form keeps `clippy::needless_borrows_for_generic_args`
+/// quiet on existing code.
+///
+/// ```
+/// # fn main() -> ascendcl::Result<()> {
+/// use ascendcl::{DeviceTensor, Runtime};
+/// let stream = Runtime::auto()?.device(0)?.stream()?;
+/// let a = DeviceTensor::<f32>::zeros(&stream, (2, 3))?;
+/// let b = DeviceTensor::<f32>::zeros(&stream, &[2, 3])?;
+/// let c = DeviceTensor::<f32>::zeros(&stream, ndarray::IxDyn(&[2, 3]))?;
+/// let d = DeviceTensor::<f32>::zeros(&stream, ndarray::Ix2(2, 3))?;
+/// let e = DeviceTensor::<f32>::zeros(&stream, &vec![2, 3])?;
+/// let f = DeviceTensor::<f32>::zeros(&stream, a.shape())?;
+/// let g = DeviceTensor::<f32>::zeros(&stream, 6)?;
+/// for t in [&a, &b, &c, &d, &e, &f] {
+///     assert_eq!(t.shape(), &[2, 3]);
+/// }
+/// assert_eq!(g.shape(), &[6]);
+/// # Ok(()) }
+/// ```
+pub trait IntoDims {
+    /// The shape as [`Dims`], naming it `argument` in the errors of [`Dims::new`].
+    ///
+    /// # Errors
+    /// As [`Dims::new`].
+    fn into_dims(self, argument: &'static str) -> Result<Dims>;
+}
+
+impl IntoDims for &[usize] {
+    fn into_dims(self, argument: &'static str) -> Result<Dims> {
+        Dims::new(argument, self)
+    }
+}
+
+impl<const N: usize> IntoDims for &[usize; N] {
+    fn into_dims(self, argument: &'static str) -> Result<Dims> {
+        Dims::new(argument, self)
+    }
+}
+
+impl IntoDims for &Vec<usize> {
+    fn into_dims(self, argument: &'static str) -> Result<Dims> {
+        Dims::new(argument, self)
+    }
+}
+
+impl IntoDims for usize {
+    fn into_dims(self, argument: &'static str) -> Result<Dims> {
+        Dims::new(argument, &[self])
+    }
+}
+
+impl IntoDims for Dims {
+    fn into_dims(self, _argument: &'static str) -> Result<Dims> {
+        Ok(self)
+    }
+}
+
+impl IntoDims for () {
+    fn into_dims(self, argument: &'static str) -> Result<Dims> {
+        Dims::new(argument, &[])
+    }
+}
+
+macro_rules! size {
+    ($v:ident) => {
+        usize
+    };
+}
+
+macro_rules! tuple_dims {
+    ($(($($v:ident)*))*) => {$(
+        impl IntoDims for ($(size!($v),)*) {
+            fn into_dims(self, argument: &'static str) -> Result<Dims> {
+                let ($($v,)*) = self;
+                Dims::new(argument, &[$($v),*])
+            }
+        }
+    )*};
+}
+tuple_dims! {
+    (a) (a b) (a b c) (a b c d) (a b c d e) (a b c d e f) (a b c d e f g) (a b c d e f g h)
+}
+
+macro_rules! ndarray_dims {
+    ($($n:literal)*) => {$(
+        impl IntoDims for ndarray::Dim<[usize; $n]> {
+            fn into_dims(self, argument: &'static str) -> Result<Dims> {
+                Dims::new(argument, ndarray::Dimension::slice(&self))
+            }
+        }
+    )*};
+}
+ndarray_dims!(0 1 2 3 4 5 6);
+
+impl IntoDims for ndarray::IxDyn {
+    fn into_dims(self, argument: &'static str) -> Result<Dims> {
+        Dims::new(argument, ndarray::Dimension::slice(&self))
     }
 }
 

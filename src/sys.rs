@@ -23,6 +23,13 @@ macro_rules! checked {
     (aclnn $t:expr, $f:ident ( $($a:expr),* $(,)? )) => {
         aclnn($t, stringify!($f), ($t.$f)($($a),*))
     };
+    // An optional runtime function: its absence is an error of the call.
+    (acl? $t:expr, $f:ident ( $($a:expr),* $(,)? )) => {
+        match $t.$f {
+            Some(f) => acl($t, stringify!($f), f($($a),*)),
+            None => Err(absent_runtime(stringify!($f))),
+        }
+    };
     // An optional function: its absence is an error of the call.
     (aclnn? $t:expr, $f:ident ( $($a:expr),* $(,)? )) => {
         checked!(aclnn? $t, $t, $f($($a),*))
@@ -51,12 +58,13 @@ pub(crate) unsafe fn init(t: &FnTable) -> Result<()> {
     }
 }
 
-/// `aclrtGetDeviceCount`.
-pub(crate) fn device_count(t: &FnTable) -> Result<u32> {
+/// `aclrtGetDeviceCount`, as the `i32` that device ids are (`aclrtSetDevice` takes an
+/// `int32_t`, so no usable count exceeds `i32::MAX`).
+pub(crate) fn device_count(t: &FnTable) -> Result<i32> {
     let mut count = 0u32;
     // SAFETY: a valid out-pointer for the duration of the call.
     unsafe { checked!(acl t, aclrtGetDeviceCount(&mut count)) }?;
-    Ok(count)
+    Ok(i32::try_from(count).unwrap_or(i32::MAX))
 }
 
 /// `aclrtSetDevice`: opens the device (reference-counted) and makes its default context
@@ -180,6 +188,21 @@ pub(crate) unsafe fn memcpy_async(
 ) -> Result<()> {
     // SAFETY: the caller's contract.
     unsafe { checked!(acl t, aclrtMemcpyAsync(dst, dst_max, src, count, kind, stream)) }
+}
+
+/// `aclrtDeviceCanAccessPeer`: whether device `device` can access the memory of `peer`.
+pub(crate) fn can_access_peer(t: &FnTable, device: i32, peer: i32) -> Result<bool> {
+    let mut can = 0i32;
+    // SAFETY: a valid out-pointer for the duration of the call; ids are validated by it.
+    unsafe { checked!(acl? t, aclrtDeviceCanAccessPeer(&mut can, device, peer)) }?;
+    Ok(can != 0)
+}
+
+/// `aclrtDeviceEnablePeerAccess(peer, 0)`: the current device may then copy from and to
+/// `peer`'s memory.
+pub(crate) fn enable_peer_access(t: &FnTable, peer: i32) -> Result<()> {
+    // SAFETY: takes any id and validates it; flags are reserved (0).
+    unsafe { checked!(acl? t, aclrtDeviceEnablePeerAccess(peer, 0)) }
 }
 
 /// `aclrtMemcpy` of `count` bytes: synchronous, and not ordered with any stream.
@@ -499,6 +522,18 @@ pub(crate) fn aclnn_error(table: &FnTable, api: &'static str, status: i32) -> Er
 }
 
 /// A call of an optional function the loaded library lacks.
+#[cold]
+#[inline(never)]
+fn absent_runtime(api: &'static str) -> Error {
+    Error::Acl {
+        api,
+        code: ascend_sys::ACL_ERROR_FEATURE_UNSUPPORTED,
+        name: ascend_sys::status_name(ascend_sys::ACL_ERROR_FEATURE_UNSUPPORTED),
+        message: "the loaded runtime lacks this function".into(),
+    }
+}
+
+/// A call of an optional nnopbase function the loaded library lacks.
 #[cold]
 #[inline(never)]
 fn absent(api: &'static str) -> Error {

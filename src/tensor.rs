@@ -3,12 +3,12 @@
 use crate::device::DeviceInner;
 use crate::element::{DType, Element};
 use crate::error::{Error, Result};
-use crate::shape::{Dims, MAX_DIMS};
+use crate::shape::{self, Dims, IntoDims, MAX_DIMS};
 use crate::stream::Stream;
 use crate::sys;
 use crate::uses::{Access, Uses};
 use ascend_sys::aclTensor;
-use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn};
+use ndarray::{Array, ArrayBase, Data, Dimension};
 use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
@@ -50,7 +50,7 @@ unsafe impl Sync for Buffer {}
 const MIN_BYTES: usize = 32;
 
 impl Buffer {
-    fn alloc(device: &Arc<DeviceInner>, len: usize, elem_size: usize) -> Result<Buffer> {
+    pub(crate) fn alloc(device: &Arc<DeviceInner>, len: usize, elem_size: usize) -> Result<Buffer> {
         let bytes = len
             .checked_mul(elem_size)
             .ok_or_else(|| Error::InvalidArgument(format!("{len} elements overflow usize")))?
@@ -65,6 +65,11 @@ impl Buffer {
             uses: Uses::new(),
             desc: AtomicPtr::new(std::ptr::null_mut()),
         })
+    }
+
+    /// Size of the allocation in bytes.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
     }
 
     /// The cached descriptor of the whole tensor, if one was made.
@@ -330,8 +335,8 @@ impl Layout {
         })
     }
 
-    fn broadcast_to(&self, shape: &[usize]) -> Result<Layout> {
-        let target = Dims::new("view", shape)?;
+    fn broadcast_to(&self, target: Dims) -> Result<Layout> {
+        let shape = target.as_slice();
         let (n, m) = (self.dims.ndim(), target.ndim());
         let fail = || {
             Error::InvalidArgument(format!(
@@ -358,8 +363,8 @@ impl Layout {
         })
     }
 
-    fn reshape(&self, shape: &[usize]) -> Result<Layout> {
-        let dims = Dims::new("view", shape)?;
+    fn reshape(&self, dims: Dims) -> Result<Layout> {
+        let shape = dims.as_slice();
         if !self.is_contiguous() || dims.numel() != self.numel() {
             return Err(Error::InvalidArgument(format!(
                 "cannot reshape {:?} (strides {:?}) to {shape:?}: needs a contiguous view with the same number of elements",
@@ -402,7 +407,7 @@ impl Layout {
 pub struct DeviceTensor<T: Element> {
     pub(crate) buf: Buffer,
     pub(crate) layout: Layout,
-    _elem: PhantomData<T>,
+    pub(crate) _elem: PhantomData<T>,
 }
 
 impl<T: Element> fmt::Debug for DeviceTensor<T> {
@@ -526,10 +531,13 @@ impl<T: Element> DeviceTensor<T> {
 
     /// A new tensor of `shape` filled with zeros (`aclrtMemset`) on the device of `stream`.
     ///
+    /// `shape` is any of the forms of [`IntoDims`]: `&[2, 3]`, `(2, 3)`, `[2, 3]`, ...
+    ///
     /// # Errors
-    /// [`Error::TooManyDims`], [`Error::Acl`] from allocation or the memset.
-    pub fn zeros(stream: &Stream, shape: &[usize]) -> Result<Self> {
-        let dims = Dims::new("shape", shape)?;
+    /// [`Error::TooManyDims`], [`Error::TooManyElements`], [`Error::Acl`] from allocation
+    /// or the memset.
+    pub fn zeros(stream: &Stream, shape: impl IntoDims) -> Result<Self> {
+        let dims = shape.into_dims("shape")?;
         let device = &stream.inner.device;
         let buf = Buffer::alloc(device, dims.numel(), T::DTYPE.size())?;
         let bytes = buf.bytes;
@@ -547,10 +555,42 @@ impl<T: Element> DeviceTensor<T> {
     /// Downloads the tensor, after the work queued on `stream` so far. Returns only once
     /// the copy has finished.
     ///
+    /// The array has the dimension type the caller names, `ArrayD` or one of a fixed
+    /// number of dims, checked before anything is copied:
+    ///
+    /// ```
+    /// # fn main() -> ascendcl::Result<()> {
+    /// use ascendcl::{DeviceTensor, Runtime};
+    /// use ndarray::{Array2, ArrayD, Ix3, array};
+    /// let stream = Runtime::auto()?.device(0)?.stream()?;
+    /// let t = DeviceTensor::from_array(&stream, &array![[1.0f32, 2.0], [3.0, 4.0]])?;
+    /// let a: Array2<f32> = t.to_array(&stream)?;
+    /// let d: ArrayD<f32> = t.to_array(&stream)?;
+    /// assert_eq!(a[[1, 0]], 3.0);
+    /// assert_eq!(d, a.clone().into_dyn());
+    /// assert_eq!(t.to_array::<ndarray::IxDyn>(&stream)?[[0, 1]], 2.0);
+    /// assert!(matches!(
+    ///     t.to_array::<Ix3>(&stream),
+    ///     Err(ascendcl::Error::RankMismatch { ndim: 3, .. })
+    /// ));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// The dimension type must be known, from an annotation or a turbofish:
+    ///
+    /// ```compile_fail
+    /// # fn main() -> ascendcl::Result<()> {
+    /// # let stream = ascendcl::Runtime::auto()?.device(0)?.stream()?;
+    /// # let t = ascendcl::DeviceTensor::<f32>::zeros(&stream, (2, 2))?;
+    /// let first = t.to_array(&stream)?[[0, 0]];
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
+    /// [`Error::RankMismatch`] for a `D` of another number of dims,
     /// [`Error::DeviceMismatch`] for a stream of another device, [`Error::Acl`] from the
     /// copy or the synchronisation.
-    pub fn to_array(&self, stream: &Stream) -> Result<ArrayD<T>> {
+    pub fn to_array<D: Dimension>(&self, stream: &Stream) -> Result<Array<T, D>> {
         self.view().to_array(stream)
     }
 
@@ -675,8 +715,8 @@ macro_rules! view_common {
             /// # Errors
             /// [`Error::InvalidArgument`] for a non-contiguous view or a different number of
             /// elements, [`Error::TooManyDims`].
-            pub fn reshape(self, shape: &[usize]) -> Result<Self> {
-                let l = self.layout.reshape(shape)?;
+            pub fn reshape(self, shape: impl IntoDims) -> Result<Self> {
+                let l = self.layout.reshape(shape.into_dims("shape")?)?;
                 self.with(l)
             }
         }
@@ -703,20 +743,23 @@ impl<'a, T: Element> TensorView<'a, T> {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] when the shapes are incompatible, [`Error::TooManyDims`].
-    pub fn broadcast_to(self, shape: &[usize]) -> Result<Self> {
-        let l = self.layout.broadcast_to(shape)?;
+    pub fn broadcast_to(self, shape: impl IntoDims) -> Result<Self> {
+        let l = self.layout.broadcast_to(shape.into_dims("shape")?)?;
         self.with(l)
     }
 
     /// Downloads the view's elements (in row-major order of the view), after the work
     /// queued on `stream` so far. Returns only once the copy has finished.
     ///
+    /// The array's dimension type is the caller's, as for [`DeviceTensor::to_array`].
+    ///
     /// # Errors
+    /// [`Error::RankMismatch`] for a `D` of another number of dims,
     /// [`Error::DeviceMismatch`] for a stream of another device, [`Error::Acl`] from the
     /// copy or the synchronisation.
-    pub fn to_array(&self, stream: &Stream) -> Result<ArrayD<T>> {
+    pub fn to_array<D: Dimension>(&self, stream: &Stream) -> Result<Array<T, D>> {
+        let shape: D = shape::dimension("tensor", self.shape())?;
         check_stream_device(self.buf, stream, "tensor")?;
-        let shape = IxDyn(self.shape());
         // Sized by the caller's view (a broadcast view can be far larger than its storage).
         let mut out = Vec::new();
         out.try_reserve_exact(self.len())
@@ -725,7 +768,7 @@ impl<'a, T: Element> TensorView<'a, T> {
                 bytes: self.len().saturating_mul(size_of::<T>()),
             })?;
         let Some((lo, hi)) = self.layout.span() else {
-            return ArrayD::from_shape_vec(shape, out)
+            return Array::from_shape_vec(shape, out)
                 .map_err(|e| Error::InvalidArgument(e.to_string()));
         };
         let size = T::DTYPE.size();
@@ -780,7 +823,7 @@ impl<'a, T: Element> TensorView<'a, T> {
         // `T` (any bit pattern is a valid f32/f16/bf16), suitably aligned.
         let host = unsafe { std::slice::from_raw_parts(staging.ptr.cast::<T>(), count) };
         gather(host, &self.layout, lo, &mut out);
-        ArrayD::from_shape_vec(shape, out).map_err(|e| Error::InvalidArgument(e.to_string()))
+        Array::from_shape_vec(shape, out).map_err(|e| Error::InvalidArgument(e.to_string()))
     }
 }
 
@@ -834,7 +877,7 @@ impl<'a, T: Element> TensorViewMut<'a, T> {
     ///
     /// # Errors
     /// As [`TensorView::to_array`].
-    pub fn to_array(&self, stream: &Stream) -> Result<ArrayD<T>> {
+    pub fn to_array<D: Dimension>(&self, stream: &Stream) -> Result<Array<T, D>> {
         self.as_view().to_array(stream)
     }
 }

@@ -82,7 +82,7 @@ fn measure<T: Element>(
         mish(&xd, &mut out, stream).unwrap();
         reference::mish(x.view()).unwrap()
     };
-    let got = out.to_array(stream).unwrap();
+    let got = out.to_array::<ndarray::IxDyn>(stream).unwrap();
     let mut h = Histogram::default();
     let (mut away, mut golden) = (Vec::new(), Vec::new());
     for ((a, b), x) in got.iter().zip(want.iter()).zip(&xs) {

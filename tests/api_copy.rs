@@ -57,7 +57,7 @@ fn case<S: Element, D: Element>(
         dst.view()
             .permute(&daxes)
             .unwrap()
-            .to_array(stream)
+            .to_array::<ndarray::IxDyn>(stream)
             .unwrap()
     } else {
         dst.to_array(stream).unwrap()
@@ -144,7 +144,7 @@ fn casts_round_to_nearest_even() {
     .unwrap();
     let mut dst = DeviceTensor::<f16>::zeros(&stream, &[3]).unwrap();
     copy(&src, &mut dst, &stream).unwrap();
-    let got = dst.to_array(&stream).unwrap();
+    let got = dst.to_array::<ndarray::IxDyn>(&stream).unwrap();
     assert_eq!(got[0], f16::ONE);
     assert_eq!(got[1], f16::from_f32(1.0 + 2f32.powi(-9)));
     assert!(got[2].is_infinite(), "65520 rounds to +inf in f16");
@@ -213,7 +213,7 @@ fn dense_same_dtype_copies_are_one_memcpy() {
     // A dense row window of a larger tensor also takes the memcpy path.
     let mut big = DeviceTensor::<f32>::zeros(&stream, &[10, 16]).unwrap();
     copy(&src, big.view_mut().slice(0, 2, 10, 1).unwrap(), &stream).unwrap();
-    let back = big.to_array(&stream).unwrap();
+    let back = big.to_array::<ndarray::IxDyn>(&stream).unwrap();
     assert_eq!(back.slice(ndarray::s![2.., ..]).into_dyn(), a);
     assert!(back.slice(ndarray::s![..2, ..]).iter().all(|v| *v == 0.0));
     assert_eq!(ascend_sim::call_count("aclnnInplaceCopy"), ops);

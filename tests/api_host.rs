@@ -229,7 +229,7 @@ fn empty_and_zero_d_host_tensors() {
     assert!(he.is_empty());
     e.copy_from_host(&stream, &he).unwrap();
     e.copy_to_host(&stream, &mut he).unwrap();
-    assert_eq!(he.view().unwrap().shape(), &[0, 3]);
+    assert_eq!(he.view::<ndarray::IxDyn>().unwrap().shape(), &[0, 3]);
     let mut z = DeviceTensor::<f32>::zeros(&stream, &[]).unwrap();
     let mut hz = HostTensor::from_array(&dev, &ndarray::arr0(2.5f32)).unwrap();
     z.copy_from_host(&stream, &hz).unwrap();

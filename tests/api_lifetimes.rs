@@ -83,7 +83,7 @@ fn upload_never_reads_the_caller_memory_after_returning() {
     host.fill(-1.0);
     drop(host);
     hold.release();
-    let back = t.to_array(&stream).unwrap();
+    let back = t.to_array::<ndarray::IxDyn>(&stream).unwrap();
     assert!(back.iter().enumerate().all(|(i, v)| *v == i as f32));
 }
 

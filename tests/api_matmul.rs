@@ -256,7 +256,7 @@ fn cube_math_follows_the_product_family() {
     let math = CubeMath::default_for(SocFamily::Training910);
     assert_eq!(math, CubeMath::default_for_device(&device(A910)));
     ascendcl::matmul(&a, &b, &mut o, math, &s).unwrap();
-    assert_eq!(o.to_array(&s).unwrap()[[0, 0]], 11.0);
+    assert_eq!(o.to_array::<ndarray::Ix2>(&s).unwrap()[[0, 0]], 11.0);
     let s = device(A2).stream().unwrap();
     let a = DeviceTensor::from_array(&s, &ndarray::array![[1.0f32, 2.0]]).unwrap();
     let b = DeviceTensor::from_array(&s, &ndarray::array![[3.0f32], [4.0]]).unwrap();

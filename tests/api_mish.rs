@@ -214,7 +214,7 @@ fn shape_and_device_mismatches_are_typed() {
         })
     ));
     let want = reference::mish(common::array::<f32>(&[3], 1, -2.0, 2.0).view()).unwrap();
-    let got = full.to_array(&stream).unwrap();
+    let got = full.to_array::<ndarray::IxDyn>(&stream).unwrap();
     for r in got.outer_iter() {
         judge(&r.to_owned(), &want, "broadcast input").unwrap();
     }
@@ -299,7 +299,7 @@ fn central_differences_of_mish_match_mish_backward() {
     let ones = DeviceTensor::from_array(&stream, &ArrayD::<f32>::ones(IxDyn(&[n]))).unwrap();
     let mut grad = DeviceTensor::<f32>::zeros(&stream, &[n]).unwrap();
     mish_backward(&ones, &x, &mut grad, &stream).unwrap();
-    let grad = grad.to_array(&stream).unwrap();
+    let grad = grad.to_array::<ndarray::IxDyn>(&stream).unwrap();
     let mut worst = (0.0f64, 0.0f32);
     for i in 0..n {
         let fd = (f64::from(m_up[i]) - f64::from(m_down[i])) / (2.0 * f64::from(h));

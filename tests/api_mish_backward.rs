@@ -207,7 +207,7 @@ fn non_contiguous_inputs_and_output() {
         assert_eq!(ov.shape(), &[3, 4]);
         mish_backward(gv, xv, ov, &stream).unwrap();
     }
-    let full = od.to_array(&stream).unwrap();
+    let full = od.to_array::<ndarray::IxDyn>(&stream).unwrap();
 
     let gs = g.slice(ndarray::s![1..6;2, 1..8;2]).into_dyn();
     let xt = x.t();
@@ -233,7 +233,7 @@ fn non_contiguous_inputs_and_output() {
     assert_eq!(g1b.strides(), &[0, 0, 1]);
     let mut o3 = DeviceTensor::<bf16>::zeros(&stream, &[4, 2, 3]).unwrap();
     mish_backward(g1b, x3p, &mut o3, &stream).unwrap();
-    let g1h = g1.to_array(&stream).unwrap();
+    let g1h = g1.to_array::<ndarray::IxDyn>(&stream).unwrap();
     let expected: ArrayD<bf16> = reference::mish_backward_as(
         g1h.broadcast(ndarray::IxDyn(&[4, 2, 3])).unwrap(),
         x3.view().permuted_axes(ndarray::IxDyn(&[2, 0, 1])),
@@ -325,7 +325,7 @@ fn invalid_cases_give_typed_errors_without_ffi_calls() {
         })
     ));
     assert!(matches!(
-        far.to_array(&stream),
+        far.to_array::<ndarray::IxDyn>(&stream),
         Err(Error::DeviceMismatch { .. })
     ));
     // views are bounds-checked
@@ -376,7 +376,7 @@ fn vendor_sample_values() {
     let xd = DeviceTensor::from_array(&stream, &x).unwrap();
     let mut od = DeviceTensor::<f32>::zeros(&stream, &[4, 2]).unwrap();
     mish_backward(&gd, &xd, &mut od, &stream).unwrap();
-    let out = od.to_array(&stream).unwrap();
+    let out = od.to_array::<ndarray::IxDyn>(&stream).unwrap();
     let want: [f64; 8] = [
         0.0, 1.049036, 2.098072, 3.207954, 4.277272, 5.346590, 6.126641, 7.147748,
     ];

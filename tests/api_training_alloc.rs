@@ -117,11 +117,11 @@ fn pinned_training_steps_allocate_nothing_after_warm_up() {
     let mut checksum = 0.0f64;
     let mut step = |i: usize, checksum: &mut f64| {
         x_host
-            .view_mut()
+            .view_mut::<ndarray::IxDyn>()
             .unwrap()
             .mapv_inplace(|v| (v + 0.37 + i as f32 * 1e-3).sin() * 3.0);
         g_host
-            .view_mut()
+            .view_mut::<ndarray::IxDyn>()
             .unwrap()
             .mapv_inplace(|v| (v + 0.11).cos());
         x.copy_from_host(&stream, &x_host).unwrap();
@@ -150,8 +150,11 @@ fn pinned_training_steps_allocate_nothing_after_warm_up() {
         copies + 3 * STEPS as u64,
         "three queued copies a step, none staged"
     );
-    let expected =
-        ascendcl::reference::mish_backward(g_host.view().unwrap(), x_host.view().unwrap()).unwrap();
+    let expected = ascendcl::reference::mish_backward(
+        g_host.view::<ndarray::IxDyn>().unwrap(),
+        x_host.view::<ndarray::IxDyn>().unwrap(),
+    )
+    .unwrap();
     let (mere, _) = mere_mare(&dx_host.view().unwrap().to_owned(), &expected);
     assert!(mere < threshold(ascendcl::DType::F32), "{mere}");
     assert!(checksum.is_finite());

@@ -205,13 +205,13 @@ proptest! {
         let s = device(A2).stream().unwrap();
         let x = array::<f32>(&shape, seed, -1.0, 1.0);
         let mut dx = hold(&s, &x, l);
-        let whole_before = dx.t.to_array(&s).unwrap();
+        let whole_before = dx.t.to_array::<ndarray::IxDyn>(&s).unwrap();
         ascendcl::fill_inplace(dx.view_mut(), value, &s).unwrap();
         prop_assert!(dx.get(&s).iter().all(|v| f64::from(*v) == value));
         ascendcl::zero_inplace(dx.view_mut(), &s).unwrap();
         prop_assert!(dx.get(&s).iter().all(|v| *v == 0.0));
         // Outside the view (the strided layout's gaps) nothing changed.
-        let whole = dx.t.to_array(&s).unwrap();
+        let whole = dx.t.to_array::<ndarray::IxDyn>(&s).unwrap();
         let outside = whole.iter().zip(&whole_before).filter(|(a, b)| a != b).count();
         prop_assert_eq!(outside, x.len() - x.iter().filter(|v| **v == 0.0).count());
     }

@@ -87,3 +87,71 @@ fn plan_mismatch_and_missing_operator_say_what_to_do() {
     );
     s.synchronize().unwrap();
 }
+
+/// `fn main() -> ascendcl::Result<()>` reports an error through `Debug`: it must read as
+/// the `Display` text, after the variant's name, without the fields repeated.
+#[test]
+fn debug_is_the_display_text_after_the_variant_name() {
+    let e = runtime().device(99).unwrap_err();
+    assert_eq!(format!("{e:?}"), format!("Acl: {e}"));
+    assert_eq!(format!("{e:#?}"), format!("Acl: {e}"));
+    let load = Error::from(ascendcl::LoadError::NotFound {
+        searched: Vec::new(),
+    });
+    assert_eq!(format!("{load:?}"), format!("Load: {load}"));
+    let shape = Error::InvalidArgument("device id -1 is negative".into());
+    assert_eq!(
+        format!("{shape:?}"),
+        "InvalidArgument: invalid argument: device id -1 is negative"
+    );
+}
+
+#[test]
+fn a_reshape_names_both_shapes_and_the_element_count() {
+    let s = device(A2).stream().unwrap();
+    let mut t = DeviceTensor::<f32>::zeros(&s, (2, 3)).unwrap();
+    let e = t.reshape(&[4, 2]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "cannot reshape [2, 3] to [4, 2]: that is 8 elements, the tensor has 6 \
+         (any shape of 6 elements works)"
+    );
+    assert_eq!(t.shape(), &[2, 3], "unchanged after the error");
+    t.reshape((3, 2)).unwrap();
+    assert_eq!(t.shape(), &[3, 2]);
+}
+
+#[test]
+fn a_shape_too_large_is_named_once() {
+    let s = device(A2).stream().unwrap();
+    let e = DeviceTensor::<f32>::zeros(&s, &[usize::MAX, 2]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "shape [{}, 2] has 36893488147419103230 elements, more than the {} a tensor can \
+             address",
+            usize::MAX,
+            i64::MAX
+        )
+    );
+}
+
+#[test]
+fn a_download_of_another_rank_is_refused_before_copying() {
+    let s = device(A2).stream().unwrap();
+    let t = DeviceTensor::<f32>::zeros(&s, (2, 3)).unwrap();
+    let e = t.to_array::<ndarray::Ix3>(&s).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "tensor has shape [2, 3] (2 dims), but the requested array type has 3 dims \
+         (use `ArrayD` for any number)"
+    );
+    let a: ndarray::Array2<f32> = t.to_array(&s).unwrap();
+    assert_eq!(a.dim(), (2, 3));
+    let host = ascendcl::HostTensor::<f32>::zeros(&device(A2), 4).unwrap();
+    assert!(matches!(
+        host.view::<ndarray::Ix2>(),
+        Err(Error::RankMismatch { ndim: 2, .. })
+    ));
+    assert_eq!(host.view::<ndarray::Ix1>().unwrap().len(), 4);
+}

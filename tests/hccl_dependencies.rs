@@ -35,7 +35,7 @@ fn consumers_of_a_failed_collective_get_an_error() {
         });
         comm.all_reduce(&send, &mut recv, ReduceOp::Sum, a).unwrap();
         let mut out = DeviceTensor::<f32>::zeros(&b, &[4]).unwrap();
-        let consumed = mish(&recv, &mut out, &b).and_then(|()| out.to_array(&b));
+        let consumed = mish(&recv, &mut out, &b).and_then(|()| out.to_array::<ndarray::IxDyn>(&b));
         releaser.join().unwrap();
         let own = a.synchronize();
         (comm.rank(), consumed, own)

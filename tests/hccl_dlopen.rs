@@ -69,7 +69,7 @@ fn collectives_through_a_dlopened_libhccl() {
         let mut recv = DeviceTensor::<f32>::zeros(stream, &[1000]).unwrap();
         comm.all_reduce(&send, &mut recv, ReduceOp::Sum, stream)
             .unwrap();
-        recv.to_array(stream).unwrap()
+        recv.to_array::<ndarray::IxDyn>(stream).unwrap()
     });
     for s in sums {
         assert!(s.iter().all(|&v| v == 6.0));

@@ -157,7 +157,7 @@ fn wrong_arguments_are_refused_before_any_hccl_call() {
         .unwrap();
         let mut recv = DeviceTensor::<bf16>::zeros(stream, &[2]).unwrap();
         comm.all_reduce(&send, &mut recv, ReduceOp::Prod, stream)
-            .map(|()| recv.to_array(stream).unwrap())
+            .map(|()| recv.to_array::<ndarray::IxDyn>(stream).unwrap())
     });
     // Rank 1 (Atlas A2) refuses before calling; rank 0 (910A) then waits for it in vain.
     assert!(
@@ -310,7 +310,7 @@ fn root_info_joins_ranks_across_threads() {
         let mut recv = zeros(stream, 1);
         comm.all_reduce(&send, &mut recv, ReduceOp::Sum, stream)
             .unwrap();
-        recv.to_array(stream).unwrap()[0]
+        recv.to_array::<ndarray::IxDyn>(stream).unwrap()[0]
     });
     assert_eq!(sums, [3.0; 3]);
 

@@ -44,10 +44,13 @@ fn workload() -> Result<Vec<f32>, Error> {
         comm.barrier(stream)?;
         stream.synchronize()?;
         comm.async_error()?;
-        let mut out: Vec<f32> = sum.to_array(stream)?.into_iter().collect();
-        out.extend(buf.to_array(stream)?);
-        out.extend(all.to_array(stream)?);
-        out.extend(part.to_array(stream)?);
+        let mut out: Vec<f32> = sum
+            .to_array::<ndarray::IxDyn>(stream)?
+            .into_iter()
+            .collect();
+        out.extend(buf.to_array::<ndarray::IxDyn>(stream)?);
+        out.extend(all.to_array::<ndarray::IxDyn>(stream)?);
+        out.extend(part.to_array::<ndarray::IxDyn>(stream)?);
         Ok(out)
     });
     drop(comms);

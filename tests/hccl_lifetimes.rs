@@ -33,7 +33,10 @@ fn dropping_buffers_of_a_queued_collective_waits_for_it() {
         if let Some(hold) = hold {
             std::thread::sleep(HOLD);
             hold.release();
-            recv.to_array(stream).unwrap().into_iter().collect()
+            recv.to_array::<ndarray::IxDyn>(stream)
+                .unwrap()
+                .into_iter()
+                .collect()
         } else {
             // Rank 0 drops its buffers at once: the drops wait for the collective.
             let started = Instant::now();
@@ -72,7 +75,7 @@ fn a_communicator_dropped_with_queued_collectives_is_destroyed_after_them() {
                 );
                 releaser.join().unwrap();
                 assert_eq!(
-                    buf.to_array(&stream)
+                    buf.to_array::<ndarray::IxDyn>(&stream)
                         .unwrap()
                         .into_iter()
                         .collect::<Vec<_>>(),

@@ -24,7 +24,10 @@ fn upload<T: Element>(stream: &Stream, v: &[T]) -> DeviceTensor<T> {
 }
 
 fn download<T: Element>(stream: &Stream, t: &DeviceTensor<T>) -> Vec<T> {
-    t.to_array(stream).unwrap().into_iter().collect()
+    t.to_array::<ndarray::IxDyn>(stream)
+        .unwrap()
+        .into_iter()
+        .collect()
 }
 
 #[track_caller]

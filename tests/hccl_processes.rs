@@ -48,7 +48,10 @@ fn upload<T: Element>(stream: &Stream, v: &[T]) -> DeviceTensor<T> {
 }
 
 fn download<T: Element>(stream: &Stream, t: &DeviceTensor<T>) -> Vec<T> {
-    t.to_array(stream).unwrap().into_iter().collect()
+    t.to_array::<ndarray::IxDyn>(stream)
+        .unwrap()
+        .into_iter()
+        .collect()
 }
 
 /// Rank `r`'s element `i`: small integers, exact in every dtype when summed.

@@ -42,7 +42,10 @@ fn upload<T: Element>(stream: &Stream, v: &[T]) -> DeviceTensor<T> {
 }
 
 fn download<T: Element>(stream: &Stream, t: &DeviceTensor<T>) -> Vec<T> {
-    t.to_array(stream).expect("download").into_iter().collect()
+    t.to_array::<ndarray::IxDyn>(stream)
+        .expect("download")
+        .into_iter()
+        .collect()
 }
 
 /// Runs `case` on `comms` and compares every rank's result with the host's.

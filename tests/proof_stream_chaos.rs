@@ -172,7 +172,7 @@ fn run_thread(
                 let Some(tensor) = sh.tensor.as_ref() else {
                     continue;
                 };
-                let got = tensor.to_array(&st);
+                let got = tensor.to_array::<ndarray::IxDyn>(&st);
                 FAILED.fetch_add(u64::from(got.is_err()), Ordering::Relaxed);
                 if let (Ok(got), Some(want)) = (got, sh.value) {
                     CHECKED.fetch_add(1, Ordering::Relaxed);

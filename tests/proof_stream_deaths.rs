@@ -83,7 +83,7 @@ fn a_stream_dropped_on_another_thread_is_busy_until_drained() {
         "the enqueue on B waited for A's held work"
     );
     dropper.join().unwrap();
-    let v = w.to_array(&sb).unwrap();
+    let v = w.to_array::<ndarray::IxDyn>(&sb).unwrap();
     assert!(
         v.iter().all(|&x| x == 2.0),
         "B's write ran before A's: {v:?}"
@@ -128,7 +128,7 @@ fn per_thread_streams_dropped_with_their_threads_keep_updates_in_order() {
             });
         }
     });
-    let got = w.lock().unwrap().to_array(&s).unwrap();
+    let got = w.lock().unwrap().to_array::<ndarray::IxDyn>(&s).unwrap();
     let want = [2.0f32, -1.0].map(|x| mish1(mish1(mish1(x))));
     for (g, e) in got.iter().zip(want) {
         assert!((g - e).abs() < 1e-5, "{got:?} vs {want:?}");
@@ -168,7 +168,7 @@ fn enqueueing_on_many_consumer_streams_never_waits() {
     );
     assert_eq!(waited, 0, "enqueues synchronised a stream");
     for (i, (y, c)) in ys.iter().zip(&consumers).enumerate() {
-        let got = y.to_array(c).unwrap();
+        let got = y.to_array::<ndarray::IxDyn>(c).unwrap();
         let want = [1.0f32, i as f32].map(|x| mish1(mish1(x)));
         for (g, e) in got.iter().zip(want) {
             assert!((g - e).abs() < 1e-5, "consumer {i}: {got:?} vs {want:?}");
@@ -237,7 +237,10 @@ fn host_waits_and_fast_paths_never_skip_queued_work_of_any_stream() {
     );
     releaser.join().unwrap();
     assert_eq!(
-        t[0].to_array(&s[0]).unwrap().as_slice().unwrap(),
+        t[0].to_array::<ndarray::IxDyn>(&s[0])
+            .unwrap()
+            .as_slice()
+            .unwrap(),
         &[1.0, 2.0, 3.0]
     );
 
@@ -262,13 +265,16 @@ fn host_waits_and_fast_paths_never_skip_queued_work_of_any_stream() {
         !releaser.join().unwrap(),
         "the upload waited on the host for S0"
     );
-    let got = y[0].to_array(&s[0]).unwrap();
+    let got = y[0].to_array::<ndarray::IxDyn>(&s[0]).unwrap();
     let want = [5.0f32, 6.0].map(mish1);
     for (g, e) in got.iter().zip(want) {
         assert!((g - e).abs() < 1e-4, "{got:?} vs {want:?}");
     }
     assert_eq!(
-        x.to_array(&s[1]).unwrap().as_slice().unwrap(),
+        x.to_array::<ndarray::IxDyn>(&s[1])
+            .unwrap()
+            .as_slice()
+            .unwrap(),
         &[-100.0, -100.0]
     );
     assert_eq!(dev.leaks().allocations, 0);
@@ -303,12 +309,18 @@ fn a_half_done_plan_rebind_is_redone() {
         "{r:?}"
     );
     plan.launch(&mut t1, &s).unwrap();
-    let got = t1.to_array(&s).unwrap();
+    let got = t1.to_array::<ndarray::IxDyn>(&s).unwrap();
     let want = [1.0f32, 2.0].map(|x| mish1(mish1(x)));
     for (g, e) in got.iter().zip(want) {
         assert!((g - e).abs() < 1e-5, "{got:?} vs {want:?}");
     }
-    assert_eq!(t2.to_array(&s).unwrap().as_slice().unwrap(), &[-1.0, 0.5]);
+    assert_eq!(
+        t2.to_array::<ndarray::IxDyn>(&s)
+            .unwrap()
+            .as_slice()
+            .unwrap(),
+        &[-1.0, 0.5]
+    );
 }
 
 /// r11 on one device: work on stream B ordered (by the crate) after work on stream A
@@ -326,7 +338,7 @@ fn work_ordered_after_failed_work_fails_too() {
     mish(&x, &mut y, &b).unwrap(); // ordered after A's write
     // B's drain is the first synchronisation, A's (made to learn its outcome) the second.
     ascend_sim::set_fault("aclrtSynchronizeStream", 2).unwrap();
-    let r = y.to_array(&b);
+    let r = y.to_array::<ndarray::IxDyn>(&b);
     ascend_sim::set_fault("aclrtSynchronizeStream", 0).unwrap();
     match &r {
         Err(Error::DependencyFailed { source, .. }) => assert!(
@@ -352,6 +364,6 @@ fn work_ordered_after_failed_work_fails_too() {
     // A new write on A replaces the failed values: readers are fine again.
     x.copy_from_array(&a, &array![1.0f32, 2.0]).unwrap();
     mish(&x, &mut z, &b).unwrap();
-    let got = z.to_array(&b).unwrap();
+    let got = z.to_array::<ndarray::Ix1>(&b).unwrap();
     assert!((got[0] - mish1(1.0)).abs() < 1e-5, "{got:?}");
 }

@@ -35,7 +35,7 @@ fn read_after_write_on_another_stream_sees_the_write() {
 
     let release = hold_briefly(&a);
     mish_backward(&g, &x, &mut out, &a).unwrap(); // written on A, late
-    let seen = out.to_array(&b).unwrap(); // read on B
+    let seen = out.to_array::<ndarray::IxDyn>(&b).unwrap(); // read on B
     release.join().unwrap();
     let want = 0.6f32; // mish'(0) * 1
     assert!(
@@ -61,13 +61,13 @@ fn write_after_read_on_another_stream_waits_for_the_read() {
     mish_backward(&g, &x, &mut out, &a).unwrap(); // reads x on A, late
     mish_backward(&g, &big, &mut x, &b).unwrap(); // overwrites x on B
     release.join().unwrap();
-    let got = out.to_array(&a).unwrap();
+    let got = out.to_array::<ndarray::IxDyn>(&a).unwrap();
     assert!(
         got.iter().all(|v| (v - 0.6).abs() < 1e-6),
         "A read x after B overwrote it: {:?}",
         &got.as_slice().unwrap()[..4]
     );
-    let x_now = x.to_array(&a).unwrap(); // and A sees B's write
+    let x_now = x.to_array::<ndarray::IxDyn>(&a).unwrap(); // and A sees B's write
     assert!(x_now.iter().all(|v| (v - 1.0).abs() < 1e-6));
 }
 
@@ -89,14 +89,14 @@ fn one_stream_creates_no_events_and_a_second_read_no_new_wait() {
     for _ in 0..5 {
         mish_backward(&g, &x, &mut out, &a).unwrap();
     }
-    let _ = out.to_array(&a).unwrap();
+    let _ = out.to_array::<ndarray::IxDyn>(&a).unwrap();
     assert_eq!(calls(), before, "same-stream work must not create events");
 
     mish_backward(&g, &x, &mut out, &a).unwrap();
-    let _ = out.to_array(&b).unwrap(); // one fence: record on A, wait on B
+    let _ = out.to_array::<ndarray::IxDyn>(&b).unwrap(); // one fence: record on A, wait on B
     let after_first = calls();
     assert_eq!(after_first.1 - before.1, 1);
     assert_eq!(after_first.2 - before.2, 1);
-    let _ = out.to_array(&b).unwrap(); // B already waited for that write
+    let _ = out.to_array::<ndarray::IxDyn>(&b).unwrap(); // B already waited for that write
     assert_eq!(calls(), after_first);
 }

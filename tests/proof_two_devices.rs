@@ -31,7 +31,7 @@ fn two_devices_in_parallel() {
                     let xd = DeviceTensor::from_array(&stream, &x).unwrap();
                     let mut od = DeviceTensor::<f32>::zeros(&stream, &[n]).unwrap();
                     mish_backward(&gd, &xd, &mut od, &stream).unwrap();
-                    let got = od.to_array(&stream).unwrap();
+                    let got = od.to_array::<ndarray::IxDyn>(&stream).unwrap();
                     for (a, b) in got.iter().zip(want.iter()) {
                         assert!((a - b).abs() <= 1e-5 * b.abs().max(1e-3), "{a} vs {b}");
                     }

@@ -266,11 +266,8 @@ pub(crate) fn plan_copy(
                         format!("kind ACL_MEMCPY_INNER_DEVICE_TO_DEVICE but {what}"),
                     ));
                 }
-                // Hardware needs aclrtDeviceEnablePeerAccess first; the simulator has no
-                // peer access API, so it copies and says so.
-                crate::state::report(format!(
-                    "{what}: on hardware this needs aclrtDeviceEnablePeerAccess between the two devices (not simulated)"
-                ));
+                let (_, current) = st.current_ctx()?;
+                crate::peer::check_copy(st, current, d.0.device, s.0.device)?;
             }
             CopyPlan::DeviceToDevice { dst: d, src: s }
         }

@@ -21,8 +21,9 @@
 //! # What is modeled
 //!
 //! * **Process state.** `aclInit` once per process (a second call gives 100002; any call
-//!   after `aclFinalize` gives 100001). Configuration is read from the environment at
-//!   `aclInit`:
+//!   after `aclFinalize` gives 100001). The simulated machine is configured at `aclInit`,
+//!   from the [`SimConfig`] given to [`configure`] before it, or else from the
+//!   environment:
 //!   * `ASCEND_SIM_DEVICES`: comma-separated SoC names, one per device (default
 //!     `Ascend910B4`), each one of Atlas A3 `Ascend910_9391`/`9392`/`9381`/`9382`/`9372`/
 //!     `9362`, Atlas A2 `Ascend910B1`/`B2`/`B2C`/`B3`/`B4`/`B4-1`, the training series
@@ -88,7 +89,11 @@
 //!   inside it, and holds it until the copy has run: freeing the buffer under a queued copy
 //!   makes that copy fail loudly (never touching the released memory). Other host memory
 //!   (heap, stack) cannot be tracked: its lifetime is the caller's, and a pageable buffer
-//!   freed before its queued copy runs is only caught by a sanitizer.
+//!   freed before its queued copy runs is only caught by a sanitizer. A device-to-device
+//!   copy between two devices needs the current device to have enabled access to the
+//!   other one (`aclrtDeviceEnablePeerAccess(peer, 0)`; `aclrtDeviceCanAccessPeer` answers
+//!   1 for any two different simulated devices); without it the copy fails with 100000.
+//!   A device's reset forgets its peers.
 //! * **Streams** are asynchronous: each one has its own worker thread (256 KiB stack,
 //!   joined by `aclrtDestroyStream`, which drains the queue first) running copies, kernels,
 //!   event records and event waits in order. The `NULL` stream is a per-context default
@@ -292,6 +297,7 @@ pub mod hccl;
 mod mem;
 mod nnopbase;
 pub mod ops;
+mod peer;
 pub mod racecheck;
 mod runtime;
 mod slab;
@@ -302,7 +308,9 @@ mod tables;
 
 pub use ops::kernel;
 
-pub use config::{DEFAULT_DEVICES, DEFAULT_MEM_BYTES};
+pub use config::{
+    DEFAULT_DEVICES, DEFAULT_MEM_BYTES, SimConfig, SimDevice, active_config, configure,
+};
 
 /// Live-object counters (`ascendSimCounters` in C).
 #[repr(C)]
@@ -460,6 +468,9 @@ sim_api! {
         req code aclrtMemcpy(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind) -> aclError = copy::memcpy;
         req code aclrtMemcpyAsync(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind, stream: aclrtStream) -> aclError = runtime::memcpy_async;
         req code aclrtMemset(dev_ptr: *mut c_void, max_count: usize, value: i32, count: usize) -> aclError = copy::memset;
+        opt code aclrtDeviceCanAccessPeer(can_access_peer: *mut i32, device_id: i32, peer_device_id: i32) -> aclError = peer::can_access_peer;
+        opt code aclrtDeviceEnablePeerAccess(peer_device_id: i32, flags: u32) -> aclError = peer::enable_peer_access;
+        opt code aclrtDeviceDisablePeerAccess(peer_device_id: i32) -> aclError = peer::disable_peer_access;
         req code aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, total: *mut usize) -> aclError = mem::get_mem_info;
         req cnull aclrtGetSocName() -> *const c_char = runtime::get_soc_name;
         req cnull aclGetRecentErrMsg() -> *const c_char = runtime::get_recent_err_msg;

@@ -41,13 +41,13 @@ pub(crate) unsafe fn init(config_path: *const c_char) -> aclError {
             );
         }
     }
-    let config = match crate::config::from_env() {
+    let config = match crate::config::for_init() {
         Ok(c) => c,
         Err(m) => return fail(ACL_ERROR_INVALID_PARAM, m),
     };
-    let mut devs = Vec::with_capacity(config.socs.len());
-    for (soc, family) in config.socs {
-        let arena = match Arena::reserve(config.mem_bytes) {
+    let mut devs = Vec::with_capacity(config.devices.len());
+    for (soc, family, mem_bytes) in config.devices {
+        let arena = match Arena::reserve(mem_bytes) {
             Ok(a) => a,
             Err(m) => return fail(ACL_ERROR_RT_DEV_SETUP_ERROR, m),
         };
@@ -57,6 +57,7 @@ pub(crate) unsafe fn init(config_path: *const c_char) -> aclError {
             arena,
             refcount: 0,
             default_ctx: None,
+            peers: Vec::new(),
         });
     }
     for (i, n) in config.faults {
@@ -101,7 +102,7 @@ fn shut_down(workers: Vec<StreamHandle>) {
     }
 }
 
-fn check_device(st: &State, id: i32) -> Result<usize, i32> {
+pub(crate) fn check_device(st: &State, id: i32) -> Result<usize, i32> {
     if id < 0 || id as usize >= st.devices.len() {
         Err(fail(
             ACL_ERROR_RT_INVALID_DEVICEID,
@@ -190,6 +191,7 @@ fn release_device(d: usize) {
     if st.devices[d].refcount > 0 {
         return;
     }
+    st.devices[d].peers.clear();
     let events: Vec<u64> = st
         .events
         .iter()
@@ -554,10 +556,13 @@ pub(crate) unsafe fn memcpy_async(
         let plan = plan_copy(&st, dst as usize, dest_max, src as usize, count, kind)?;
         let (queue, device) = resolve_stream(&mut st, stream)?;
         if let Some((plan, _)) = &plan
-            && let Some(other) = plan.devices().find(|&d| d != device)
+            && let Some(other) = plan
+                .devices()
+                .find(|&d| d != device && !st.devices[device].peers.contains(&d))
         {
             crate::state::report(format!(
-                "aclrtMemcpyAsync on a device {device} stream touches device {other} memory: on hardware that needs peer access (aclrtDeviceEnablePeerAccess, not simulated)"
+                "aclrtMemcpyAsync on a device {device} stream touches device {other} memory, \
+                 without peer access from device {device} to it (aclrtDeviceEnablePeerAccess)"
             ));
         }
         if let Some((plan, count)) = plan {

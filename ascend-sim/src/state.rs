@@ -38,6 +38,9 @@ pub(crate) struct Device {
     pub refcount: u64,
     /// The default context's id while the device is set.
     pub default_ctx: Option<u64>,
+    /// The devices whose memory this one may copy from and to
+    /// (`aclrtDeviceEnablePeerAccess`), until its reset.
+    pub peers: Vec<usize>,
 }
 
 /// A context (default or explicit).

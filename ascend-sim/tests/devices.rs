@@ -57,18 +57,60 @@ fn device_ownership_is_checked() {
         ],
     );
     assert_released_by_failed_phase2(ex1);
-    // D: device-to-device copies between the devices need peer access on hardware.
+    // D: device-to-device copies between the devices need peer access.
     let d1 = malloc(16);
+    assert_fails_with(
+        memcpy(d1, 16, x, 16, ACL_MEMCPY_DEVICE_TO_DEVICE),
+        ACL_ERROR_INVALID_PARAM,
+        &[
+            "src is memory of device 0, but the copy runs on device 1, which has not enabled \
+           peer access to it (aclrtDeviceEnablePeerAccess(0, 0) on device 1 first)",
+        ],
+    );
+    let mut can = -1;
+    // SAFETY: a writable out-pointer; valid ids.
+    assert_eq!(
+        unsafe { api::aclrtDeviceCanAccessPeer(&mut can, 1, 0) },
+        ACL_SUCCESS
+    );
+    assert_eq!(can, 1);
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { api::aclrtDeviceCanAccessPeer(&mut can, 1, 1) },
+        ACL_SUCCESS
+    );
+    assert_eq!(can, 0, "a device is not its own peer");
+    assert_fails_with(
+        // SAFETY: as above, with an invalid peer id.
+        unsafe { api::aclrtDeviceCanAccessPeer(&mut can, 1, 2) },
+        ACL_ERROR_RT_INVALID_DEVICEID,
+        &["deviceId 2 is invalid"],
+    );
+    assert_fails_with(
+        // SAFETY: takes any values.
+        unsafe { api::aclrtDeviceEnablePeerAccess(0, 1) },
+        ACL_ERROR_INVALID_PARAM,
+        &["flags 1 must be 0 (reserved)"],
+    );
+    assert_fails_with(
+        // SAFETY: takes any values.
+        unsafe { api::aclrtDeviceEnablePeerAccess(1, 0) },
+        ACL_ERROR_INVALID_PARAM,
+        &["peerDeviceId 1 is the current device"],
+    );
+    // SAFETY: takes any values.
+    assert_eq!(
+        unsafe { api::aclrtDeviceEnablePeerAccess(0, 0) },
+        ACL_SUCCESS
+    );
     ascend_sim::clear_last_report();
     assert_eq!(
         memcpy(d1, 16, x, 16, ACL_MEMCPY_DEVICE_TO_DEVICE),
-        ACL_SUCCESS
-    );
-    assert!(
-        report().contains("aclrtDeviceEnablePeerAccess"),
+        ACL_SUCCESS,
         "{}",
-        report()
+        err_msg()
     );
+    assert_eq!(report(), "");
     assert_eq!(d2h::<f32>(d1, 4), [0.5; 4]);
     assert_fails_with(
         memcpy(d1, 16, x, 16, 6),
@@ -77,6 +119,13 @@ fn device_ownership_is_checked() {
     );
     ascend_sim::clear_last_report();
     assert_eq!(memcpy(d1, 16, x, 16, 7), ACL_SUCCESS, "{}", err_msg());
+    // SAFETY: takes any values.
+    assert_eq!(unsafe { api::aclrtDeviceDisablePeerAccess(0) }, ACL_SUCCESS);
+    assert_fails_with(
+        memcpy(d1, 16, x, 16, 7),
+        ACL_ERROR_INVALID_PARAM,
+        &["which has not enabled peer access to it"],
+    );
     // G: an asynchronous copy on a device-1 stream of device-0 memory.
     let mut back = [0f32; 4];
     assert_eq!(

@@ -57,6 +57,12 @@ fn call(
                 rc as i64
             }
             "aclrtMemset" => api::aclrtMemset(dev, 8, 0, 8) as i64,
+            "aclrtDeviceCanAccessPeer" => {
+                let mut can = 0;
+                api::aclrtDeviceCanAccessPeer(&mut can, 0, 0) as i64
+            }
+            "aclrtDeviceEnablePeerAccess" => api::aclrtDeviceEnablePeerAccess(0, 0) as i64,
+            "aclrtDeviceDisablePeerAccess" => api::aclrtDeviceDisablePeerAccess(0) as i64,
             "aclrtGetMemInfo" => api::aclrtGetMemInfo(0, &mut u, &mut u2) as i64,
             "aclrtGetSocName" => !api::aclrtGetSocName().is_null() as i64,
             "aclGetRecentErrMsg" => {
@@ -301,7 +307,7 @@ fn every_symbol_fails_on_its_nth_call() {
     let t = tensor(&[2], ACL_FLOAT, dev);
     // HCCL's symbols have their own sweep (tests/hccl_faults.rs).
     let acl = || SYMBOLS.iter().filter(|s| !s.starts_with("Hccl"));
-    assert_eq!(acl().count(), 81);
+    assert_eq!(acl().count(), 84);
     let late = ["aclrtResetDevice", "aclFinalize"];
     for &sym in acl().filter(|s| !late.contains(s)) {
         // Armed for the 2nd call from now: the 1st behaves normally, the 2nd fails.

@@ -185,6 +185,11 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
 aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
                           aclrtMemcpyKind kind, aclrtStream stream);
 aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count);
+
+/* libascendcl.so: peer access, for aclrtMemcpy(Async) DEVICE_TO_DEVICE between devices */
+aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer, int32_t deviceId, int32_t peerDeviceId);
+aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags);
+aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId);
 aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total);
 
 /* libascendcl.so: diagnostics */

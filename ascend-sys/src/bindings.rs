@@ -241,6 +241,19 @@ unsafe extern "C" {
     ) -> aclError;
 }
 unsafe extern "C" {
+    pub fn aclrtDeviceCanAccessPeer(
+        canAccessPeer: *mut i32,
+        deviceId: i32,
+        peerDeviceId: i32,
+    ) -> aclError;
+}
+unsafe extern "C" {
+    pub fn aclrtDeviceEnablePeerAccess(peerDeviceId: i32, flags: u32) -> aclError;
+}
+unsafe extern "C" {
+    pub fn aclrtDeviceDisablePeerAccess(peerDeviceId: i32) -> aclError;
+}
+unsafe extern "C" {
     pub fn aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, total: *mut usize) -> aclError;
 }
 unsafe extern "C" {

@@ -19,7 +19,8 @@ macro_rules! fn_table {
         ///
         /// Field names are the C symbol names. Fields of type `Option` are functions a
         /// library may lack without making it unusable: executor reuse (absent before CANN
-        /// 8.0), and functions the safe crate never calls. Everything else must be present
+        /// 8.0), peer access (needed only for copies between devices), and functions the
+        /// safe crate never calls. Everything else must be present
         /// for a table to exist.
         ///
         /// A table is plain data (`Copy`); calling through it is `unsafe` with the
@@ -130,6 +131,12 @@ fn_table! {
             aclrtGetDevice(device_id: *mut i32) -> aclError;
             aclrtCreateContext(context: *mut aclrtContext, device_id: i32) -> aclError;
             aclrtDestroyContext(context: aclrtContext) -> aclError;
+        ]
+        // Peer access between devices (copies from another device's memory).
+        "libascendcl.so" => [
+            aclrtDeviceCanAccessPeer(can_access_peer: *mut i32, device_id: i32, peer_device_id: i32) -> aclError;
+            aclrtDeviceEnablePeerAccess(peer_device_id: i32, flags: u32) -> aclError;
+            aclrtDeviceDisablePeerAccess(peer_device_id: i32) -> aclError;
         ]
         // Executor reuse, CANN 8.0 and later.
         "libnnopbase.so" => [

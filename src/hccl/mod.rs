@@ -54,7 +54,7 @@
 //!                 let send = DeviceTensor::from_array(&stream, &grad)?;
 //!                 let mut sum = DeviceTensor::<f32>::zeros(&stream, &[4])?;
 //!                 comm.all_reduce(&send, &mut sum, ReduceOp::Sum, &stream)?;
-//!                 Ok(sum.to_array(&stream)?.into_iter().collect())
+//!                 Ok(sum.to_array::<ndarray::Ix1>(&stream)?.into_iter().collect())
 //!             })
 //!         })
 //!         .collect();

@@ -55,7 +55,7 @@ crate::operator! {
     /// let mut dst = DeviceTensor::<half::f16>::zeros(&stream, &[2])?;
     /// let mut plan = InplaceCopyPlan::new(&dst, &src, &stream)?;
     /// plan.launch(&mut dst, &src, &stream)?;
-    /// assert_eq!(dst.to_array(&stream)?[1], half::f16::from_f32(-2.0));
+    /// assert_eq!(dst.to_array::<ndarray::Ix1>(&stream)?[1], half::f16::from_f32(-2.0));
     /// # Ok(()) }
     /// ```
     pub type InplaceCopyPlan;
@@ -78,8 +78,8 @@ crate::operator! {
 /// let src = DeviceTensor::from_array(&stream, &array![[1.0f32, 2.0], [3.0, 4.0]])?;
 /// let mut dst = DeviceTensor::<bf16>::zeros(&stream, &[2, 2])?;
 /// copy(src.view().t(), &mut dst, &stream)?; // transposed and converted
-/// let back = dst.to_array(&stream)?.mapv(f32::from);
-/// assert_eq!(back, array![[1.0f32, 3.0], [2.0, 4.0]].into_dyn());
+/// let back = dst.to_array::<ndarray::Ix2>(&stream)?.mapv(f32::from);
+/// assert_eq!(back, array![[1.0f32, 3.0], [2.0, 4.0]]);
 /// # Ok(()) }
 /// ```
 ///

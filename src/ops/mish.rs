@@ -49,13 +49,33 @@ crate::operator! {
     /// let x = DeviceTensor::from_array(&stream, &array![[-1.0f32, 0.0], [1.0, 2.0]])?;
     /// let mut out = DeviceTensor::<f32>::zeros(&stream, &[2, 2])?;
     /// mish(&x, &mut out, &stream)?;
-    /// let y = out.to_array(&stream)?;
+    /// let y: ndarray::Array2<f32> = out.to_array(&stream)?;
     /// assert!((y[[1, 0]] - 0.865_098).abs() < 1e-5);
     /// # Ok(()) }
     /// ```
     pub fn mish<T>(x: input<T> = "self", out: output<T> = "out");
 
-    /// A reusable [`mish`] for fixed layouts and an element type (a [`Plan`](crate::Plan)).
+    /// A reusable [`mish`] for fixed layouts and an element type (a [`Plan`](crate::Plan)):
+    /// `new(&x, &out, &stream)` runs phase 1 once, each `launch(&x, &mut out, &stream)`
+    /// rebinds the addresses that changed and runs phase 2. A plan is fixed to the layouts
+    /// it was made for; another batch shape needs a plan of its own.
+    ///
+    /// ```
+    /// # fn main() -> ascendcl::Result<()> {
+    /// use ascendcl::{DeviceTensor, MishPlan, Runtime};
+    /// use ndarray::{Array2, array};
+    /// let stream = Runtime::auto()?.device(0)?.stream()?;
+    /// let mut x = DeviceTensor::from_array(&stream, &array![[1.0f32, 2.0], [3.0, 4.0]])?;
+    /// let mut y = DeviceTensor::<f32>::zeros(&stream, (2, 2))?;
+    /// let mut plan = MishPlan::new(&x, &y, &stream)?;
+    /// for step in 0..3 {
+    ///     x.copy_from_array(&stream, &Array2::from_elem((2, 2), step as f32))?;
+    ///     plan.launch(&x, &mut y, &stream)?;
+    /// }
+    /// let y: Array2<f32> = y.to_array(&stream)?;
+    /// assert!((y[[0, 0]] - 1.943_959).abs() < 1e-5); // mish(2)
+    /// # Ok(()) }
+    /// ```
     pub type MishPlan;
 }
 
@@ -80,11 +100,27 @@ crate::operator! {
     /// let stream = Runtime::auto()?.device(0)?.stream()?;
     /// let mut x = DeviceTensor::from_array(&stream, &array![[1.0f32, 2.0], [3.0, 4.0]])?;
     /// mish_inplace(x.view_mut().t(), &stream)?; // a transposed view
-    /// assert!((x.to_array(&stream)?[[0, 0]] - 0.865_098).abs() < 1e-5);
+    /// assert!((x.to_array::<ndarray::Ix2>(&stream)?[[0, 0]] - 0.865_098).abs() < 1e-5);
     /// # Ok(()) }
     /// ```
     pub fn mish_inplace<T>(x: inplace<T> = "selfRef");
 
-    /// A reusable [`mish_inplace`] (a [`Plan`](crate::Plan)).
+    /// A reusable [`mish_inplace`] (a [`Plan`](crate::Plan)): `new(&x, &stream)` runs
+    /// phase 1 once, each `launch(&mut x, &stream)` runs phase 2 on a tensor of the
+    /// planned layout.
+    ///
+    /// ```
+    /// # fn main() -> ascendcl::Result<()> {
+    /// use ascendcl::{DeviceTensor, InplaceMishPlan, Runtime};
+    /// use ndarray::{Array1, array};
+    /// let stream = Runtime::auto()?.device(0)?.stream()?;
+    /// let mut x = DeviceTensor::from_array(&stream, &array![1.0f32, -1.0])?;
+    /// let mut plan = InplaceMishPlan::new(&x, &stream)?;
+    /// plan.launch(&mut x, &stream)?; // x = mish(x)
+    /// plan.launch(&mut x, &stream)?; // x = mish(mish(x))
+    /// let x: Array1<f32> = x.to_array(&stream)?;
+    /// assert!((x[0] - 0.725_479).abs() < 1e-5);
+    /// # Ok(()) }
+    /// ```
     pub type InplaceMishPlan;
 }

@@ -48,7 +48,7 @@ crate::operator! {
     /// let x = DeviceTensor::from_array(&stream, &array![1.0f32, 2.0])?; // broadcast
     /// let mut out = DeviceTensor::<f32>::zeros(&stream, &[2, 2])?;
     /// mish_backward(&grad, &x, &mut out, &stream)?;
-    /// let y = out.to_array(&stream)?;
+    /// let y: ndarray::Array2<f32> = out.to_array(&stream)?;
     /// assert!((y[[0, 1]] - 1.069).abs() < 1e-3);
     /// # Ok(()) }
     /// ```
@@ -74,7 +74,7 @@ crate::operator! {
     /// for _ in 0..3 {
     ///     plan.launch(&g, &x, &mut out, &stream)?;
     /// }
-    /// assert!((out.to_array(&stream)?[0] - 0.6).abs() < 1e-6);
+    /// assert!((out.to_array::<ndarray::Ix1>(&stream)?[0] - 0.6).abs() < 1e-6);
     /// # Ok(()) }
     /// ```
     pub type MishBackwardPlan;
@@ -156,7 +156,7 @@ mod tests {
         assert_eq!(calls("aclSetAclOpExecutorRepeatable"), repeatable);
         assert_eq!(calls("aclSetInputTensorAddr"), set_in);
         assert_eq!(calls("aclSetOutputTensorAddr"), set_out);
-        let got = out.to_array(&stream).unwrap();
+        let got = out.to_array::<ndarray::IxDyn>(&stream).unwrap();
         let want: ArrayD<f32> = crate::reference::mish_backward(
             array![[1.0f32, -2.0], [0.5, 3.0]].into_dyn().view(),
             array![0.0f32, 1.0].into_dyn().view(),

@@ -369,7 +369,9 @@ fn run_typed<Op: Elementwise, O: Typed>(stream: &Stream, c: &Case) -> Result<Out
         .device(od.view(), &ocuts, "out")?
         .to_array(stream)
         .map_err(err("download"))?;
-    let storage = od.to_array(stream).map_err(err("download storage"))?;
+    let storage = od
+        .to_array::<ndarray::IxDyn>(stream)
+        .map_err(err("download storage"))?;
     // Elements outside the view keep their bits.
     let mut touched = vec![false; storage.len()];
     for idx in ndarray::indices(IxDyn(o_shape)) {

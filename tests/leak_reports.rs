@@ -1,0 +1,88 @@
+//! A release that cannot wait for the device reports what it leaked, and only what it
+//! leaked: a stream that held no memory reports the failed wait, not a leak of nothing.
+//! One `#[test]`: faults are process-global.
+
+mod common;
+
+use ascendcl::DeviceTensor;
+use common::*;
+use std::sync::{Arc, Mutex};
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Metadata, Subscriber};
+
+/// Collects the fields of every event, as text.
+#[derive(Clone, Default)]
+struct Collect(Arc<Mutex<Vec<String>>>);
+
+struct Line<'a>(&'a mut String);
+
+impl Visit for Line<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.0.push_str(&format!("{}={value:?} ", field.name()));
+    }
+}
+
+impl Subscriber for Collect {
+    fn enabled(&self, _: &Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &Attributes<'_>) -> Id {
+        Id::from_u64(1)
+    }
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+    fn event(&self, event: &Event<'_>) {
+        let mut line = String::new();
+        event.record(&mut Line(&mut line));
+        self.0.lock().unwrap().push(line);
+    }
+    fn enter(&self, _: &Id) {}
+    fn exit(&self, _: &Id) {}
+}
+
+#[test]
+fn a_leak_warning_names_only_what_was_leaked() {
+    let logs = Collect::default();
+    let _guard = tracing::subscriber::set_default(logs.clone());
+    let dev = device(A2);
+    let lines = || logs.0.lock().unwrap().clone();
+
+    // A stream without memory of its own: its drop cannot wait, but leaks nothing.
+    let s = dev.stream().unwrap();
+    ascend_sim::set_fault("aclrtSynchronizeStream", 1).unwrap();
+    drop(s);
+    let seen = lines();
+    assert!(
+        seen.iter()
+            .any(|l| l.contains("releasing a device resource failed")),
+        "the failed wait is reported: {seen:?}"
+    );
+    assert!(
+        !seen
+            .iter()
+            .any(|l| l.contains("leaked rather than released")),
+        "no leak of nothing: {seen:?}"
+    );
+    assert_eq!(dev.leaks().allocations, 0);
+
+    // A tensor whose drop cannot wait for its queued use: one allocation leaked, said so.
+    let s = dev.stream().unwrap();
+    let t = DeviceTensor::<f32>::zeros(&s, 4).unwrap();
+    let _copy: ndarray::Array1<f32> = t.to_array(&s).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&s, 4).unwrap();
+    ascendcl::mish(&t, &mut out, &s).unwrap();
+    ascend_sim::set_fault("aclrtSynchronizeStream", 1).unwrap();
+    drop(t);
+    let seen = lines();
+    assert!(
+        seen.iter()
+            .any(|l| l.contains("leaked rather than released")
+                && l.contains("what=\"tensor\"")
+                && l.contains("allocations=1")),
+        "{seen:?}"
+    );
+    assert_eq!(dev.leaks().allocations, 1);
+    let _ = s.synchronize(); // the parked error, once
+    s.synchronize().unwrap();
+}
