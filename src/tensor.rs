@@ -142,10 +142,12 @@ impl HostBuf {
     }
 
     /// Leaks the buffer, counted: queued work may still write into it.
-    fn leak(self) {
+    fn leak(mut self) {
         self.device
             .note_leak("download staging", 1, self.bytes.max(MIN_BYTES) as u64, 0);
-        std::mem::forget(self);
+        // The pinned memory stays allocated (queued work may still use it); the device
+        // handle is released as usual: the drop frees nothing once the pointer is null.
+        self.ptr = std::ptr::null_mut();
     }
 
     /// Gives up ownership (the caller frees it with `aclrtFreeHost`).
