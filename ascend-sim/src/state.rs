@@ -85,6 +85,8 @@ pub(crate) struct State {
     /// Why a context, stream or event id is no longer valid, for precise messages
     /// (tensors and executors keep theirs in their slab).
     pub dead: IdMap<u64, &'static str>,
+    /// Live `aclrtMemPool`s.
+    pub pools: IdMap<u64, crate::pool::Pool>,
 }
 
 impl State {
@@ -103,6 +105,7 @@ impl State {
             reset_leaks: crate::Counters::default(),
             host_allocs: BTreeMap::new(),
             dead: IdMap::default(),
+            pools: IdMap::default(),
         }
     }
 
@@ -472,6 +475,7 @@ pub(crate) enum Kind {
     Event = 0xE7,
     Tensor = 0x7E,
     Executor = 0xEC,
+    MemPool = 0x9A,
 }
 
 impl Kind {
@@ -482,6 +486,7 @@ impl Kind {
             Kind::Event => "event",
             Kind::Tensor => "aclTensor",
             Kind::Executor => "aclOpExecutor",
+            Kind::MemPool => "aclrtMemPool",
         }
     }
 }
