@@ -17,6 +17,8 @@ tests=(
     # ascendcl: threads, drops, lifetimes, events and stream ordering
     proof_concurrency proof_drop_order api_lifetimes proof_event_race
     proof_stream_ordering proof_parked_errors api_host
+    # streams dropped on other threads, failed calls, random interleavings
+    proof_stream_deaths proof_stream_chaos
     # ascend-sim: tests that call the runtime from several threads
     runtime error_text mish phase1
 )

@@ -414,7 +414,12 @@ impl StreamInner {
             None => Event::new(&self.device).ok()?,
         };
         let ticket = submitted + 1;
-        event.record_final(&self.clock, self.raw, ticket).ok()?;
+        if event.record_final(&self.clock, self.raw, ticket).is_err() {
+            // Dropped with the stream, after its drain: releasing an event waits for the
+            // streams that recorded it, this one included.
+            *self.fence.get_mut().unwrap_or_else(PoisonError::into_inner) = Some(event);
+            return None;
+        }
         *self.submitted.get_mut() = ticket;
         Some((event, ticket))
     }

@@ -7,7 +7,7 @@ use crate::shape::{Dims, MAX_DIMS};
 use crate::stream::Stream;
 use crate::sys;
 use crate::uses::{Access, Uses};
-use ascend_sys::{FnTable, aclTensor};
+use ascend_sys::aclTensor;
 use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn};
 use std::ffi::c_void;
 use std::fmt;
@@ -119,36 +119,49 @@ impl Drop for Buffer {
 
 /// Pinned host memory (`aclrtMallocHost`) used to stage copies.
 pub(crate) struct HostBuf {
-    table: &'static FnTable,
+    device: Arc<DeviceInner>,
     ptr: *mut c_void,
     bytes: usize,
 }
 
 impl HostBuf {
-    pub(crate) fn alloc(device: &DeviceInner, bytes: usize) -> Result<HostBuf> {
+    pub(crate) fn alloc(device: &Arc<DeviceInner>, bytes: usize) -> Result<HostBuf> {
         device.bind()?;
         let t = device.table();
         let ptr = sys::malloc_host(t, bytes.max(MIN_BYTES))?;
         Ok(HostBuf {
-            table: t,
+            device: Arc::clone(device),
             ptr,
             bytes,
         })
     }
 
-    /// Gives up ownership (the caller frees it with `aclrtFreeHost`).
-    fn into_raw(self) -> *mut c_void {
-        let p = self.ptr;
+    /// Leaks the buffer, counted: queued work may still write into it.
+    fn leak(self) {
+        self.device
+            .note_leak("download staging", 1, self.bytes.max(MIN_BYTES) as u64, 0);
         std::mem::forget(self);
-        p
+    }
+
+    /// Gives up ownership (the caller frees it with `aclrtFreeHost`).
+    fn into_raw(mut self) -> *mut c_void {
+        // Null: the drop below frees nothing.
+        std::mem::replace(&mut self.ptr, std::ptr::null_mut())
     }
 }
 
 impl Drop for HostBuf {
     fn drop(&mut self) {
+        if self.ptr.is_null() {
+            return;
+        }
         // SAFETY: allocated by aclrtMallocHost, unused by queued work (owners that enqueue
         // copies either wait for them or hand the pointer to the stream with `into_raw`).
-        let _ = unsafe { sys::free_host(self.table, self.ptr) };
+        if let Err(e) = unsafe { sys::free_host(self.device.table(), self.ptr) } {
+            self.device.note_release_error(&e);
+            self.device
+                .note_leak("pinned staging", 1, self.bytes.max(MIN_BYTES) as u64, 0);
+        }
     }
 }
 
@@ -752,14 +765,14 @@ impl<'a, T: Element> TensorView<'a, T> {
             Err(e) => {
                 // The copy may not have been queued, but be safe before freeing staging.
                 if stream.inner.synchronize().is_err() {
-                    std::mem::forget(staging);
+                    staging.leak();
                 }
                 return Err(e);
             }
         };
         self.buf.uses.record(&stream.inner, ticket, Access::Read);
         if let Err(e) = stream.inner.synchronize() {
-            std::mem::forget(staging); // the copy may still be writing into it
+            staging.leak(); // the copy may still be writing into it
             return Err(e);
         }
         stream.inner.check_dependencies()?;

@@ -358,7 +358,8 @@ impl<T: Element> DeviceTensor<T> {
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`], [`Error::DeviceMismatch`], [`Error::Acl`] from the copy
-    /// or the synchronisation.
+    /// or the synchronisation, [`Error::DependencyFailed`] when work of another stream
+    /// that this stream was ordered after failed.
     pub fn copy_to_array<S, D>(&self, stream: &Stream, out: &mut ArrayBase<S, D>) -> Result<()>
     where
         S: DataMut<Elem = T>,

@@ -18,7 +18,7 @@ fn mish1(x: f32) -> f32 {
 #[test]
 fn consumers_of_a_failed_collective_get_an_error() {
     let rt = runtime_with("Ascend910B4,Ascend910B4", Some(200));
-    let _leaks = LeakCheck::start(rt.clone());
+    let _leaks = LeakCheck::start(rt);
     let comms = Communicator::init_all(&devices(rt, &[0, 1])).unwrap();
     let results = on_ranks(&comms, |comm, a| {
         let b = comm.device().stream().unwrap();
