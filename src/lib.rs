@@ -94,6 +94,7 @@ pub mod reference;
 pub mod shape;
 pub mod testing;
 
+mod alloc;
 mod clock;
 mod device;
 mod event;
@@ -110,6 +111,7 @@ mod tensor;
 mod transfer;
 mod uses;
 
+pub use alloc::MemoryStats;
 pub use ascend_sys::{LoadError, LoadOptions};
 pub use device::{Device, Leaks, MemoryInfo, SocFamily};
 pub use element::{DType, Element};
