@@ -53,7 +53,7 @@ fn resolving_stops_at_the_first_missing_required_symbol() {
     assert_eq!(result.err(), Some(("libascendcl.so", "aclrtMemset")));
     assert_eq!(asked.last(), Some(&("libascendcl.so", "aclrtMemset")));
     assert_eq!(FnTable::REQUIRED_SYMBOLS.len(), 26);
-    assert_eq!(FnTable::OPTIONAL_SYMBOLS.len(), 11);
+    assert_eq!(FnTable::OPTIONAL_SYMBOLS.len(), 17);
 }
 
 #[test]
