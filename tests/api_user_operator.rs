@@ -60,7 +60,7 @@ ascendcl::operator! {
 }
 
 /// What the device must give for `a − alpha·b`: the crate's reference of Add, alpha negated.
-fn expected<T: Copy>(a: &ArrayD<T>, b: &ArrayD<T>, alpha: f64) -> ArrayD<T>
+fn expected<T>(a: &ArrayD<T>, b: &ArrayD<T>, alpha: f64) -> ArrayD<T>
 where
     T: ascendcl::element::Promote<T, Output = T>,
 {
@@ -125,7 +125,7 @@ fn an_operator_the_crate_does_not_wrap_runs_from_a_user_declaration() {
     ));
     let e = user_sub(
         &da,
-        &drow.view().slice(0, 0, 2, 1).unwrap(),
+        drow.view().slice(0, 0, 2, 1).unwrap(),
         1.0,
         &mut out,
         &s,
