@@ -78,7 +78,7 @@
 /// let x = DeviceTensor::from_array(&stream, &ndarray::array![1.0f32, 2.0])?;
 /// let mut out = DeviceTensor::<f32>::zeros(&stream, &[2])?;
 /// my_mish(&x, &mut out, &stream)?;
-/// assert!((out.to_array(&stream)?[0] - 0.865_098).abs() < 1e-5);
+/// assert!((out.to_array::<ndarray::Ix1>(&stream)?[0] - 0.865_098).abs() < 1e-5);
 /// # Ok(()) }
 /// ```
 ///
