@@ -37,6 +37,8 @@ pub(crate) struct DeviceInner {
     leaks: LeakCounters,
     /// Bit `p` set: this handle enabled peer access to device `p` (ids below 64).
     pub(crate) peers: AtomicU64,
+    /// The caching allocator of tensors' device memory.
+    pub(crate) cache: crate::alloc::Cache,
 }
 
 /// What the crate leaked on this device, because it could not prove that queued work no
@@ -212,6 +214,7 @@ impl Drop for DeviceInner {
                 b.set(0);
             }
         });
+        let _ = self.cache.empty(self);
         // SAFETY: every stream, event and buffer of this device holds an `Arc` to this
         // inner, so all of them were released (in the order CANN requires) before this
         // runs.
@@ -299,6 +302,7 @@ impl Device {
                 soc,
                 leaks: LeakCounters::default(),
                 peers: AtomicU64::new(0),
+                cache: crate::alloc::Cache::new(),
             }),
         })
     }
@@ -331,6 +335,52 @@ impl Device {
         self.inner.bind()?;
         let (free, total) = sys::mem_info(self.inner.table())?;
         Ok(MemoryInfo { free, total })
+    }
+
+    /// The caching allocator's figures: bytes held by live tensors, bytes reserved from
+    /// the device (live plus cached), the peak of the first, `aclrtMalloc` calls, and
+    /// allocations served from the cache.
+    ///
+    /// ```
+    /// # fn main() -> ascendcl::Result<()> {
+    /// let device = ascendcl::Runtime::auto()?.device(0)?;
+    /// let stats = device.memory_stats();
+    /// assert!(stats.allocated <= stats.reserved);
+    /// # Ok(()) }
+    /// ```
+    pub fn memory_stats(&self) -> crate::MemoryStats {
+        self.inner.cache.stats()
+    }
+
+    /// Frees the cached blocks of dropped tensors with `aclrtFree`, waiting for the queued
+    /// work that may still use them; a block whose work cannot be proved finished is
+    /// leaked and counted in [`leaks`](Self::leaks). Call it to give memory back to other
+    /// processes or to `aclrtMalloc` users outside the crate; the allocator also empties
+    /// the cache by itself before it reports out of memory.
+    pub fn empty_cache(&self) {
+        let _ = self.inner.cache.empty(&self.inner);
+    }
+
+    /// Turns the caching allocator on or off for this device's tensors (off by default).
+    /// On, dropping a tensor never waits: its block returns to the cache with the queued
+    /// work that may still use it, and a later tensor of the same size class takes it,
+    /// ordered after that work like any other use. Off, a drop waits for that work and
+    /// frees the block; turning caching off empties the cache.
+    ///
+    /// ```
+    /// # fn main() -> ascendcl::Result<()> {
+    /// let device = ascendcl::Runtime::auto()?.device(0)?;
+    /// device.set_caching(true);
+    /// let s = device.stream()?;
+    /// drop(ascendcl::DeviceTensor::from_array(&s, &ndarray::arr1(&[1.0f32, 2.0]))?);
+    /// let before = device.memory_stats();
+    /// drop(ascendcl::DeviceTensor::from_array(&s, &ndarray::arr1(&[3.0f32, 4.0]))?);
+    /// assert_eq!(device.memory_stats().device_allocations, before.device_allocations);
+    /// device.set_caching(false);
+    /// # Ok(()) }
+    /// ```
+    pub fn set_caching(&self, on: bool) {
+        self.inner.cache.set_enabled(&self.inner, on);
     }
 
     /// What the crate leaked on this device so far because a synchronisation on a release

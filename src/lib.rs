@@ -175,6 +175,7 @@ pub mod reference;
 pub mod shape;
 pub mod testing;
 
+mod alloc;
 mod attrs;
 mod clock;
 mod clone;
@@ -195,6 +196,7 @@ mod tensor;
 mod transfer;
 mod uses;
 
+pub use alloc::MemoryStats;
 #[cfg(feature = "sim")]
 pub use ascend_sim::{SimConfig, SimDevice};
 pub use ascend_sys::{LoadError, LoadOptions};

@@ -56,13 +56,13 @@ impl Buffer {
             .ok_or_else(|| Error::InvalidArgument(format!("{len} elements overflow usize")))?
             .max(MIN_BYTES);
         device.bind()?;
-        let ptr = sys::malloc(device.table(), bytes)?;
+        let block = device.cache.take(device, crate::alloc::size_class(bytes))?;
         Ok(Buffer {
             device: Arc::clone(device),
-            ptr,
+            ptr: block.ptr,
             len,
-            bytes,
-            uses: Uses::new(),
+            bytes: block.bytes,
+            uses: block.uses,
             desc: AtomicPtr::new(std::ptr::null_mut()),
         })
     }
@@ -96,29 +96,15 @@ impl Buffer {
 
 impl Drop for Buffer {
     fn drop(&mut self) {
-        // Stream-ordered release: wait for every stream whose queued work uses the memory.
-        let desc = *self.desc.get_mut();
-        if !self.uses.wait_idle() || self.device.bind().is_err() {
-            let handles = u64::from(!desc.is_null());
-            self.device
-                .note_leak("tensor", 1, self.bytes as u64, handles);
-            return;
-        }
-        let t = self.device.table();
-        if !desc.is_null() {
-            // SAFETY: made by aclCreateTensor for this tensor and destroyed once; every
-            // phase 2 that referenced it has been called (each within an operator call that
-            // borrowed the tensor) and its queued work has finished (waited above).
-            if let Err(e) = unsafe { sys::destroy_tensor(t, desc) } {
-                self.device.note_release_error(&e);
-            }
-        }
-        // SAFETY: `ptr` came from aclrtMalloc on this device (context current), no queued
-        // work uses it, and it is freed exactly once.
-        if let Err(e) = unsafe { sys::free(t, self.ptr) } {
-            self.device.note_release_error(&e);
-            self.device.note_leak("tensor", 1, self.bytes as u64, 0);
-        }
+        // With caching on, a stream-ordered release without waiting: the block keeps its
+        // use records, which order every later user after the queued work (`alloc.rs`).
+        let block = crate::alloc::Block {
+            ptr: self.ptr,
+            bytes: self.bytes,
+            uses: std::mem::replace(&mut self.uses, Uses::new()),
+            desc: *self.desc.get_mut(),
+        };
+        self.device.cache.give_back(&self.device, block);
     }
 }
 
@@ -142,10 +128,12 @@ impl HostBuf {
     }
 
     /// Leaks the buffer, counted: queued work may still write into it.
-    fn leak(self) {
+    fn leak(mut self) {
         self.device
             .note_leak("download staging", 1, self.bytes.max(MIN_BYTES) as u64, 0);
-        std::mem::forget(self);
+        // The pinned memory stays allocated (queued work may still use it); the device
+        // handle is released as usual: the drop frees nothing once the pointer is null.
+        self.ptr = std::ptr::null_mut();
     }
 
     /// Gives up ownership (the caller frees it with `aclrtFreeHost`).

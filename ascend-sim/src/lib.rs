@@ -79,6 +79,16 @@
 //!   policy 0 to 7, optionally ORed with a bandwidth type and the read-only flag), and
 //!   `aclrtGetMemInfo` answers every `aclrtMemAttr` (0 to 17) with the device's memory.
 //!   `aclrtMallocHost` returns real, tracked host memory.
+//! * **Memory pools and callbacks.** `aclrtMemPoolCreate` checks its props (pinned, no
+//!   handle type, a device location); a pool block is a device allocation tagged with its
+//!   pool. `aclrtMemPoolFreeAsync` releases it when its stream reaches the free: work
+//!   queued on it afterwards (any stream) fails loudly, and only then may
+//!   `aclrtMemPoolMallocAsync` hand the range out again. `aclrtFree` of a pool block, a
+//!   second free and a stream of another device are reported. `aclrtMemPoolTrimTo` and
+//!   `aclrtMemPoolDestroy` return free ranges to the device. `aclrtLaunchCallback` runs
+//!   the callback on the stream's worker in stream order, as if a thread had subscribed
+//!   (`aclrtSubscribeReport` / `aclrtProcessReport` are not modelled); pools survive
+//!   `aclrtResetDevice` unmodelled.
 //! * **Copies.** `aclrtMemcpy`/`aclrtMemcpyAsync`/`aclrtMemset` check `count <= destMax`,
 //!   the kind against the pointer classes (`ACL_MEMCPY_DEFAULT` infers them; CANN 8's
 //!   kinds 5 to 7 are accepted, and an asynchronous `ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE`
@@ -246,7 +256,7 @@
 //! | `aclrtSetDevice` | 507033 `ACL_ERROR_RT_DEV_SETUP_ERROR` |
 //! | `aclrtGetDeviceCount` | 207004 `ACL_ERROR_RT_NO_DEVICE` |
 //! | `aclrtGetDevice`, `aclrtGetCurrentContext` | 107002 `ACL_ERROR_RT_CONTEXT_NULL` |
-//! | `aclrtMalloc`, `aclrtMallocHost` | 207001 `ACL_ERROR_RT_MEMORY_ALLOCATION` |
+//! | `aclrtMalloc`, `aclrtMallocHost`, `aclrtMemPoolMallocAsync` | 207001 `ACL_ERROR_RT_MEMORY_ALLOCATION` |
 //! | `aclrtSynchronizeStream`, `aclrtSynchronizeEvent` | 507046 `ACL_ERROR_RT_STREAM_SYNC_TIMEOUT` |
 //! | every other runtime function returning `aclError` | 507000 `ACL_ERROR_RT_INTERNAL_ERROR` |
 //! | `aclrtGetSocName`, `aclGetRecentErrMsg` | NULL |
@@ -298,6 +308,7 @@ mod mem;
 mod nnopbase;
 pub mod ops;
 mod peer;
+mod pool;
 pub mod racecheck;
 mod runtime;
 mod slab;
@@ -429,7 +440,7 @@ pub(crate) fn fault_code(sym: Sym) -> i32 {
         aclrtSetDevice => ACL_ERROR_RT_DEV_SETUP_ERROR,
         aclrtGetDeviceCount => ACL_ERROR_RT_NO_DEVICE,
         aclrtGetDevice | aclrtGetCurrentContext => ACL_ERROR_RT_CONTEXT_NULL,
-        aclrtMalloc | aclrtMallocHost => ACL_ERROR_RT_MEMORY_ALLOCATION,
+        aclrtMalloc | aclrtMallocHost | aclrtMemPoolMallocAsync => ACL_ERROR_RT_MEMORY_ALLOCATION,
         aclrtSynchronizeStream | aclrtSynchronizeEvent => ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
         aclDestroyTensor
         | aclSetAclOpExecutorRepeatable
@@ -451,6 +462,12 @@ sim_api! {
         req code aclrtGetDeviceCount(count: *mut u32) -> aclError = runtime::get_device_count;
         opt code aclrtCreateContext(context: *mut aclrtContext, device_id: i32) -> aclError = runtime::create_context;
         opt code aclrtDestroyContext(context: aclrtContext) -> aclError = runtime::destroy_context;
+        opt code aclrtMemPoolCreate(mem_pool: *mut aclrtMemPool, props: *const aclrtMemPoolProps) -> aclError = pool::pool_create;
+        opt code aclrtMemPoolDestroy(mem_pool: aclrtMemPool) -> aclError = pool::pool_destroy;
+        opt code aclrtMemPoolMallocAsync(ptr: *mut *mut c_void, size: usize, mem_pool: aclrtMemPool, stream: aclrtStream) -> aclError = pool::pool_malloc_async;
+        opt code aclrtMemPoolFreeAsync(ptr: *mut c_void, stream: aclrtStream) -> aclError = pool::pool_free_async;
+        opt code aclrtMemPoolTrimTo(mem_pool: aclrtMemPool, min_bytes_to_keep: usize) -> aclError = pool::pool_trim_to;
+        opt code aclrtLaunchCallback(f: aclrtCallback, user_data: *mut c_void, block_type: aclrtCallbackBlockType, stream: aclrtStream) -> aclError = pool::launch_callback;
         req code aclrtSetCurrentContext(context: aclrtContext) -> aclError = runtime::set_current_context;
         req code aclrtGetCurrentContext(context: *mut aclrtContext) -> aclError = runtime::get_current_context;
         req code aclrtCreateStream(stream: *mut aclrtStream) -> aclError = runtime::create_stream;

@@ -70,7 +70,7 @@ impl Arena {
     }
 
     /// First-fit allocation of `padded` bytes (a multiple of [`DEVICE_ALIGN`]).
-    fn take(&mut self, padded: usize) -> Option<usize> {
+    pub(crate) fn take(&mut self, padded: usize) -> Option<usize> {
         if self.capacity - self.used < padded {
             return None;
         }
@@ -84,7 +84,7 @@ impl Arena {
     }
 
     /// Returns a range, coalescing with its neighbours.
-    fn give_back(&mut self, start: usize, padded: usize) {
+    pub(crate) fn give_back(&mut self, start: usize, padded: usize) {
         self.used -= padded;
         let (mut s, mut l) = (start, padded);
         if let Some((&ps, &pl)) = self.free.range(..s).next_back()
@@ -114,6 +114,8 @@ pub(crate) struct Alloc {
     pub freed: AtomicBool,
     /// The accesses the racecheck remembers.
     pub race: Shadow,
+    /// The id of the memory pool it came from (`aclrtMemPoolMallocAsync`); 0: `aclrtMalloc`.
+    pub pool: u64,
 }
 
 impl Alloc {
@@ -138,6 +140,7 @@ impl Alloc {
             data: Mutex::new(data),
             freed: AtomicBool::new(false),
             race: Shadow::default(),
+            pool: 0,
         }
     }
 
@@ -151,6 +154,7 @@ impl Alloc {
             data: Mutex::new(Vec::new()),
             freed: AtomicBool::new(false),
             race: Shadow::default(),
+            pool: 0,
         }
     }
 
@@ -315,6 +319,13 @@ fn is_malloc_policy(policy: u32) -> bool {
     page <= 7 && policy & BAND != BAND && policy & !(0xFF | BAND | READONLY) == 0
 }
 
+/// The arena bytes an allocation of `size` takes: rounded up to [`DEVICE_ALIGN`] plus
+/// one alignment unit of padding, as CANN does.
+pub(crate) fn padded_size(size: usize) -> Option<usize> {
+    size.checked_add(DEVICE_ALIGN - 1)
+        .map(|s| s / DEVICE_ALIGN * DEVICE_ALIGN + DEVICE_ALIGN)
+}
+
 pub(crate) unsafe fn malloc(dev_ptr: *mut *mut c_void, size: usize, policy: u32) -> aclError {
     status_of(|| {
         let mut st = active_state()?;
@@ -332,15 +343,12 @@ pub(crate) unsafe fn malloc(dev_ptr: *mut *mut c_void, size: usize, policy: u32)
             ));
         }
         let (_, device) = st.current_ctx()?;
-        let padded = size
-            .checked_add(DEVICE_ALIGN - 1)
-            .map(|s| s / DEVICE_ALIGN * DEVICE_ALIGN + DEVICE_ALIGN)
-            .ok_or_else(|| {
-                fail(
-                    ACL_ERROR_RT_MEMORY_ALLOCATION,
-                    format!("size {size} too large"),
-                )
-            })?;
+        let padded = padded_size(size).ok_or_else(|| {
+            fail(
+                ACL_ERROR_RT_MEMORY_ALLOCATION,
+                format!("size {size} too large"),
+            )
+        })?;
         let arena = &mut st.devices[device].arena;
         let Some(start) = arena.take(padded) else {
             let (cap, used) = (arena.capacity, arena.used);
@@ -360,6 +368,7 @@ pub(crate) unsafe fn malloc(dev_ptr: *mut *mut c_void, size: usize, policy: u32)
             data: Mutex::new(vec![0u8; size]),
             freed: AtomicBool::new(false),
             race: Shadow::default(),
+            pool: 0,
         };
         st.allocs.insert(start, Arc::new(alloc));
         out.write(start as *mut c_void);
@@ -371,6 +380,16 @@ pub(crate) unsafe fn free(dev_ptr: *mut c_void) -> aclError {
     status_of(|| {
         let mut st = active_state()?;
         let addr = non_null_address(dev_ptr, "devPtr")?;
+        if let Some(a) = st.allocs.get(&addr)
+            && a.pool != 0
+        {
+            return Err(finding(
+                ACL_ERROR_INVALID_PARAM,
+                format!(
+                    "devPtr {addr:#x} came from aclrtMemPoolMallocAsync: release it with aclrtMemPoolFreeAsync"
+                ),
+            ));
+        }
         let Some(a) = st.allocs.remove(&addr) else {
             let why = if !st.is_device_addr(addr) {
                 "is not device memory (host pointer passed to aclrtFree?)".to_string()

@@ -280,7 +280,7 @@ pub(crate) unsafe fn create_context(context: *mut aclrtContext, device_id: i32) 
 
 /// The id in a context, stream or event handle. NULL is a bad argument; a pointer that is
 /// no handle of this simulator is a caller bug, so it is also a sanitizer finding.
-fn runtime_handle_id<T>(kind: Kind, handle: *const T) -> Result<u64, i32> {
+pub(crate) fn runtime_handle_id<T>(kind: Kind, handle: *const T) -> Result<u64, i32> {
     decode(kind, handle).map_err(|m| {
         if handle.is_null() {
             fail(ACL_ERROR_INVALID_PARAM, m)
@@ -291,7 +291,7 @@ fn runtime_handle_id<T>(kind: Kind, handle: *const T) -> Result<u64, i32> {
 }
 
 /// The finding for a well-formed runtime handle whose object no longer exists.
-fn stale_handle(st: &State, kind: Kind, id: u64) -> i32 {
+pub(crate) fn stale_handle(st: &State, kind: Kind, id: u64) -> i32 {
     finding(ACL_ERROR_RT_INVALID_HANDLE, st.stale(kind, id))
 }
 

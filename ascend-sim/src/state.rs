@@ -90,6 +90,8 @@ pub(crate) struct State {
     /// Why a context, stream or event id is no longer valid, for precise messages
     /// (tensors and executors keep theirs in their slab).
     pub dead: IdMap<u64, &'static str>,
+    /// Live `aclrtMemPool`s.
+    pub pools: IdMap<u64, crate::pool::Pool>,
 }
 
 impl State {
@@ -109,6 +111,7 @@ impl State {
             reset_leaks: crate::Counters::default(),
             host_allocs: BTreeMap::new(),
             dead: IdMap::default(),
+            pools: IdMap::default(),
         }
     }
 
@@ -487,6 +490,7 @@ pub(crate) enum Kind {
     BoolArray = 0xBA,
     TensorList = 0x71,
     ScalarList = 0x51,
+    MemPool = 0x9A,
 }
 
 impl Kind {
@@ -503,6 +507,7 @@ impl Kind {
             Kind::BoolArray => "aclBoolArray",
             Kind::TensorList => "aclTensorList",
             Kind::ScalarList => "aclScalarList",
+            Kind::MemPool => "aclrtMemPool",
         }
     }
 }

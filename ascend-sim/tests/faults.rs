@@ -63,6 +63,14 @@ fn call(
             }
             "aclrtDeviceEnablePeerAccess" => api::aclrtDeviceEnablePeerAccess(0, 0) as i64,
             "aclrtDeviceDisablePeerAccess" => api::aclrtDeviceDisablePeerAccess(0) as i64,
+            "aclrtMemPoolCreate" => api::aclrtMemPoolCreate(&mut p, null()) as i64,
+            "aclrtMemPoolDestroy" => api::aclrtMemPoolDestroy(null_mut()) as i64,
+            "aclrtMemPoolMallocAsync" => {
+                api::aclrtMemPoolMallocAsync(&mut p, 8, null_mut(), stream) as i64
+            }
+            "aclrtMemPoolFreeAsync" => api::aclrtMemPoolFreeAsync(null_mut(), stream) as i64,
+            "aclrtMemPoolTrimTo" => api::aclrtMemPoolTrimTo(null_mut(), 0) as i64,
+            "aclrtLaunchCallback" => api::aclrtLaunchCallback(None, null_mut(), 0, stream) as i64,
             "aclrtGetMemInfo" => api::aclrtGetMemInfo(0, &mut u, &mut u2) as i64,
             "aclrtGetSocName" => !api::aclrtGetSocName().is_null() as i64,
             "aclGetRecentErrMsg" => {
@@ -287,7 +295,9 @@ fn expected_failure(sym: &str) -> i64 {
         "aclrtSetDevice" => ACL_ERROR_RT_DEV_SETUP_ERROR as i64,
         "aclrtGetDeviceCount" => ACL_ERROR_RT_NO_DEVICE as i64,
         "aclrtGetDevice" | "aclrtGetCurrentContext" => ACL_ERROR_RT_CONTEXT_NULL as i64,
-        "aclrtMalloc" | "aclrtMallocHost" => ACL_ERROR_RT_MEMORY_ALLOCATION as i64,
+        "aclrtMalloc" | "aclrtMallocHost" | "aclrtMemPoolMallocAsync" => {
+            ACL_ERROR_RT_MEMORY_ALLOCATION as i64
+        }
         "aclrtSynchronizeStream" | "aclrtSynchronizeEvent" => {
             ACL_ERROR_RT_STREAM_SYNC_TIMEOUT as i64
         }
@@ -311,7 +321,7 @@ fn every_symbol_fails_on_its_nth_call() {
     let t = tensor(&[2], ACL_FLOAT, dev);
     // HCCL's symbols have their own sweep (tests/hccl_faults.rs).
     let acl = || SYMBOLS.iter().filter(|s| !s.starts_with("Hccl"));
-    assert_eq!(acl().count(), 88);
+    assert_eq!(acl().count(), 94);
     let late = ["aclrtResetDevice", "aclFinalize"];
     for &sym in acl().filter(|s| !late.contains(s)) {
         // Armed for the 2nd call from now: the 1st behaves normally, the 2nd fails.

@@ -149,6 +149,28 @@ typedef enum {
     ACL_FORMAT_FRACTAL_NZ_C0_8 = 54
 } aclFormat;
 
+typedef enum aclrtCallbackBlockType {
+    ACL_CALLBACK_NO_BLOCK = 0,
+    ACL_CALLBACK_BLOCK = 1
+} aclrtCallbackBlockType;
+typedef void (*aclrtCallback)(void *userData);
+
+typedef enum aclrtMemLocationType {
+    ACL_MEM_LOCATION_TYPE_HOST = 0,
+    ACL_MEM_LOCATION_TYPE_DEVICE = 1,
+    ACL_MEM_LOCATION_TYPE_UNREGISTERED = 2
+} aclrtMemLocationType;
+typedef struct aclrtMemLocation {
+    uint32_t id;
+    aclrtMemLocationType type;
+} aclrtMemLocation;
+typedef enum aclrtMemAllocationType {
+    ACL_MEM_ALLOCATION_TYPE_PINNED = 0
+} aclrtMemAllocationType;
+typedef enum aclrtMemHandleType {
+    ACL_MEM_HANDLE_TYPE_NONE = 0
+} aclrtMemHandleType;
+
 #endif /* ASCENDCL_SYS_NO_TYPES */
 
 #ifndef ASCENDCL_SYS_NO_RUNTIME_API
@@ -192,11 +214,35 @@ aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags);
 aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId);
 aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total);
 
+/* libascendcl.so: host callbacks in stream order */
+aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBlockType blockType,
+                             aclrtStream stream);
+
 /* libascendcl.so: diagnostics */
 const char *aclrtGetSocName(void);
 const char *aclGetRecentErrMsg(void);
 
 #endif /* ASCENDCL_SYS_NO_RUNTIME_API */
+
+/* libascendcl.so: stream-ordered memory pools (CANN 8.x acl_rt_memory_soma.h). The pinned
+ * torch-npu wheel has no acl_rt_memory_soma.h, so scripts/check-vendor-headers.sh cannot
+ * compare this block: it is declared from the reference file and kept with the types. */
+#ifndef ASCENDCL_SYS_NO_TYPES
+typedef void *aclrtMemPool;
+typedef struct aclrtMemPoolProps {
+    aclrtMemAllocationType allocType;
+    aclrtMemHandleType handleType;
+    aclrtMemLocation location;
+    size_t maxSize;
+    unsigned char reserved[32];
+} aclrtMemPoolProps;
+aclError aclrtMemPoolCreate(aclrtMemPool *memPool, const aclrtMemPoolProps *poolProps);
+aclError aclrtMemPoolDestroy(const aclrtMemPool memPool);
+aclError aclrtMemPoolMallocAsync(void **ptr, size_t size, aclrtMemPool memPool,
+                                 aclrtStream stream);
+aclError aclrtMemPoolFreeAsync(void *ptr, aclrtStream stream);
+aclError aclrtMemPoolTrimTo(aclrtMemPool memPool, size_t minBytesToKeep);
+#endif /* ASCENDCL_SYS_NO_TYPES */
 
 #ifndef ASCENDCL_SYS_NO_ACLNN_API
 

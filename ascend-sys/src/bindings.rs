@@ -143,6 +143,34 @@ pub const ACL_FORMAT_FRACTAL_NZ_C0_2: aclFormat = 52;
 pub const ACL_FORMAT_FRACTAL_NZ_C0_4: aclFormat = 53;
 pub const ACL_FORMAT_FRACTAL_NZ_C0_8: aclFormat = 54;
 pub type aclFormat = ::std::os::raw::c_int;
+pub const ACL_CALLBACK_NO_BLOCK: aclrtCallbackBlockType = 0;
+pub const ACL_CALLBACK_BLOCK: aclrtCallbackBlockType = 1;
+pub type aclrtCallbackBlockType = ::std::os::raw::c_uint;
+pub type aclrtCallback =
+    ::std::option::Option<unsafe extern "C" fn(userData: *mut ::std::os::raw::c_void)>;
+pub const ACL_MEM_LOCATION_TYPE_HOST: aclrtMemLocationType = 0;
+pub const ACL_MEM_LOCATION_TYPE_DEVICE: aclrtMemLocationType = 1;
+pub const ACL_MEM_LOCATION_TYPE_UNREGISTERED: aclrtMemLocationType = 2;
+pub type aclrtMemLocationType = ::std::os::raw::c_uint;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct aclrtMemLocation {
+    pub id: u32,
+    pub type_: aclrtMemLocationType,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of aclrtMemLocation"][::std::mem::size_of::<aclrtMemLocation>() - 8usize];
+    ["Alignment of aclrtMemLocation"][::std::mem::align_of::<aclrtMemLocation>() - 4usize];
+    ["Offset of field: aclrtMemLocation::id"]
+        [::std::mem::offset_of!(aclrtMemLocation, id) - 0usize];
+    ["Offset of field: aclrtMemLocation::type_"]
+        [::std::mem::offset_of!(aclrtMemLocation, type_) - 4usize];
+};
+pub const ACL_MEM_ALLOCATION_TYPE_PINNED: aclrtMemAllocationType = 0;
+pub type aclrtMemAllocationType = ::std::os::raw::c_uint;
+pub const ACL_MEM_HANDLE_TYPE_NONE: aclrtMemHandleType = 0;
+pub type aclrtMemHandleType = ::std::os::raw::c_uint;
 unsafe extern "C" {
     pub fn aclInit(configPath: *const ::std::os::raw::c_char) -> aclError;
 }
@@ -257,10 +285,67 @@ unsafe extern "C" {
     pub fn aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, total: *mut usize) -> aclError;
 }
 unsafe extern "C" {
+    pub fn aclrtLaunchCallback(
+        fn_: aclrtCallback,
+        userData: *mut ::std::os::raw::c_void,
+        blockType: aclrtCallbackBlockType,
+        stream: aclrtStream,
+    ) -> aclError;
+}
+unsafe extern "C" {
     pub fn aclrtGetSocName() -> *const ::std::os::raw::c_char;
 }
 unsafe extern "C" {
     pub fn aclGetRecentErrMsg() -> *const ::std::os::raw::c_char;
+}
+pub type aclrtMemPool = *mut ::std::os::raw::c_void;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct aclrtMemPoolProps {
+    pub allocType: aclrtMemAllocationType,
+    pub handleType: aclrtMemHandleType,
+    pub location: aclrtMemLocation,
+    pub maxSize: usize,
+    pub reserved: [::std::os::raw::c_uchar; 32usize],
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of aclrtMemPoolProps"][::std::mem::size_of::<aclrtMemPoolProps>() - 56usize];
+    ["Alignment of aclrtMemPoolProps"][::std::mem::align_of::<aclrtMemPoolProps>() - 8usize];
+    ["Offset of field: aclrtMemPoolProps::allocType"]
+        [::std::mem::offset_of!(aclrtMemPoolProps, allocType) - 0usize];
+    ["Offset of field: aclrtMemPoolProps::handleType"]
+        [::std::mem::offset_of!(aclrtMemPoolProps, handleType) - 4usize];
+    ["Offset of field: aclrtMemPoolProps::location"]
+        [::std::mem::offset_of!(aclrtMemPoolProps, location) - 8usize];
+    ["Offset of field: aclrtMemPoolProps::maxSize"]
+        [::std::mem::offset_of!(aclrtMemPoolProps, maxSize) - 16usize];
+    ["Offset of field: aclrtMemPoolProps::reserved"]
+        [::std::mem::offset_of!(aclrtMemPoolProps, reserved) - 24usize];
+};
+unsafe extern "C" {
+    pub fn aclrtMemPoolCreate(
+        memPool: *mut aclrtMemPool,
+        poolProps: *const aclrtMemPoolProps,
+    ) -> aclError;
+}
+unsafe extern "C" {
+    pub fn aclrtMemPoolDestroy(memPool: aclrtMemPool) -> aclError;
+}
+unsafe extern "C" {
+    pub fn aclrtMemPoolMallocAsync(
+        ptr: *mut *mut ::std::os::raw::c_void,
+        size: usize,
+        memPool: aclrtMemPool,
+        stream: aclrtStream,
+    ) -> aclError;
+}
+unsafe extern "C" {
+    pub fn aclrtMemPoolFreeAsync(ptr: *mut ::std::os::raw::c_void, stream: aclrtStream)
+    -> aclError;
+}
+unsafe extern "C" {
+    pub fn aclrtMemPoolTrimTo(memPool: aclrtMemPool, minBytesToKeep: usize) -> aclError;
 }
 unsafe extern "C" {
     pub fn aclCreateTensor(

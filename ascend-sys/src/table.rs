@@ -131,6 +131,13 @@ fn_table! {
             aclrtGetDevice(device_id: *mut i32) -> aclError;
             aclrtCreateContext(context: *mut aclrtContext, device_id: i32) -> aclError;
             aclrtDestroyContext(context: aclrtContext) -> aclError;
+            // Stream-ordered memory pools (CANN 8.x) and host callbacks in stream order.
+            aclrtMemPoolCreate(mem_pool: *mut aclrtMemPool, props: *const aclrtMemPoolProps) -> aclError;
+            aclrtMemPoolDestroy(mem_pool: aclrtMemPool) -> aclError;
+            aclrtMemPoolMallocAsync(ptr: *mut *mut c_void, size: usize, mem_pool: aclrtMemPool, stream: aclrtStream) -> aclError;
+            aclrtMemPoolFreeAsync(ptr: *mut c_void, stream: aclrtStream) -> aclError;
+            aclrtMemPoolTrimTo(mem_pool: aclrtMemPool, min_bytes_to_keep: usize) -> aclError;
+            aclrtLaunchCallback(f: aclrtCallback, user_data: *mut c_void, block_type: aclrtCallbackBlockType, stream: aclrtStream) -> aclError;
         ]
         // Peer access between devices (copies from another device's memory).
         "libascendcl.so" => [

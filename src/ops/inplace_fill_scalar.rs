@@ -29,7 +29,7 @@ crate::operator! {
     /// let stream = Runtime::auto()?.device(0)?.stream()?;
     /// let mut x = DeviceTensor::<f32>::zeros(&stream, &[2, 3])?;
     /// fill_inplace(&mut x, 0.5, &stream)?;
-    /// assert!(x.to_array(&stream)?.iter().all(|v| *v == 0.5));
+    /// assert!(x.to_array::<ndarray::IxDyn>(&stream)?.iter().all(|v| *v == 0.5));
     /// # Ok(()) }
     /// ```
     pub fn fill_inplace<T>(x: inplace<T> = "selfRef", value: attr<Scalar> = "value");

@@ -38,7 +38,7 @@ crate::operator! {
     /// let t = DeviceTensor::from_array(&stream, &array![1.0f32, 0.0, 0.0])?;
     /// let mut loss = DeviceTensor::<f32>::zeros(&stream, &[])?;
     /// mse_loss(&y, &t, Reduction::Mean, &mut loss, &stream)?;
-    /// assert!((loss.to_array(&stream)?[[]] - 13.0 / 3.0).abs() < 1e-6);
+    /// assert!((loss.to_array::<ndarray::Ix0>(&stream)?[[]] - 13.0 / 3.0).abs() < 1e-6);
     /// # Ok(()) }
     /// ```
     pub fn mse_loss<X, T, O>(
@@ -59,7 +59,7 @@ crate::operator! {
     /// let mut loss = DeviceTensor::<f32>::zeros(&stream, &[])?;
     /// let mut plan = MseLossPlan::new(&y, &y, Reduction::Sum, &loss, &stream)?;
     /// plan.launch(&y, &y, &mut loss, &stream)?;
-    /// assert_eq!(loss.to_array(&stream)?[[]], 0.0);
+    /// assert_eq!(loss.to_array::<ndarray::Ix0>(&stream)?[[]], 0.0);
     /// # Ok(()) }
     /// ```
     pub type MseLossPlan;

@@ -1,0 +1,51 @@
+//! The caching allocator: an allocate-launch-drop loop against the same loop on a
+//! preallocated output and against the loop with raw `aclrtMalloc`/`aclrtFree` of the
+//! output's memory, all in one run on the simulator. Report the ratios, not the times.
+
+use ascendcl::{DeviceTensor, Runtime, mish};
+use criterion::{Criterion, criterion_group, criterion_main};
+use ndarray::Array2;
+use std::ffi::c_void;
+
+const SHAPE: [usize; 2] = [16, 64];
+
+fn bench(c: &mut Criterion) {
+    let rt = Runtime::simulator().unwrap();
+    let dev = rt.device(0).unwrap();
+    let s = dev.stream().unwrap();
+    let x = DeviceTensor::from_array(&s, &Array2::<f32>::ones((SHAPE[0], SHAPE[1]))).unwrap();
+    let mut g = c.benchmark_group("caching");
+    let mut pre = DeviceTensor::<f32>::zeros(&s, &SHAPE).unwrap();
+    g.bench_function("preallocated", |b| {
+        b.iter(|| {
+            mish(&x, &mut pre, &s).unwrap();
+            s.synchronize().unwrap();
+        })
+    });
+    dev.set_caching(true);
+    g.bench_function("cached allocate-launch-drop", |b| {
+        b.iter(|| {
+            let mut y = DeviceTensor::<f32>::zeros(&s, &SHAPE).unwrap();
+            mish(&x, &mut y, &s).unwrap();
+            s.synchronize().unwrap();
+        })
+    });
+    dev.set_caching(false);
+    let t = rt.api();
+    let bytes = SHAPE[0] * SHAPE[1] * 4;
+    g.bench_function("raw aclrtMalloc-launch-aclrtFree", |b| {
+        b.iter(|| {
+            let mut p: *mut c_void = std::ptr::null_mut();
+            // SAFETY: a valid out-pointer; the device's context is current on this thread.
+            assert_eq!(unsafe { (t.aclrtMalloc)(&mut p, bytes, 0) }, 0);
+            mish(&x, &mut pre, &s).unwrap();
+            s.synchronize().unwrap();
+            // SAFETY: allocated above, unused by queued work (synchronised), freed once.
+            assert_eq!(unsafe { (t.aclrtFree)(p) }, 0);
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
