@@ -1,13 +1,145 @@
-//! A user crate's view of the operator layer: an operator declared outside the crate with
-//! `operator!`, and the raw escape hatch driving an aclnn operator by hand.
+//! A user crate's view of the operator layer: operators declared outside the crate with
+//! `operator!` (`aclnnSub`, which the crate neither wraps nor declares in `ascend-sys`, and
+//! `aclnnMul` with a rule of the user's own), and the raw escape hatch driving an aclnn
+//! operator by hand.
 
 mod common;
 
 use ascend_sys::{aclOpExecutor, aclTensor};
-use ascendcl::protocol::{Call, rules};
-use ascendcl::{DType, DeviceTensor, Error, SocFamily};
+use ascendcl::protocol::{Call, Scalar, rules};
+use ascendcl::testing::precision;
+use ascendcl::{DType, DeviceTensor, Error, SocFamily, reference};
 use common::*;
-use ndarray::array;
+use half::f16;
+use ndarray::{Array, ArrayD, IxDyn, array};
+
+fn sub_products(soc: SocFamily) -> bool {
+    soc != SocFamily::Inference310P
+}
+
+fn sub_dtypes(soc: SocFamily, dtype: DType) -> bool {
+    dtype != DType::BF16 || soc.has_bf16()
+}
+
+ascendcl::operator! {
+    /// `aclnnSub`, which `ascend-sys` does not declare: `unsafe` is the user's promise that
+    /// the prototype below is the vendor's.
+    pub unsafe struct UserSub: aclnnSub, aclnnSubGetWorkspaceSize;
+    products: sub_products;
+    dtypes: sub_dtypes;
+    rule: rules::broadcast;
+
+    /// `out = a − alpha·b`.
+    pub fn user_sub<A, B, O>(
+        a: input<A> = "self",
+        b: input<B> = "other",
+        alpha: attr<Scalar> = "alpha",
+        out: output<O> = "out",
+    );
+
+    /// Its plan.
+    pub type UserSubPlan;
+}
+
+ascendcl::operator! {
+    /// `aclnnInplaceSub`, undeclared in `ascend-sys` too.
+    pub unsafe struct UserInplaceSub: aclnnInplaceSub, aclnnInplaceSubGetWorkspaceSize;
+    products: sub_products;
+    dtypes: sub_dtypes;
+    rule: rules::broadcast;
+
+    /// `a = a − alpha·b`.
+    pub fn user_sub_inplace<A, B>(
+        a: inplace<A> = "selfRef",
+        b: input<B> = "other",
+        alpha: attr<Scalar> = "alpha",
+    );
+
+    /// Its plan.
+    pub type UserInplaceSubPlan;
+}
+
+/// What the device must give for `a − alpha·b`: the crate's reference of Add, alpha negated.
+fn expected<T>(a: &ArrayD<T>, b: &ArrayD<T>, alpha: f64) -> ArrayD<T>
+where
+    T: ascendcl::element::Promote<T, Output = T>,
+{
+    reference::add(a.view(), b.view(), -alpha).unwrap()
+}
+
+#[test]
+fn an_operator_the_crate_does_not_wrap_runs_from_a_user_declaration() {
+    let _check = LeakCheck::start();
+    let s = device(A2).stream().unwrap();
+    let a = array![[1.0f32, 2.5, -3.0], [0.1, 7.0, 1e6]].into_dyn();
+    let b = array![[0.5f32, -1.0, 0.3], [2.0, 0.7, 3.0]].into_dyn();
+    let (da, db) = (
+        DeviceTensor::from_array(&s, &a).unwrap(),
+        DeviceTensor::from_array(&s, &b).unwrap(),
+    );
+    let mut out = DeviceTensor::<f32>::zeros(&s, &[2, 3]).unwrap();
+    for alpha in [1.0, 0.5, -2.0] {
+        user_sub(&da, &db, alpha, &mut out, &s).unwrap();
+        let got: ArrayD<f32> = out.to_array(&s).unwrap();
+        let p = precision(&got, &expected(&a, &b, alpha), DType::F32).unwrap();
+        assert!(p.passed, "alpha {alpha}: {p:?}");
+    }
+    assert_eq!(
+        out.to_array::<IxDyn>(&s).unwrap()[[0, 0]],
+        1.0 + 2.0 * 0.5,
+        "alpha −2 adds twice the other"
+    );
+    // Broadcasting [2, 1] against [3], f16, through a plan launched twice.
+    let c: ArrayD<f16> = array![[10.0f32], [-0.3]].mapv(f16::from_f32).into_dyn();
+    let d: ArrayD<f16> = array![1.0f32, 0.37, 2.9].mapv(f16::from_f32).into_dyn();
+    let (dc, dd) = (
+        DeviceTensor::from_array(&s, &c).unwrap(),
+        DeviceTensor::from_array(&s, &d).unwrap(),
+    );
+    let mut wide = DeviceTensor::<f16>::zeros(&s, &[2, 3]).unwrap();
+    let mut plan: UserSubPlan<f16, f16, f16> = UserSubPlan::new(&dc, &dd, 3.0, &wide, &s).unwrap();
+    for _ in 0..2 {
+        plan.launch(&dc, &dd, &mut wide, &s).unwrap();
+        let got: ArrayD<f16> = wide.to_array(&s).unwrap();
+        assert_eq!(got.shape(), [2, 3]);
+        let p = precision(&got, &expected(&c, &d, 3.0), DType::F16).unwrap();
+        assert!(p.passed, "{p:?}");
+    }
+    // In place, with a broadcast other.
+    let mut x = DeviceTensor::from_array(&s, &a).unwrap();
+    let row = Array::from(vec![1.0f32, 2.0, 3.0]).into_dyn();
+    let drow = DeviceTensor::from_array(&s, &row).unwrap();
+    user_sub_inplace(&mut x, &drow, 0.25, &s).unwrap();
+    let got: ArrayD<f32> = x.to_array(&s).unwrap();
+    let p = precision(&got, &expected(&a, &row, 0.25), DType::F32).unwrap();
+    assert!(p.passed, "{p:?}");
+    // Bad input: typed errors naming the argument, before any C call.
+    let before = ascend_sim::call_count("aclnnSubGetWorkspaceSize");
+    let mut small = DeviceTensor::<f32>::zeros(&s, &[2, 1]).unwrap();
+    assert!(matches!(
+        user_sub(&da, &db, 1.0, &mut small, &s),
+        Err(Error::ShapeMismatch {
+            argument: "out",
+            ..
+        })
+    ));
+    let e = user_sub(
+        &da,
+        drow.view().slice(0, 0, 2, 1).unwrap(),
+        1.0,
+        &mut out,
+        &s,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("other"), "{e}");
+    assert_eq!(ascend_sim::call_count("aclnnSubGetWorkspaceSize"), before);
+    assert_eq!(UserSub::NAME, "aclnnSub");
+    assert_eq!(UserInplaceSub::NAME, "aclnnInplaceSub");
+    assert!(!UserSub::available_on(SocFamily::Inference310P));
+    assert!(UserSub::available_on(SocFamily::Atlas310B));
+    drop(plan);
+    s.synchronize().unwrap();
+}
 
 ascendcl::operator! {
     /// `aclnnMul` as a user declares it, with a rule of its own: the first input must be

@@ -81,6 +81,34 @@
 /// assert!((out.to_array::<ndarray::Ix1>(&stream)?[0] - 0.865_098).abs() < 1e-5);
 /// # Ok(()) }
 /// ```
+///
+/// Without `unsafe`, a declaration is checked against `ascend-sys`, and one whose operator
+/// the header does not declare (`aclnnSub` here) is refused at compile time:
+///
+/// ```compile_fail
+/// use ascendcl::protocol::{Scalar, rules};
+/// use ascendcl::{DType, SocFamily};
+///
+/// ascendcl::operator! {
+///     /// `aclnnSub` without the promise.
+///     pub struct MySub: aclnnSub, aclnnSubGetWorkspaceSize;
+///     products: |_soc: SocFamily| true;
+///     dtypes: |_soc: SocFamily, _dtype: DType| true;
+///     rule: rules::broadcast;
+///
+///     /// `out = a − alpha·b`.
+///     pub fn my_sub<A, B, O>(
+///         a: input<A> = "self",
+///         b: input<B> = "other",
+///         alpha: attr<Scalar> = "alpha",
+///         out: output<O> = "out",
+///     );
+///
+///     /// Its plan.
+///     pub type MySubPlan;
+/// }
+/// # fn main() {}
+/// ```
 #[macro_export]
 macro_rules! operator {
     (

@@ -14,6 +14,7 @@ pub mod mse_loss;
 pub mod mse_loss_backward;
 pub mod mul;
 pub mod reduce_sum;
+pub mod sub;
 
 /// The operators' scalar kernels, exactly as the simulated device evaluates them.
 pub mod kernel {

@@ -1,0 +1,206 @@
+//! `aclnnSub` (`out = self − alpha·other`, ops-math `math/sub`) and `aclnnInplaceSub`
+//! (`out = selfRef`).
+//!
+//! aclnnSub's phase-1 checks are aclnnAdd's, in the same order and with the same codes:
+//! 1. `workspaceSize` or `executor` NULL, then self, other, alpha or out NULL: 161001;
+//! 2. self's, then other's dtype outside FLOAT, INT32, INT64, FLOAT16, INT16, INT8, UINT8,
+//!    DOUBLE, BOOL, COMPLEX64, COMPLEX128 (plus BF16 on Atlas A2 / A3): 161002 (out's dtype
+//!    is not held against the list);
+//! 3. PromoteType(self, other) undefined: 161002;
+//! 4. a BOOL promote with an alpha neither BOOL nor integral, or an alpha that cannot cast
+//!    to the promote: 161002;
+//! 5. the promote that cannot cast to out's dtype: 161002;
+//! 6. self or other above 8 dims, or their broadcast shape not out's: 161002;
+//! 7. self or other empty: success, workspace 0, nothing computed.
+//!
+//! aclnnInplaceSub's own pre-check reports success even when it fails, so its statuses are
+//! aclnnSub's, in aclnnSub's order, with `out = selfRef`. No product is refused: the
+//! documentation leaves out the inference series 310P, but no code gates on the SoC, so
+//! there as everywhere off A2 / A3 the list without BF16 applies.
+//!
+//! Compute: both operands cast to the promote. alpha counts as 1 unless it is above or
+//! below 1 (NaN counts as 1): then one Sub in the promote (half types through f32, rounded
+//! once). With alpha ≠ 1 a floating promote computes in FLOAT (DOUBLE stays DOUBLE): FLOAT,
+//! FLOAT16 and BF16 run Axpy(self, other, −alpha) in f32 and are rounded only by the cast
+//! to out's dtype; DOUBLE and the integral promotes turn alpha into a one-element tensor
+//! of the promote, multiply, then subtract, rounding after each step (integers wrap to
+//! their width). The result is cast to out's dtype and written through out's view.
+//! Complex arithmetic is not modeled: a complex promote fails phase 1 with 561000.
+
+use crate::cast::round;
+use crate::nnopbase::{
+    Attr, Launch, OpDef, Phase1, Plan, every_product, out_params, require_non_null,
+};
+use crate::state::{fail, status_of};
+use crate::stream::Scratch;
+use crate::tables::{can_cast, dtype_name, is_integral, numeric_dtypes, promote_type};
+use ascend_sys::*;
+
+const SELF: usize = 0;
+const OTHER: usize = 1;
+const OUT: usize = 2;
+const ALPHA: usize = 0;
+const MAX_DIMS: usize = 8;
+
+pub(crate) static OP: OpDef = OpDef {
+    name: "Sub",
+    launch_api: "aclnnSub",
+    args: &["self", "other", "out"],
+    inputs: &[SELF, OTHER],
+    outputs: &[OUT],
+    available: every_product,
+    kernel: run,
+};
+
+pub(crate) static INPLACE_OP: OpDef = OpDef {
+    name: "InplaceSub",
+    launch_api: "aclnnInplaceSub",
+    args: &["selfRef", "other", "selfRef"],
+    inputs: &[SELF, OTHER],
+    outputs: &[OUT],
+    available: every_product,
+    kernel: run,
+};
+
+fn invalid(msg: String) -> i32 {
+    fail(ACLNN_ERR_PARAM_INVALID, msg)
+}
+
+/// aclnnSub's phase 1 for either operator kind.
+fn phase1(
+    op: &'static OpDef,
+    self_: *const aclTensor,
+    other: *const aclTensor,
+    alpha: *const aclScalar,
+    out: *const aclTensor,
+    workspace_size: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> Result<(), i32> {
+    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+    let outs = unsafe { out_params(workspace_size, executor) }?;
+    require_non_null(&[
+        (self_ as usize, op.args[SELF]),
+        (other as usize, op.args[OTHER]),
+        (alpha as usize, "alpha"),
+        (out as usize, op.args[OUT]),
+    ])?;
+    let p = Phase1::begin(op, &[self_, other, out], outs)?;
+    let alpha = p.scalar(alpha, "alpha")?;
+    p.require_dtype(SELF, numeric_dtypes(p.family))?;
+    p.require_dtype(OTHER, numeric_dtypes(p.family))?;
+    let (x, y, o) = (p.desc(SELF), p.desc(OTHER), p.desc(OUT));
+    let Some(promote) = promote_type(x.dtype, y.dtype) else {
+        return Err(invalid(format!(
+            "{} dtype {} and other dtype {} can not promote",
+            op.args[SELF],
+            dtype_name(x.dtype),
+            dtype_name(y.dtype)
+        )));
+    };
+    let alpha_ok = if promote == ACL_BOOL {
+        alpha.dtype == ACL_BOOL || is_integral(alpha.dtype)
+    } else {
+        can_cast(alpha.dtype, promote)
+    };
+    if !alpha_ok {
+        return Err(invalid(format!(
+            "alpha dtype {} can not cast to the promote dtype {}",
+            dtype_name(alpha.dtype),
+            dtype_name(promote)
+        )));
+    }
+    if !can_cast(promote, o.dtype) {
+        return Err(invalid(format!(
+            "the promote dtype {} can not cast to {} dtype {}",
+            dtype_name(promote),
+            op.args[OUT],
+            dtype_name(o.dtype)
+        )));
+    }
+    p.require_max_dims(SELF, MAX_DIMS)?;
+    p.require_max_dims(OTHER, MAX_DIMS)?;
+    p.require_broadcast_to(SELF, OTHER, OUT)?;
+    if matches!(promote, ACL_COMPLEX64 | ACL_COMPLEX128) {
+        return Err(fail(
+            ACLNN_ERR_INNER,
+            "the simulator does not model complex arithmetic".into(),
+        ));
+    }
+    let mut plan = Plan::new(promote, &o.dims, x.is_empty() || y.is_empty());
+    plan.attrs[ALPHA] = Attr::Scalar(alpha);
+    p.finish(plan)
+}
+
+pub(crate) unsafe fn get_workspace_size(
+    self_: *const aclTensor,
+    other: *const aclTensor,
+    alpha: *const aclScalar,
+    out: *mut aclTensor,
+    workspace_size: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    status_of(|| phase1(&OP, self_, other, alpha, out, workspace_size, executor))
+}
+
+pub(crate) unsafe fn inplace_get_workspace_size(
+    self_ref: *mut aclTensor,
+    other: *const aclTensor,
+    alpha: *const aclScalar,
+    workspace_size: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    status_of(|| {
+        phase1(
+            &INPLACE_OP,
+            self_ref,
+            other,
+            alpha,
+            self_ref,
+            workspace_size,
+            executor,
+        )
+    })
+}
+
+/// Whether Sub takes alpha as 1: neither above nor below it (NaN included).
+fn is_one(alpha: f64) -> bool {
+    use std::cmp::Ordering::{Greater, Less};
+    !matches!(alpha.partial_cmp(&1.0), Some(Less | Greater))
+}
+
+fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
+    let promote = l.plan.compute;
+    let alpha = l.plan.attr_f64(ALPHA);
+    let [a, b] = scratch.wide::<2>(l.plan.numel());
+    l.read_f64(SELF, l.dims(OUT), a)?;
+    l.read_f64(OTHER, l.dims(OUT), b)?;
+    for v in a.iter_mut().chain(b.iter_mut()) {
+        *v = round(promote, *v);
+    }
+    if is_one(alpha) {
+        for (r, &w) in a.iter_mut().zip(b.iter()) {
+            *r = difference(promote, *r, w);
+        }
+    } else if matches!(promote, ACL_FLOAT | ACL_FLOAT16 | ACL_BF16) {
+        // Axpy in f32 with −alpha as its attribute; the cast to out rounds the halves.
+        let al = -(alpha as f32);
+        for (r, &w) in a.iter_mut().zip(b.iter()) {
+            *r = f64::from(*r as f32 + al * w as f32);
+        }
+    } else {
+        let al = round(promote, alpha);
+        for (r, &w) in a.iter_mut().zip(b.iter()) {
+            *r = difference(promote, *r, round(promote, al * w));
+        }
+    }
+    l.write_f64(OUT, a)
+}
+
+/// `a − b` in the promote dtype, rounded once (half types through f32).
+fn difference(promote: aclDataType, a: f64, b: f64) -> f64 {
+    match promote {
+        ACL_DOUBLE => a - b,
+        ACL_FLOAT | ACL_FLOAT16 | ACL_BF16 => round(promote, f64::from(a as f32 - b as f32)),
+        _ => round(promote, a - b),
+    }
+}
