@@ -27,21 +27,14 @@
 //! out's dtype and written through out's view. Complex arithmetic is not modeled: a complex
 //! promote fails phase 1 with 561000.
 
+use super::alpha_chain::{ALPHA, OTHER, OUT, SELF, is_one, phase1};
 use crate::cast::round;
 use crate::nnopbase::{
-    Attr, Launch, OpDef, Phase1, Plan, every_product, live_tensor, out_params, require_broadcast,
-    require_non_null,
+    Launch, OpDef, every_product, live_tensor, require_broadcast, require_non_null,
 };
-use crate::state::{fail, state, status_of};
+use crate::state::{state, status_of};
 use crate::stream::Scratch;
-use crate::tables::{can_cast, dtype_name, is_integral, numeric_dtypes, promote_type};
 use ascend_sys::*;
-
-const SELF: usize = 0;
-const OTHER: usize = 1;
-const OUT: usize = 2;
-const ALPHA: usize = 0;
-const MAX_DIMS: usize = 8;
 
 pub(crate) static OP: OpDef = OpDef {
     name: "Add",
@@ -62,75 +55,6 @@ pub(crate) static INPLACE_OP: OpDef = OpDef {
     available: every_product,
     kernel: run,
 };
-
-fn invalid(msg: String) -> i32 {
-    fail(ACLNN_ERR_PARAM_INVALID, msg)
-}
-
-/// aclnnAdd's phase 1 for either operator kind.
-fn phase1(
-    op: &'static OpDef,
-    self_: *const aclTensor,
-    other: *const aclTensor,
-    alpha: *const aclScalar,
-    out: *const aclTensor,
-    workspace_size: *mut u64,
-    executor: *mut *mut aclOpExecutor,
-) -> Result<(), i32> {
-    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-    let outs = unsafe { out_params(workspace_size, executor) }?;
-    require_non_null(&[
-        (self_ as usize, op.args[SELF]),
-        (other as usize, op.args[OTHER]),
-        (alpha as usize, "alpha"),
-        (out as usize, op.args[OUT]),
-    ])?;
-    let p = Phase1::begin(op, &[self_, other, out], outs)?;
-    let alpha = p.scalar(alpha, "alpha")?;
-    p.require_dtype(SELF, numeric_dtypes(p.family))?;
-    p.require_dtype(OTHER, numeric_dtypes(p.family))?;
-    let (x, y, o) = (p.desc(SELF), p.desc(OTHER), p.desc(OUT));
-    let Some(promote) = promote_type(x.dtype, y.dtype) else {
-        return Err(invalid(format!(
-            "{} dtype {} and other dtype {} can not promote",
-            op.args[SELF],
-            dtype_name(x.dtype),
-            dtype_name(y.dtype)
-        )));
-    };
-    let alpha_ok = if promote == ACL_BOOL {
-        alpha.dtype == ACL_BOOL || is_integral(alpha.dtype)
-    } else {
-        can_cast(alpha.dtype, promote)
-    };
-    if !alpha_ok {
-        return Err(invalid(format!(
-            "alpha dtype {} can not cast to the promote dtype {}",
-            dtype_name(alpha.dtype),
-            dtype_name(promote)
-        )));
-    }
-    if !can_cast(promote, o.dtype) {
-        return Err(invalid(format!(
-            "the promote dtype {} can not cast to {} dtype {}",
-            dtype_name(promote),
-            op.args[OUT],
-            dtype_name(o.dtype)
-        )));
-    }
-    p.require_max_dims(SELF, MAX_DIMS)?;
-    p.require_max_dims(OTHER, MAX_DIMS)?;
-    p.require_broadcast_to(SELF, OTHER, OUT)?;
-    if matches!(promote, ACL_COMPLEX64 | ACL_COMPLEX128) {
-        return Err(fail(
-            ACLNN_ERR_INNER,
-            "the simulator does not model complex arithmetic".into(),
-        ));
-    }
-    let mut plan = Plan::new(promote, &o.dims, x.is_empty() || y.is_empty());
-    plan.attrs[ALPHA] = Attr::Scalar(alpha);
-    p.finish(plan)
-}
 
 pub(crate) unsafe fn get_workspace_size(
     self_: *const aclTensor,
@@ -175,11 +99,6 @@ pub(crate) unsafe fn inplace_get_workspace_size(
 }
 
 /// Whether Add takes alpha as 1: neither above nor below it (NaN included).
-fn is_one(alpha: f64) -> bool {
-    use std::cmp::Ordering::{Greater, Less};
-    !matches!(alpha.partial_cmp(&1.0), Some(Less | Greater))
-}
-
 fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
     let promote = l.plan.compute;
     let alpha = l.plan.attr_f64(ALPHA);
