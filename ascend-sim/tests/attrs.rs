@@ -14,6 +14,7 @@ fn live() -> [u64; 3] {
 
 #[test]
 fn scalars_copy_their_value_and_refuse_null_or_sizeless_dtypes() {
+    let _serial = serial();
     setup();
     let before = live();
     let mut v = 2.5f64;
@@ -51,6 +52,7 @@ fn scalars_copy_their_value_and_refuse_null_or_sizeless_dtypes() {
 
 #[test]
 fn arrays_with_null_value_or_zero_size_are_valid_and_empty() {
+    let _serial = serial();
     setup();
     let before = live();
     let v = [3i64, -1, 7];
@@ -103,6 +105,7 @@ fn arrays_with_null_value_or_zero_size_are_valid_and_empty() {
 
 #[test]
 fn a_foreign_handle_is_recognised() {
+    let _serial = serial();
     setup();
     let d = malloc(64);
     let t = tensor(&[2], ACL_FLOAT, d);
@@ -125,6 +128,7 @@ fn a_foreign_handle_is_recognised() {
 
 #[test]
 fn destroying_a_list_destroys_its_elements() {
+    let _serial = serial();
     setup();
     let d = malloc(64);
     let a = tensor(&[2], ACL_FLOAT, d);

@@ -23,14 +23,6 @@ const HWCN: i32 = 16;
 const NCHW: i32 = 0;
 const NCDHW: i32 = 30;
 
-/// Serialises the tests of this file: some read the process-wide latest report.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 #[allow(clippy::too_many_arguments)]
 fn create(
     dims: &[i64],

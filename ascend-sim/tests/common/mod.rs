@@ -401,14 +401,20 @@ pub const FIVE_SOCS: [&str; 5] = [
     "Ascend910_9391",
 ];
 
+/// Serialises the tests of one binary that read process-wide counters or set faults, so a
+/// concurrent test's objects do not show up in their counts.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Initialises the runtime once with [`FIVE_SOCS`] and serialises the tests of the binary:
 /// device reference counts are process-wide (and a test may release a device past zero
 /// on purpose, which would take the reference of a concurrent test using that device).
 pub fn init_five() -> std::sync::MutexGuard<'static, ()> {
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let guard = SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let guard = serial();
     init_with(&[("ASCEND_SIM_DEVICES", &FIVE_SOCS.join(","))]);
     guard
 }
