@@ -169,10 +169,10 @@
 //! knows devices, memory, streams and events. `nnopbase` knows tensors and executors of any
 //! arity, each carrying its operator kind (an `OpDef`: argument names, which of them are
 //! inputs and outputs, the product families that have it, its kernel); it runs phase 2 and
-//! queues a launch that carries its kernel, so a stream knows no operator. `tables` holds
+//! queues a kernel call that carries its kernel, so a stream knows no operator. `tables` holds
 //! the vendor's dtype, format and SoC tables. Each operator is one module of `ops`: its
 //! phase-1 checks in the vendor's order and its kernel, which reads each tensor in its own
-//! shape (or broadcast to a shape it names) through the launch. Adding an operator is one
+//! shape (or broadcast to a shape it names) through the kernel call. Adding an operator is one
 //! such module plus its line in the entry list of this file, which makes both phases.
 //!
 //! # HCCL

@@ -130,7 +130,7 @@ macro_rules! sim_api {
                         Sym::$oname,
                         crate::fault_code(Sym::$oname),
                         move || nnopbase::release_on_fault(executor),
-                        move || nnopbase::launch(&$odef, workspace, workspace_size, executor, stream),
+                        move || nnopbase::phase2(&$odef, workspace, workspace_size, executor, stream),
                     )
                 }
             )*

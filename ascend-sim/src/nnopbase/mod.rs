@@ -3,20 +3,20 @@
 //!
 //! Operators (in [`crate::ops`]) describe themselves with an [`OpDef`], run their phase-1
 //! checks on a [`Phase1`] and leave the rest to this module: the executor, phase 2, the
-//! queued launch and the executor-reuse API.
+//! queued kernel call and the executor-reuse API.
 
 mod access;
 mod attrs;
 mod executor;
-mod launch;
+mod phase2;
 
 pub(crate) use attrs::*;
 
 pub(crate) use executor::{
-    Attr, Executor, OpDef, Phase1, Plan, destroy_executor, every_product, out_params,
+    Attr, Decision, Executor, OpDef, Phase1, destroy_executor, every_product, out_params,
     require_broadcast, set_input_addr, set_output_addr, set_repeatable,
 };
-pub(crate) use launch::{Launch, launch, release_on_fault};
+pub(crate) use phase2::{KernelCall, phase2, release_on_fault};
 
 use crate::slab::{Dims64, Shape};
 use crate::state::{Kind, State, decode, encode, fail, finding, report, state, status_of};

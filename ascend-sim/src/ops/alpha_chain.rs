@@ -1,7 +1,7 @@
 //! The check chain aclnnAdd and aclnnSub share (Sub runs Add's checks in the same order
 //! with the same codes), and their treatment of alpha.
 
-use crate::nnopbase::{Attr, OpDef, Phase1, Plan, out_params, require_non_null};
+use crate::nnopbase::{Attr, Decision, OpDef, Phase1, out_params, require_non_null};
 use crate::state::fail;
 use crate::tables::{can_cast, dtype_name, is_integral, numeric_dtypes, promote_type};
 use ascend_sys::*;
@@ -76,9 +76,9 @@ pub(super) fn phase1(
             "the simulator does not model complex arithmetic".into(),
         ));
     }
-    let mut plan = Plan::new(promote, &o.dims, x.is_empty() || y.is_empty());
-    plan.attrs[ALPHA] = Attr::Scalar(alpha);
-    p.finish(plan)
+    let mut decision = Decision::new(promote, &o.dims, x.is_empty() || y.is_empty());
+    decision.attrs[ALPHA] = Attr::Scalar(alpha);
+    p.finish(decision)
 }
 
 pub(super) fn is_one(alpha: f64) -> bool {

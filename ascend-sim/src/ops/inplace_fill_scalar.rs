@@ -16,7 +16,7 @@
 //! The value is taken at phase 1, so a repeatable executor keeps it.
 
 use crate::nnopbase::{
-    Attr, Launch, OpDef, Phase1, Plan, every_product, out_params, require_non_null,
+    Attr, Decision, KernelCall, OpDef, Phase1, every_product, out_params, require_non_null,
 };
 use crate::state::{fail, status_of};
 use crate::stream::Scratch;
@@ -91,23 +91,23 @@ pub(crate) unsafe fn get_workspace_size(
             ));
         }
         p.require_max_dims(SELF, MAX_DIMS)?;
-        let mut plan = Plan::new(x.dtype, &x.dims, x.is_empty());
-        plan.attrs[VALUE] = Attr::Scalar(v);
-        p.finish(plan)
+        let mut decision = Decision::new(x.dtype, &x.dims, x.is_empty());
+        decision.attrs[VALUE] = Attr::Scalar(v);
+        p.finish(decision)
     })
 }
 
-fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
-    let dt = l.dtype(SELF)?;
+fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
+    let dt = call.dtype(SELF)?;
     let elem = dtype_size(dt).ok_or("no element size")?;
-    let Attr::Scalar(v) = &l.plan.attrs[VALUE] else {
-        return Err("the plan holds no value".into());
+    let Attr::Scalar(v) = &call.decision.attrs[VALUE] else {
+        return Err("the decision holds no value".into());
     };
     let mut one = [0u8; 16];
     v.convert_to(dt, &mut one[..elem]);
-    let bytes = scratch.bytes(elem * l.plan.numel());
+    let bytes = scratch.bytes(elem * call.decision.numel());
     for chunk in bytes.chunks_exact_mut(elem) {
         chunk.copy_from_slice(&one[..elem]);
     }
-    l.scatter_bytes(SELF, bytes)
+    call.scatter_bytes(SELF, bytes)
 }

@@ -11,7 +11,9 @@
 //! chain is ZerosLike then a copy into selfRef's view, so any strides work; all-zero bytes
 //! are 0 (+0.0 for the floating-point dtypes) in every listed dtype.
 
-use crate::nnopbase::{Launch, OpDef, Phase1, Plan, every_product, out_params, require_non_null};
+use crate::nnopbase::{
+    Decision, KernelCall, OpDef, Phase1, every_product, out_params, require_non_null,
+};
 use crate::state::status_of;
 use crate::stream::Scratch;
 use crate::tables::dtype_size;
@@ -57,15 +59,15 @@ pub(crate) unsafe fn get_workspace_size(
         let p = Phase1::begin(&OP, &[self_ref], outs)?;
         p.require_dtype(SELF, DTYPES)?;
         let x = p.desc(SELF);
-        let plan = Plan::new(x.dtype, &x.dims, x.is_empty());
-        p.finish(plan)
+        let decision = Decision::new(x.dtype, &x.dims, x.is_empty());
+        p.finish(decision)
     })
 }
 
-fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
-    let elem = dtype_size(l.dtype(SELF)?).ok_or("no element size")?;
-    let n = l.plan.numel();
+fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
+    let elem = dtype_size(call.dtype(SELF)?).ok_or("no element size")?;
+    let n = call.decision.numel();
     let bytes = scratch.bytes(elem * n);
     bytes.fill(0);
-    l.scatter_bytes(SELF, bytes)
+    call.scatter_bytes(SELF, bytes)
 }

@@ -28,7 +28,7 @@
 
 use crate::cube::{as_matrix, compute_rule, gemm, product, round_operands, to_i64};
 use crate::nnopbase::{
-    Attr, Launch, OpDef, Phase1, Plan, every_product, out_params, require_non_null,
+    Attr, Decision, KernelCall, OpDef, Phase1, every_product, out_params, require_non_null,
 };
 use crate::state::{fail, status_of};
 use crate::stream::Scratch;
@@ -94,8 +94,8 @@ pub(crate) unsafe fn get_workspace_size(
         }
         let numel = |d: &[i64]| d.iter().product::<i64>();
         if o.is_empty() && (a.is_empty() || b.is_empty()) {
-            let plan = Plan::new(compute, &o.dims, true);
-            return p.finish(plan);
+            let decision = Decision::new(compute, &o.dims, true);
+            return p.finish(decision);
         }
         if numel(&o.dims) != numel(&prod.out) {
             return Err(fail(
@@ -106,28 +106,31 @@ pub(crate) unsafe fn get_workspace_size(
                 ),
             ));
         }
-        let mut plan = Plan::new(compute, &prod.out, false);
-        plan.attrs[KERNEL_OUT] = Attr::DType(kernel_out);
-        plan.attrs[HF32] = Attr::Bool(hf32);
-        p.finish(plan)
+        let mut decision = Decision::new(compute, &prod.out, false);
+        decision.attrs[KERNEL_OUT] = Attr::DType(kernel_out);
+        decision.attrs[HF32] = Attr::Bool(hf32);
+        p.finish(decision)
     })
 }
 
-fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
-    let (ad, bd) = (l.dims(SELF), l.dims(MAT2));
+fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
+    let (ad, bd) = (call.dims(SELF), call.dims(MAT2));
     let pr = product(&to_i64(ad), &to_i64(bd), ["self", "mat2"])?;
-    let (na, nb, nc): (usize, usize, usize) =
-        (ad.iter().product(), bd.iter().product(), l.plan.numel());
+    let (na, nb, nc): (usize, usize, usize) = (
+        ad.iter().product(),
+        bd.iter().product(),
+        call.decision.numel(),
+    );
     let [a, b, c] = scratch.get::<3>(na.max(nb).max(nc));
     let (a, b, c) = (&mut a[..na], &mut b[..nb], &mut c[..nc]);
-    l.read(SELF, ad, a)?;
-    l.read(MAT2, bd, b)?;
-    let hf = matches!(l.plan.attrs[HF32], Attr::Bool(true));
-    round_operands(a, l.plan.compute, hf);
-    round_operands(b, l.plan.compute, hf);
+    call.read(SELF, ad, a)?;
+    call.read(MAT2, bd, b)?;
+    let hf = matches!(call.decision.attrs[HF32], Attr::Bool(true));
+    round_operands(a, call.decision.compute, hf);
+    round_operands(b, call.decision.compute, hf);
     gemm(a, &as_matrix(ad, true), b, &as_matrix(bd, false), &pr, c);
-    if let Attr::DType(kout) = l.plan.attrs[KERNEL_OUT] {
+    if let Attr::DType(kout) = call.decision.attrs[KERNEL_OUT] {
         round_operands(c, kout, false);
     }
-    l.write(OUT, c)
+    call.write(OUT, c)
 }

@@ -22,7 +22,8 @@
 //! 4096 elements), nor the older kernel's arithmetic (the simulator uses MSELossV2's).
 
 use crate::nnopbase::{
-    Attr, Launch, OpDef, Phase1, Plan, broadcast, every_product, out_params, require_non_null,
+    Attr, Decision, KernelCall, OpDef, Phase1, broadcast, every_product, out_params,
+    require_non_null,
 };
 use crate::state::{fail, status_of};
 use crate::stream::Scratch;
@@ -111,10 +112,10 @@ pub(crate) unsafe fn get_workspace_size(
             )));
         }
         let empty = x.is_empty() || y.is_empty();
-        let mut plan = Plan::new(promote, &b, empty && reduction == 0);
-        plan.attrs[REDUCTION] = Attr::Int(reduction);
-        plan.attrs[EMPTY] = Attr::Bool(empty);
-        p.finish(plan)
+        let mut decision = Decision::new(promote, &b, empty && reduction == 0);
+        decision.attrs[REDUCTION] = Attr::Int(reduction);
+        decision.attrs[EMPTY] = Attr::Bool(empty);
+        p.finish(decision)
     })
 }
 
@@ -139,23 +140,23 @@ fn halving_sum(v: &mut [f32]) -> f32 {
     v.first().copied().unwrap_or(0.0)
 }
 
-fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
-    let reduction = l.plan.attr_i64(REDUCTION);
-    let compute = DType::from_acl(l.plan.compute).ok_or("no compute dtype")?;
-    if matches!(l.plan.attrs[EMPTY], Attr::Bool(true)) {
-        return l.write(OUT, &[if reduction == 1 { f32::NAN } else { 0.0 }]);
+fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
+    let reduction = call.decision.attr_i64(REDUCTION);
+    let compute = DType::from_acl(call.decision.compute).ok_or("no compute dtype")?;
+    if matches!(call.decision.attrs[EMPTY], Attr::Bool(true)) {
+        return call.write(OUT, &[if reduction == 1 { f32::NAN } else { 0.0 }]);
     }
-    let shape = &l.plan.out_shape;
-    let [x, y] = scratch.get::<2>(l.plan.numel());
-    l.read(SELF, shape, x)?;
-    l.read(TARGET, shape, y)?;
+    let shape = &call.decision.out_shape;
+    let [x, y] = scratch.get::<2>(call.decision.numel());
+    call.read(SELF, shape, x)?;
+    call.read(TARGET, shape, y)?;
     for (d, &t) in x.iter_mut().zip(y.iter()) {
         let diff = compute.round(*d) - compute.round(t);
         *d = diff * diff;
     }
     if reduction == 0 {
         x.iter_mut().for_each(|v| *v = compute.round(*v));
-        return l.write(OUT, x);
+        return call.write(OUT, x);
     }
     let scale = if reduction == 1 {
         (1.0 / x.len() as f64) as f32
@@ -166,5 +167,5 @@ fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
     for tile in x.chunks_mut(TILE) {
         acc += halving_sum(tile) * scale;
     }
-    l.write(OUT, &[compute.round(acc)])
+    call.write(OUT, &[compute.round(acc)])
 }

@@ -18,7 +18,8 @@
 //! gradOutput of a mean) is not documented; the simulator computes it the same way.
 
 use crate::nnopbase::{
-    Attr, Launch, OpDef, Phase1, Plan, broadcast, every_product, out_params, require_non_null,
+    Attr, Decision, KernelCall, OpDef, Phase1, broadcast, every_product, out_params,
+    require_non_null,
 };
 use crate::state::{fail, status_of};
 use crate::stream::Scratch;
@@ -101,28 +102,28 @@ pub(crate) unsafe fn get_workspace_size(
             )));
         }
         let empty = x.is_empty() || g.is_empty() || y.is_empty();
-        let mut plan = Plan::new(x.dtype, &b, empty);
-        plan.attrs[REDUCTION] = Attr::Int(reduction);
+        let mut decision = Decision::new(x.dtype, &b, empty);
+        decision.attrs[REDUCTION] = Attr::Int(reduction);
         // N of the mean: self's element count.
-        plan.attrs[1] = Attr::Int(x.dims.iter().product());
-        p.finish(plan)
+        decision.attrs[1] = Attr::Int(x.dims.iter().product());
+        p.finish(decision)
     })
 }
 
-fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
-    let dt = DType::from_acl(l.plan.compute).ok_or("no compute dtype")?;
-    let cof = if l.plan.attr_i64(REDUCTION) == 1 {
-        (1.0 / l.plan.attr_i64(1) as f64) as f32 * 2.0
+fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
+    let dt = DType::from_acl(call.decision.compute).ok_or("no compute dtype")?;
+    let cof = if call.decision.attr_i64(REDUCTION) == 1 {
+        (1.0 / call.decision.attr_i64(1) as f64) as f32 * 2.0
     } else {
         2.0
     };
-    let shape = &l.plan.out_shape;
-    let [g, x, y] = scratch.get::<3>(l.plan.numel());
-    l.read(GRAD, shape, g)?;
-    l.read(SELF, shape, x)?;
-    l.read(TARGET, shape, y)?;
+    let shape = &call.decision.out_shape;
+    let [g, x, y] = scratch.get::<3>(call.decision.numel());
+    call.read(GRAD, shape, g)?;
+    call.read(SELF, shape, x)?;
+    call.read(TARGET, shape, y)?;
     for ((r, &xv), &yv) in g.iter_mut().zip(x.iter()).zip(y.iter()) {
         *r = dt.round((xv - yv) * cof * *r);
     }
-    l.write(OUT, g)
+    call.write(OUT, g)
 }

@@ -20,7 +20,9 @@
 //! modeled: a complex promote fails phase 1 with 561000.
 
 use crate::cast::round;
-use crate::nnopbase::{Launch, OpDef, Phase1, Plan, every_product, out_params, require_non_null};
+use crate::nnopbase::{
+    Decision, KernelCall, OpDef, Phase1, every_product, out_params, require_non_null,
+};
 use crate::state::{fail, status_of};
 use crate::stream::Scratch;
 use crate::tables::{can_cast, dtype_name, numeric_dtypes, promote_type};
@@ -106,8 +108,8 @@ fn phase1(
             "the simulator does not model complex arithmetic".into(),
         ));
     }
-    let plan = Plan::new(promote, &o.dims, x.is_empty() || y.is_empty());
-    p.finish(plan)
+    let decision = Decision::new(promote, &o.dims, x.is_empty() || y.is_empty());
+    p.finish(decision)
 }
 
 pub(crate) unsafe fn get_workspace_size(
@@ -138,11 +140,11 @@ pub(crate) unsafe fn inplace_get_workspace_size(
     })
 }
 
-fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
-    let promote = l.plan.compute;
-    let [a, b] = scratch.wide::<2>(l.plan.numel());
-    l.read_f64(SELF, l.dims(OUT), a)?;
-    l.read_f64(OTHER, l.dims(OUT), b)?;
+fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
+    let promote = call.decision.compute;
+    let [a, b] = scratch.wide::<2>(call.decision.numel());
+    call.read_f64(SELF, call.dims(OUT), a)?;
+    call.read_f64(OTHER, call.dims(OUT), b)?;
     for (r, &w) in a.iter_mut().zip(b.iter()) {
         let (x, y) = (round(promote, *r), round(promote, w));
         *r = match promote {
@@ -151,5 +153,5 @@ fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
             _ => round(promote, x * y),
         };
     }
-    l.write_f64(OUT, a)
+    call.write_f64(OUT, a)
 }

@@ -21,7 +21,7 @@
 
 use crate::cast::round;
 use crate::nnopbase::{
-    Attr, Launch, OpDef, Phase1, Plan, every_product, out_params, require_non_null,
+    Attr, Decision, KernelCall, OpDef, Phase1, every_product, out_params, require_non_null,
 };
 use crate::slab::{Dims64, Shape};
 use crate::state::{fail, status_of};
@@ -118,9 +118,9 @@ pub(crate) unsafe fn get_workspace_size(
                     dtype_name(dtype)
                 )));
             }
-            let mut plan = Plan::new(dtype, &o.dims, o.is_empty());
-            plan.attrs[MASK] = Attr::Int(-1);
-            return p.finish(plan);
+            let mut decision = Decision::new(dtype, &o.dims, o.is_empty());
+            decision.attrs[MASK] = Attr::Int(-1);
+            return p.finish(decision);
         }
         let (mut kept, mut len, mut reduced) = ([0i64; MAX_DIMS], 0, 1i64);
         for (k, &d) in x.dims.iter().enumerate() {
@@ -150,9 +150,9 @@ pub(crate) unsafe fn get_workspace_size(
         } else {
             dtype
         };
-        let mut plan = Plan::new(compute, &shape, false);
-        plan.attrs[MASK] = Attr::Int(i64::from(mask));
-        p.finish(plan)
+        let mut decision = Decision::new(compute, &shape, false);
+        decision.attrs[MASK] = Attr::Int(i64::from(mask));
+        p.finish(decision)
     })
 }
 
@@ -169,19 +169,19 @@ fn pairwise(v: &mut [f64], add: impl Fn(f64, f64) -> f64) -> f64 {
     v.first().copied().unwrap_or(0.0)
 }
 
-fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
-    let compute = l.plan.compute;
-    let mask = l.plan.attr_i64(MASK);
-    let out_n = l.dims(OUT).iter().product::<usize>();
+fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
+    let compute = call.decision.compute;
+    let mask = call.decision.attr_i64(MASK);
+    let out_n = call.dims(OUT).iter().product::<usize>();
     if mask < 0 {
         let [z] = scratch.wide::<1>(out_n);
         z.fill(0.0);
-        return l.write_f64(OUT, z);
+        return call.write_f64(OUT, z);
     }
-    let xd = Shape::from_slice(l.dims(SELF));
+    let xd = Shape::from_slice(call.dims(SELF));
     let n = xd.iter().product::<usize>();
     let [x, g] = scratch.wide::<2>(n);
-    l.read_f64(SELF, &xd, x)?;
+    call.read_f64(SELF, &xd, x)?;
     // Group the elements: output index major, reduced index minor.
     let group = n / out_n.max(1);
     let mut idx = Shape::zeroed(xd.len());
@@ -214,5 +214,5 @@ fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
             _ => round(compute, pairwise(chunk, |a, b| a + b)),
         };
     }
-    l.write_f64(OUT, &x[..out_n])
+    call.write_f64(OUT, &x[..out_n])
 }
