@@ -13,7 +13,7 @@ macro_rules! table_field {
 
 macro_rules! failure_value {
     (code, $sym:expr) => {
-        crate::fault_code($sym)
+        crate::introspect::fault_code($sym)
     };
     (null, $sym:expr) => {
         std::ptr::null_mut()
@@ -63,7 +63,7 @@ macro_rules! sim_api {
         /// The simulated functions, callable from Rust under ordinary mangled names.
         ///
         /// Each has exactly the prototype and contract of the C function of the same name
-        /// (see the crate docs for what the simulator models and checks).
+        /// (see [`model`](crate::model) for what the simulator models and checks).
         #[allow(non_snake_case, clippy::too_many_arguments)]
         pub mod api {
             use super::*;
@@ -108,7 +108,7 @@ macro_rules! sim_api {
                 pub unsafe extern "C" fn $pname( $($parg: $pty),* ) -> aclnnStatus {
                     crate::state::entry(
                         Sym::$pname,
-                        crate::fault_code(Sym::$pname),
+                        crate::introspect::fault_code(Sym::$pname),
                         // SAFETY: the caller upholds the C contract of this function, which
                         // is all the implementation relies on.
                         move || unsafe { $pimp( $($parg),* ) },
@@ -128,7 +128,7 @@ macro_rules! sim_api {
                 ) -> aclnnStatus {
                     crate::state::entry_with_fault_effect(
                         Sym::$oname,
-                        crate::fault_code(Sym::$oname),
+                        crate::introspect::fault_code(Sym::$oname),
                         move || nnopbase::release_on_fault(executor),
                         move || nnopbase::phase2(&$odef, workspace, workspace_size, executor, stream),
                     )
@@ -151,7 +151,7 @@ macro_rules! sim_api {
                 }
             )*
             $(
-                #[doc = concat!("`", stringify!($xname), "`: see the crate docs.")]
+                #[doc = concat!("`", stringify!($xname), "`: see [`Counters`](crate::Counters) and [`set_fault`](crate::set_fault).")]
                 ///
                 /// # Safety
                 /// Pointer arguments must be null or valid for the documented accesses.
@@ -217,7 +217,7 @@ macro_rules! sim_api {
             )*
             $(
                 /// # Safety
-                /// See the crate docs.
+                /// See [`Counters`](crate::Counters) and [`set_fault`](crate::set_fault).
                 #[unsafe(no_mangle)]
                 pub unsafe extern "C" fn $xname( $($xarg: $xty),* ) -> $xret {
                     // SAFETY: forwarded unchanged under the same contract.

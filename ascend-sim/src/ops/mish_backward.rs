@@ -152,7 +152,7 @@ fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
     call.write(OUT, g)
 }
 
-/// `grad * mish'(x)` evaluated in f32 the way the vendor kernel does (see the crate docs
+/// `grad * mish'(x)` evaluated in f32 the way the vendor kernel does (see the module docs
 /// for the handling of infinities and of `x` below about -88).
 ///
 /// `t = tanh(softplus(x))` is `(e^2 + 2e) / (e^2 + 2e + 2)` with `e = exp(x)` for `x < 0`,
