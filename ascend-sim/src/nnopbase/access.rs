@@ -4,6 +4,7 @@
 
 use super::phase2::{KernelCall, Operand};
 use crate::state::lock;
+use crate::stream::Scratch;
 use crate::strided::{self, DType};
 use crate::tables::dtype_size;
 use ascend_sys::aclDataType;
@@ -106,6 +107,21 @@ impl KernelCall {
         v.check_bounds(buf.len(), self.name(arg))?;
         strided::scatter_bytes(&mut buf, &v, src);
         Ok(())
+    }
+
+    /// Writes `element` (one element of argument `arg`'s dtype) to every element of its
+    /// view, through `scratch`.
+    pub fn fill(&self, arg: usize, scratch: &mut Scratch, element: &[u8]) -> Result<(), String> {
+        let bytes = scratch.bytes(element.len() * self.decision.numel());
+        for chunk in bytes.chunks_exact_mut(element.len().max(1)) {
+            chunk.copy_from_slice(element);
+        }
+        self.scatter_bytes(arg, bytes)
+    }
+
+    /// Argument `arg`'s element size in bytes.
+    pub fn elem_size(&self, arg: usize) -> Result<usize, String> {
+        dtype_size(self.dtype(arg)?).ok_or_else(|| "no element size".into())
     }
 
     /// Stores argument `arg`'s temporary as `dt` in its workspace region and reads it

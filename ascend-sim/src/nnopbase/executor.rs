@@ -113,6 +113,12 @@ impl Decision {
         }
     }
 
+    /// The decision of an operator that computes over argument `d` as it is: its dtype,
+    /// its shape, nothing to do when it is empty.
+    pub fn over(d: &TensorDesc) -> Decision {
+        Decision::new(d.dtype, &d.dims, d.is_empty())
+    }
+
     /// Elements of the result.
     pub fn numel(&self) -> usize {
         self.out_shape.iter().product()
@@ -176,6 +182,20 @@ pub(crate) unsafe fn out_params<'a>(
     let ex =
         unsafe { crate::state::out_slot(executor) }.ok_or_else(|| nullptr_error("executor"))?;
     Ok((ws, ex))
+}
+
+/// A phase-1 pointer argument that must not be NULL (161001): the operator's next tensor
+/// argument (named by [`OpDef::args`]), or another object with its name.
+pub(crate) enum Arg {
+    Tensor(*const aclTensor),
+    Object(usize, &'static str),
+}
+
+impl Arg {
+    /// A non-tensor argument (a scalar, an array) named `name`.
+    pub fn object<T>(p: *const T, name: &'static str) -> Arg {
+        Arg::Object(p as usize, name)
+    }
 }
 
 /// A phase-1 call past the steps every operator shares: its tensors are live, the
@@ -242,6 +262,45 @@ impl<'a> Phase1<'a> {
             descs,
             outs,
         })
+    }
+
+    /// The opening most operators share, in the vendor's order: `workspaceSize` and
+    /// `executor` (161001 on NULL), then each of `args` in order (161001 on NULL), then
+    /// [`Phase1::begin`] on its tensors.
+    ///
+    /// # Safety
+    /// `workspace_size` and `executor` are each NULL or writable and unaliased during the
+    /// call.
+    pub unsafe fn open(
+        op: &'static OpDef,
+        workspace_size: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+        args: &[Arg],
+    ) -> Result<Phase1<'a>, i32> {
+        // SAFETY: by the caller's contract.
+        let outs = unsafe { out_params(workspace_size, executor) }?;
+        let mut tensors = [std::ptr::null(); MAX_ARGS];
+        let mut n = 0;
+        for arg in args {
+            match *arg {
+                Arg::Tensor(t) => {
+                    let (Some(slot), Some(name)) = (tensors.get_mut(n), op.args.get(n)) else {
+                        return Err(fail(
+                            ACLNN_ERR_INNER,
+                            format!("{} has more tensor arguments than it declares", op.name),
+                        ));
+                    };
+                    if t.is_null() {
+                        return Err(nullptr_error(name));
+                    }
+                    *slot = t;
+                    n += 1;
+                }
+                Arg::Object(0, name) => return Err(nullptr_error(name)),
+                Arg::Object(..) => {}
+            }
+        }
+        Phase1::begin(op, &tensors[..n], outs)
     }
 
     /// The descriptor of argument `arg`.

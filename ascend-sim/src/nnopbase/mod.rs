@@ -13,7 +13,7 @@ mod phase2;
 pub(crate) use attrs::*;
 
 pub(crate) use executor::{
-    Attr, Decision, Executor, OpDef, Phase1, destroy_executor, every_product, out_params,
+    Arg, Attr, Decision, Executor, OpDef, Phase1, destroy_executor, every_product, out_params,
     require_broadcast, set_input_addr, set_output_addr, set_repeatable,
 };
 pub(crate) use phase2::{KernelCall, phase2, release_on_fault};
@@ -230,6 +230,11 @@ fn validate(d: &TensorDesc, name: &str) -> Result<(), i32> {
 /// aclnn's status and text for a NULL pointer argument.
 pub(crate) fn nullptr_error(name: &str) -> i32 {
     fail(ACLNN_ERR_PARAM_NULLPTR, format!("{name} is nullptr"))
+}
+
+/// aclnn's status (161002) and text for an invalid argument.
+pub(crate) fn invalid(msg: String) -> i32 {
+    fail(ACLNN_ERR_PARAM_INVALID, msg)
 }
 
 /// Fails with [`nullptr_error`] on the first NULL of `args` (`(pointer, name)`, in the

@@ -26,8 +26,7 @@
 
 use crate::cube::{Product, compute_rule, gemm, round_operands};
 use crate::nnopbase::{
-    Attr, Decision, KernelCall, OpDef, Phase1, broadcast, every_product, out_params,
-    require_non_null,
+    Arg, Attr, Decision, KernelCall, OpDef, Phase1, broadcast, every_product, invalid,
 };
 use crate::slab::{Dims64, Shape};
 use crate::state::{fail, status_of};
@@ -54,10 +53,6 @@ pub(crate) static OP: OpDef = OpDef {
     kernel: run,
 };
 
-fn invalid(msg: String) -> i32 {
-    fail(ACLNN_ERR_PARAM_INVALID, msg)
-}
-
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn get_workspace_size(
     self_: *const aclTensor,
@@ -72,16 +67,21 @@ pub(crate) unsafe fn get_workspace_size(
 ) -> aclnnStatus {
     status_of(|| {
         // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-        let outs = unsafe { out_params(workspace_size, executor) }?;
-        require_non_null(&[
-            (self_ as usize, "self"),
-            (mat1 as usize, "mat1"),
-            (mat2 as usize, "mat2"),
-            (beta as usize, "beta"),
-            (alpha as usize, "alpha"),
-            (out as usize, "out"),
-        ])?;
-        let p = Phase1::begin(&OP, &[self_, mat1, mat2, out], outs)?;
+        let p = unsafe {
+            Phase1::open(
+                &OP,
+                workspace_size,
+                executor,
+                &[
+                    Arg::Tensor(self_),
+                    Arg::Tensor(mat1),
+                    Arg::Tensor(mat2),
+                    Arg::object(beta, "beta"),
+                    Arg::object(alpha, "alpha"),
+                    Arg::Tensor(out),
+                ],
+            )
+        }?;
         let (beta, alpha) = (p.scalar(beta, "beta")?, p.scalar(alpha, "alpha")?);
         let (s, a, b, o) = (p.desc(SELF), p.desc(MAT1), p.desc(MAT2), p.desc(OUT));
         let cmt = cube_math_type;

@@ -18,9 +18,7 @@
 //! 561000, saying so.
 
 use crate::cast;
-use crate::nnopbase::{
-    Decision, KernelCall, OpDef, Phase1, broadcast, out_params, require_non_null,
-};
+use crate::nnopbase::{Arg, Decision, KernelCall, OpDef, Phase1, broadcast};
 use crate::state::{fail, status_of};
 use crate::stream::Scratch;
 use crate::tables::{Family, dtype_name, dtype_size};
@@ -75,12 +73,14 @@ pub(crate) unsafe fn get_workspace_size(
 ) -> aclnnStatus {
     status_of(|| {
         // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-        let outs = unsafe { out_params(workspace_size, executor) }?;
-        require_non_null(&[
-            (self_ref as usize, OP.args[SELF]),
-            (src as usize, OP.args[SRC]),
-        ])?;
-        let p = Phase1::begin(&OP, &[self_ref, src], outs)?;
+        let p = unsafe {
+            Phase1::open(
+                &OP,
+                workspace_size,
+                executor,
+                &[Arg::Tensor(self_ref), Arg::Tensor(src)],
+            )
+        }?;
         let (y, s) = (p.desc(SELF), p.desc(SRC));
         p.require_dtype(SELF, DTYPES)?;
         p.require_dtype(SRC, DTYPES)?;

@@ -27,9 +27,7 @@
 //! documented: the simulator keeps 10 explicit mantissa bits, rounding ties away from zero.
 
 use crate::cube::{as_matrix, compute_rule, gemm, product, round_operands, to_i64};
-use crate::nnopbase::{
-    Attr, Decision, KernelCall, OpDef, Phase1, every_product, out_params, require_non_null,
-};
+use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, every_product, invalid};
 use crate::state::{fail, status_of};
 use crate::stream::Scratch;
 use ascend_sys::*;
@@ -51,10 +49,6 @@ pub(crate) static OP: OpDef = OpDef {
     kernel: run,
 };
 
-fn invalid(msg: String) -> i32 {
-    fail(ACLNN_ERR_PARAM_INVALID, msg)
-}
-
 pub(crate) unsafe fn get_workspace_size(
     self_: *const aclTensor,
     mat2: *const aclTensor,
@@ -65,13 +59,14 @@ pub(crate) unsafe fn get_workspace_size(
 ) -> aclnnStatus {
     status_of(|| {
         // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-        let outs = unsafe { out_params(workspace_size, executor) }?;
-        require_non_null(&[
-            (self_ as usize, "self"),
-            (mat2 as usize, "mat2"),
-            (out as usize, "out"),
-        ])?;
-        let p = Phase1::begin(&OP, &[self_, mat2, out], outs)?;
+        let p = unsafe {
+            Phase1::open(
+                &OP,
+                workspace_size,
+                executor,
+                &[Arg::Tensor(self_), Arg::Tensor(mat2), Arg::Tensor(out)],
+            )
+        }?;
         let (a, b, o) = (p.desc(SELF), p.desc(MAT2), p.desc(OUT));
         let (compute, hf32, kernel_out) =
             compute_rule(p.family, a.dtype, b.dtype, o.dtype, cube_math_type).map_err(invalid)?;

@@ -17,7 +17,7 @@
 //! `-0.0` instead of the literal `0 * -inf`.
 
 use crate::nnopbase::{
-    Decision, KernelCall, OpDef, Phase1, TensorDesc, out_params, require_non_null,
+    Decision, KernelCall, OpDef, Phase1, TensorDesc, invalid, out_params, require_non_null,
 };
 use crate::state::{fail, status_of};
 use crate::stream::Scratch;
@@ -96,10 +96,6 @@ fn phase1(
         decision.temporary(OUT, strided(y), dt.size())?;
         p.finish(decision)
     })
-}
-
-fn invalid(msg: String) -> i32 {
-    fail(ACLNN_ERR_PARAM_INVALID, msg)
 }
 
 pub(crate) unsafe fn get_workspace_size(

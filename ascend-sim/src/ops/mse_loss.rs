@@ -21,11 +21,11 @@
 //! length and core split are not documented (the simulator uses one core and tiles of
 //! 4096 elements), nor the older kernel's arithmetic (the simulator uses MSELossV2's).
 
+use super::checks::{require_out_broadcast, require_reduction};
 use crate::nnopbase::{
-    Attr, Decision, KernelCall, OpDef, Phase1, broadcast, every_product, out_params,
-    require_non_null,
+    Arg, Attr, Decision, KernelCall, OpDef, Phase1, broadcast, every_product, invalid,
 };
-use crate::state::{fail, status_of};
+use crate::state::status_of;
 use crate::stream::Scratch;
 use crate::strided::DType;
 use crate::tables::{dtype_list, dtype_name, float_dtypes, promote_type};
@@ -50,10 +50,6 @@ pub(crate) static OP: OpDef = OpDef {
     kernel: run,
 };
 
-fn invalid(msg: String) -> i32 {
-    fail(ACLNN_ERR_PARAM_INVALID, msg)
-}
-
 pub(crate) unsafe fn get_workspace_size(
     self_: *const aclTensor,
     target: *const aclTensor,
@@ -64,13 +60,14 @@ pub(crate) unsafe fn get_workspace_size(
 ) -> aclnnStatus {
     status_of(|| {
         // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-        let outs = unsafe { out_params(workspace_size, executor) }?;
-        require_non_null(&[
-            (self_ as usize, "self"),
-            (target as usize, "target"),
-            (out as usize, "out"),
-        ])?;
-        let p = Phase1::begin(&OP, &[self_, target, out], outs)?;
+        let p = unsafe {
+            Phase1::open(
+                &OP,
+                workspace_size,
+                executor,
+                &[Arg::Tensor(self_), Arg::Tensor(target), Arg::Tensor(out)],
+            )
+        }?;
         let (x, y, o) = (p.desc(SELF), p.desc(TARGET), p.desc(OUT));
         let list = float_dtypes(p.family);
         let promote = promote_type(x.dtype, y.dtype)
@@ -86,11 +83,7 @@ pub(crate) unsafe fn get_workspace_size(
         for arg in [SELF, TARGET, OUT] {
             p.require_dtype(arg, list)?;
         }
-        if !(0..=2).contains(&reduction) {
-            return Err(invalid(format!(
-                "reduction {reduction} should be 0 (none), 1 (mean) or 2 (sum)"
-            )));
-        }
+        require_reduction(reduction)?;
         p.require_max_dims(SELF, MAX_DIMS)?;
         p.require_max_dims(TARGET, MAX_DIMS)?;
         let b = broadcast(&x.dims, &y.dims).ok_or_else(|| {
@@ -99,11 +92,8 @@ pub(crate) unsafe fn get_workspace_size(
                 x.dims, y.dims
             ))
         })?;
-        if reduction == 0 && *o.dims != *b {
-            return Err(invalid(format!(
-                "out shape {:?} is not the broadcast shape {b:?}",
-                o.dims
-            )));
+        if reduction == 0 {
+            require_out_broadcast(&o.dims, &b)?;
         }
         if reduction != 0 && !o.dims.is_empty() {
             return Err(invalid(format!(

@@ -19,12 +19,11 @@
 //! FLOAT16 and BF16 (rounded once at the end), in f64 for DOUBLE, exactly for integers
 //! below 2^53 (wrapped to the width). Complex sums are not modeled (561000).
 
+use super::checks::{is_complex, unmodeled_complex};
 use crate::cast::round;
-use crate::nnopbase::{
-    Attr, Decision, KernelCall, OpDef, Phase1, every_product, out_params, require_non_null,
-};
+use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, every_product, invalid};
 use crate::slab::{Dims64, Shape};
-use crate::state::{fail, status_of};
+use crate::state::status_of;
 use crate::stream::Scratch;
 use crate::tables::{dtype_list, dtype_name, numeric_dtypes};
 use ascend_sys::*;
@@ -45,10 +44,6 @@ pub(crate) static OP: OpDef = OpDef {
     kernel: run,
 };
 
-fn invalid(msg: String) -> i32 {
-    fail(ACLNN_ERR_PARAM_INVALID, msg)
-}
-
 pub(crate) unsafe fn get_workspace_size(
     self_: *const aclTensor,
     dims: *const aclIntArray,
@@ -60,13 +55,18 @@ pub(crate) unsafe fn get_workspace_size(
 ) -> aclnnStatus {
     status_of(|| {
         // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-        let outs = unsafe { out_params(workspace_size, executor) }?;
-        require_non_null(&[
-            (self_ as usize, "self"),
-            (dims as usize, "dims"),
-            (out as usize, "out"),
-        ])?;
-        let p = Phase1::begin(&OP, &[self_, out], outs)?;
+        let p = unsafe {
+            Phase1::open(
+                &OP,
+                workspace_size,
+                executor,
+                &[
+                    Arg::Tensor(self_),
+                    Arg::object(dims, "dims"),
+                    Arg::Tensor(out),
+                ],
+            )
+        }?;
         let dims = p.int_array(dims, "dims")?;
         let list = numeric_dtypes(p.family);
         p.require_dtype(SELF, list)?;
@@ -110,7 +110,7 @@ pub(crate) unsafe fn get_workspace_size(
         if dims.is_empty() {
             mask = (1u32 << rank) - 1;
         }
-        let complex = matches!(dtype, ACL_COMPLEX64 | ACL_COMPLEX128);
+        let complex = is_complex(dtype);
         if x.is_empty() {
             if complex {
                 return Err(invalid(format!(
@@ -139,11 +139,8 @@ pub(crate) unsafe fn get_workspace_size(
                 o.dims
             )));
         }
-        if complex || matches!(x.dtype, ACL_COMPLEX64 | ACL_COMPLEX128) {
-            return Err(fail(
-                ACLNN_ERR_INNER,
-                "the simulator does not model complex sums".into(),
-            ));
+        if complex || is_complex(x.dtype) {
+            return Err(unmodeled_complex("sums"));
         }
         let compute = if x.dtype == ACL_BOOL && dtype == ACL_INT64 && reduced < 1 << 24 {
             ACL_FLOAT
