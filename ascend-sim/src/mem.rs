@@ -70,6 +70,26 @@ impl Arena {
     }
 
     /// First-fit allocation of `padded` bytes (a multiple of [`DEVICE_ALIGN`]).
+    /// [`Arena::take`] for an allocation of `size` bytes on `device`: 207001 with the
+    /// free bytes when the device is full.
+    pub(crate) fn allocate(
+        &mut self,
+        device: usize,
+        size: usize,
+        padded: usize,
+    ) -> Result<usize, i32> {
+        self.take(padded).ok_or_else(|| {
+            fail(
+                ACL_ERROR_RT_MEMORY_ALLOCATION,
+                format!(
+                    "out of device memory on device {device}: asked {size} bytes ({padded} padded), {} of {} bytes free",
+                    self.capacity - self.used,
+                    self.capacity
+                ),
+            )
+        })
+    }
+
     pub(crate) fn take(&mut self, padded: usize) -> Option<usize> {
         if self.capacity - self.used < padded {
             return None;
@@ -349,17 +369,7 @@ pub(crate) unsafe fn malloc(dev_ptr: *mut *mut c_void, size: usize, policy: u32)
                 format!("size {size} too large"),
             )
         })?;
-        let arena = &mut st.devices[device].arena;
-        let Some(start) = arena.take(padded) else {
-            let (cap, used) = (arena.capacity, arena.used);
-            return Err(fail(
-                ACL_ERROR_RT_MEMORY_ALLOCATION,
-                format!(
-                    "out of device memory on device {device}: asked {size} bytes ({padded} padded), {} of {cap} bytes free",
-                    cap - used
-                ),
-            ));
-        };
+        let start = st.devices[device].arena.allocate(device, size, padded)?;
         let alloc = Alloc {
             start,
             size,

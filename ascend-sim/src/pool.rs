@@ -219,18 +219,7 @@ pub(crate) unsafe fn pool_malloc_async(
                         ),
                     ));
                 }
-                let arena = &mut st.devices[device].arena;
-                let Some(start) = arena.take(padded) else {
-                    let (cap, used) = (arena.capacity, arena.used);
-                    return Err(fail(
-                        ACL_ERROR_RT_MEMORY_ALLOCATION,
-                        format!(
-                            "out of device memory on device {device}: asked {size} bytes ({padded} padded), {} of {cap} bytes free",
-                            cap - used
-                        ),
-                    ));
-                };
-                start
+                st.devices[device].arena.allocate(device, size, padded)?
             }
         };
         let held = *pool.live.entry(start).or_insert(padded);

@@ -13,7 +13,7 @@ macro_rules! table_field {
 
 macro_rules! failure_value {
     (code, $sym:expr) => {
-        crate::fault_code($sym)
+        crate::introspect::fault_code($sym)
     };
     (null, $sym:expr) => {
         std::ptr::null_mut()
@@ -23,6 +23,40 @@ macro_rules! failure_value {
     };
     (hccl, $sym:expr) => {
         ascend_sys::hccl::HCCL_E_INTERNAL
+    };
+}
+
+/// One function of `api`: the entry bookkeeping (call count, fault, error text, no
+/// unwinding across C) around its implementation.
+macro_rules! sim_entry {
+    ($doc:expr, $name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty, $fail:expr, $imp:path) => {
+        #[doc = $doc]
+        ///
+        /// # Safety
+        /// The contract of the C function of the same name: pointer arguments must be null
+        /// or valid for the documented accesses.
+        pub unsafe extern "C" fn $name( $($arg: $ty),* ) -> $ret {
+            crate::state::entry(
+                Sym::$name,
+                $fail,
+                // SAFETY: the caller upholds the C contract of this function, which is all
+                // the implementation relies on.
+                move || unsafe { $imp( $($arg),* ) },
+            )
+        }
+    };
+}
+
+/// The C export of one function of `api`, under its own name.
+macro_rules! c_export {
+    ($name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty) => {
+        /// # Safety
+        /// The contract of the C function of the same name.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name( $($arg: $ty),* ) -> $ret {
+            // SAFETY: forwarded unchanged under the same contract.
+            unsafe { crate::api::$name( $($arg),* ) }
+        }
     };
 }
 
@@ -63,57 +97,18 @@ macro_rules! sim_api {
         /// The simulated functions, callable from Rust under ordinary mangled names.
         ///
         /// Each has exactly the prototype and contract of the C function of the same name
-        /// (see the crate docs for what the simulator models and checks).
+        /// (see [`model`](crate::model) for what the simulator models and checks).
         #[allow(non_snake_case, clippy::too_many_arguments)]
         pub mod api {
             use super::*;
             $(
-                #[doc = concat!("Simulated `", stringify!($name), "`.")]
-                ///
-                /// # Safety
-                /// The contract of the C function of the same name: pointer arguments must
-                /// be null or valid for the documented accesses.
-                pub unsafe extern "C" fn $name( $($arg: $ty),* ) -> $ret {
-                    crate::state::entry(
-                        Sym::$name,
-                        failure_value!($fail, Sym::$name),
-                        // SAFETY: the caller upholds the C contract of this function, which
-                        // is all the implementation relies on.
-                        move || unsafe { $imp( $($arg),* ) },
-                    )
-                }
+                sim_entry!(concat!("Simulated `", stringify!($name), "`."), $name( $($arg: $ty),* ) -> $ret, failure_value!($fail, Sym::$name), $imp);
             )*
             $(
-                #[doc = concat!("Simulated `", stringify!($aname), "`.")]
-                ///
-                /// # Safety
-                /// The contract of the C function of the same name: pointer arguments must
-                /// be null or valid for the documented accesses.
-                pub unsafe extern "C" fn $aname( $($aarg: $aty),* ) -> $aret {
-                    crate::state::entry(
-                        Sym::$aname,
-                        failure_value!($afail, Sym::$aname),
-                        // SAFETY: the caller upholds the C contract of this function, which
-                        // is all the implementation relies on.
-                        move || unsafe { $aimp( $($aarg),* ) },
-                    )
-                }
+                sim_entry!(concat!("Simulated `", stringify!($aname), "`."), $aname( $($aarg: $aty),* ) -> $aret, failure_value!($afail, Sym::$aname), $aimp);
             )*
             $(
-                #[doc = concat!("Simulated `", stringify!($pname), "` (phase 1).")]
-                ///
-                /// # Safety
-                /// The contract of the C function of the same name: pointer arguments must
-                /// be null or valid for the documented accesses.
-                pub unsafe extern "C" fn $pname( $($parg: $pty),* ) -> aclnnStatus {
-                    crate::state::entry(
-                        Sym::$pname,
-                        crate::fault_code(Sym::$pname),
-                        // SAFETY: the caller upholds the C contract of this function, which
-                        // is all the implementation relies on.
-                        move || unsafe { $pimp( $($parg),* ) },
-                    )
-                }
+                sim_entry!(concat!("Simulated `", stringify!($pname), "` (phase 1)."), $pname( $($parg: $pty),* ) -> aclnnStatus, crate::introspect::fault_code(Sym::$pname), $pimp);
 
                 #[doc = concat!("Simulated `", stringify!($oname), "` (phase 2).")]
                 ///
@@ -128,30 +123,17 @@ macro_rules! sim_api {
                 ) -> aclnnStatus {
                     crate::state::entry_with_fault_effect(
                         Sym::$oname,
-                        crate::fault_code(Sym::$oname),
+                        crate::introspect::fault_code(Sym::$oname),
                         move || nnopbase::release_on_fault(executor),
-                        move || nnopbase::launch(&$odef, workspace, workspace_size, executor, stream),
+                        move || nnopbase::phase2(&$odef, workspace, workspace_size, executor, stream),
                     )
                 }
             )*
             $(
-                #[doc = concat!("Simulated `", stringify!($hname), "` (HCCL).")]
-                ///
-                /// # Safety
-                /// The contract of the C function of the same name: pointer arguments must
-                /// be null or valid for the documented accesses.
-                pub unsafe extern "C" fn $hname( $($harg: $hty),* ) -> $hret {
-                    crate::state::entry(
-                        Sym::$hname,
-                        failure_value!($hfail, Sym::$hname),
-                        // SAFETY: the caller upholds the C contract of this function, which
-                        // is all the implementation relies on.
-                        move || unsafe { $himp( $($harg),* ) },
-                    )
-                }
+                sim_entry!(concat!("Simulated `", stringify!($hname), "` (HCCL)."), $hname( $($harg: $hty),* ) -> $hret, failure_value!($hfail, Sym::$hname), $himp);
             )*
             $(
-                #[doc = concat!("`", stringify!($xname), "`: see the crate docs.")]
+                #[doc = concat!("`", stringify!($xname), "`: see [`Counters`](crate::Counters) and [`set_fault`](crate::set_fault).")]
                 ///
                 /// # Safety
                 /// Pointer arguments must be null or valid for the documented accesses.
@@ -167,31 +149,13 @@ macro_rules! sim_api {
         mod c_exports {
             use super::*;
             $(
-                /// # Safety
-                /// The contract of the C function of the same name.
-                #[unsafe(no_mangle)]
-                pub unsafe extern "C" fn $name( $($arg: $ty),* ) -> $ret {
-                    // SAFETY: forwarded unchanged under the same contract.
-                    unsafe { crate::api::$name( $($arg),* ) }
-                }
+                c_export!($name( $($arg: $ty),* ) -> $ret);
             )*
             $(
-                /// # Safety
-                /// The contract of the C function of the same name.
-                #[unsafe(no_mangle)]
-                pub unsafe extern "C" fn $aname( $($aarg: $aty),* ) -> $aret {
-                    // SAFETY: forwarded unchanged under the same contract.
-                    unsafe { crate::api::$aname( $($aarg),* ) }
-                }
+                c_export!($aname( $($aarg: $aty),* ) -> $aret);
             )*
             $(
-                /// # Safety
-                /// The contract of the C function of the same name.
-                #[unsafe(no_mangle)]
-                pub unsafe extern "C" fn $pname( $($parg: $pty),* ) -> aclnnStatus {
-                    // SAFETY: forwarded unchanged under the same contract.
-                    unsafe { crate::api::$pname( $($parg),* ) }
-                }
+                c_export!($pname( $($parg: $pty),* ) -> aclnnStatus);
 
                 /// # Safety
                 /// The contract of the C function of the same name.
@@ -207,22 +171,10 @@ macro_rules! sim_api {
                 }
             )*
             $(
-                /// # Safety
-                /// The contract of the C function of the same name.
-                #[unsafe(no_mangle)]
-                pub unsafe extern "C" fn $hname( $($harg: $hty),* ) -> $hret {
-                    // SAFETY: forwarded unchanged under the same contract.
-                    unsafe { crate::api::$hname( $($harg),* ) }
-                }
+                c_export!($hname( $($harg: $hty),* ) -> $hret);
             )*
             $(
-                /// # Safety
-                /// See the crate docs.
-                #[unsafe(no_mangle)]
-                pub unsafe extern "C" fn $xname( $($xarg: $xty),* ) -> $xret {
-                    // SAFETY: forwarded unchanged under the same contract.
-                    unsafe { crate::api::$xname( $($xarg),* ) }
-                }
+                c_export!($xname( $($xarg: $xty),* ) -> $xret);
             )*
         }
 

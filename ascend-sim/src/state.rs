@@ -363,7 +363,7 @@ pub(crate) fn entry_with_fault_effect<R: Outcome>(
         .compare_exchange(n, 0, Ordering::SeqCst, Ordering::SeqCst)
         .is_ok()
     {
-        let code = crate::fault_code(sym);
+        let code = crate::introspect::fault_code(sym);
         fail(
             code,
             format!("injected fault (call #{n} of {name}, ASCEND_SIM_FAULT / ascendSimSetFault)"),

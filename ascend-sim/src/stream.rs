@@ -1,13 +1,13 @@
 //! Asynchronous streams (one worker thread each) and events.
 //!
 //! The queue is a grow-only ring of [`Task`]s behind one mutex: copies are stored by value,
-//! operator launches in boxes recycled through a per-stream free list (moved as one
+//! operator kernel calls in boxes recycled through a per-stream free list (moved as one
 //! pointer), the worker keeps grow-only scratch buffers for the kernel's temporaries, and
 //! neither side issues a wake-up unless the other is actually waiting (each polls briefly
-//! before it sleeps). After warm-up a stream of launches touches no allocator.
+//! before it sleeps). After warm-up a stream of kernel calls touches no allocator.
 
 use crate::copy::{CopyPlan, run_copy};
-use crate::nnopbase::Launch;
+use crate::nnopbase::KernelCall;
 use crate::racecheck::{self, Actor, Clock, Stamp, Touch, Who};
 use crate::state::{lock, report};
 use std::collections::VecDeque;
@@ -20,9 +20,9 @@ use std::time::{Duration, Instant};
 
 /// A unit of queued work; `Err` is a sanitizer finding that fails the next synchronize.
 pub(crate) enum Task {
-    /// An operator's phase 2, in a recycled box ([`StreamShared::boxed_launch`]); it
+    /// An operator's phase 2, in a recycled box ([`StreamShared::boxed_call`]); it
     /// carries its operator's kernel.
-    Launch(Box<Launch>),
+    Kernel(Box<KernelCall>),
     /// An `aclrtMemcpyAsync` of `count` bytes.
     Copy(CopyPlan, usize),
     /// Anything else (event records and waits, test gates).
@@ -102,18 +102,18 @@ impl Scratch {
     }
 }
 
-/// Most empty launch boxes a stream keeps for reuse.
+/// Most empty kernel-call boxes a stream keeps for reuse.
 const POOL_MAX: usize = 1024;
 
-/// Drops the launch and keeps its box for the next one.
-fn empty_box(b: Box<Launch>) -> Box<MaybeUninit<Launch>> {
+/// Drops the kernel call and keeps its box for the next one.
+fn empty_box(b: Box<KernelCall>) -> Box<MaybeUninit<KernelCall>> {
     let raw = Box::into_raw(b);
-    // SAFETY: `raw` is a valid, uniquely owned `Launch` from a `Box`; it is dropped exactly
-    // once, and its allocation (same layout for `MaybeUninit<Launch>`) is handed back to a
+    // SAFETY: `raw` is a valid, uniquely owned `KernelCall` from a `Box`; it is dropped exactly
+    // once, and its allocation (same layout for `MaybeUninit<KernelCall>`) is handed back to a
     // `Box` that treats it as uninitialised.
     unsafe {
         std::ptr::drop_in_place(raw);
-        Box::from_raw(raw.cast::<MaybeUninit<Launch>>())
+        Box::from_raw(raw.cast::<MaybeUninit<KernelCall>>())
     }
 }
 
@@ -122,12 +122,13 @@ fn run_task(
     task: Task,
     stamp: &Stamp,
     scratch: &mut Scratch,
-    spare: &mut Option<Box<MaybeUninit<Launch>>>,
+    spare: &mut Option<Box<MaybeUninit<KernelCall>>>,
 ) -> Result<(), String> {
     match task {
-        Task::Launch(l) => {
-            let r = racecheck::check(stamp, l.api(), &l.accesses()).and_then(|()| l.run(scratch));
-            *spare = Some(empty_box(l));
+        Task::Kernel(call) => {
+            let r = racecheck::check(stamp, call.api(), &call.accesses())
+                .and_then(|()| call.run(scratch));
+            *spare = Some(empty_box(call));
             r
         }
         Task::Copy(plan, count) => {
@@ -164,10 +165,10 @@ struct Queue {
     worker_idle: bool,
     /// Threads blocked in `synchronize`.
     waiters: u32,
-    /// Empty launch boxes (boxed on purpose: a launch moves through the queue as one
+    /// Empty kernel-call boxes (boxed on purpose: a call moves through the queue as one
     /// pointer).
     #[allow(clippy::vec_box)]
-    pool: Vec<Box<MaybeUninit<Launch>>>,
+    pool: Vec<Box<MaybeUninit<KernelCall>>>,
 }
 
 /// The part of a stream shared with its worker and with synchronizing threads.
@@ -190,10 +191,10 @@ impl StreamShared {
         lock(&self.q)
     }
 
-    /// `launch` in a box from the stream's free list (allocated only when it is empty).
-    pub fn boxed_launch(&self, launch: Launch) -> Box<Launch> {
+    /// `call` in a box from the stream's free list (allocated only when it is empty).
+    pub fn boxed_call(&self, call: KernelCall) -> Box<KernelCall> {
         let b = self.lock().pool.pop().unwrap_or_else(Box::new_uninit);
-        Box::write(b, launch)
+        Box::write(b, call)
     }
 
     /// Enqueues a task.

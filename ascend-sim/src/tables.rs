@@ -259,12 +259,11 @@ pub(crate) fn float_dtypes(family: Family) -> &'static [aclDataType] {
     }
 }
 
-/// The numeric dtypes most arithmetic operators accept on a family: FLOAT, FLOAT16,
-/// DOUBLE, INT8, INT16, INT32, INT64, UINT8, BOOL, COMPLEX64, COMPLEX128, and BF16 on
-/// Atlas A2 / A3.
-pub(crate) fn numeric_dtypes(family: Family) -> &'static [aclDataType] {
+/// The numeric dtypes, then BF16 (Atlas A2 / A3), then the wide unsigned integers that
+/// some operators add on Atlas A2 / A3: the lists below are prefixes of it.
+const NUMERIC: &[aclDataType] = {
     use ascend_sys::*;
-    const ALL: &[aclDataType] = &[
+    &[
         ACL_FLOAT,
         ACL_FLOAT16,
         ACL_DOUBLE,
@@ -277,11 +276,29 @@ pub(crate) fn numeric_dtypes(family: Family) -> &'static [aclDataType] {
         ACL_COMPLEX64,
         ACL_COMPLEX128,
         ACL_BF16,
-    ];
+        ACL_UINT16,
+        ACL_UINT32,
+        ACL_UINT64,
+    ]
+};
+
+/// The numeric dtypes most arithmetic operators accept on a family: FLOAT, FLOAT16,
+/// DOUBLE, INT8, INT16, INT32, INT64, UINT8, BOOL, COMPLEX64, COMPLEX128, and BF16 on
+/// Atlas A2 / A3.
+pub(crate) fn numeric_dtypes(family: Family) -> &'static [aclDataType] {
     if family.has_bf16() {
-        ALL
+        &NUMERIC[..12]
     } else {
-        &ALL[..ALL.len() - 1]
+        &NUMERIC[..11]
+    }
+}
+
+/// [`numeric_dtypes`], plus UINT16, UINT32 and UINT64 on Atlas A2 / A3.
+pub(crate) fn numeric_and_unsigned_dtypes(family: Family) -> &'static [aclDataType] {
+    if family.has_bf16() {
+        NUMERIC
+    } else {
+        numeric_dtypes(family)
     }
 }
 

@@ -263,6 +263,33 @@ fn prologue(
     Ok(Checked { group, rank, size })
 }
 
+/// The checks of a reducing collective (`HcclAllReduce`, `HcclReduceScatter`) in the
+/// vendor's order: the device, the count (`None` for 0: success without meeting anyone),
+/// the [`prologue`], the reduction and its dtype on this product.
+fn reducing_prologue(
+    send_buf: *mut c_void,
+    recv_buf: *mut c_void,
+    count: u64,
+    data_type: HcclDataType,
+    op: HcclReduceOp,
+    comm: HcclComm,
+    stream: aclrtStream,
+) -> Result<Option<Checked>, HcclResult> {
+    let device = current_device()?;
+    if count == 0 {
+        return Ok(None);
+    }
+    let c = prologue(
+        comm,
+        &[(send_buf, "sendBuf"), (recv_buf, "recvBuf")],
+        data_type,
+        stream,
+    )?;
+    check_op(op)?;
+    check_reduce_dtype(data_type, op, device)?;
+    Ok(Some(c))
+}
+
 pub(crate) unsafe fn all_reduce(
     send_buf: *mut c_void,
     recv_buf: *mut c_void,
@@ -273,18 +300,10 @@ pub(crate) unsafe fn all_reduce(
     stream: aclrtStream,
 ) -> HcclResult {
     status(|| {
-        let device = current_device()?;
-        if count == 0 {
+        let Some(c) = reducing_prologue(send_buf, recv_buf, count, data_type, op, comm, stream)?
+        else {
             return Ok(());
-        }
-        let c = prologue(
-            comm,
-            &[(send_buf, "sendBuf"), (recv_buf, "recvBuf")],
-            data_type,
-            stream,
-        )?;
-        check_op(op)?;
-        check_reduce_dtype(data_type, op, device)?;
+        };
         let len = byte_len(count, c.size, 1, "count")?;
         let desc = Desc {
             kind: Kind::AllReduce,
@@ -393,18 +412,11 @@ pub(crate) unsafe fn reduce_scatter(
     stream: aclrtStream,
 ) -> HcclResult {
     status(|| {
-        let device = current_device()?;
-        if recv_count == 0 {
+        let Some(c) =
+            reducing_prologue(send_buf, recv_buf, recv_count, data_type, op, comm, stream)?
+        else {
             return Ok(());
-        }
-        let c = prologue(
-            comm,
-            &[(send_buf, "sendBuf"), (recv_buf, "recvBuf")],
-            data_type,
-            stream,
-        )?;
-        check_op(op)?;
-        check_reduce_dtype(data_type, op, device)?;
+        };
         let send = byte_len(
             recv_count,
             c.size,

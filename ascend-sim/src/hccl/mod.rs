@@ -10,8 +10,65 @@
 //! would only trip over later: the communicator handle (stale or foreign: `HCCL_E_PARA`),
 //! the stream (live, of the communicator's device, under the current context) and every
 //! buffer (inside one live allocation of the communicator's device, `count` elements
-//! long: `HCCL_E_PARA`, reported as a finding). Then the ranks meet (see the crate docs,
-//! [HCCL](crate#hccl)).
+//! long: `HCCL_E_PARA`, reported as a finding). Then the ranks meet, as
+//! below.
+//!
+//! # What is modeled
+//!
+//! `libhccl.so` is simulated in this module, with the ranks of a communicator as
+//! simulated devices (one rank per device) of this process or of other processes of the
+//! machine, which join through the process that made the root info. Its functions are exported
+//! under their C names like the rest and found in-process by [`symbol`](crate::symbol), but are not in
+//! the [`FnTable`](ascend_sys::FnTable): HCCL is a separate, optional library.
+//!
+//! * **Communicators.** `HcclCommInitAll` makes one communicator per listed device (rank =
+//!   position; duplicates: `HCCL_E_PARA`, an unknown device: `HCCL_E_INTERNAL`).
+//!   `HcclGetRootInfo` makes a root info naming a meeting in this process;
+//!   `HcclCommInitRootInfo` on each rank's thread, or in another process, joins it and
+//!   returns when all `nRanks` have joined. Handles are fake pointers never valid twice (stale or foreign:
+//!   `HCCL_E_PARA`, a finding). Every call except the queries needs a current device on
+//!   the calling thread (`HCCL_E_RUNTIME`), as HCCL asks the runtime for it first.
+//! * **Collectives** (`HcclAllReduce`, `HcclBroadcast`, `HcclAllGather`,
+//!   `HcclReduceScatter`, `HcclBarrier`) check their arguments in the vendor's order: a
+//!   zero count succeeds at once without meeting anyone; NULL pointers give `HCCL_E_PTR`;
+//!   a dtype outside the enum or not modeled (INT128, the 8-bit floats), an unknown
+//!   reduction, and the pairs a product refuses (PROD on BFP16 or INT16 on Atlas A2/A3,
+//!   INT16 on the training series, INT16 other than SUM on the inference series) give
+//!   `HCCL_E_NOT_SUPPORT`; a root outside the group `HCCL_E_PARA`. The simulator also
+//!   requires a live stream of the rank's device under a context of that device, and
+//!   buffers inside one live allocation of the rank's device holding the elements the
+//!   collective touches (`HCCL_E_PARA`, a finding).
+//! * **Meetings.** A rank's `k`-th collective waits in the call until every rank has made
+//!   its `k`-th call; the calls must agree (collective, count, dtype, reduction, root),
+//!   else every rank fails with `HCCL_E_PARA` naming the difference. A rank that does not
+//!   call within `ASCEND_SIM_HCCL_TIMEOUT_MS` fails the waiting ranks, and later itself,
+//!   with `HCCL_E_TIMEOUT`. Then each rank's part is enqueued on its stream; the
+//!   collective executes when every rank's stream has reached it (the last to arrive moves
+//!   the data for all). A stream that does not arrive in time fails the others' work:
+//!   their next `aclrtSynchronizeStream` gives 507000 and `HcclGetCommAsyncError`
+//!   `HCCL_E_TIMEOUT`; memory freed under a queued collective gives 507000 and
+//!   `HCCL_E_MEMORY` the same way. Waiting never holds the simulator's global lock.
+//! * **Point to point** (`HcclSend`, `HcclRecv`): the same checks (then a peer outside
+//!   the group or the rank itself: `HCCL_E_PARA`), no meeting in the call; the `k`-th send
+//!   from rank `a` to `b` meets `b`'s `k`-th receive from `a` on the streams, where they
+//!   must agree on count and dtype (else `HCCL_E_PARA` on both streams, a finding), and a
+//!   side whose peer's stream does not come in time fails with `HCCL_E_TIMEOUT`.
+//! * **Processes.** A rank of another process connects to the process that made the root
+//!   info, over a Unix socket in the abstract namespace (named after that process and the
+//!   root info; nothing on disk), which serves it while one of its own ranks waits to join.
+//!   Its calls and its parts of every collective and transfer go there and are met as the
+//!   in-process ranks' are, with the same checks and texts. A process that exits or is
+//!   killed after joining closes its connections: the meetings its ranks have not reached
+//!   fail at once with `HCCL_E_REMOTE` naming the rank and process; the death of the
+//!   serving process fails the others' calls with `HCCL_E_REMOTE` as well.
+//! * **Bounds.** Nothing is sized by a root info's `nRanks` before the ranks have joined,
+//!   and messages name at most four ranks and count the rest.
+//! * **Arithmetic.** Reductions combine rank 0 with rank 1, the result with rank 2, and
+//!   so on, each step in the element type (f16 and bf16 through f32, rounded to nearest
+//!   even; integers wrap; MAX/MIN of floats prefer the number to a NaN).
+//! * `HcclCommDestroy` of a rank with queued collectives lets them run and reports it.
+//!   [`hccl::counters`](counters) / `ascendSimGetHcclCounters` count live communicators and queued
+//!   collectives.
 
 mod collectives;
 mod group;

@@ -113,8 +113,10 @@ trait Elem: Copy {
     fn combine(self, other: Self, op: HcclReduceOp) -> Self;
 }
 
-macro_rules! int_elem {
-    ($($t:ty),*) => {$(
+/// The elements stored as themselves: `prod` and `sum` are the element type's own
+/// product and sum (integers wrap).
+macro_rules! native_elem {
+    (|$x:ident, $y:ident| prod $prod:expr, sum $sum:expr; $($t:ty),*) => {$(
         impl Elem for $t {
             const SIZE: usize = std::mem::size_of::<$t>();
             fn load(b: &[u8]) -> Self {
@@ -124,40 +126,19 @@ macro_rules! int_elem {
                 b.copy_from_slice(&self.to_ne_bytes());
             }
             fn combine(self, other: Self, op: HcclReduceOp) -> Self {
+                let ($x, $y) = (self, other);
                 match op {
-                    HCCL_REDUCE_PROD => self.wrapping_mul(other),
-                    HCCL_REDUCE_MAX => self.max(other),
-                    HCCL_REDUCE_MIN => self.min(other),
-                    _ => self.wrapping_add(other),
+                    HCCL_REDUCE_PROD => $prod,
+                    HCCL_REDUCE_MAX => $x.max($y),
+                    HCCL_REDUCE_MIN => $x.min($y),
+                    _ => $sum,
                 }
             }
         }
     )*};
 }
-int_elem!(i8, i16, i32, i64, u8, u16, u32, u64);
-
-macro_rules! float_elem {
-    ($($t:ty),*) => {$(
-        impl Elem for $t {
-            const SIZE: usize = std::mem::size_of::<$t>();
-            fn load(b: &[u8]) -> Self {
-                <$t>::from_ne_bytes(b.try_into().unwrap_or_default())
-            }
-            fn store(self, b: &mut [u8]) {
-                b.copy_from_slice(&self.to_ne_bytes());
-            }
-            fn combine(self, other: Self, op: HcclReduceOp) -> Self {
-                match op {
-                    HCCL_REDUCE_PROD => self * other,
-                    HCCL_REDUCE_MAX => self.max(other),
-                    HCCL_REDUCE_MIN => self.min(other),
-                    _ => self + other,
-                }
-            }
-        }
-    )*};
-}
-float_elem!(f32, f64);
+native_elem!(|x, y| prod x.wrapping_mul(y), sum x.wrapping_add(y); i8, i16, i32, i64, u8, u16, u32, u64);
+native_elem!(|x, y| prod x * y, sum x + y; f32, f64);
 
 macro_rules! half_elem {
     ($($t:ty),*) => {$(

@@ -2,8 +2,9 @@
 //! broadcast to a shape the kernel names, widened to f32 (floating-point dtypes) or to f64
 //! (every modeled dtype), and the workspace round trips of temporaries.
 
-use super::launch::{Launch, Operand};
+use super::phase2::{KernelCall, Operand};
 use crate::state::lock;
+use crate::stream::Scratch;
 use crate::strided::{self, DType};
 use crate::tables::dtype_size;
 use ascend_sys::aclDataType;
@@ -12,7 +13,7 @@ use std::sync::MutexGuard;
 /// The locked workspace bytes and where an argument's region starts in them.
 type Region<'a> = (MutexGuard<'a, Vec<u8>>, usize);
 
-impl Launch {
+impl KernelCall {
     fn operand(&self, arg: usize) -> Result<&Operand, String> {
         self.operands[arg]
             .as_ref()
@@ -57,7 +58,7 @@ impl Launch {
         Ok(())
     }
 
-    /// [`Launch::read`] for any dtype the simulator converts, as f64 (exact for every
+    /// [`KernelCall::read`] for any dtype the simulator converts, as f64 (exact for every
     /// floating-point dtype and for integers up to 2^53).
     pub fn read_f64(&self, arg: usize, shape: &[usize], dst: &mut [f64]) -> Result<(), String> {
         let op = self.operand(arg)?;
@@ -79,7 +80,7 @@ impl Launch {
         Ok(())
     }
 
-    /// Reads argument `arg`, broadcast to the plan's shape, converted to `to`, into `dst`
+    /// Reads argument `arg`, broadcast to the decision's shape, converted to `to`, into `dst`
     /// (row-major, `to`'s element size each).
     pub fn gather_as(&self, arg: usize, to: aclDataType, dst: &mut [u8]) -> Result<(), String> {
         let op = self.operand(arg)?;
@@ -87,7 +88,14 @@ impl Launch {
         let buf = lock(&op.alloc.data);
         let v = op.view();
         v.check_bounds(buf.len(), self.name(arg))?;
-        strided::gather_cast(&buf, &v, op.dtype, &self.plan.out_shape, (to, to_size), dst);
+        strided::gather_cast(
+            &buf,
+            &v,
+            op.dtype,
+            &self.decision.out_shape,
+            (to, to_size),
+            dst,
+        );
         Ok(())
     }
 
@@ -101,8 +109,23 @@ impl Launch {
         Ok(())
     }
 
+    /// Writes `element` (one element of argument `arg`'s dtype) to every element of its
+    /// view, through `scratch`.
+    pub fn fill(&self, arg: usize, scratch: &mut Scratch, element: &[u8]) -> Result<(), String> {
+        let bytes = scratch.bytes(element.len() * self.decision.numel());
+        for chunk in bytes.chunks_exact_mut(element.len().max(1)) {
+            chunk.copy_from_slice(element);
+        }
+        self.scatter_bytes(arg, bytes)
+    }
+
+    /// Argument `arg`'s element size in bytes.
+    pub fn elem_size(&self, arg: usize) -> Result<usize, String> {
+        dtype_size(self.dtype(arg)?).ok_or_else(|| "no element size".into())
+    }
+
     /// Stores argument `arg`'s temporary as `dt` in its workspace region and reads it
-    /// back, if the plan gave it one.
+    /// back, if the decision gave it one.
     pub fn through_workspace(&self, arg: usize, dt: DType, vals: &mut [f32]) -> Result<(), String> {
         let Some((mut buf, start)) = self.region(arg, vals.len() * dt.size())? else {
             return Ok(());
@@ -112,7 +135,7 @@ impl Launch {
     }
 
     /// Stores argument `arg`'s temporary bytes in its workspace region and reads them
-    /// back, if the plan gave it one.
+    /// back, if the decision gave it one.
     pub fn through_workspace_bytes(&self, arg: usize, vals: &mut [u8]) -> Result<(), String> {
         let Some((mut buf, start)) = self.region(arg, vals.len())? else {
             return Ok(());
@@ -123,9 +146,9 @@ impl Launch {
     }
 
     /// The locked workspace and the start of argument `arg`'s region of `len` bytes
-    /// (`None`: the plan gave it none).
+    /// (`None`: the decision gave it none).
     fn region(&self, arg: usize, len: usize) -> Result<Option<Region<'_>>, String> {
-        let Some(at) = self.plan.ws[arg] else {
+        let Some(at) = self.decision.ws[arg] else {
             return Ok(None);
         };
         let what = self.name(arg);

@@ -1,7 +1,7 @@
 //! Executors of any arity: the operator kind ([`OpDef`]), phase 1's shared steps and
 //! the executor-reuse API. Nothing here knows a particular operator.
 
-use super::launch::Launch;
+use super::phase2::KernelCall;
 use super::{Scalar, TensorDesc, live_int_array, live_scalar, live_tensor, nullptr_error};
 use crate::slab::{Dims64, Shape};
 use crate::state::{Kind, Life, State, decode, encode, fail, finding, state, status_of};
@@ -34,7 +34,7 @@ pub(crate) struct OpDef {
     /// Whether a product family has the operator's kernel.
     pub available: fn(Family) -> bool,
     /// The queued compute.
-    pub kernel: fn(&Launch, &mut Scratch) -> Result<(), String>,
+    pub kernel: fn(&KernelCall, &mut Scratch) -> Result<(), String>,
 }
 
 /// Most attributes an operator keeps for its kernel.
@@ -61,7 +61,7 @@ pub(crate) fn every_product(_: Family) -> bool {
 
 /// What phase 1 decided, for the kernel.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Plan {
+pub(crate) struct Decision {
     /// The dtype the operator computes in.
     pub compute: aclDataType,
     /// The shape the kernel produces (inputs are broadcast to it).
@@ -76,17 +76,17 @@ pub(crate) struct Plan {
     pub attrs: [Attr; MAX_ATTRS],
 }
 
-impl Plan {
-    pub fn new(compute: aclDataType, out_dims: &[i64], empty: bool) -> Plan {
+impl Decision {
+    pub fn new(compute: aclDataType, out_dims: &[i64], empty: bool) -> Decision {
         let mut out_shape = Shape::zeroed(out_dims.len());
         for (u, &d) in out_shape.iter_mut().zip(out_dims) {
             *u = d as usize;
         }
-        Plan {
+        Decision {
             compute,
             out_shape,
             empty,
-            ..Plan::default()
+            ..Decision::default()
         }
     }
 
@@ -113,12 +113,18 @@ impl Plan {
         }
     }
 
+    /// The decision of an operator that computes over argument `d` as it is: its dtype,
+    /// its shape, nothing to do when it is empty.
+    pub fn over(d: &TensorDesc) -> Decision {
+        Decision::new(d.dtype, &d.dims, d.is_empty())
+    }
+
     /// Elements of the result.
     pub fn numel(&self) -> usize {
         self.out_shape.iter().product()
     }
 
-    /// Reserves, when `need` (and the plan is not empty), a workspace region for a
+    /// Reserves, when `need` (and the result is not empty), a workspace region for a
     /// temporary of argument `arg`: the result's element count at `elem` bytes each.
     pub fn temporary(&mut self, arg: usize, need: bool, elem: usize) -> Result<(), i32> {
         if !need || self.empty {
@@ -153,7 +159,7 @@ pub(crate) struct Executor {
     /// Tensor ids and descriptors, in the order of `op.args`.
     pub(super) ids: [u64; MAX_ARGS],
     pub(super) descs: [TensorDesc; MAX_ARGS],
-    pub(super) plan: Plan,
+    pub(super) decision: Decision,
     pub(super) repeatable: bool,
     pub(super) launched: u64,
 }
@@ -176,6 +182,20 @@ pub(crate) unsafe fn out_params<'a>(
     let ex =
         unsafe { crate::state::out_slot(executor) }.ok_or_else(|| nullptr_error("executor"))?;
     Ok((ws, ex))
+}
+
+/// A phase-1 pointer argument that must not be NULL (161001): the operator's next tensor
+/// argument (named by [`OpDef::args`]), or another object with its name.
+pub(crate) enum Arg {
+    Tensor(*const aclTensor),
+    Object(usize, &'static str),
+}
+
+impl Arg {
+    /// A non-tensor argument (a scalar, an array) named `name`.
+    pub fn object<T>(p: *const T, name: &'static str) -> Arg {
+        Arg::Object(p as usize, name)
+    }
 }
 
 /// A phase-1 call past the steps every operator shares: its tensors are live, the
@@ -244,6 +264,45 @@ impl<'a> Phase1<'a> {
         })
     }
 
+    /// The opening most operators share, in the vendor's order: `workspaceSize` and
+    /// `executor` (161001 on NULL), then each of `args` in order (161001 on NULL), then
+    /// [`Phase1::begin`] on its tensors.
+    ///
+    /// # Safety
+    /// `workspace_size` and `executor` are each NULL or writable and unaliased during the
+    /// call.
+    pub unsafe fn open(
+        op: &'static OpDef,
+        workspace_size: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+        args: &[Arg],
+    ) -> Result<Phase1<'a>, i32> {
+        // SAFETY: by the caller's contract.
+        let outs = unsafe { out_params(workspace_size, executor) }?;
+        let mut tensors = [std::ptr::null(); MAX_ARGS];
+        let mut n = 0;
+        for arg in args {
+            match *arg {
+                Arg::Tensor(t) => {
+                    let (Some(slot), Some(name)) = (tensors.get_mut(n), op.args.get(n)) else {
+                        return Err(fail(
+                            ACLNN_ERR_INNER,
+                            format!("{} has more tensor arguments than it declares", op.name),
+                        ));
+                    };
+                    if t.is_null() {
+                        return Err(nullptr_error(name));
+                    }
+                    *slot = t;
+                    n += 1;
+                }
+                Arg::Object(0, name) => return Err(nullptr_error(name)),
+                Arg::Object(..) => {}
+            }
+        }
+        Phase1::begin(op, &tensors[..n], outs)
+    }
+
     /// The descriptor of argument `arg`.
     pub fn desc(&self, arg: usize) -> &TensorDesc {
         &self.descs[arg]
@@ -307,14 +366,14 @@ impl<'a> Phase1<'a> {
     }
 
     /// Records the executor and writes the out-parameters.
-    pub fn finish(mut self, plan: Plan) -> Result<(), i32> {
-        let ws = plan.ws_size;
+    pub fn finish(mut self, decision: Decision) -> Result<(), i32> {
+        let ws = decision.ws_size;
         let id = self.st.executors.insert(Executor {
             op: self.op,
             device: self.device,
             ids: self.ids,
             descs: self.descs,
-            plan,
+            decision,
             repeatable: false,
             launched: 0,
         });

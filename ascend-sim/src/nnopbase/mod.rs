@@ -3,20 +3,20 @@
 //!
 //! Operators (in [`crate::ops`]) describe themselves with an [`OpDef`], run their phase-1
 //! checks on a [`Phase1`] and leave the rest to this module: the executor, phase 2, the
-//! queued launch and the executor-reuse API.
+//! queued kernel call and the executor-reuse API.
 
 mod access;
 mod attrs;
 mod executor;
-mod launch;
+mod phase2;
 
 pub(crate) use attrs::*;
 
 pub(crate) use executor::{
-    Attr, Executor, OpDef, Phase1, Plan, destroy_executor, every_product, out_params,
+    Arg, Attr, Decision, Executor, OpDef, Phase1, destroy_executor, every_product, out_params,
     require_broadcast, set_input_addr, set_output_addr, set_repeatable,
 };
-pub(crate) use launch::{Launch, launch, release_on_fault};
+pub(crate) use phase2::{KernelCall, phase2, release_on_fault};
 
 use crate::slab::{Dims64, Shape};
 use crate::state::{Kind, State, decode, encode, fail, finding, report, state, status_of};
@@ -230,6 +230,11 @@ fn validate(d: &TensorDesc, name: &str) -> Result<(), i32> {
 /// aclnn's status and text for a NULL pointer argument.
 pub(crate) fn nullptr_error(name: &str) -> i32 {
     fail(ACLNN_ERR_PARAM_NULLPTR, format!("{name} is nullptr"))
+}
+
+/// aclnn's status (161002) and text for an invalid argument.
+pub(crate) fn invalid(msg: String) -> i32 {
+    fail(ACLNN_ERR_PARAM_INVALID, msg)
 }
 
 /// Fails with [`nullptr_error`] on the first NULL of `args` (`(pointer, name)`, in the

@@ -30,7 +30,7 @@
 use super::alpha_chain::{ALPHA, OTHER, OUT, SELF, is_one, phase1};
 use crate::cast::round;
 use crate::nnopbase::{
-    Launch, OpDef, every_product, live_tensor, require_broadcast, require_non_null,
+    KernelCall, OpDef, every_product, live_tensor, require_broadcast, require_non_null,
 };
 use crate::state::{state, status_of};
 use crate::stream::Scratch;
@@ -99,12 +99,12 @@ pub(crate) unsafe fn inplace_get_workspace_size(
 }
 
 /// Whether Add takes alpha as 1: neither above nor below it (NaN included).
-fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
-    let promote = l.plan.compute;
-    let alpha = l.plan.attr_f64(ALPHA);
-    let [a, b] = scratch.wide::<2>(l.plan.numel());
-    l.read_f64(SELF, l.dims(OUT), a)?;
-    l.read_f64(OTHER, l.dims(OUT), b)?;
+fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
+    let promote = call.decision.compute;
+    let alpha = call.decision.attr_f64(ALPHA);
+    let [a, b] = scratch.wide::<2>(call.decision.numel());
+    call.read_f64(SELF, call.dims(OUT), a)?;
+    call.read_f64(OTHER, call.dims(OUT), b)?;
     for v in a.iter_mut().chain(b.iter_mut()) {
         *v = round(promote, *v);
     }
@@ -125,7 +125,7 @@ fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
             *r = sum(promote, *r, round(promote, al * w));
         }
     }
-    l.write_f64(OUT, a)
+    call.write_f64(OUT, a)
 }
 
 /// `a + b` in the promote dtype, rounded once (half types through f32).

@@ -26,7 +26,7 @@
 
 use crate::cube::{Product, compute_rule, gemm, round_operands};
 use crate::nnopbase::{
-    Attr, Launch, OpDef, Phase1, Plan, broadcast, every_product, out_params, require_non_null,
+    Arg, Attr, Decision, KernelCall, OpDef, Phase1, broadcast, every_product, invalid,
 };
 use crate::slab::{Dims64, Shape};
 use crate::state::{fail, status_of};
@@ -53,10 +53,6 @@ pub(crate) static OP: OpDef = OpDef {
     kernel: run,
 };
 
-fn invalid(msg: String) -> i32 {
-    fail(ACLNN_ERR_PARAM_INVALID, msg)
-}
-
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn get_workspace_size(
     self_: *const aclTensor,
@@ -71,16 +67,21 @@ pub(crate) unsafe fn get_workspace_size(
 ) -> aclnnStatus {
     status_of(|| {
         // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-        let outs = unsafe { out_params(workspace_size, executor) }?;
-        require_non_null(&[
-            (self_ as usize, "self"),
-            (mat1 as usize, "mat1"),
-            (mat2 as usize, "mat2"),
-            (beta as usize, "beta"),
-            (alpha as usize, "alpha"),
-            (out as usize, "out"),
-        ])?;
-        let p = Phase1::begin(&OP, &[self_, mat1, mat2, out], outs)?;
+        let p = unsafe {
+            Phase1::open(
+                &OP,
+                workspace_size,
+                executor,
+                &[
+                    Arg::Tensor(self_),
+                    Arg::Tensor(mat1),
+                    Arg::Tensor(mat2),
+                    Arg::object(beta, "beta"),
+                    Arg::object(alpha, "alpha"),
+                    Arg::Tensor(out),
+                ],
+            )
+        }?;
         let (beta, alpha) = (p.scalar(beta, "beta")?, p.scalar(alpha, "alpha")?);
         let (s, a, b, o) = (p.desc(SELF), p.desc(MAT1), p.desc(MAT2), p.desc(OUT));
         let cmt = cube_math_type;
@@ -123,8 +124,8 @@ pub(crate) unsafe fn get_workspace_size(
             )));
         }
         if s.is_empty() || np.contains(&0) {
-            let plan = Plan::new(compute, &np, true);
-            return p.finish(plan);
+            let decision = Decision::new(compute, &np, true);
+            return p.finish(decision);
         }
         if *o.dims != np {
             return Err(fail(
@@ -141,29 +142,29 @@ pub(crate) unsafe fn get_workspace_size(
                 dtype_name(s.dtype)
             )));
         }
-        let mut plan = Plan::new(compute, &np, false);
-        plan.attrs = [
+        let mut decision = Decision::new(compute, &np, false);
+        decision.attrs = [
             Attr::Scalar(beta),
             Attr::Scalar(alpha),
             Attr::DType(kernel_out),
             Attr::Bool(hf32),
         ];
-        p.finish(plan)
+        p.finish(decision)
     })
 }
 
-fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
-    let (ad, bd) = (l.dims(MAT1), l.dims(MAT2));
+fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
+    let (ad, bd) = (call.dims(MAT1), call.dims(MAT2));
     let (n, k, p) = (ad[0], ad[1], bd[1]);
-    let (beta, alpha) = (l.plan.attr_f64(BETA), l.plan.attr_f64(ALPHA));
+    let (beta, alpha) = (call.decision.attr_f64(BETA), call.decision.attr_f64(ALPHA));
     let (is0, is1) = (
         |v: f64| v.abs() <= f64::from(f32::EPSILON),
         |v: f64| (v - 1.0).abs() <= f64::from(f32::EPSILON),
     );
-    let Attr::DType(kout) = l.plan.attrs[KERNEL_OUT] else {
-        return Err("the plan holds no kernel dtype".into());
+    let Attr::DType(kout) = call.decision.attrs[KERNEL_OUT] else {
+        return Err("the decision holds no kernel dtype".into());
     };
-    let self_dt = l.dtype(SELF)?;
+    let self_dt = call.dtype(SELF)?;
     let [a, b, c, t] = scratch.get::<4>((n * k).max(k * p).max(n * p));
     let (a, b, c, t) = (
         &mut a[..n * k],
@@ -174,14 +175,14 @@ fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
     let np = Shape::from_slice(&[n, p]);
     let matmul = !(k == 0 || is0(alpha));
     if !is0(beta) || !matmul {
-        l.read(SELF, &np, t)?;
+        call.read(SELF, &np, t)?;
     }
     if matmul {
-        l.read(MAT1, ad, a)?;
-        l.read(MAT2, bd, b)?;
-        let hf = matches!(l.plan.attrs[HF32], Attr::Bool(true));
-        round_operands(a, l.plan.compute, hf);
-        round_operands(b, l.plan.compute, hf);
+        call.read(MAT1, ad, a)?;
+        call.read(MAT2, bd, b)?;
+        let hf = matches!(call.decision.attrs[HF32], Attr::Bool(true));
+        round_operands(a, call.decision.compute, hf);
+        round_operands(b, call.decision.compute, hf);
         let pr = Product {
             batch: Dims64::default(),
             m: n,
@@ -191,12 +192,13 @@ fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
         };
         gemm(a, &[n, k], b, &[k, p], &pr, c);
     }
-    let bias_row = l.dims(SELF).iter().product::<usize>() == p && l.dims(SELF).last() == Some(&p);
+    let bias_row =
+        call.dims(SELF).iter().product::<usize>() == p && call.dims(SELF).last() == Some(&p);
     if matmul && is1(alpha) && is1(beta) && bias_row {
         // The bias enters the kernel's f32 accumulator; one rounding at the end.
         c.iter_mut().zip(t.iter()).for_each(|(m, &s)| *m += s);
         round_operands(c, kout, false);
-        return l.write(OUT, c);
+        return call.write(OUT, c);
     }
     if matmul {
         round_operands(c, kout, false);
@@ -218,7 +220,7 @@ fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
             (true, false) => round1(promote, s + af * m),
         };
     }
-    l.write(OUT, c)
+    call.write(OUT, c)
 }
 
 fn round1(dt: aclDataType, v: f32) -> f32 {

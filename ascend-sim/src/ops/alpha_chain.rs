@@ -1,9 +1,9 @@
 //! The check chain aclnnAdd and aclnnSub share (Sub runs Add's checks in the same order
 //! with the same codes), and their treatment of alpha.
 
-use crate::nnopbase::{Attr, OpDef, Phase1, Plan, out_params, require_non_null};
-use crate::state::fail;
-use crate::tables::{can_cast, dtype_name, is_integral, numeric_dtypes, promote_type};
+use super::checks::{promote_of, refuse_complex, require_cast};
+use crate::nnopbase::{Arg, Attr, Decision, OpDef, Phase1, invalid};
+use crate::tables::{can_cast, dtype_name, is_integral, numeric_dtypes};
 use ascend_sys::*;
 
 pub(super) const SELF: usize = 0;
@@ -11,10 +11,6 @@ pub(super) const OTHER: usize = 1;
 pub(super) const OUT: usize = 2;
 pub(super) const ALPHA: usize = 0;
 pub(super) const MAX_DIMS: usize = 8;
-
-fn invalid(msg: String) -> i32 {
-    fail(ACLNN_ERR_PARAM_INVALID, msg)
-}
 
 /// The phase 1 of aclnnAdd or aclnnSub (`op` names which), for either operator kind.
 pub(super) fn phase1(
@@ -27,26 +23,24 @@ pub(super) fn phase1(
     executor: *mut *mut aclOpExecutor,
 ) -> Result<(), i32> {
     // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-    let outs = unsafe { out_params(workspace_size, executor) }?;
-    require_non_null(&[
-        (self_ as usize, op.args[SELF]),
-        (other as usize, op.args[OTHER]),
-        (alpha as usize, "alpha"),
-        (out as usize, op.args[OUT]),
-    ])?;
-    let p = Phase1::begin(op, &[self_, other, out], outs)?;
+    let p = unsafe {
+        Phase1::open(
+            op,
+            workspace_size,
+            executor,
+            &[
+                Arg::Tensor(self_),
+                Arg::Tensor(other),
+                Arg::object(alpha, "alpha"),
+                Arg::Tensor(out),
+            ],
+        )
+    }?;
     let alpha = p.scalar(alpha, "alpha")?;
     p.require_dtype(SELF, numeric_dtypes(p.family))?;
     p.require_dtype(OTHER, numeric_dtypes(p.family))?;
     let (x, y, o) = (p.desc(SELF), p.desc(OTHER), p.desc(OUT));
-    let Some(promote) = promote_type(x.dtype, y.dtype) else {
-        return Err(invalid(format!(
-            "{} dtype {} and other dtype {} can not promote",
-            op.args[SELF],
-            dtype_name(x.dtype),
-            dtype_name(y.dtype)
-        )));
-    };
+    let promote = promote_of((op.args[SELF], x.dtype), (op.args[OTHER], y.dtype))?;
     let alpha_ok = if promote == ACL_BOOL {
         alpha.dtype == ACL_BOOL || is_integral(alpha.dtype)
     } else {
@@ -59,26 +53,14 @@ pub(super) fn phase1(
             dtype_name(promote)
         )));
     }
-    if !can_cast(promote, o.dtype) {
-        return Err(invalid(format!(
-            "the promote dtype {} can not cast to {} dtype {}",
-            dtype_name(promote),
-            op.args[OUT],
-            dtype_name(o.dtype)
-        )));
-    }
+    require_cast(promote, (op.args[OUT], o.dtype))?;
     p.require_max_dims(SELF, MAX_DIMS)?;
     p.require_max_dims(OTHER, MAX_DIMS)?;
     p.require_broadcast_to(SELF, OTHER, OUT)?;
-    if matches!(promote, ACL_COMPLEX64 | ACL_COMPLEX128) {
-        return Err(fail(
-            ACLNN_ERR_INNER,
-            "the simulator does not model complex arithmetic".into(),
-        ));
-    }
-    let mut plan = Plan::new(promote, &o.dims, x.is_empty() || y.is_empty());
-    plan.attrs[ALPHA] = Attr::Scalar(alpha);
-    p.finish(plan)
+    refuse_complex(promote, "arithmetic")?;
+    let mut decision = Decision::new(promote, &o.dims, x.is_empty() || y.is_empty());
+    decision.attrs[ALPHA] = Attr::Scalar(alpha);
+    p.finish(decision)
 }
 
 pub(super) fn is_one(alpha: f64) -> bool {

@@ -18,7 +18,7 @@
 //! 561000, saying so.
 
 use crate::cast;
-use crate::nnopbase::{Launch, OpDef, Phase1, Plan, broadcast, out_params, require_non_null};
+use crate::nnopbase::{Arg, Decision, KernelCall, OpDef, Phase1, broadcast};
 use crate::state::{fail, status_of};
 use crate::stream::Scratch;
 use crate::tables::{Family, dtype_name, dtype_size};
@@ -73,12 +73,14 @@ pub(crate) unsafe fn get_workspace_size(
 ) -> aclnnStatus {
     status_of(|| {
         // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-        let outs = unsafe { out_params(workspace_size, executor) }?;
-        require_non_null(&[
-            (self_ref as usize, OP.args[SELF]),
-            (src as usize, OP.args[SRC]),
-        ])?;
-        let p = Phase1::begin(&OP, &[self_ref, src], outs)?;
+        let p = unsafe {
+            Phase1::open(
+                &OP,
+                workspace_size,
+                executor,
+                &[Arg::Tensor(self_ref), Arg::Tensor(src)],
+            )
+        }?;
         let (y, s) = (p.desc(SELF), p.desc(SRC));
         p.require_dtype(SELF, DTYPES)?;
         p.require_dtype(SRC, DTYPES)?;
@@ -105,22 +107,22 @@ pub(crate) unsafe fn get_workspace_size(
             ));
         }
         let elem = dtype_size(y.dtype).unwrap_or(1);
-        let mut plan = Plan::new(y.dtype, &y.dims, empty);
+        let mut decision = Decision::new(y.dtype, &y.dims, empty);
         let changed = s.dtype != y.dtype || *s.dims != *y.dims || !s.is_contiguous();
-        plan.temporary(SRC, changed, elem)?;
-        p.finish(plan)
+        decision.temporary(SRC, changed, elem)?;
+        p.finish(decision)
     })
 }
 
 /// The queued copy: all of src is read (and converted) before selfRef is written, so the
 /// two may overlap.
-fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
-    let to = l.plan.compute;
+fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
+    let to = call.decision.compute;
     let bytes = dtype_size(to)
-        .and_then(|e| e.checked_mul(l.plan.numel()))
+        .and_then(|e| e.checked_mul(call.decision.numel()))
         .ok_or("the result's byte size overflows")?;
     let buf = scratch.bytes(bytes);
-    l.gather_as(SRC, to, buf)?;
-    l.through_workspace_bytes(SRC, buf)?;
-    l.scatter_bytes(SELF, buf)
+    call.gather_as(SRC, to, buf)?;
+    call.through_workspace_bytes(SRC, buf)?;
+    call.scatter_bytes(SELF, buf)
 }

@@ -15,43 +15,16 @@
 //! vendor rounds there is not documented), fills selfRef's shape and copies into its view.
 //! The value is taken at phase 1, so a repeatable executor keeps it.
 
-use crate::nnopbase::{
-    Attr, Launch, OpDef, Phase1, Plan, every_product, out_params, require_non_null,
-};
-use crate::state::{fail, status_of};
+use super::checks::promote_of;
+use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, every_product};
+use crate::state::status_of;
 use crate::stream::Scratch;
-use crate::tables::{Family, dtype_name, dtype_size, numeric_dtypes, promote_type};
+use crate::tables::numeric_and_unsigned_dtypes;
 use ascend_sys::*;
 
 const SELF: usize = 0;
 const VALUE: usize = 0;
 const MAX_DIMS: usize = 8;
-
-/// The numeric dtypes, plus UINT16, UINT32 and UINT64 on Atlas A2 / A3.
-fn dtypes(family: Family) -> &'static [aclDataType] {
-    const WIDE: &[aclDataType] = &[
-        ACL_FLOAT,
-        ACL_FLOAT16,
-        ACL_DOUBLE,
-        ACL_INT8,
-        ACL_INT16,
-        ACL_INT32,
-        ACL_INT64,
-        ACL_UINT8,
-        ACL_BOOL,
-        ACL_COMPLEX64,
-        ACL_COMPLEX128,
-        ACL_BF16,
-        ACL_UINT16,
-        ACL_UINT32,
-        ACL_UINT64,
-    ];
-    if family.has_bf16() {
-        WIDE
-    } else {
-        numeric_dtypes(family)
-    }
-}
 
 pub(crate) static OP: OpDef = OpDef {
     name: "InplaceFillScalar",
@@ -71,43 +44,32 @@ pub(crate) unsafe fn get_workspace_size(
 ) -> aclnnStatus {
     status_of(|| {
         // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-        let outs = unsafe { out_params(workspace_size, executor) }?;
-        require_non_null(&[
-            (self_ref as usize, OP.args[SELF]),
-            (value as usize, "value"),
-        ])?;
-        let p = Phase1::begin(&OP, &[self_ref], outs)?;
+        let p = unsafe {
+            Phase1::open(
+                &OP,
+                workspace_size,
+                executor,
+                &[Arg::Tensor(self_ref), Arg::object(value, "value")],
+            )
+        }?;
         let v = p.scalar(value, "value")?;
-        p.require_dtype(SELF, dtypes(p.family))?;
+        p.require_dtype(SELF, numeric_and_unsigned_dtypes(p.family))?;
         let x = p.desc(SELF);
-        if promote_type(x.dtype, v.dtype).is_none() {
-            return Err(fail(
-                ACLNN_ERR_PARAM_INVALID,
-                format!(
-                    "selfRef dtype {} and value dtype {} can not promote",
-                    dtype_name(x.dtype),
-                    dtype_name(v.dtype)
-                ),
-            ));
-        }
+        promote_of((OP.args[SELF], x.dtype), ("value", v.dtype))?;
         p.require_max_dims(SELF, MAX_DIMS)?;
-        let mut plan = Plan::new(x.dtype, &x.dims, x.is_empty());
-        plan.attrs[VALUE] = Attr::Scalar(v);
-        p.finish(plan)
+        let mut decision = Decision::over(x);
+        decision.attrs[VALUE] = Attr::Scalar(v);
+        p.finish(decision)
     })
 }
 
-fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
-    let dt = l.dtype(SELF)?;
-    let elem = dtype_size(dt).ok_or("no element size")?;
-    let Attr::Scalar(v) = &l.plan.attrs[VALUE] else {
-        return Err("the plan holds no value".into());
+fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
+    let dt = call.dtype(SELF)?;
+    let elem = call.elem_size(SELF)?;
+    let Attr::Scalar(v) = &call.decision.attrs[VALUE] else {
+        return Err("the decision holds no value".into());
     };
     let mut one = [0u8; 16];
     v.convert_to(dt, &mut one[..elem]);
-    let bytes = scratch.bytes(elem * l.plan.numel());
-    for chunk in bytes.chunks_exact_mut(elem) {
-        chunk.copy_from_slice(&one[..elem]);
-    }
-    l.scatter_bytes(SELF, bytes)
+    call.fill(SELF, scratch, &one[..elem])
 }

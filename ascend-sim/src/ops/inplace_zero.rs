@@ -11,10 +11,9 @@
 //! chain is ZerosLike then a copy into selfRef's view, so any strides work; all-zero bytes
 //! are 0 (+0.0 for the floating-point dtypes) in every listed dtype.
 
-use crate::nnopbase::{Launch, OpDef, Phase1, Plan, every_product, out_params, require_non_null};
+use crate::nnopbase::{Arg, Decision, KernelCall, OpDef, Phase1, every_product};
 use crate::state::status_of;
 use crate::stream::Scratch;
-use crate::tables::dtype_size;
 use ascend_sys::*;
 
 const SELF: usize = 0;
@@ -52,20 +51,15 @@ pub(crate) unsafe fn get_workspace_size(
 ) -> aclnnStatus {
     status_of(|| {
         // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-        let outs = unsafe { out_params(workspace_size, executor) }?;
-        require_non_null(&[(self_ref as usize, OP.args[SELF])])?;
-        let p = Phase1::begin(&OP, &[self_ref], outs)?;
+        let p = unsafe { Phase1::open(&OP, workspace_size, executor, &[Arg::Tensor(self_ref)]) }?;
         p.require_dtype(SELF, DTYPES)?;
-        let x = p.desc(SELF);
-        let plan = Plan::new(x.dtype, &x.dims, x.is_empty());
-        p.finish(plan)
+        let decision = Decision::over(p.desc(SELF));
+        p.finish(decision)
     })
 }
 
-fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
-    let elem = dtype_size(l.dtype(SELF)?).ok_or("no element size")?;
-    let n = l.plan.numel();
-    let bytes = scratch.bytes(elem * n);
-    bytes.fill(0);
-    l.scatter_bytes(SELF, bytes)
+fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
+    let zero = [0u8; 16];
+    let elem = call.elem_size(SELF)?;
+    call.fill(SELF, scratch, zero.get(..elem).ok_or("no element size")?)
 }

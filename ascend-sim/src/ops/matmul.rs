@@ -27,9 +27,7 @@
 //! documented: the simulator keeps 10 explicit mantissa bits, rounding ties away from zero.
 
 use crate::cube::{as_matrix, compute_rule, gemm, product, round_operands, to_i64};
-use crate::nnopbase::{
-    Attr, Launch, OpDef, Phase1, Plan, every_product, out_params, require_non_null,
-};
+use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, every_product, invalid};
 use crate::state::{fail, status_of};
 use crate::stream::Scratch;
 use ascend_sys::*;
@@ -51,10 +49,6 @@ pub(crate) static OP: OpDef = OpDef {
     kernel: run,
 };
 
-fn invalid(msg: String) -> i32 {
-    fail(ACLNN_ERR_PARAM_INVALID, msg)
-}
-
 pub(crate) unsafe fn get_workspace_size(
     self_: *const aclTensor,
     mat2: *const aclTensor,
@@ -65,13 +59,14 @@ pub(crate) unsafe fn get_workspace_size(
 ) -> aclnnStatus {
     status_of(|| {
         // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-        let outs = unsafe { out_params(workspace_size, executor) }?;
-        require_non_null(&[
-            (self_ as usize, "self"),
-            (mat2 as usize, "mat2"),
-            (out as usize, "out"),
-        ])?;
-        let p = Phase1::begin(&OP, &[self_, mat2, out], outs)?;
+        let p = unsafe {
+            Phase1::open(
+                &OP,
+                workspace_size,
+                executor,
+                &[Arg::Tensor(self_), Arg::Tensor(mat2), Arg::Tensor(out)],
+            )
+        }?;
         let (a, b, o) = (p.desc(SELF), p.desc(MAT2), p.desc(OUT));
         let (compute, hf32, kernel_out) =
             compute_rule(p.family, a.dtype, b.dtype, o.dtype, cube_math_type).map_err(invalid)?;
@@ -94,8 +89,8 @@ pub(crate) unsafe fn get_workspace_size(
         }
         let numel = |d: &[i64]| d.iter().product::<i64>();
         if o.is_empty() && (a.is_empty() || b.is_empty()) {
-            let plan = Plan::new(compute, &o.dims, true);
-            return p.finish(plan);
+            let decision = Decision::new(compute, &o.dims, true);
+            return p.finish(decision);
         }
         if numel(&o.dims) != numel(&prod.out) {
             return Err(fail(
@@ -106,28 +101,31 @@ pub(crate) unsafe fn get_workspace_size(
                 ),
             ));
         }
-        let mut plan = Plan::new(compute, &prod.out, false);
-        plan.attrs[KERNEL_OUT] = Attr::DType(kernel_out);
-        plan.attrs[HF32] = Attr::Bool(hf32);
-        p.finish(plan)
+        let mut decision = Decision::new(compute, &prod.out, false);
+        decision.attrs[KERNEL_OUT] = Attr::DType(kernel_out);
+        decision.attrs[HF32] = Attr::Bool(hf32);
+        p.finish(decision)
     })
 }
 
-fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
-    let (ad, bd) = (l.dims(SELF), l.dims(MAT2));
+fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
+    let (ad, bd) = (call.dims(SELF), call.dims(MAT2));
     let pr = product(&to_i64(ad), &to_i64(bd), ["self", "mat2"])?;
-    let (na, nb, nc): (usize, usize, usize) =
-        (ad.iter().product(), bd.iter().product(), l.plan.numel());
+    let (na, nb, nc): (usize, usize, usize) = (
+        ad.iter().product(),
+        bd.iter().product(),
+        call.decision.numel(),
+    );
     let [a, b, c] = scratch.get::<3>(na.max(nb).max(nc));
     let (a, b, c) = (&mut a[..na], &mut b[..nb], &mut c[..nc]);
-    l.read(SELF, ad, a)?;
-    l.read(MAT2, bd, b)?;
-    let hf = matches!(l.plan.attrs[HF32], Attr::Bool(true));
-    round_operands(a, l.plan.compute, hf);
-    round_operands(b, l.plan.compute, hf);
+    call.read(SELF, ad, a)?;
+    call.read(MAT2, bd, b)?;
+    let hf = matches!(call.decision.attrs[HF32], Attr::Bool(true));
+    round_operands(a, call.decision.compute, hf);
+    round_operands(b, call.decision.compute, hf);
     gemm(a, &as_matrix(ad, true), b, &as_matrix(bd, false), &pr, c);
-    if let Attr::DType(kout) = l.plan.attrs[KERNEL_OUT] {
+    if let Attr::DType(kout) = call.decision.attrs[KERNEL_OUT] {
         round_operands(c, kout, false);
     }
-    l.write(OUT, c)
+    call.write(OUT, c)
 }

@@ -16,7 +16,9 @@
 //! result rounded to the dtype, to nearest even); at `x = -inf` it returns the limit
 //! `-0.0` instead of the literal `0 * -inf`.
 
-use crate::nnopbase::{Launch, OpDef, Phase1, Plan, TensorDesc, out_params, require_non_null};
+use crate::nnopbase::{
+    Decision, KernelCall, OpDef, Phase1, TensorDesc, invalid, out_params, require_non_null,
+};
 use crate::state::{fail, status_of};
 use crate::stream::Scratch;
 use crate::strided::{DType, par_chunks};
@@ -88,16 +90,12 @@ fn phase1(
         }
         let dt = DType::from_acl(x.dtype)
             .ok_or_else(|| fail(ACLNN_ERR_INNER, "unexpected dtype after validation".into()))?;
-        let mut plan = Plan::new(x.dtype, &x.dims, x.is_empty());
+        let mut decision = Decision::new(x.dtype, &x.dims, x.is_empty());
         let strided = |d: &TensorDesc| !d.is_contiguous();
-        plan.temporary(SELF, strided(x), dt.size())?;
-        plan.temporary(OUT, strided(y), dt.size())?;
-        p.finish(plan)
+        decision.temporary(SELF, strided(x), dt.size())?;
+        decision.temporary(OUT, strided(y), dt.size())?;
+        p.finish(decision)
     })
-}
-
-fn invalid(msg: String) -> i32 {
-    fail(ACLNN_ERR_PARAM_INVALID, msg)
 }
 
 pub(crate) unsafe fn get_workspace_size(
@@ -119,18 +117,18 @@ pub(crate) unsafe fn inplace_get_workspace_size(
 
 /// The queued compute: all of self is read before out is written, so the in-place form
 /// needs no care about overlap.
-fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
-    let dt = DType::from_acl(l.plan.compute).ok_or("no compute dtype")?;
-    let [x] = scratch.get::<1>(l.plan.numel());
-    l.read(SELF, &l.plan.out_shape, x)?;
-    l.through_workspace(SELF, dt, x)?;
+fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
+    let dt = DType::from_acl(call.decision.compute).ok_or("no compute dtype")?;
+    let [x] = scratch.get::<1>(call.decision.numel());
+    call.read(SELF, &call.decision.out_shape, x)?;
+    call.through_workspace(SELF, dt, x)?;
     par_chunks(x, |_, x| {
         for v in x {
             *v = dt.round(mish_f32(*v));
         }
     });
-    l.through_workspace(OUT, dt, x)?;
-    l.write(OUT, x)
+    call.through_workspace(OUT, dt, x)?;
+    call.write(OUT, x)
 }
 
 /// `x * tanh(softplus(x))` evaluated in f32 the way the vendor kernel does:

@@ -32,7 +32,9 @@
 //! out. The simulator thus agrees with a correctly rounded CPU reference on every special
 //! value.
 
-use crate::nnopbase::{Launch, OpDef, Phase1, Plan, broadcast, out_params, require_non_null};
+use crate::nnopbase::{
+    Decision, KernelCall, OpDef, Phase1, broadcast, out_params, require_non_null,
+};
 use crate::state::{fail, status_of};
 use crate::stream::Scratch;
 use crate::strided::{DType, par_zip};
@@ -123,34 +125,34 @@ pub(crate) unsafe fn get_workspace_size(
         let (gd, xd, od) = (dtype(GRAD)?, dtype(SELF)?, dtype(OUT)?);
         let compute = DType::promote(xd, gd);
         let empty = [g, x, out].iter().any(|d| d.is_empty());
-        let mut plan = Plan::new(compute.to_acl(), &bshape, empty);
+        let mut decision = Decision::new(compute.to_acl(), &bshape, empty);
         let size = compute.size();
         let reshaped = |d: &crate::nnopbase::TensorDesc| *d.dims != *bshape || !d.is_contiguous();
-        plan.temporary(GRAD, gd != compute || reshaped(g), size)?;
-        plan.temporary(SELF, xd != compute || reshaped(x), size)?;
-        plan.temporary(OUT, od != compute || !out.is_contiguous(), size)?;
-        p.finish(plan)
+        decision.temporary(GRAD, gd != compute || reshaped(g), size)?;
+        decision.temporary(SELF, xd != compute || reshaped(x), size)?;
+        decision.temporary(OUT, od != compute || !out.is_contiguous(), size)?;
+        p.finish(decision)
     })
 }
 
 /// The queued compute; the f32 temporaries live in the stream worker's grow-only scratch.
-fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
-    let compute = DType::from_acl(l.plan.compute).ok_or("no compute dtype")?;
-    let [g, x] = scratch.get::<2>(l.plan.numel());
-    l.read(GRAD, &l.plan.out_shape, g)?;
-    l.read(SELF, &l.plan.out_shape, x)?;
-    l.through_workspace(GRAD, compute, g)?;
-    l.through_workspace(SELF, compute, x)?;
+fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
+    let compute = DType::from_acl(call.decision.compute).ok_or("no compute dtype")?;
+    let [g, x] = scratch.get::<2>(call.decision.numel());
+    call.read(GRAD, &call.decision.out_shape, g)?;
+    call.read(SELF, &call.decision.out_shape, x)?;
+    call.through_workspace(GRAD, compute, g)?;
+    call.through_workspace(SELF, compute, x)?;
     par_zip(g, x, |g, x| {
         for (gv, &xv) in g.iter_mut().zip(x) {
             *gv = compute.round(mish_grad_f32(*gv, xv));
         }
     });
-    l.through_workspace(OUT, compute, g)?;
-    l.write(OUT, g)
+    call.through_workspace(OUT, compute, g)?;
+    call.write(OUT, g)
 }
 
-/// `grad * mish'(x)` evaluated in f32 the way the vendor kernel does (see the crate docs
+/// `grad * mish'(x)` evaluated in f32 the way the vendor kernel does (see the module docs
 /// for the handling of infinities and of `x` below about -88).
 ///
 /// `t = tanh(softplus(x))` is `(e^2 + 2e) / (e^2 + 2e + 2)` with `e = exp(x)` for `x < 0`,

@@ -21,10 +21,11 @@
 //! length and core split are not documented (the simulator uses one core and tiles of
 //! 4096 elements), nor the older kernel's arithmetic (the simulator uses MSELossV2's).
 
+use super::checks::{require_out_broadcast, require_reduction};
 use crate::nnopbase::{
-    Attr, Launch, OpDef, Phase1, Plan, broadcast, every_product, out_params, require_non_null,
+    Arg, Attr, Decision, KernelCall, OpDef, Phase1, broadcast, every_product, invalid,
 };
-use crate::state::{fail, status_of};
+use crate::state::status_of;
 use crate::stream::Scratch;
 use crate::strided::DType;
 use crate::tables::{dtype_list, dtype_name, float_dtypes, promote_type};
@@ -49,10 +50,6 @@ pub(crate) static OP: OpDef = OpDef {
     kernel: run,
 };
 
-fn invalid(msg: String) -> i32 {
-    fail(ACLNN_ERR_PARAM_INVALID, msg)
-}
-
 pub(crate) unsafe fn get_workspace_size(
     self_: *const aclTensor,
     target: *const aclTensor,
@@ -63,13 +60,14 @@ pub(crate) unsafe fn get_workspace_size(
 ) -> aclnnStatus {
     status_of(|| {
         // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-        let outs = unsafe { out_params(workspace_size, executor) }?;
-        require_non_null(&[
-            (self_ as usize, "self"),
-            (target as usize, "target"),
-            (out as usize, "out"),
-        ])?;
-        let p = Phase1::begin(&OP, &[self_, target, out], outs)?;
+        let p = unsafe {
+            Phase1::open(
+                &OP,
+                workspace_size,
+                executor,
+                &[Arg::Tensor(self_), Arg::Tensor(target), Arg::Tensor(out)],
+            )
+        }?;
         let (x, y, o) = (p.desc(SELF), p.desc(TARGET), p.desc(OUT));
         let list = float_dtypes(p.family);
         let promote = promote_type(x.dtype, y.dtype)
@@ -85,11 +83,7 @@ pub(crate) unsafe fn get_workspace_size(
         for arg in [SELF, TARGET, OUT] {
             p.require_dtype(arg, list)?;
         }
-        if !(0..=2).contains(&reduction) {
-            return Err(invalid(format!(
-                "reduction {reduction} should be 0 (none), 1 (mean) or 2 (sum)"
-            )));
-        }
+        require_reduction(reduction)?;
         p.require_max_dims(SELF, MAX_DIMS)?;
         p.require_max_dims(TARGET, MAX_DIMS)?;
         let b = broadcast(&x.dims, &y.dims).ok_or_else(|| {
@@ -98,11 +92,8 @@ pub(crate) unsafe fn get_workspace_size(
                 x.dims, y.dims
             ))
         })?;
-        if reduction == 0 && *o.dims != *b {
-            return Err(invalid(format!(
-                "out shape {:?} is not the broadcast shape {b:?}",
-                o.dims
-            )));
+        if reduction == 0 {
+            require_out_broadcast(&o.dims, &b)?;
         }
         if reduction != 0 && !o.dims.is_empty() {
             return Err(invalid(format!(
@@ -111,10 +102,10 @@ pub(crate) unsafe fn get_workspace_size(
             )));
         }
         let empty = x.is_empty() || y.is_empty();
-        let mut plan = Plan::new(promote, &b, empty && reduction == 0);
-        plan.attrs[REDUCTION] = Attr::Int(reduction);
-        plan.attrs[EMPTY] = Attr::Bool(empty);
-        p.finish(plan)
+        let mut decision = Decision::new(promote, &b, empty && reduction == 0);
+        decision.attrs[REDUCTION] = Attr::Int(reduction);
+        decision.attrs[EMPTY] = Attr::Bool(empty);
+        p.finish(decision)
     })
 }
 
@@ -139,23 +130,23 @@ fn halving_sum(v: &mut [f32]) -> f32 {
     v.first().copied().unwrap_or(0.0)
 }
 
-fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
-    let reduction = l.plan.attr_i64(REDUCTION);
-    let compute = DType::from_acl(l.plan.compute).ok_or("no compute dtype")?;
-    if matches!(l.plan.attrs[EMPTY], Attr::Bool(true)) {
-        return l.write(OUT, &[if reduction == 1 { f32::NAN } else { 0.0 }]);
+fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
+    let reduction = call.decision.attr_i64(REDUCTION);
+    let compute = DType::from_acl(call.decision.compute).ok_or("no compute dtype")?;
+    if matches!(call.decision.attrs[EMPTY], Attr::Bool(true)) {
+        return call.write(OUT, &[if reduction == 1 { f32::NAN } else { 0.0 }]);
     }
-    let shape = &l.plan.out_shape;
-    let [x, y] = scratch.get::<2>(l.plan.numel());
-    l.read(SELF, shape, x)?;
-    l.read(TARGET, shape, y)?;
+    let shape = &call.decision.out_shape;
+    let [x, y] = scratch.get::<2>(call.decision.numel());
+    call.read(SELF, shape, x)?;
+    call.read(TARGET, shape, y)?;
     for (d, &t) in x.iter_mut().zip(y.iter()) {
         let diff = compute.round(*d) - compute.round(t);
         *d = diff * diff;
     }
     if reduction == 0 {
         x.iter_mut().for_each(|v| *v = compute.round(*v));
-        return l.write(OUT, x);
+        return call.write(OUT, x);
     }
     let scale = if reduction == 1 {
         (1.0 / x.len() as f64) as f32
@@ -166,5 +157,5 @@ fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
     for tile in x.chunks_mut(TILE) {
         acc += halving_sum(tile) * scale;
     }
-    l.write(OUT, &[compute.round(acc)])
+    call.write(OUT, &[compute.round(acc)])
 }

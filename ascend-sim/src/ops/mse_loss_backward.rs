@@ -17,10 +17,11 @@
 //! dtype, then cast to out. The older kernel (mismatched shapes, such as torch's 0-D
 //! gradOutput of a mean) is not documented; the simulator computes it the same way.
 
+use super::checks::{require_out_broadcast, require_reduction};
 use crate::nnopbase::{
-    Attr, Launch, OpDef, Phase1, Plan, broadcast, every_product, out_params, require_non_null,
+    Arg, Attr, Decision, KernelCall, OpDef, Phase1, broadcast, every_product, invalid,
 };
-use crate::state::{fail, status_of};
+use crate::state::status_of;
 use crate::stream::Scratch;
 use crate::strided::DType;
 use crate::tables::{dtype_name, float_dtypes};
@@ -43,10 +44,6 @@ pub(crate) static OP: OpDef = OpDef {
     kernel: run,
 };
 
-fn invalid(msg: String) -> i32 {
-    fail(ACLNN_ERR_PARAM_INVALID, msg)
-}
-
 pub(crate) unsafe fn get_workspace_size(
     grad_output: *const aclTensor,
     self_: *const aclTensor,
@@ -58,14 +55,19 @@ pub(crate) unsafe fn get_workspace_size(
 ) -> aclnnStatus {
     status_of(|| {
         // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-        let outs = unsafe { out_params(workspace_size, executor) }?;
-        require_non_null(&[
-            (grad_output as usize, "gradOutput"),
-            (self_ as usize, "self"),
-            (target as usize, "target"),
-            (out as usize, "out"),
-        ])?;
-        let p = Phase1::begin(&OP, &[grad_output, self_, target, out], outs)?;
+        let p = unsafe {
+            Phase1::open(
+                &OP,
+                workspace_size,
+                executor,
+                &[
+                    Arg::Tensor(grad_output),
+                    Arg::Tensor(self_),
+                    Arg::Tensor(target),
+                    Arg::Tensor(out),
+                ],
+            )
+        }?;
         let (g, x, y, o) = (p.desc(GRAD), p.desc(SELF), p.desc(TARGET), p.desc(OUT));
         for (d, name) in [(g, "gradOutput"), (y, "target")] {
             if d.dtype != x.dtype {
@@ -78,11 +80,7 @@ pub(crate) unsafe fn get_workspace_size(
         }
         p.require_dtype(SELF, float_dtypes(p.family))?;
         p.require_dtype(OUT, float_dtypes(p.family))?;
-        if !(0..=2).contains(&reduction) {
-            return Err(invalid(format!(
-                "reduction {reduction} should be 0 (none), 1 (mean) or 2 (sum)"
-            )));
-        }
+        require_reduction(reduction)?;
         for arg in [GRAD, SELF, TARGET, OUT] {
             p.require_max_dims(arg, MAX_DIMS)?;
         }
@@ -94,35 +92,30 @@ pub(crate) unsafe fn get_workspace_size(
                     g.dims, x.dims, y.dims
                 ))
             })?;
-        if *o.dims != *b {
-            return Err(invalid(format!(
-                "out shape {:?} is not the broadcast shape {b:?}",
-                o.dims
-            )));
-        }
+        require_out_broadcast(&o.dims, &b)?;
         let empty = x.is_empty() || g.is_empty() || y.is_empty();
-        let mut plan = Plan::new(x.dtype, &b, empty);
-        plan.attrs[REDUCTION] = Attr::Int(reduction);
+        let mut decision = Decision::new(x.dtype, &b, empty);
+        decision.attrs[REDUCTION] = Attr::Int(reduction);
         // N of the mean: self's element count.
-        plan.attrs[1] = Attr::Int(x.dims.iter().product());
-        p.finish(plan)
+        decision.attrs[1] = Attr::Int(x.dims.iter().product());
+        p.finish(decision)
     })
 }
 
-fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
-    let dt = DType::from_acl(l.plan.compute).ok_or("no compute dtype")?;
-    let cof = if l.plan.attr_i64(REDUCTION) == 1 {
-        (1.0 / l.plan.attr_i64(1) as f64) as f32 * 2.0
+fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
+    let dt = DType::from_acl(call.decision.compute).ok_or("no compute dtype")?;
+    let cof = if call.decision.attr_i64(REDUCTION) == 1 {
+        (1.0 / call.decision.attr_i64(1) as f64) as f32 * 2.0
     } else {
         2.0
     };
-    let shape = &l.plan.out_shape;
-    let [g, x, y] = scratch.get::<3>(l.plan.numel());
-    l.read(GRAD, shape, g)?;
-    l.read(SELF, shape, x)?;
-    l.read(TARGET, shape, y)?;
+    let shape = &call.decision.out_shape;
+    let [g, x, y] = scratch.get::<3>(call.decision.numel());
+    call.read(GRAD, shape, g)?;
+    call.read(SELF, shape, x)?;
+    call.read(TARGET, shape, y)?;
     for ((r, &xv), &yv) in g.iter_mut().zip(x.iter()).zip(y.iter()) {
         *r = dt.round((xv - yv) * cof * *r);
     }
-    l.write(OUT, g)
+    call.write(OUT, g)
 }

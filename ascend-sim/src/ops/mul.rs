@@ -19,11 +19,12 @@
 //! is cast to out's dtype and written through out's view. Complex arithmetic is not
 //! modeled: a complex promote fails phase 1 with 561000.
 
+use super::checks::{promote_of, refuse_complex, require_cast};
 use crate::cast::round;
-use crate::nnopbase::{Launch, OpDef, Phase1, Plan, every_product, out_params, require_non_null};
-use crate::state::{fail, status_of};
+use crate::nnopbase::{Arg, Decision, KernelCall, OpDef, Phase1, every_product};
+use crate::state::status_of;
 use crate::stream::Scratch;
-use crate::tables::{can_cast, dtype_name, numeric_dtypes, promote_type};
+use crate::tables::numeric_dtypes;
 use ascend_sys::*;
 
 const SELF: usize = 0;
@@ -51,10 +52,6 @@ pub(crate) static INPLACE_OP: OpDef = OpDef {
     kernel: run,
 };
 
-fn invalid(msg: String) -> i32 {
-    fail(ACLNN_ERR_PARAM_INVALID, msg)
-}
-
 /// Phase 1 of either kind; the in-place one has no dim limit.
 fn phase1(
     op: &'static OpDef,
@@ -65,13 +62,14 @@ fn phase1(
     executor: *mut *mut aclOpExecutor,
 ) -> Result<(), i32> {
     // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-    let outs = unsafe { out_params(workspace_size, executor) }?;
-    require_non_null(&[
-        (self_ as usize, op.args[SELF]),
-        (other as usize, op.args[OTHER]),
-        (out as usize, op.args[OUT]),
-    ])?;
-    let p = Phase1::begin(op, &[self_, other, out], outs)?;
+    let p = unsafe {
+        Phase1::open(
+            op,
+            workspace_size,
+            executor,
+            &[Arg::Tensor(self_), Arg::Tensor(other), Arg::Tensor(out)],
+        )
+    }?;
     let inplace = std::ptr::eq(op, &INPLACE_OP);
     p.require_dtype(SELF, numeric_dtypes(p.family))?;
     p.require_dtype(OTHER, numeric_dtypes(p.family))?;
@@ -79,35 +77,16 @@ fn phase1(
         p.require_dtype(OUT, numeric_dtypes(p.family))?;
     }
     let (x, y, o) = (p.desc(SELF), p.desc(OTHER), p.desc(OUT));
-    let Some(promote) = promote_type(x.dtype, y.dtype) else {
-        return Err(invalid(format!(
-            "{} dtype {} and other dtype {} can not promote",
-            op.args[SELF],
-            dtype_name(x.dtype),
-            dtype_name(y.dtype)
-        )));
-    };
-    if !can_cast(promote, o.dtype) {
-        return Err(invalid(format!(
-            "the promote dtype {} can not cast to {} dtype {}",
-            dtype_name(promote),
-            op.args[OUT],
-            dtype_name(o.dtype)
-        )));
-    }
+    let promote = promote_of((op.args[SELF], x.dtype), (op.args[OTHER], y.dtype))?;
+    require_cast(promote, (op.args[OUT], o.dtype))?;
     if !inplace {
         p.require_max_dims(SELF, MAX_DIMS)?;
         p.require_max_dims(OTHER, MAX_DIMS)?;
     }
     p.require_broadcast_to(SELF, OTHER, OUT)?;
-    if matches!(promote, ACL_COMPLEX64 | ACL_COMPLEX128) {
-        return Err(fail(
-            ACLNN_ERR_INNER,
-            "the simulator does not model complex arithmetic".into(),
-        ));
-    }
-    let plan = Plan::new(promote, &o.dims, x.is_empty() || y.is_empty());
-    p.finish(plan)
+    refuse_complex(promote, "arithmetic")?;
+    let decision = Decision::new(promote, &o.dims, x.is_empty() || y.is_empty());
+    p.finish(decision)
 }
 
 pub(crate) unsafe fn get_workspace_size(
@@ -138,11 +117,11 @@ pub(crate) unsafe fn inplace_get_workspace_size(
     })
 }
 
-fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
-    let promote = l.plan.compute;
-    let [a, b] = scratch.wide::<2>(l.plan.numel());
-    l.read_f64(SELF, l.dims(OUT), a)?;
-    l.read_f64(OTHER, l.dims(OUT), b)?;
+fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
+    let promote = call.decision.compute;
+    let [a, b] = scratch.wide::<2>(call.decision.numel());
+    call.read_f64(SELF, call.dims(OUT), a)?;
+    call.read_f64(OTHER, call.dims(OUT), b)?;
     for (r, &w) in a.iter_mut().zip(b.iter()) {
         let (x, y) = (round(promote, *r), round(promote, w));
         *r = match promote {
@@ -151,5 +130,5 @@ fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
             _ => round(promote, x * y),
         };
     }
-    l.write_f64(OUT, a)
+    call.write_f64(OUT, a)
 }

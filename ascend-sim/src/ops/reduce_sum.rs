@@ -19,12 +19,11 @@
 //! FLOAT16 and BF16 (rounded once at the end), in f64 for DOUBLE, exactly for integers
 //! below 2^53 (wrapped to the width). Complex sums are not modeled (561000).
 
+use super::checks::{is_complex, unmodeled_complex};
 use crate::cast::round;
-use crate::nnopbase::{
-    Attr, Launch, OpDef, Phase1, Plan, every_product, out_params, require_non_null,
-};
+use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, every_product, invalid};
 use crate::slab::{Dims64, Shape};
-use crate::state::{fail, status_of};
+use crate::state::status_of;
 use crate::stream::Scratch;
 use crate::tables::{dtype_list, dtype_name, numeric_dtypes};
 use ascend_sys::*;
@@ -45,10 +44,6 @@ pub(crate) static OP: OpDef = OpDef {
     kernel: run,
 };
 
-fn invalid(msg: String) -> i32 {
-    fail(ACLNN_ERR_PARAM_INVALID, msg)
-}
-
 pub(crate) unsafe fn get_workspace_size(
     self_: *const aclTensor,
     dims: *const aclIntArray,
@@ -60,13 +55,18 @@ pub(crate) unsafe fn get_workspace_size(
 ) -> aclnnStatus {
     status_of(|| {
         // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-        let outs = unsafe { out_params(workspace_size, executor) }?;
-        require_non_null(&[
-            (self_ as usize, "self"),
-            (dims as usize, "dims"),
-            (out as usize, "out"),
-        ])?;
-        let p = Phase1::begin(&OP, &[self_, out], outs)?;
+        let p = unsafe {
+            Phase1::open(
+                &OP,
+                workspace_size,
+                executor,
+                &[
+                    Arg::Tensor(self_),
+                    Arg::object(dims, "dims"),
+                    Arg::Tensor(out),
+                ],
+            )
+        }?;
         let dims = p.int_array(dims, "dims")?;
         let list = numeric_dtypes(p.family);
         p.require_dtype(SELF, list)?;
@@ -110,7 +110,7 @@ pub(crate) unsafe fn get_workspace_size(
         if dims.is_empty() {
             mask = (1u32 << rank) - 1;
         }
-        let complex = matches!(dtype, ACL_COMPLEX64 | ACL_COMPLEX128);
+        let complex = is_complex(dtype);
         if x.is_empty() {
             if complex {
                 return Err(invalid(format!(
@@ -118,9 +118,9 @@ pub(crate) unsafe fn get_workspace_size(
                     dtype_name(dtype)
                 )));
             }
-            let mut plan = Plan::new(dtype, &o.dims, o.is_empty());
-            plan.attrs[MASK] = Attr::Int(-1);
-            return p.finish(plan);
+            let mut decision = Decision::new(dtype, &o.dims, o.is_empty());
+            decision.attrs[MASK] = Attr::Int(-1);
+            return p.finish(decision);
         }
         let (mut kept, mut len, mut reduced) = ([0i64; MAX_DIMS], 0, 1i64);
         for (k, &d) in x.dims.iter().enumerate() {
@@ -139,20 +139,17 @@ pub(crate) unsafe fn get_workspace_size(
                 o.dims
             )));
         }
-        if complex || matches!(x.dtype, ACL_COMPLEX64 | ACL_COMPLEX128) {
-            return Err(fail(
-                ACLNN_ERR_INNER,
-                "the simulator does not model complex sums".into(),
-            ));
+        if complex || is_complex(x.dtype) {
+            return Err(unmodeled_complex("sums"));
         }
         let compute = if x.dtype == ACL_BOOL && dtype == ACL_INT64 && reduced < 1 << 24 {
             ACL_FLOAT
         } else {
             dtype
         };
-        let mut plan = Plan::new(compute, &shape, false);
-        plan.attrs[MASK] = Attr::Int(i64::from(mask));
-        p.finish(plan)
+        let mut decision = Decision::new(compute, &shape, false);
+        decision.attrs[MASK] = Attr::Int(i64::from(mask));
+        p.finish(decision)
     })
 }
 
@@ -169,19 +166,19 @@ fn pairwise(v: &mut [f64], add: impl Fn(f64, f64) -> f64) -> f64 {
     v.first().copied().unwrap_or(0.0)
 }
 
-fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
-    let compute = l.plan.compute;
-    let mask = l.plan.attr_i64(MASK);
-    let out_n = l.dims(OUT).iter().product::<usize>();
+fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
+    let compute = call.decision.compute;
+    let mask = call.decision.attr_i64(MASK);
+    let out_n = call.dims(OUT).iter().product::<usize>();
     if mask < 0 {
         let [z] = scratch.wide::<1>(out_n);
         z.fill(0.0);
-        return l.write_f64(OUT, z);
+        return call.write_f64(OUT, z);
     }
-    let xd = Shape::from_slice(l.dims(SELF));
+    let xd = Shape::from_slice(call.dims(SELF));
     let n = xd.iter().product::<usize>();
     let [x, g] = scratch.wide::<2>(n);
-    l.read_f64(SELF, &xd, x)?;
+    call.read_f64(SELF, &xd, x)?;
     // Group the elements: output index major, reduced index minor.
     let group = n / out_n.max(1);
     let mut idx = Shape::zeroed(xd.len());
@@ -214,5 +211,5 @@ fn run(l: &Launch, scratch: &mut Scratch) -> Result<(), String> {
             _ => round(compute, pairwise(chunk, |a, b| a + b)),
         };
     }
-    l.write_f64(OUT, &x[..out_n])
+    call.write_f64(OUT, &x[..out_n])
 }

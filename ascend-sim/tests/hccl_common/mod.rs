@@ -13,8 +13,8 @@ use std::sync::MutexGuard;
 
 pub const TIMEOUT_MS: u64 = 400;
 
-/// [`serial`], with the runtime initialised for the HCCL tests (four 910B4s and a 910A,
-/// a short HCCL timeout).
+/// The binary's [`serial`] guard, with the runtime initialised for HCCL: five devices
+/// (four of one SoC, then a training-series one) and a [`TIMEOUT_MS`] rank timeout.
 pub fn hccl_serial() -> MutexGuard<'static, ()> {
     let g = serial();
     init_with(&[

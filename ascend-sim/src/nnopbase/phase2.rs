@@ -1,8 +1,8 @@
-//! Phase 2 and the queued launch: binding an executor's tensors and workspace to live
+//! Phase 2 and the queued kernel call: binding an executor's tensors and workspace to live
 //! allocations, and the element access operators' kernels read and write through.
 
 use super::TensorDesc;
-use super::executor::{MAX_ARGS, OpDef, Plan, USE_AFTER_RELEASE, lookup_executor};
+use super::executor::{Decision, MAX_ARGS, OpDef, USE_AFTER_RELEASE, lookup_executor};
 use crate::mem::{Alloc, Class, still_live};
 use crate::racecheck::{Access, Accesses, MAX_ACCESSES};
 use crate::runtime::resolve_stream;
@@ -20,7 +20,7 @@ const _: () = assert!(
     "room for every argument and the workspace"
 );
 
-/// One tensor of a queued launch.
+/// One tensor of a queued kernel call.
 pub(super) struct Operand {
     pub(super) alloc: Arc<Alloc>,
     strides: Dims64,
@@ -65,16 +65,16 @@ impl Operand {
 }
 
 /// Everything a queued operator needs: its operands bound to live allocations, the
-/// workspace and the plan. Operators' kernels read and write through it.
-pub(crate) struct Launch {
+/// workspace and phase 1's decision. Operators' kernels read and write through it.
+pub(crate) struct KernelCall {
     pub(super) op: &'static OpDef,
     pub(super) operands: [Option<Operand>; MAX_ARGS],
     pub(super) ws: Option<Arc<Alloc>>,
     pub(super) ws_off: usize,
-    pub plan: Plan,
+    pub decision: Decision,
 }
 
-impl Launch {
+impl KernelCall {
     /// Runs the operator's kernel, checking before and after that no allocation it uses
     /// was freed under it.
     pub fn run(&self, scratch: &mut Scratch) -> Result<(), String> {
@@ -109,7 +109,7 @@ impl Launch {
             out[MAX_ARGS] = Some(Access {
                 region: ws.region(),
                 lo,
-                hi: lo + self.plan.ws_size as usize,
+                hi: lo + self.decision.ws_size as usize,
                 write: true,
                 what: "workspace",
             });
@@ -265,7 +265,7 @@ const RELEASED_BY_NULL_WORKSPACE: &str = "released by a phase-2 call given a NUL
 /// enqueues the kernel. Once the executor is known to be live, the call releases it
 /// unless it is repeatable, whether it succeeds or fails, as nnopbase's common phase 2
 /// does; a NULL workspace with a non-zero `workspace_size` releases even a repeatable one.
-pub(crate) fn launch(
+pub(crate) fn phase2(
     op: &'static OpDef,
     workspace: *mut c_void,
     workspace_size: u64,
@@ -297,17 +297,17 @@ pub(crate) fn launch(
             };
             st.executors.discard(id, death);
         }
-        if let Some((shared, launch)) = bound? {
-            shared.submit(Task::Launch(launch));
+        if let Some((shared, call)) = bound? {
+            shared.submit(Task::Kernel(call));
         }
         Ok(())
     })
 }
 
-/// A launch bound to live allocations, and the stream it goes to.
-type Bound = (Arc<StreamShared>, Box<Launch>);
+/// A kernel call bound to live allocations, and the stream it goes to.
+type Bound = (Arc<StreamShared>, Box<KernelCall>);
 
-/// Phase 2's checks of a live executor `id`, in order, and its launch bound to live
+/// Phase 2's checks of a live executor `id`, in order, and its kernel call bound to live
 /// allocations (`None`: an empty tensor, nothing to compute).
 fn bind(
     st: &mut State,
@@ -371,23 +371,23 @@ fn bind(
             ));
         }
     }
-    let plan = &ex.plan;
-    let (ws, ws_off) = if plan.ws_size > 0 {
+    let decision = &ex.decision;
+    let (ws, ws_off) = if decision.ws_size > 0 {
         if workspace.is_null() {
             return Err(finding(
                 ACLNN_ERR_PARAM_NULLPTR,
                 format!(
                     "workspace is nullptr but {} bytes are required",
-                    plan.ws_size
+                    decision.ws_size
                 ),
             ));
         }
-        if workspace_size < plan.ws_size {
+        if workspace_size < decision.ws_size {
             return Err(finding(
                 ACLNN_ERR_PARAM_INVALID,
                 format!(
                     "workspaceSize {workspace_size} is smaller than the {} bytes phase 1 asked for",
-                    plan.ws_size
+                    decision.ws_size
                 ),
             ));
         }
@@ -415,23 +415,23 @@ fn bind(
     } else {
         (None, 0)
     };
-    if plan.empty {
+    if decision.empty {
         return Ok(None);
     }
     let mut operands = [const { None }; MAX_ARGS];
     for (k, slot) in operands.iter_mut().enumerate().take(n) {
         let operand = bind_operand(st, &ex.descs[k], op.args[k], device)?;
-        check_no_alias(workspace as usize, plan.ws_size, &operand, op.args[k])?;
+        check_no_alias(workspace as usize, decision.ws_size, &operand, op.args[k])?;
         *slot = Some(operand);
     }
-    let launch = shared.boxed_launch(Launch {
+    let call = shared.boxed_call(KernelCall {
         op,
         operands,
         ws,
         ws_off,
-        plan: plan.clone(),
+        decision: decision.clone(),
     });
-    Ok(Some((shared, launch)))
+    Ok(Some((shared, call)))
 }
 
 /// The effect of an injected fault of an operator's phase 2 on its executor: the one a
