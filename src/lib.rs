@@ -175,7 +175,6 @@ pub mod error;
 pub mod hccl;
 pub mod reference;
 pub mod shape;
-pub mod testing;
 
 mod alloc;
 mod attrs;
@@ -188,6 +187,7 @@ mod ledger;
 pub mod ops;
 mod peer;
 mod pinned;
+pub mod precision;
 pub mod protocol;
 mod raw;
 mod runtime;
