@@ -10,7 +10,12 @@
 //!   slice), so the elements are gathered into the stream's pinned staging buffer and a
 //!   queued copy moves them;
 //! * `pinned_upload` / `pinned_download`: `copy_from_host` / `copy_to_host` with a
-//!   `HostTensor`, then `Stream::synchronize`.
+//!   `HostTensor`, then `Stream::synchronize`;
+//! * `from_array`: `DeviceTensor::from_array` of the dense array (a new tensor from the
+//!   caching allocator), then `Stream::synchronize`;
+//! * `to_array`: `DeviceTensor::to_array` into a new array;
+//! * `to_array_transposed`: `to_array` of a transposed `[n/2, 2]` view (not dense, so the
+//!   elements are gathered from the staged copy).
 //!
 //! ```sh
 //! cargo bench --bench transfers
@@ -18,7 +23,7 @@
 
 use ascendcl::{DeviceTensor, HostTensor, Runtime};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use ndarray::{Array1, s};
+use ndarray::{Array1, Ix1, Ix2, s};
 
 fn transfers(c: &mut Criterion) {
     let runtime = Runtime::simulator().expect("simulator");
@@ -67,6 +72,22 @@ fn transfers(c: &mut Criterion) {
             b.iter(|| {
                 t.copy_to_host(&stream, &mut pinned).unwrap();
                 stream.synchronize().unwrap();
+            })
+        });
+        group.bench_function(BenchmarkId::new("from_array", mb), |b| {
+            b.iter(|| {
+                let fresh = DeviceTensor::from_array(&stream, &src).unwrap();
+                stream.synchronize().unwrap();
+                fresh
+            })
+        });
+        group.bench_function(BenchmarkId::new("to_array", mb), |b| {
+            b.iter(|| t.to_array::<Ix1>(&stream).unwrap())
+        });
+        group.bench_function(BenchmarkId::new("to_array_transposed", mb), |b| {
+            b.iter(|| {
+                let view = t.view().reshape(&[n / 2, 2]).unwrap().t();
+                view.to_array::<Ix2>(&stream).unwrap()
             })
         });
         group.finish();

@@ -1,53 +1,33 @@
 //! [`HostTensor`]: page-locked host memory that the device copies to and from directly.
 
-use crate::device::{Device, DeviceInner};
+use crate::device::Device;
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::pinned::Pinned;
 use crate::shape::{Dims, IntoDims};
 use crate::stream::Stream;
-use crate::sys;
-use crate::tensor::{Buffer, DeviceTensor, Layout, TensorView, TensorViewMut, check_stream_device};
-use crate::transfer::{check_shape, dense_window};
+use crate::tensor::{DeviceTensor, TensorView, TensorViewMut};
+use crate::transfer::{Direction, check_shape, copy_pinned};
 use crate::uses::{Access, Uses};
 use ndarray::{ArrayBase, ArrayView, ArrayViewMut, Data, Dimension};
-use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::Arc;
 
-/// Smallest allocation: `aclrtMallocHost` refuses 0 bytes, and an empty tensor still needs
-/// an aligned address.
-const MIN_BYTES: usize = 64;
-
-/// One `aclrtMallocHost` allocation and the queued copies that use it.
-pub(crate) struct Pinned {
-    pub(crate) device: Arc<DeviceInner>,
-    pub(crate) ptr: *mut c_void,
-    bytes: usize,
+/// A host tensor's pinned memory and the queued copies that use it.
+pub(crate) struct HostMem {
+    pub(crate) pinned: Pinned,
     pub(crate) uses: Uses,
 }
 
-// SAFETY: `ptr` is host memory owned by this value; the host touches it only through
-// `HostTensor`'s accessors, which borrow the tensor (shared for reads, exclusive for writes)
-// and first wait for the queued copies that would conflict. Queued copies are recorded in
-// `uses`, which is behind a mutex.
-unsafe impl Send for Pinned {}
-// SAFETY: as above.
-unsafe impl Sync for Pinned {}
-
-impl Drop for Pinned {
+impl Drop for HostMem {
     fn drop(&mut self) {
-        if !self.uses.wait_idle() || self.device.bind().is_err() {
-            self.device
-                .note_leak("pinned host tensor", 1, self.bytes as u64, 0);
-            return;
-        }
-        // SAFETY: `ptr` came from aclrtMallocHost in this device's context (bound above), no
-        // queued copy uses it any more (waited above), and it is freed once.
-        if let Err(e) = unsafe { sys::free_host(self.device.table(), self.ptr) } {
-            self.device.note_release_error(&e);
-            self.device
-                .note_leak("pinned host tensor", 1, self.bytes as u64, 0);
+        if !self.uses.wait_idle() {
+            // Leaked rather than freed under a copy that may still run.
+            let bytes = self.pinned.bytes() as u64;
+            self.pinned
+                .device()
+                .note_leak("pinned host tensor", 1, bytes, 0);
+            self.pinned.forget();
         }
     }
 }
@@ -86,7 +66,7 @@ impl Drop for Pinned {
 /// # Ok(()) }
 /// ```
 pub struct HostTensor<T: Element> {
-    pub(crate) mem: Pinned,
+    pub(crate) mem: HostMem,
     pub(crate) dims: Dims,
     _elem: PhantomData<T>,
 }
@@ -96,7 +76,7 @@ impl<T: Element> fmt::Debug for HostTensor<T> {
         f.debug_struct("HostTensor")
             .field("dtype", &T::DTYPE)
             .field("shape", &self.dims)
-            .field("device", &self.mem.device.id)
+            .field("device", &self.mem.pinned.device().id)
             .finish()
     }
 }
@@ -119,18 +99,10 @@ impl<T: Element> HostTensor<T> {
     pub fn zeros(device: &Device, shape: impl IntoDims) -> Result<Self> {
         let dims = shape.into_dims("shape")?;
         let len = dims.numel();
-        let bytes = len
-            .checked_mul(T::DTYPE.size())
-            .ok_or_else(|| Error::InvalidArgument(format!("{len} elements overflow usize")))?
-            .max(MIN_BYTES);
-        let inner = &device.inner;
-        inner.bind()?;
-        let ptr = sys::malloc_host(inner.table(), bytes)?;
+        let bytes = Pinned::bytes_of(len, T::DTYPE.size())?;
         let mut tensor = HostTensor {
-            mem: Pinned {
-                device: Arc::clone(inner),
-                ptr,
-                bytes,
+            mem: HostMem {
+                pinned: Pinned::alloc(&device.inner, bytes)?,
                 uses: Uses::new(),
             },
             dims,
@@ -176,7 +148,7 @@ impl<T: Element> HostTensor<T> {
 
     /// The id of the device whose context allocated the memory.
     pub fn device_id(&self) -> i32 {
-        self.mem.device.id
+        self.mem.pinned.device().id
     }
 
     /// The elements in row-major order, once the copies queued to write them have run.
@@ -189,7 +161,7 @@ impl<T: Element> HostTensor<T> {
         // creation, then written only by the host or by copies of `T` values) and aligned
         // (aclrtMallocHost memory is page-aligned); no queued copy writes it any more
         // (waited above), and a new one needs `&mut self`.
-        Ok(unsafe { std::slice::from_raw_parts(self.mem.ptr.cast::<T>(), self.len()) })
+        Ok(unsafe { std::slice::from_raw_parts(self.mem.pinned.ptr().cast::<T>(), self.len()) })
     }
 
     /// The elements in row-major order for writing, once every queued copy that reads or
@@ -260,73 +232,16 @@ impl<T: Element> HostTensor<T> {
     fn slice_mut(&mut self) -> &mut [T] {
         // SAFETY: as in `as_slice`, with exclusive access through `&mut self`; the callers
         // have made sure no queued copy reads or writes the memory.
-        unsafe { std::slice::from_raw_parts_mut(self.mem.ptr.cast::<T>(), self.len()) }
+        unsafe { std::slice::from_raw_parts_mut(self.mem.pinned.ptr().cast::<T>(), self.len()) }
     }
 
     /// Checks that copies with `stream` may use this memory.
     pub(crate) fn check_stream(&self, stream: &Stream) -> Result<()> {
         self.mem
-            .device
+            .pinned
+            .device()
             .expect_same(&stream.inner.device, "host tensor")
     }
-}
-
-/// Which way a queued copy between a device window and a [`HostTensor`] goes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Direction {
-    ToDevice,
-    ToHost,
-}
-
-/// Queues a copy between the dense window `layout` of `buf` and `host`. The caller holds
-/// `host` shared for [`Direction::ToDevice`] and exclusively for [`Direction::ToHost`].
-fn enqueue<T: Element>(
-    buf: &Buffer,
-    layout: &Layout,
-    stream: &Stream,
-    host: &HostTensor<T>,
-    direction: Direction,
-) -> Result<()> {
-    check_stream_device(buf, stream, "tensor")?;
-    host.check_stream(stream)?;
-    check_shape("host tensor", &layout.dims, host.shape())?;
-    if layout.numel() == 0 {
-        return Ok(());
-    }
-    let (call, device_access, host_access, kind) = match direction {
-        Direction::ToDevice => (
-            "copy_from_host",
-            Access::Write,
-            Access::Read,
-            ascend_sys::ACL_MEMCPY_HOST_TO_DEVICE,
-        ),
-        Direction::ToHost => (
-            "copy_to_host",
-            Access::Read,
-            Access::Write,
-            ascend_sys::ACL_MEMCPY_DEVICE_TO_HOST,
-        ),
-    };
-    let (window, bytes) = dense_window::<T>(buf, layout, call)?;
-    let (dst, src) = match direction {
-        Direction::ToDevice => (window, host.mem.ptr.cast_const()),
-        Direction::ToHost => (host.mem.ptr, window.cast_const()),
-    };
-    let inner = &stream.inner;
-    let t = inner.table();
-    buf.uses.order(inner, device_access)?;
-    host.mem.uses.order(inner, host_access)?;
-    let ticket = inner.submit(|_, raw, _| {
-        // SAFETY: the device window lies inside the tensor's allocation and the pinned
-        // buffer holds at least `bytes` bytes; both stay allocated, and the host neither
-        // writes the source nor touches the destination, until this copy has run (recorded
-        // below in both `Uses`, which the tensor's and host tensor's drops and the host
-        // accessors wait for).
-        unsafe { sys::memcpy_async(t, dst, bytes, src, bytes, kind, raw) }
-    })?;
-    buf.uses.record(inner, ticket, device_access);
-    host.mem.uses.record(inner, ticket, host_access);
-    Ok(())
 }
 
 impl<T: Element> DeviceTensor<T> {
@@ -351,7 +266,7 @@ impl<T: Element> DeviceTensor<T> {
     /// [`Error::ShapeMismatch`], [`Error::DeviceMismatch`] for a stream of another device
     /// than the tensor's or the host tensor's, [`Error::Acl`] from queueing the copy.
     pub fn copy_from_host(&mut self, stream: &Stream, host: &HostTensor<T>) -> Result<()> {
-        enqueue(&self.buf, &self.layout, stream, host, Direction::ToDevice)
+        copy_pinned(&self.buf, &self.layout, stream, host, Direction::ToDevice)
     }
 
     /// Queues a copy of this tensor into `host` (same shape) on `stream`, straight into the
@@ -373,7 +288,7 @@ impl<T: Element> DeviceTensor<T> {
     /// # Errors
     /// As [`copy_from_host`](Self::copy_from_host).
     pub fn copy_to_host(&self, stream: &Stream, host: &mut HostTensor<T>) -> Result<()> {
-        enqueue(&self.buf, &self.layout, stream, host, Direction::ToHost)
+        copy_pinned(&self.buf, &self.layout, stream, host, Direction::ToHost)
     }
 }
 
@@ -385,7 +300,7 @@ impl<T: Element> TensorView<'_, T> {
     /// As [`DeviceTensor::copy_to_host`], and [`Error::InvalidArgument`] for a window that
     /// is not dense row-major.
     pub fn copy_to_host(&self, stream: &Stream, host: &mut HostTensor<T>) -> Result<()> {
-        enqueue(self.buf, &self.layout, stream, host, Direction::ToHost)
+        copy_pinned(self.buf, &self.layout, stream, host, Direction::ToHost)
     }
 }
 
@@ -410,7 +325,7 @@ impl<T: Element> TensorViewMut<'_, T> {
     /// As [`DeviceTensor::copy_from_host`], and [`Error::InvalidArgument`] for a window
     /// that is not dense row-major.
     pub fn copy_from_host(&mut self, stream: &Stream, host: &HostTensor<T>) -> Result<()> {
-        enqueue(self.buf, &self.layout, stream, host, Direction::ToDevice)
+        copy_pinned(self.buf, &self.layout, stream, host, Direction::ToDevice)
     }
 
     /// Queues a copy of this dense row-major window into `host`; see
@@ -419,6 +334,6 @@ impl<T: Element> TensorViewMut<'_, T> {
     /// # Errors
     /// As [`TensorView::copy_to_host`].
     pub fn copy_to_host(&self, stream: &Stream, host: &mut HostTensor<T>) -> Result<()> {
-        enqueue(self.buf, &self.layout, stream, host, Direction::ToHost)
+        copy_pinned(self.buf, &self.layout, stream, host, Direction::ToHost)
     }
 }

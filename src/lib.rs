@@ -137,8 +137,10 @@
 //! counts as busy until its drain has finished. Dropping a tensor, event or stream first synchronises each stream still
 //! behind its recorded ticket, so memory is never freed under queued work; a device is
 //! reset only after its last stream, event and tensor are gone (they hold it). Uploads
-//! copy the caller's data into pinned staging memory owned by the stream until the copy
-//! has run; downloads return after the copy has finished. Replaced workspaces are freed
+//! (`from_array`, `copy_from_array`) either copy at once, when no queued work could
+//! observe it, or copy the caller's data into the stream's pinned staging buffer, which
+//! is not written again before that copy has run; downloads return after the copy has
+//! finished. Replaced workspaces are freed
 //! only after a synchronisation that covers the work using them. If a synchronisation
 //! fails, the memory is leaked rather than freed.
 //!
@@ -173,7 +175,6 @@ pub mod error;
 pub mod hccl;
 pub mod reference;
 pub mod shape;
-pub mod testing;
 
 mod alloc;
 mod attrs;
@@ -185,6 +186,8 @@ mod host;
 mod ledger;
 pub mod ops;
 mod peer;
+mod pinned;
+pub mod precision;
 pub mod protocol;
 mod raw;
 mod runtime;

@@ -10,7 +10,8 @@
 //!
 //! The per-stream workspace cache is grow-only; a replaced workspace may still be used by
 //! queued work, so it is freed only after a synchronisation that covers that work (or
-//! when the stream is dropped). Pinned staging buffers of uploads are kept the same way.
+//! when the stream is dropped). The stream's pinned staging buffer (one, grow-only) is
+//! written by the host only once the ticket of its last queued copy is done.
 //!
 //! # Errors nobody asked for
 //! A synchronisation made on a release path (a `Drop`) has no caller to return its error
@@ -23,6 +24,7 @@ use crate::clock::Clock;
 use crate::device::{Device, DeviceInner, next_uid};
 use crate::error::{Error, Result};
 use crate::event::Event;
+use crate::pinned::Pinned;
 use crate::sys;
 use ascend_sys::{FnTable, aclrtStream};
 use std::ffi::c_void;
@@ -37,20 +39,18 @@ struct Dependency {
     last: u64,
 }
 
-/// Memory freed once the stream has finished the work with ticket `ticket`.
+/// Device memory freed once the stream has finished the work with ticket `ticket`.
 struct Deferred {
     ticket: u64,
     ptr: *mut c_void,
-    host: bool,
 }
 
 pub(crate) struct StreamState {
     workspace: *mut c_void,
     workspace_size: u64,
     deferred: Vec<Deferred>,
-    /// Pinned host buffer that stages host-array transfers (grow-only, null until needed).
-    staging: *mut c_void,
-    staging_bytes: usize,
+    /// Pinned host buffer that stages host-array transfers (grow-only, made on first need).
+    staging: Option<Pinned>,
     /// The last ticket whose copy reads or writes `staging`.
     staging_ticket: u64,
 }
@@ -263,22 +263,21 @@ impl StreamInner {
         if !self.is_done(state.staging_ticket) {
             self.drain_locked(ticket)?;
         }
-        if bytes > state.staging_bytes {
-            let t = self.table();
+        let have = state.staging.as_ref().map_or(0, Pinned::bytes);
+        if bytes > have {
             let new_bytes = bytes
-                .max(state.staging_bytes.saturating_mul(2))
+                .max(have.saturating_mul(2))
                 .checked_next_multiple_of(4096)
                 .ok_or_else(|| Error::InvalidArgument(format!("staging of {bytes} bytes")))?;
-            let p = sys::malloc_host(t, new_bytes)?;
-            if !state.staging.is_null() {
-                // Idle: its last copy was waited for above.
-                free(&self.device, state.staging, true);
-            }
-            state.staging = p;
-            state.staging_bytes = new_bytes;
+            // The old buffer is idle (its last copy was waited for above): replacing it
+            // frees it.
+            state.staging = Some(Pinned::alloc(&self.device, new_bytes)?);
         }
         state.staging_ticket = ticket;
-        Ok(state.staging)
+        Ok(state
+            .staging
+            .as_ref()
+            .map_or(std::ptr::null_mut(), Pinned::ptr))
     }
 
     /// Waits, with the state lock held by the caller, for all work before `ticket` (the
@@ -322,7 +321,7 @@ impl StreamInner {
         let mut state = self.lock();
         state.deferred.retain(|d| {
             if d.ticket <= target {
-                free(&self.device, d.ptr, d.host);
+                free(&self.device, d.ptr);
                 false
             } else {
                 true
@@ -332,18 +331,11 @@ impl StreamInner {
     }
 }
 
-fn free(device: &DeviceInner, ptr: *mut c_void, host: bool) {
+fn free(device: &DeviceInner, ptr: *mut c_void) {
     let t = device.table();
-    // SAFETY: `ptr` came from aclrtMalloc / aclrtMallocHost of this stream's device (whose
-    // context is current) and no queued work uses it any more; it is freed once.
-    let freed = unsafe {
-        if host {
-            sys::free_host(t, ptr)
-        } else {
-            sys::free(t, ptr)
-        }
-    };
-    if let Err(e) = freed {
+    // SAFETY: `ptr` came from aclrtMalloc of this stream's device (whose context is
+    // current) and no queued work uses it any more; it is freed once.
+    if let Err(e) = unsafe { sys::free(t, ptr) } {
         device.note_release_error(&e);
         device.note_leak("stream memory", 1, 0, 0);
     }
@@ -377,21 +369,11 @@ impl StreamState {
             self.deferred.push(Deferred {
                 ticket: ticket.saturating_sub(1),
                 ptr: self.workspace,
-                host: false,
             });
         }
         self.workspace = p;
         self.workspace_size = new_size;
         Ok(p)
-    }
-
-    /// Keeps a pinned host buffer until the work with `ticket` is done.
-    pub(crate) fn defer_host_free(&mut self, ptr: *mut c_void, ticket: u64) {
-        self.deferred.push(Deferred {
-            ticket,
-            ptr,
-            host: true,
-        });
     }
 }
 
@@ -448,24 +430,27 @@ impl Drop for StreamInner {
         match drained {
             Ok(()) => {
                 for d in state.deferred.drain(..) {
-                    free(&self.device, d.ptr, d.host);
+                    free(&self.device, d.ptr);
                 }
                 if !state.workspace.is_null() {
-                    free(&self.device, state.workspace, false);
+                    free(&self.device, state.workspace);
                 }
-                if !state.staging.is_null() {
-                    free(&self.device, state.staging, true);
-                }
+                // Idle: the drain above covered its last copy.
+                state.staging = None;
             }
             Err(e) => {
                 // Leaked rather than freed under work that may still run.
                 self.device.note_release_error(&e);
+                let staging_bytes = state.staging.as_ref().map_or(0, Pinned::bytes);
                 let buffers = state.deferred.len()
                     + usize::from(!state.workspace.is_null())
-                    + usize::from(!state.staging.is_null());
-                let bytes = state.workspace_size + state.staging_bytes as u64;
+                    + usize::from(state.staging.is_some());
+                let bytes = state.workspace_size + staging_bytes as u64;
                 self.device
                     .note_leak("stream memory", buffers as u64, bytes, 0);
+                if let Some(staging) = state.staging.as_mut() {
+                    staging.forget();
+                }
             }
         }
         if self.device.bind().is_ok() {
@@ -541,8 +526,7 @@ impl Stream {
                     workspace: std::ptr::null_mut(),
                     workspace_size: 0,
                     deferred: Vec::new(),
-                    staging: std::ptr::null_mut(),
-                    staging_bytes: 0,
+                    staging: None,
                     staging_ticket: 0,
                 }),
                 parked: Mutex::new(None),

@@ -4,7 +4,7 @@
 
 mod common;
 
-use ascendcl::{DeviceTensor, Element, Stream, mish, mish_backward, reference, testing};
+use ascendcl::{DeviceTensor, Element, Stream, mish, mish_backward, precision, reference};
 use common::*;
 use half::{bf16, f16};
 use ndarray::{Array1, ArrayD};
@@ -66,7 +66,7 @@ fn measure<T: Element>(
     stream: &Stream,
     n: usize,
     backward: bool,
-) -> (Histogram, testing::Precision) {
+) -> (Histogram, precision::Verdict) {
     let xs: Vec<f32> = (0..n)
         .map(|i| -10.0 + 20.0 * (i as f32 + 0.5) / n as f32)
         .collect();
@@ -92,7 +92,7 @@ fn measure<T: Element>(
             golden.push(b.to_f64());
         }
     }
-    let p = testing::precision(&Array1::from(away), &Array1::from(golden), T::DTYPE).unwrap();
+    let p = precision::judge(&Array1::from(away), &Array1::from(golden), T::DTYPE).unwrap();
     (h, p)
 }
 

@@ -90,6 +90,52 @@ fn steady_state_allocates_no_device_or_pinned_memory() {
     assert_eq!(ascend_sim::call_count("aclrtMallocHost"), host);
 }
 
+/// `from_array` and `to_array` (of tensors and of strided views, dense and staged alike)
+/// reuse the stream's staging buffer: after one round of warm-up, no pinned allocation.
+#[test]
+fn from_array_and_to_array_make_no_pinned_allocation_in_steady_state() {
+    let _leaks = LeakCheck::start();
+    ascend_sim::clear_last_report();
+    let stream = device(A2).stream().unwrap();
+    let a = array::<f32>(&[16, 8], 5, -1.0, 1.0)
+        .into_dimensionality::<ndarray::Ix2>()
+        .unwrap();
+    let round = || {
+        // A dense source (copied at once) and a transposed one (staged and queued).
+        let t = DeviceTensor::from_array(&stream, &a).unwrap();
+        let tt = DeviceTensor::from_array(&stream, &a.t()).unwrap();
+        let back: Array2<f32> = t.to_array(&stream).unwrap();
+        assert_eq!(back, a);
+        // A strided view: staged, then gathered.
+        let back_t: Array2<f32> = t.view().t().to_array(&stream).unwrap();
+        assert_eq!(back_t, a.t());
+        let mut tt = tt;
+        let col: Array1<f32> = tt
+            .view_mut()
+            .slice(1, 3, 4, 1)
+            .unwrap()
+            .to_array::<ndarray::Ix2>(&stream)
+            .unwrap()
+            .into_shape_with_order(8)
+            .unwrap();
+        assert_eq!(col, a.row(3));
+    };
+    round();
+    let pinned = ascend_sim::call_count("aclrtMallocHost");
+    let freed = ascend_sim::call_count("aclrtFreeHost");
+    for _ in 0..50 {
+        round();
+    }
+    stream.synchronize().unwrap();
+    assert_eq!(
+        ascend_sim::call_count("aclrtMallocHost") - pinned,
+        0,
+        "pinned allocations in the steady state"
+    );
+    assert_eq!(ascend_sim::call_count("aclrtFreeHost"), freed);
+    assert_silent();
+}
+
 #[test]
 fn views_upload_into_dense_windows_and_download_any_window() {
     let _leaks = LeakCheck::start();

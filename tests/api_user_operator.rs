@@ -6,8 +6,8 @@
 mod common;
 
 use ascend_sys::{aclOpExecutor, aclTensor};
+use ascendcl::precision::judge;
 use ascendcl::protocol::{Call, Scalar, rules};
-use ascendcl::testing::precision;
 use ascendcl::{DType, DeviceTensor, Error, SocFamily, reference};
 use common::*;
 use half::f16;
@@ -81,7 +81,7 @@ fn an_operator_the_crate_does_not_wrap_runs_from_a_user_declaration() {
     for alpha in [1.0, 0.5, -2.0] {
         user_sub(&da, &db, alpha, &mut out, &s).unwrap();
         let got: ArrayD<f32> = out.to_array(&s).unwrap();
-        let p = precision(&got, &expected(&a, &b, alpha), DType::F32).unwrap();
+        let p = judge(&got, &expected(&a, &b, alpha), DType::F32).unwrap();
         assert!(p.passed, "alpha {alpha}: {p:?}");
     }
     assert_eq!(
@@ -102,7 +102,7 @@ fn an_operator_the_crate_does_not_wrap_runs_from_a_user_declaration() {
         plan.launch(&dc, &dd, &mut wide, &s).unwrap();
         let got: ArrayD<f16> = wide.to_array(&s).unwrap();
         assert_eq!(got.shape(), [2, 3]);
-        let p = precision(&got, &expected(&c, &d, 3.0), DType::F16).unwrap();
+        let p = judge(&got, &expected(&c, &d, 3.0), DType::F16).unwrap();
         assert!(p.passed, "{p:?}");
     }
     // In place, with a broadcast other.
@@ -111,7 +111,7 @@ fn an_operator_the_crate_does_not_wrap_runs_from_a_user_declaration() {
     let drow = DeviceTensor::from_array(&s, &row).unwrap();
     user_sub_inplace(&mut x, &drow, 0.25, &s).unwrap();
     let got: ArrayD<f32> = x.to_array(&s).unwrap();
-    let p = precision(&got, &expected(&a, &row, 0.25), DType::F32).unwrap();
+    let p = judge(&got, &expected(&a, &row, 0.25), DType::F32).unwrap();
     assert!(p.passed, "{p:?}");
     // Bad input: typed errors naming the argument, before any C call.
     let before = ascend_sim::call_count("aclnnSubGetWorkspaceSize");

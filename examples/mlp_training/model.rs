@@ -4,10 +4,10 @@
 //! device step. Shared with the tests (`#[path]`), which check the device against it.
 #![allow(dead_code)] // the example and each test use different parts
 
+use ascendcl::precision::{self, Verdict};
 use ascendcl::reference::{
     add, addmm, matmul, mish, mish_backward, mse_loss, mse_loss_backward, reduce_sum,
 };
-use ascendcl::testing::{Precision, precision};
 use ascendcl::{CubeMath, DType, Error, Reduction, Result};
 use ndarray::{Array1, Array2, ArrayD, Axis, arr0};
 
@@ -135,8 +135,8 @@ pub fn compare(
     actual: &Params,
     golden: &Params,
     dtype: DType,
-) -> Result<[(&'static str, Precision); 4]> {
-    let judge = |a: &ArrayD<f32>, g: &ArrayD<f32>| precision(a, g, dtype);
+) -> Result<[(&'static str, Verdict); 4]> {
+    let judge = |a: &ArrayD<f32>, g: &ArrayD<f32>| precision::judge(a, g, dtype);
     let d = |a: &Array2<f32>| a.clone().into_dyn();
     let d1 = |a: &Array1<f32>| a.clone().into_dyn();
     Ok([

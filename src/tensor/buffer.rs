@@ -1,9 +1,8 @@
-//! Device memory of a tensor ([`Buffer`]) and pinned host staging ([`HostBuf`]): who owns
-//! each allocation, and how it is released.
+//! [`Buffer`]: the device memory of a tensor, its use records and its cached descriptor,
+//! and its stream-ordered release to the caching allocator.
 
 use crate::device::DeviceInner;
 use crate::error::{Error, Result};
-use crate::sys;
 use crate::uses::Uses;
 use ascend_sys::aclTensor;
 use std::ffi::c_void;
@@ -100,55 +99,5 @@ impl Drop for Buffer {
             desc: *self.desc.get_mut(),
         };
         self.device.cache.give_back(&self.device, block);
-    }
-}
-
-/// Pinned host memory (`aclrtMallocHost`) used to stage copies.
-pub(crate) struct HostBuf {
-    device: Arc<DeviceInner>,
-    pub(super) ptr: *mut c_void,
-    pub(super) bytes: usize,
-}
-
-impl HostBuf {
-    pub(crate) fn alloc(device: &Arc<DeviceInner>, bytes: usize) -> Result<HostBuf> {
-        device.bind()?;
-        let t = device.table();
-        let ptr = sys::malloc_host(t, bytes.max(MIN_BYTES))?;
-        Ok(HostBuf {
-            device: Arc::clone(device),
-            ptr,
-            bytes,
-        })
-    }
-
-    /// Leaks the buffer, counted: queued work may still write into it.
-    pub(super) fn leak(mut self) {
-        self.device
-            .note_leak("download staging", 1, self.bytes.max(MIN_BYTES) as u64, 0);
-        // The pinned memory stays allocated (queued work may still use it); the device
-        // handle is released as usual: the drop frees nothing once the pointer is null.
-        self.ptr = std::ptr::null_mut();
-    }
-
-    /// Gives up ownership (the caller frees it with `aclrtFreeHost`).
-    pub(super) fn into_raw(mut self) -> *mut c_void {
-        // Null: the drop below frees nothing.
-        std::mem::replace(&mut self.ptr, std::ptr::null_mut())
-    }
-}
-
-impl Drop for HostBuf {
-    fn drop(&mut self) {
-        if self.ptr.is_null() {
-            return;
-        }
-        // SAFETY: allocated by aclrtMallocHost, unused by queued work (owners that enqueue
-        // copies either wait for them or hand the pointer to the stream with `into_raw`).
-        if let Err(e) = unsafe { sys::free_host(self.device.table(), self.ptr) } {
-            self.device.note_release_error(&e);
-            self.device
-                .note_leak("pinned staging", 1, self.bytes.max(MIN_BYTES) as u64, 0);
-        }
     }
 }

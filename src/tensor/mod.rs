@@ -10,7 +10,6 @@ use crate::error::Result;
 use crate::shape::{Dims, IntoDims};
 use crate::stream::Stream;
 use crate::sys;
-use crate::uses::Access;
 use ndarray::{Array, ArrayBase, Data, Dimension};
 use std::fmt;
 use std::marker::PhantomData;
@@ -111,7 +110,7 @@ mod reshape;
 mod traits;
 mod view;
 
-pub(crate) use buffer::{Buffer, HostBuf};
+pub(crate) use buffer::Buffer;
 pub(crate) use layout::Layout;
 pub use traits::{AsTensorView, AsTensorViewMut};
 pub(crate) use view::RawTensor;
@@ -119,9 +118,11 @@ pub use view::{TensorView, TensorViewMut};
 
 impl<T: Element> DeviceTensor<T> {
     /// Uploads `array` (any layout, any number of dims up to 8) to a new contiguous tensor
-    /// on the device of `stream`. The copy is queued on `stream`; the host data is first
-    /// copied into a pinned staging buffer that the crate owns until the copy is done, so
-    /// `array` is never read after this returns.
+    /// on the device of `stream`, as [`copy_from_array`](Self::copy_from_array) does: a
+    /// dense array is copied at once when no queued work uses the new memory, otherwise
+    /// the data is staged in the stream's reused pinned buffer and the copy is queued.
+    /// Either way `array` is never read after this returns, and repeated uploads make no
+    /// pinned allocation.
     ///
     /// # Errors
     /// [`Error::TooManyDims`], [`Error::Acl`] from allocation or the copy.
@@ -138,43 +139,7 @@ impl<T: Element> DeviceTensor<T> {
             layout: Layout::contiguous(dims)?,
             _elem: PhantomData,
         };
-        let n = dims.numel();
-        if n == 0 {
-            return Ok(tensor);
-        }
-        let bytes = n * T::DTYPE.size();
-        let staging = HostBuf::alloc(device, bytes)?;
-        // SAFETY: `staging` holds at least `n` elements of `T`, is suitably aligned
-        // (aclrtMallocHost returns page-aligned memory) and exclusively owned here.
-        let host = unsafe { std::slice::from_raw_parts_mut(staging.ptr.cast::<T>(), n) };
-        for (slot, v) in host.iter_mut().zip(array.iter()) {
-            *slot = *v;
-        }
-        let t = device.table();
-        let dst = tensor.buf.ptr;
-        let mut staging = Some(staging);
-        let ticket = stream.inner.submit(|state, raw, ticket| {
-            let src = staging.as_ref().map_or(std::ptr::null_mut(), |s| s.ptr);
-            // SAFETY: `dst` holds `bytes` bytes of device memory, `src` `bytes` bytes of
-            // pinned host memory that stays alive until the stream finishes this copy
-            // (handed to the stream below).
-            unsafe {
-                sys::memcpy_async(
-                    t,
-                    dst,
-                    bytes,
-                    src,
-                    bytes,
-                    ascend_sys::ACL_MEMCPY_HOST_TO_DEVICE,
-                    raw,
-                )
-            }?;
-            if let Some(s) = staging.take() {
-                state.defer_host_free(s.into_raw(), ticket);
-            }
-            Ok(())
-        })?;
-        tensor.buf.uses.record(&stream.inner, ticket, Access::Write);
+        crate::transfer::upload(&tensor.buf, &tensor.layout, stream, array)?;
         Ok(tensor)
     }
 

@@ -3,17 +3,13 @@
 
 #[cfg(doc)]
 use super::DeviceTensor;
-use super::buffer::{Buffer, HostBuf};
-use super::check_stream_device;
+use super::buffer::Buffer;
 use super::layout::Layout;
 use crate::element::{DType, Element};
 use crate::error::{Error, Result};
-use crate::shape::{self, IntoDims, MAX_DIMS};
+use crate::shape::{self, IntoDims};
 use crate::stream::Stream;
-use crate::sys;
-use crate::uses::Access;
 use ndarray::{Array, Dimension};
-use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -159,96 +155,8 @@ impl<'a, T: Element> TensorView<'a, T> {
     /// copy or the synchronisation.
     pub fn to_array<D: Dimension>(&self, stream: &Stream) -> Result<Array<T, D>> {
         let shape: D = shape::dimension("tensor", self.shape())?;
-        check_stream_device(self.buf, stream, "tensor")?;
-        // Sized by the caller's view (a broadcast view can be far larger than its storage).
-        let mut out = Vec::new();
-        out.try_reserve_exact(self.len())
-            .map_err(|_| Error::HostAllocation {
-                what: "to_array",
-                bytes: self.len().saturating_mul(size_of::<T>()),
-            })?;
-        let Some((lo, hi)) = self.layout.span() else {
-            return Array::from_shape_vec(shape, out)
-                .map_err(|e| Error::InvalidArgument(e.to_string()));
-        };
-        let size = T::DTYPE.size();
-        let count =
-            usize::try_from(hi - lo + 1).map_err(|e| Error::InvalidArgument(e.to_string()))?;
-        let first = usize::try_from(lo).map_err(|e| Error::InvalidArgument(e.to_string()))?;
-        let bytes = count * size;
-        let device = &stream.inner.device;
-        let staging = HostBuf::alloc(device, bytes)?;
-        let t = device.table();
-        // In bounds: `check_within` guarantees `hi < buf.len`.
-        let src = self
-            .buf
-            .ptr
-            .cast::<u8>()
-            .wrapping_add(first * size)
-            .cast::<c_void>();
-        self.buf.uses.order(&stream.inner, Access::Read)?;
-        let ticket = stream.inner.submit(|_, raw, _| {
-            // SAFETY: `src..src+bytes` lies inside the tensor's allocation (checked view
-            // bounds); `staging` holds `bytes` bytes and outlives the copy (synchronised
-            // below before it is read or freed).
-            unsafe {
-                sys::memcpy_async(
-                    t,
-                    staging.ptr,
-                    staging.bytes.max(1),
-                    src,
-                    bytes,
-                    ascend_sys::ACL_MEMCPY_DEVICE_TO_HOST,
-                    raw,
-                )
-            }
-        });
-        let ticket = match ticket {
-            Ok(ticket) => ticket,
-            Err(e) => {
-                // The copy may not have been queued, but be safe before freeing staging.
-                if stream.inner.synchronize().is_err() {
-                    staging.leak();
-                }
-                return Err(e);
-            }
-        };
-        self.buf.uses.record(&stream.inner, ticket, Access::Read);
-        if let Err(e) = stream.inner.synchronize() {
-            staging.leak(); // the copy may still be writing into it
-            return Err(e);
-        }
-        stream.inner.check_dependencies()?;
-        // SAFETY: the copy has finished; `staging` holds `count` initialised elements of
-        // `T` (any bit pattern is a valid f32/f16/bf16), suitably aligned.
-        let host = unsafe { std::slice::from_raw_parts(staging.ptr.cast::<T>(), count) };
-        gather(host, &self.layout, lo, &mut out);
+        let out = crate::transfer::download_vec(self.buf, &self.layout, stream)?;
         Array::from_shape_vec(shape, out).map_err(|e| Error::InvalidArgument(e.to_string()))
-    }
-}
-
-/// Appends the elements of `layout` (row-major) from `host`, whose index 0 is storage
-/// element `base`.
-fn gather<T: Copy>(host: &[T], layout: &Layout, base: i64, out: &mut Vec<T>) {
-    let n = layout.dims.ndim();
-    let dims = layout.dims.as_slice();
-    let mut index = [0usize; MAX_DIMS];
-    let total = layout.numel();
-    for _ in 0..total {
-        let mut off = layout.offset - base;
-        for (i, s) in index[..n].iter().zip(layout.strides()) {
-            off += *i as i64 * *s;
-        }
-        if let Some(v) = usize::try_from(off).ok().and_then(|o| host.get(o)) {
-            out.push(*v);
-        }
-        for axis in (0..n).rev() {
-            index[axis] += 1;
-            if index[axis] < dims[axis] {
-                break;
-            }
-            index[axis] = 0;
-        }
     }
 }
 

@@ -139,9 +139,9 @@ pub fn threshold_for(g: DType, x: DType, o: DType) -> f64 {
 }
 
 /// `(MERE, MARE)` of `actual` against the golden `expected`, by the crate's own
-/// [`ascendcl::testing::precision`].
+/// [`ascendcl::precision::judge`].
 pub fn mere_mare<T: Element>(actual: &ArrayD<T>, expected: &ArrayD<T>) -> (f64, f64) {
-    let p = ascendcl::testing::precision(
+    let p = ascendcl::precision::judge(
         &actual.mapv(|v| v.to_f64()),
         &expected.mapv(|v| v.to_f64()),
         T::DTYPE,

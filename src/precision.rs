@@ -1,4 +1,5 @@
-//! Judging results as CANN's operator tests do: the community precision standard.
+//! The precision standard: judging device results as CANN's operator tests do
+//! ([`judge`], by the community precision standard's statistics and [`threshold`]s).
 //!
 //! Device kernels do not round like a correctly rounded CPU reference: they evaluate
 //! their formula step by step in f32 (see the README, "Accuracy of device results"), so
@@ -9,9 +10,9 @@ use crate::element::DType;
 use crate::error::{Error, Result};
 use ndarray::{ArrayBase, Data, Dimension};
 
-/// The standard's verdict on one result ([`precision`]).
+/// The standard's verdict on one result ([`judge`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Precision {
+pub struct Verdict {
     /// Mean relative error, `mean(|a − g| / (|g| + 1e−7))`.
     pub mere: f64,
     /// Maximum relative error, `max(|a − g| / (|g| + 1e−7))`.
@@ -40,20 +41,20 @@ pub const fn threshold(dtype: DType) -> f64 {
 /// [`Error::ShapeMismatch`] when the shapes differ.
 ///
 /// ```
-/// use ascendcl::{DType, testing::precision};
+/// use ascendcl::{DType, precision};
 /// use ndarray::array;
 /// let golden = array![1.0f64, 2.0, 3.0];
-/// let good = precision(&array![1.0f32, 2.0001, 3.0], &golden, DType::F32)?;
+/// let good = precision::judge(&array![1.0f32, 2.0001, 3.0], &golden, DType::F32)?;
 /// assert!(good.passed);
-/// let bad = precision(&array![1.0f32, 2.1, 3.0], &golden, DType::F32)?;
+/// let bad = precision::judge(&array![1.0f32, 2.1, 3.0], &golden, DType::F32)?;
 /// assert!(!bad.passed && bad.mare > 0.04);
 /// # Ok::<(), ascendcl::Error>(())
 /// ```
-pub fn precision<A, G, SA, SG, D>(
+pub fn judge<A, G, SA, SG, D>(
     actual: &ArrayBase<SA, D>,
     golden: &ArrayBase<SG, D>,
     dtype: DType,
-) -> Result<Precision>
+) -> Result<Verdict>
 where
     A: Copy + Into<f64>,
     G: Copy + Into<f64>,
@@ -85,7 +86,7 @@ where
     let n = actual.len();
     let mere = if n == 0 { 0.0 } else { sum / n as f64 };
     let t = threshold(dtype);
-    Ok(Precision {
+    Ok(Verdict {
         mere,
         mare,
         threshold: t,
@@ -105,7 +106,7 @@ mod tests {
         assert_eq!(threshold(DType::F16), 2f64.powi(-10));
         assert_eq!(threshold(DType::BF16), 2f64.powi(-7));
         let golden = array![1.0f64, -2.0, 0.0, f64::INFINITY];
-        let p = precision(
+        let p = judge(
             &array![1.5f32, -2.0, 0.0, f32::INFINITY],
             &golden,
             DType::F32,
@@ -115,24 +116,20 @@ mod tests {
         assert!((p.mere - p.mare / 4.0).abs() < 1e-12);
         assert!(!p.passed);
         let empty = Array1::<f32>::zeros(0);
-        assert!(precision(&empty, &empty, DType::F32).unwrap().passed);
+        assert!(judge(&empty, &empty, DType::F32).unwrap().passed);
     }
 
     #[test]
     fn half_types_nan_and_shapes() {
         let golden = array![1.0f64, 2.0];
         let h = array![f16::from_f64(1.0), f16::from_f64(2.001)];
-        assert!(precision(&h, &golden, DType::F16).unwrap().passed);
+        assert!(judge(&h, &golden, DType::F16).unwrap().passed);
         let b = array![bf16::from_f64(1.0), bf16::NAN];
-        assert!(!precision(&b, &golden, DType::BF16).unwrap().passed);
+        assert!(!judge(&b, &golden, DType::BF16).unwrap().passed);
         let nan = array![f64::NAN];
-        assert!(
-            precision(&array![f32::NAN], &nan, DType::F32)
-                .unwrap()
-                .passed
-        );
+        assert!(judge(&array![f32::NAN], &nan, DType::F32).unwrap().passed);
         assert!(matches!(
-            precision(&array![1.0f32], &golden, DType::F32),
+            judge(&array![1.0f32], &golden, DType::F32),
             Err(Error::ShapeMismatch { .. })
         ));
     }
