@@ -48,6 +48,7 @@ macro_rules! sim_entry {
 }
 
 /// The C export of one function of `api`, under its own name.
+#[cfg(feature = "c-exports")]
 macro_rules! c_export {
     ($name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty) => {
         /// # Safety
