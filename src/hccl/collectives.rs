@@ -2,7 +2,7 @@
 //! arguments and enqueues one HCCL call (refused on a communicator that failed before).
 
 use super::ReduceOp;
-use super::comm::{Communicator, Lengths, hccl_dtype, span};
+use super::comm::{Communicator, Lengths, hccl_dtype};
 use super::result;
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -64,10 +64,8 @@ impl Communicator {
                 self.size
             )));
         }
-        self.check_stream(stream)?;
-        self.check_buffer(buf.buf, "buf")?;
-        let b = span(buf.buf, &buf.layout, T::DTYPE, "buf")?;
-        let (dtype, count, comm) = (hccl_dtype(T::DTYPE), b.len as u64, self.raw);
+        let (b, dtype, count) = self.one_buffer(stream, buf.buf, &buf.layout, T::DTYPE)?;
+        let comm = self.raw;
         self.enqueue(stream, &[(&b, Access::Write)], |h, t, raw| {
             // SAFETY: as in `all_reduce`, for the one span `b`.
             unsafe { result::broadcast(h, t, b.ptr, count, dtype, root, comm, raw) }
@@ -173,11 +171,9 @@ impl Communicator {
         stream: &Stream,
     ) -> Result<()> {
         let buf = buf.as_tensor_view_mut();
-        self.check_stream(stream)?;
-        self.check_buffer(buf.buf, "buf")?;
-        let b = span(buf.buf, &buf.layout, T::DTYPE, "buf")?;
+        let (b, dtype, count) = self.one_buffer(stream, buf.buf, &buf.layout, T::DTYPE)?;
         self.check_reduction(op, T::DTYPE, "HcclAllReduce")?;
-        let (dtype, count, comm) = (hccl_dtype(T::DTYPE), b.len as u64, self.raw);
+        let comm = self.raw;
         self.enqueue(stream, &[(&b, Access::Write)], |h, t, raw| {
             // SAFETY: as in `all_reduce`, with `b` as both buffers: HCCL reads every rank's
             // input before it writes an output, so the one span may be both.
@@ -233,10 +229,8 @@ impl Communicator {
     ) -> Result<()> {
         let buf = buf.as_tensor_view();
         self.check_peer(dest, "send to")?;
-        self.check_stream(stream)?;
-        self.check_buffer(buf.buf, "buf")?;
-        let b = span(buf.buf, &buf.layout, T::DTYPE, "buf")?;
-        let (dtype, count, comm) = (hccl_dtype(T::DTYPE), b.len as u64, self.raw);
+        let (b, dtype, count) = self.one_buffer(stream, buf.buf, &buf.layout, T::DTYPE)?;
+        let comm = self.raw;
         self.enqueue(stream, &[(&b, Access::Read)], |h, t, raw| {
             // SAFETY: as in `all_reduce`, for the one span `b`.
             unsafe { result::send(h, t, b.ptr, count, dtype, dest, comm, raw) }
@@ -256,10 +250,8 @@ impl Communicator {
     ) -> Result<()> {
         let buf = buf.as_tensor_view_mut();
         self.check_peer(src, "receive from")?;
-        self.check_stream(stream)?;
-        self.check_buffer(buf.buf, "buf")?;
-        let b = span(buf.buf, &buf.layout, T::DTYPE, "buf")?;
-        let (dtype, count, comm) = (hccl_dtype(T::DTYPE), b.len as u64, self.raw);
+        let (b, dtype, count) = self.one_buffer(stream, buf.buf, &buf.layout, T::DTYPE)?;
+        let comm = self.raw;
         self.enqueue(stream, &[(&b, Access::Write)], |h, t, raw| {
             // SAFETY: as in `all_reduce`, for the one span `b`.
             unsafe { result::recv(h, t, b.ptr, count, dtype, src, comm, raw) }
