@@ -285,8 +285,7 @@ impl StreamInner {
     pub(crate) fn drain_locked(&self, through: u64) -> Result<()> {
         let t = self.table();
         // SAFETY: `raw` is a live stream of the current context (bound by `submit`).
-        let code = unsafe { (t.aclrtSynchronizeStream)(self.raw) };
-        if let Err(e) = sys::acl(t, "aclrtSynchronizeStream", code) {
+        if let Err(e) = unsafe { sys::synchronize_stream(t, self.raw) } {
             self.clock.note_failure(through, &e);
             return Err(e);
         }

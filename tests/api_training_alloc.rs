@@ -8,7 +8,7 @@
 mod common;
 
 use ascendcl::{DeviceTensor, HostTensor, mish, mish_backward};
-use common::counting::{Counting, allocations_during};
+use common::counting::{Counting, SimCalls, allocations_during};
 use common::*;
 use ndarray::Array2;
 
@@ -62,34 +62,22 @@ fn two_hundred_training_steps_allocate_nothing_after_warm_up() {
         hold.release();
         stream.synchronize().unwrap();
     }
-    let mallocs = ascend_sim::call_count("aclrtMalloc");
-    let host_mallocs = ascend_sim::call_count("aclrtMallocHost");
-    let launches = ascend_sim::call_count("aclnnMishBackward");
-    let forwards = ascend_sim::call_count("aclnnMish");
+    let calls = SimCalls::now(&["aclnnMishBackward", "aclnnMish"]);
     let (_, heap) = allocations_during(|| {
         for i in WARM_UP..WARM_UP + STEPS {
             step(i, &mut checksum);
         }
     });
     assert_eq!(heap, 0, "heap allocations over {STEPS} steps");
+    calls.assert_no_memory_allocated();
     assert_eq!(
-        ascend_sim::call_count("aclrtMalloc"),
-        mallocs,
-        "device allocations"
-    );
-    assert_eq!(
-        ascend_sim::call_count("aclrtMallocHost"),
-        host_mallocs,
-        "pinned allocations"
-    );
-    assert_eq!(
-        ascend_sim::call_count("aclnnMishBackward"),
-        launches + STEPS as u64,
+        calls.since("aclnnMishBackward"),
+        STEPS as u64,
         "every step ran the backward on the device"
     );
     assert_eq!(
-        ascend_sim::call_count("aclnnMish"),
-        forwards + STEPS as u64,
+        calls.since("aclnnMish"),
+        STEPS as u64,
         "every step ran the forward on the device"
     );
     // The last step's download is the device's result for the last uploaded data.
@@ -134,20 +122,17 @@ fn pinned_training_steps_allocate_nothing_after_warm_up() {
     for i in 0..WARM_UP {
         step(i, &mut checksum);
     }
-    let mallocs = ascend_sim::call_count("aclrtMalloc");
-    let host_mallocs = ascend_sim::call_count("aclrtMallocHost");
-    let copies = ascend_sim::call_count("aclrtMemcpyAsync");
+    let calls = SimCalls::now(&["aclrtMemcpyAsync"]);
     let (_, heap) = allocations_during(|| {
         for i in WARM_UP..WARM_UP + STEPS {
             step(i, &mut checksum);
         }
     });
     assert_eq!(heap, 0, "heap allocations over {STEPS} steps");
-    assert_eq!(ascend_sim::call_count("aclrtMalloc"), mallocs);
-    assert_eq!(ascend_sim::call_count("aclrtMallocHost"), host_mallocs);
+    calls.assert_no_memory_allocated();
     assert_eq!(
-        ascend_sim::call_count("aclrtMemcpyAsync"),
-        copies + 3 * STEPS as u64,
+        calls.since("aclrtMemcpyAsync"),
+        3 * STEPS as u64,
         "three queued copies a step, none staged"
     );
     let expected = ascendcl::reference::mish_backward(

@@ -6,6 +6,7 @@
 mod common;
 
 use ascendcl::{DeviceTensor, Error};
+use common::counting::SimCalls;
 use common::*;
 use half::{bf16, f16};
 use ndarray::{Array1, Array2, Array3, ArrayD, ShapeBuilder, s};
@@ -79,15 +80,13 @@ fn steady_state_allocates_no_device_or_pinned_memory() {
     let mut out = ArrayD::<f32>::zeros(ndarray::IxDyn(&[64, 32]));
     t.copy_from_array(&stream, &a).unwrap();
     t.copy_to_array(&stream, &mut out).unwrap();
-    let mallocs = ascend_sim::call_count("aclrtMalloc");
-    let host = ascend_sim::call_count("aclrtMallocHost");
+    let calls = SimCalls::now(&[]);
     for _ in 0..100 {
         t.copy_from_array(&stream, &a).unwrap();
         t.copy_to_array(&stream, &mut out).unwrap();
     }
     assert_eq!(out, a);
-    assert_eq!(ascend_sim::call_count("aclrtMalloc"), mallocs);
-    assert_eq!(ascend_sim::call_count("aclrtMallocHost"), host);
+    calls.assert_no_memory_allocated();
 }
 
 /// `from_array` and `to_array` (of tensors and of strided views, dense and staged alike)
@@ -121,18 +120,13 @@ fn from_array_and_to_array_make_no_pinned_allocation_in_steady_state() {
         assert_eq!(col, a.row(3));
     };
     round();
-    let pinned = ascend_sim::call_count("aclrtMallocHost");
-    let freed = ascend_sim::call_count("aclrtFreeHost");
+    let calls = SimCalls::now(&["aclrtFreeHost"]);
     for _ in 0..50 {
         round();
     }
     stream.synchronize().unwrap();
-    assert_eq!(
-        ascend_sim::call_count("aclrtMallocHost") - pinned,
-        0,
-        "pinned allocations in the steady state"
-    );
-    assert_eq!(ascend_sim::call_count("aclrtFreeHost"), freed);
+    assert_eq!(calls.since("aclrtMallocHost"), 0, "pinned allocations");
+    assert_eq!(calls.since("aclrtFreeHost"), 0, "pinned releases");
     assert_silent();
 }
 

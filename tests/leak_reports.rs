@@ -5,48 +5,14 @@
 mod common;
 
 use ascendcl::DeviceTensor;
+use common::logs::Collect;
 use common::*;
-use std::sync::{Arc, Mutex};
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Metadata, Subscriber};
-
-/// Collects the fields of every event, as text.
-#[derive(Clone, Default)]
-struct Collect(Arc<Mutex<Vec<String>>>);
-
-struct Line<'a>(&'a mut String);
-
-impl Visit for Line<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.0.push_str(&format!("{}={value:?} ", field.name()));
-    }
-}
-
-impl Subscriber for Collect {
-    fn enabled(&self, _: &Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(1)
-    }
-    fn record(&self, _: &Id, _: &Record<'_>) {}
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-    fn event(&self, event: &Event<'_>) {
-        let mut line = String::new();
-        event.record(&mut Line(&mut line));
-        self.0.lock().unwrap().push(line);
-    }
-    fn enter(&self, _: &Id) {}
-    fn exit(&self, _: &Id) {}
-}
 
 #[test]
 fn a_leak_warning_names_only_what_was_leaked() {
-    let logs = Collect::default();
-    let _guard = tracing::subscriber::set_default(logs.clone());
+    let (logs, _guard) = Collect::install();
     let dev = device(A2);
-    let lines = || logs.0.lock().unwrap().clone();
+    let lines = || logs.lines();
 
     // A stream without memory of its own: its drop cannot wait, but leaks nothing.
     let s = dev.stream().unwrap();

@@ -3,40 +3,10 @@
 //! through `tracing`. One `#[test]`: it sets `ASCEND_HOME_PATH`.
 
 use ascendcl::{Backend, Error, LoadError, Runtime};
-use std::sync::{Arc, Mutex};
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Metadata, Subscriber};
+use logs::Collect;
 
-/// Collects the fields of every event, as text.
-#[derive(Clone, Default)]
-struct Collect(Arc<Mutex<Vec<String>>>);
-
-struct Line<'a>(&'a mut String);
-
-impl Visit for Line<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.0.push_str(&format!("{}={value:?} ", field.name()));
-    }
-}
-
-impl Subscriber for Collect {
-    fn enabled(&self, _: &Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(1)
-    }
-    fn record(&self, _: &Id, _: &Record<'_>) {}
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-    fn event(&self, event: &Event<'_>) {
-        let mut line = String::new();
-        event.record(&mut Line(&mut line));
-        self.0.lock().unwrap().push(line);
-    }
-    fn enter(&self, _: &Id) {}
-    fn exit(&self, _: &Id) {}
-}
+#[path = "common/logs.rs"]
+mod logs;
 
 fn toolkit(tag: &str) -> std::path::PathBuf {
     let root = std::env::temp_dir().join(format!("ascendcl-auto-{tag}-{}", std::process::id()));
@@ -47,8 +17,7 @@ fn toolkit(tag: &str) -> std::path::PathBuf {
 
 #[test]
 fn auto_falls_back_only_when_no_installation_exists() {
-    let logs = Collect::default();
-    let _guard = tracing::subscriber::set_default(logs.clone());
+    let (logs, _guard) = Collect::install();
 
     // A toolkit whose runtime library is not a loadable shared object.
     let broken = toolkit("broken");
@@ -68,13 +37,9 @@ fn auto_falls_back_only_when_no_installation_exists() {
     );
     assert!(!searched.is_empty());
     assert!(
-        logs.0
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|l| l.contains("cannot be used")),
+        logs.lines().iter().any(|l| l.contains("cannot be used")),
         "{:?}",
-        logs.0.lock().unwrap()
+        logs.lines()
     );
 
     // An empty toolkit directory and nothing anywhere else: the simulator, and why.
@@ -84,13 +49,11 @@ fn auto_falls_back_only_when_no_installation_exists() {
     let rt = Runtime::auto().expect("fallback to the simulator");
     assert_eq!(rt.backend(), Backend::Simulator);
     assert!(
-        logs.0
-            .lock()
-            .unwrap()
+        logs.lines()
             .iter()
             .any(|l| l.contains("backend: the simulator") && l.contains("searched")),
         "{:?}",
-        logs.0.lock().unwrap()
+        logs.lines()
     );
     for dir in [broken, empty] {
         let _ = std::fs::remove_dir_all(dir);

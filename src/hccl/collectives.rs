@@ -2,13 +2,31 @@
 //! arguments and enqueues one HCCL call (refused on a communicator that failed before).
 
 use super::ReduceOp;
-use super::comm::{Communicator, Lengths, hccl_dtype, span};
+use super::comm::{Communicator, Lengths, hccl_dtype};
 use super::result;
+use crate::element::DType;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::stream::Stream;
 use crate::tensor::{AsTensorView, AsTensorViewMut};
+use crate::tensor::{Buffer, Layout};
 use crate::uses::Access;
+use ascend_sys::hccl::{HcclComm, HcclDataType, HcclTable};
+use ascend_sys::{FnTable, aclrtStream};
+use std::ffi::c_void;
+
+/// The checked layer's calls on one buffer of `count` elements and one rank (the root or
+/// the peer): `result::broadcast`, `result::send`, `result::recv`.
+type OneBufferCall = unsafe fn(
+    &HcclTable,
+    &FnTable,
+    *mut c_void,
+    u64,
+    HcclDataType,
+    u32,
+    HcclComm,
+    aclrtStream,
+) -> Result<()>;
 
 impl Communicator {
     /// Combines every rank's `send` element by element with `op` and writes the result to
@@ -64,14 +82,15 @@ impl Communicator {
                 self.size
             )));
         }
-        self.check_stream(stream)?;
-        self.check_buffer(buf.buf, "buf")?;
-        let b = span(buf.buf, &buf.layout, T::DTYPE, "buf")?;
-        let (dtype, count, comm) = (hccl_dtype(T::DTYPE), b.len as u64, self.raw);
-        self.enqueue(stream, &[(&b, Access::Write)], |h, t, raw| {
-            // SAFETY: as in `all_reduce`, for the one span `b`.
-            unsafe { result::broadcast(h, t, b.ptr, count, dtype, root, comm, raw) }
-        })
+        self.one_buffer_call(
+            stream,
+            buf.buf,
+            &buf.layout,
+            T::DTYPE,
+            Access::Write,
+            root,
+            result::broadcast,
+        )
     }
 
     /// Gathers every rank's `send` into every rank's `recv`, rank after rank
@@ -173,11 +192,9 @@ impl Communicator {
         stream: &Stream,
     ) -> Result<()> {
         let buf = buf.as_tensor_view_mut();
-        self.check_stream(stream)?;
-        self.check_buffer(buf.buf, "buf")?;
-        let b = span(buf.buf, &buf.layout, T::DTYPE, "buf")?;
+        let (b, dtype, count) = self.one_buffer(stream, buf.buf, &buf.layout, T::DTYPE)?;
         self.check_reduction(op, T::DTYPE, "HcclAllReduce")?;
-        let (dtype, count, comm) = (hccl_dtype(T::DTYPE), b.len as u64, self.raw);
+        let comm = self.raw;
         self.enqueue(stream, &[(&b, Access::Write)], |h, t, raw| {
             // SAFETY: as in `all_reduce`, with `b` as both buffers: HCCL reads every rank's
             // input before it writes an output, so the one span may be both.
@@ -233,14 +250,15 @@ impl Communicator {
     ) -> Result<()> {
         let buf = buf.as_tensor_view();
         self.check_peer(dest, "send to")?;
-        self.check_stream(stream)?;
-        self.check_buffer(buf.buf, "buf")?;
-        let b = span(buf.buf, &buf.layout, T::DTYPE, "buf")?;
-        let (dtype, count, comm) = (hccl_dtype(T::DTYPE), b.len as u64, self.raw);
-        self.enqueue(stream, &[(&b, Access::Read)], |h, t, raw| {
-            // SAFETY: as in `all_reduce`, for the one span `b`.
-            unsafe { result::send(h, t, b.ptr, count, dtype, dest, comm, raw) }
-        })
+        self.one_buffer_call(
+            stream,
+            buf.buf,
+            &buf.layout,
+            T::DTYPE,
+            Access::Read,
+            dest,
+            result::send,
+        )
     }
 
     /// Receives into `buf` what rank `src` sends (`HcclRecv`); see
@@ -256,13 +274,38 @@ impl Communicator {
     ) -> Result<()> {
         let buf = buf.as_tensor_view_mut();
         self.check_peer(src, "receive from")?;
-        self.check_stream(stream)?;
-        self.check_buffer(buf.buf, "buf")?;
-        let b = span(buf.buf, &buf.layout, T::DTYPE, "buf")?;
-        let (dtype, count, comm) = (hccl_dtype(T::DTYPE), b.len as u64, self.raw);
-        self.enqueue(stream, &[(&b, Access::Write)], |h, t, raw| {
-            // SAFETY: as in `all_reduce`, for the one span `b`.
-            unsafe { result::recv(h, t, b.ptr, count, dtype, src, comm, raw) }
+        self.one_buffer_call(
+            stream,
+            buf.buf,
+            &buf.layout,
+            T::DTYPE,
+            Access::Write,
+            src,
+            result::recv,
+        )
+    }
+
+    /// Queues `call`, one of the checked layer's calls on one buffer and one rank, on
+    /// `buf` (its `layout`, elements of `dtype`, used as `access`) and rank `rank`, after
+    /// the checks of [`Communicator::one_buffer`].
+    #[allow(clippy::too_many_arguments)]
+    fn one_buffer_call(
+        &self,
+        stream: &Stream,
+        buf: &Buffer,
+        layout: &Layout,
+        dtype: DType,
+        access: Access,
+        rank: u32,
+        call: OneBufferCall,
+    ) -> Result<()> {
+        let (b, dtype, count) = self.one_buffer(stream, buf, layout, dtype)?;
+        let comm = self.raw;
+        self.enqueue(stream, &[(&b, access)], |h, t, raw| {
+            // SAFETY: as in `all_reduce`, for the one span `b`: `call`'s contract (each
+            // of `result::broadcast`, `send` and `recv` has that of `all_reduce` for its
+            // one buffer of `count` elements).
+            unsafe { call(h, t, b.ptr, count, dtype, rank, comm, raw) }
         })
     }
 

@@ -248,6 +248,23 @@ impl Communicator {
         buf.device.expect_same(&self.device.inner, argument)
     }
 
+    /// What a call on one buffer `buf` (`layout`, elements of `dtype`) checks first, the
+    /// stream's and the buffer's device, and what its C call takes: the buffer's span,
+    /// its HCCL dtype and its element count.
+    pub(super) fn one_buffer<'a>(
+        &self,
+        stream: &Stream,
+        buf: &'a Buffer,
+        layout: &Layout,
+        dtype: DType,
+    ) -> Result<(Span<'a>, HcclDataType, u64)> {
+        self.check_stream(stream)?;
+        self.check_buffer(buf, "buf")?;
+        let b = span(buf, layout, dtype, "buf")?;
+        let count = b.len as u64;
+        Ok((b, hccl_dtype(dtype), count))
+    }
+
     /// Atlas A2 / A3 HCCL refuses products of bf16 (`HcomCheckReduceDataType`).
     pub(super) fn check_reduction(
         &self,

@@ -58,3 +58,32 @@ pub fn allocations_during(f: impl FnOnce()) -> (u64, u64) {
         ALL_ALLOCS.load(Ordering::SeqCst),
     )
 }
+
+/// The simulator's call counts of some C functions at one moment, to compare a measured
+/// loop against (process-wide: the test holds the binary's serial guard).
+pub struct SimCalls(Vec<(&'static str, u64)>);
+
+impl SimCalls {
+    /// The counts now of `aclrtMalloc`, `aclrtMallocHost` and `others`.
+    pub fn now(others: &[&'static str]) -> SimCalls {
+        let symbols = ["aclrtMalloc", "aclrtMallocHost"].iter().chain(others);
+        SimCalls(symbols.map(|s| (*s, ascend_sim::call_count(s))).collect())
+    }
+
+    /// Calls of `symbol` since [`now`](Self::now) (which must have counted it).
+    pub fn since(&self, symbol: &str) -> u64 {
+        let (_, before) = self
+            .0
+            .iter()
+            .find(|(s, _)| *s == symbol)
+            .unwrap_or_else(|| panic!("{symbol} was not counted"));
+        ascend_sim::call_count(symbol) - before
+    }
+
+    /// Asserts that no device (`aclrtMalloc`) or pinned (`aclrtMallocHost`) memory was
+    /// allocated since [`now`](Self::now).
+    pub fn assert_no_memory_allocated(&self) {
+        assert_eq!(self.since("aclrtMalloc"), 0, "device allocations");
+        assert_eq!(self.since("aclrtMallocHost"), 0, "pinned allocations");
+    }
+}

@@ -5,6 +5,7 @@
 pub mod cases;
 pub mod counting;
 pub mod held;
+pub mod logs;
 pub mod props;
 pub mod props_mish;
 pub mod raw_entry;
