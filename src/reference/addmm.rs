@@ -5,7 +5,7 @@ use super::cube::{cube_format, kernel_dtype};
 use super::exact::{broadcast_to, finish, round_to};
 use super::matmul::{MatmulShapes, products};
 use crate::attrs::CubeMath;
-use crate::element::{Element, Promote};
+use crate::element::{DType, Element, Promote};
 use crate::error::{Error, Result};
 use crate::protocol::Scalar;
 use crate::shape::broadcast;
@@ -160,7 +160,7 @@ where
     let is_one = |v: f64| (v - 1.0).abs() <= f64::from(f32::EPSILON);
     // The one-kernel bias path: alpha = beta = 1 and a bias row of `p` elements.
     let fused = is_one(alpha) && is_one(beta) && bias_row;
-    let promote = S::DTYPE.promote(kernel);
+    let promote = S::DTYPE.promote(kernel).unwrap_or(DType::F32);
     Zip::from(out.view_mut().into_dyn())
         .and(&bias)
         .and(sums.view().into_dyn())
