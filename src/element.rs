@@ -1,4 +1,6 @@
-//! The element types the operators accept, shared by the device side and the CPU reference.
+//! The element types of tensors, shared by the device side and the CPU reference: the
+//! floating-point ones every operator computes in ([`FloatElement`]) and the integer
+//! ones of labels and indices.
 
 use ascend_sys::aclDataType;
 use half::{bf16, f16};
@@ -13,6 +15,14 @@ pub enum DType {
     F16,
     /// bfloat16 (`ACL_BF16`), on Atlas A2/A3 only.
     BF16,
+    /// Two's-complement 32-bit integer (`ACL_INT32`).
+    I32,
+    /// Two's-complement 64-bit integer (`ACL_INT64`).
+    I64,
+    /// Two's-complement 8-bit integer (`ACL_INT8`).
+    I8,
+    /// Unsigned 8-bit integer (`ACL_UINT8`).
+    U8,
 }
 
 impl DType {
@@ -22,14 +32,26 @@ impl DType {
             DType::F32 => ascend_sys::ACL_FLOAT,
             DType::F16 => ascend_sys::ACL_FLOAT16,
             DType::BF16 => ascend_sys::ACL_BF16,
+            DType::I32 => ascend_sys::ACL_INT32,
+            DType::I64 => ascend_sys::ACL_INT64,
+            DType::I8 => ascend_sys::ACL_INT8,
+            DType::U8 => ascend_sys::ACL_UINT8,
         }
+    }
+
+    /// Whether this is a floating-point type (f32, f16, bf16), which every operator of
+    /// the crate computes in; the integer types go through copies, casts and fills.
+    pub const fn is_float(self) -> bool {
+        matches!(self, DType::F32 | DType::F16 | DType::BF16)
     }
 
     /// Size of one element in bytes.
     pub const fn size(self) -> usize {
         match self {
-            DType::F32 => 4,
+            DType::I64 => 8,
+            DType::F32 | DType::I32 => 4,
             DType::F16 | DType::BF16 => 2,
+            DType::I8 | DType::U8 => 1,
         }
     }
 
@@ -39,27 +61,63 @@ impl DType {
             DType::F32 => "FLOAT",
             DType::F16 => "FLOAT16",
             DType::BF16 => "BF16",
+            DType::I32 => "INT32",
+            DType::I64 => "INT64",
+            DType::I8 => "INT8",
+            DType::U8 => "UINT8",
         }
     }
 
-    /// The dtype both operands are cast to before computing: the same type stays, any mix
-    /// of different types computes in f32 (f16+f32, bf16+f32 and f16+bf16 all give f32).
-    pub const fn promote(self, other: DType) -> DType {
-        match (self, other) {
-            (DType::F16, DType::F16) => DType::F16,
-            (DType::BF16, DType::BF16) => DType::BF16,
-            _ => DType::F32,
+    /// The dtype both operands are cast to before computing, CANN's `PromoteType`: the
+    /// same type stays; two different floating types compute in f32 (f16+f32, bf16+f32
+    /// and f16+bf16 all give f32); a floating type with an integer one gives the floating
+    /// type; two integer types give the wider (i32+i64 → i64), and i8+u8 gives INT16,
+    /// which no element type of this crate holds: `None` then.
+    ///
+    /// ```
+    /// use ascendcl::DType;
+    /// assert_eq!(DType::F16.promote(DType::BF16), Some(DType::F32));
+    /// assert_eq!(DType::I64.promote(DType::F16), Some(DType::F16));
+    /// assert_eq!(DType::I32.promote(DType::I64), Some(DType::I64));
+    /// assert_eq!(DType::U8.promote(DType::I8), None); // INT16
+    /// ```
+    pub const fn promote(self, other: DType) -> Option<DType> {
+        use DType::*;
+        const fn rank(d: DType) -> u8 {
+            match d {
+                U8 | I8 => 0,
+                I32 => 1,
+                _ => 2,
+            }
         }
+        Some(match (self, other) {
+            (a, b) if a as u8 == b as u8 => a,
+            (F16 | BF16, F16 | BF16) => F32,
+            (F32, _) | (_, F32) => F32,
+            (a @ (F16 | BF16), _) | (_, a @ (F16 | BF16)) => a,
+            (I8, U8) | (U8, I8) => return None,
+            (a, b) => {
+                if rank(a) >= rank(b) {
+                    a
+                } else {
+                    b
+                }
+            }
+        })
     }
 }
 
-/// The Rust name (`f32`, `f16`, `bf16`); [`DType::name`] gives CANN's.
+/// The Rust name (`f32`, `f16`, `bf16`, `i32`, ...); [`DType::name`] gives CANN's.
 impl fmt::Display for DType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             DType::F32 => "f32",
             DType::F16 => "f16",
             DType::BF16 => "bf16",
+            DType::I32 => "i32",
+            DType::I64 => "i64",
+            DType::I8 => "i8",
+            DType::U8 => "u8",
         })
     }
 }
@@ -85,9 +143,12 @@ pub(crate) mod sealed {
         Bf16(ArrayViewMut<'a, bf16, D>),
     }
 
-    /// The sealing supertrait of [`Element`](super::Element), with the crate-internal
-    /// methods that map a generic element type to its own type.
-    pub trait Sealed: Sized {
+    /// The sealing supertrait of [`Element`](super::Element).
+    pub trait Sealed: Sized {}
+
+    /// The sealing supertrait of [`FloatElement`](super::FloatElement), with the
+    /// crate-internal methods that map a generic element type to its own type.
+    pub trait Float: Sealed {
         /// `view` as the variant of its element type.
         fn typed<D: Dimension>(view: ArrayView<'_, Self, D>) -> TypedView<'_, D>;
         /// `view` as the variant of its element type.
@@ -96,7 +157,8 @@ pub(crate) mod sealed {
 
     macro_rules! sealed {
         ($($t:ty => $variant:ident),*) => {$(
-            impl Sealed for $t {
+            impl Sealed for $t {}
+            impl Float for $t {
                 #[inline]
                 fn typed<D: Dimension>(view: ArrayView<'_, Self, D>) -> TypedView<'_, D> {
                     TypedView::$variant(view)
@@ -111,27 +173,76 @@ pub(crate) mod sealed {
         )*};
     }
     sealed!(f32 => F32, f16 => F16, bf16 => Bf16);
+    impl Sealed for i32 {}
+    impl Sealed for i64 {}
+    impl Sealed for i8 {}
+    impl Sealed for u8 {}
 }
 
-/// An element type of device tensors and of the CPU reference: `f32`, [`half::f16`] or
-/// [`half::bf16`]. Sealed: the operators are defined for exactly these.
+/// An element type of device and host tensors: the floating-point `f32`, [`half::f16`]
+/// and [`half::bf16`] ([`FloatElement`]), and the integers `i32`, `i64`, `i8` and `u8`
+/// (labels, indices, masks). Sealed.
+///
+/// Every element type uploads, downloads, views, [`copy`](crate::copy)s (between element
+/// types too, as `aclnnInplaceCopy` casts: float to integer truncates toward zero and
+/// saturates, NaN gives 0; integer to integer wraps; integer to float rounds to nearest
+/// even), [`zero_inplace`](crate::zero_inplace)s and
+/// [`fill_inplace`](crate::fill_inplace)s. [`add`](crate::add), [`mul`](crate::mul) and
+/// [`reduce_sum`](crate::reduce_sum) take integers too, as CANN does (results wrap to their
+/// width; mixed dtypes follow [`DType::promote`]); the other operators compute in
+/// floating types only and refuse an integer tensor with
+/// [`Error::UnsupportedDtype`](crate::Error::UnsupportedDtype) before any C call. The CPU
+/// references take [`FloatElement`]s.
+///
+/// ```
+/// # fn main() -> ascendcl::Result<()> {
+/// use ascendcl::{DeviceTensor, Runtime, copy};
+/// use ndarray::array;
+/// let stream = Runtime::auto()?.device(0)?.stream()?;
+/// let labels = DeviceTensor::from_array(&stream, &array![3i64, -1, 7])?;
+/// let mut as_float = DeviceTensor::<f32>::zeros(&stream, &[3])?;
+/// copy(&labels, &mut as_float, &stream)?; // INT64 -> FLOAT on the device
+/// assert_eq!(as_float.to_array(&stream)?, array![3.0f32, -1.0, 7.0].into_dyn());
+/// # Ok(()) }
+/// ```
 pub trait Element:
     sealed::Sealed + Copy + Default + PartialEq + fmt::Debug + Send + Sync + 'static
 {
     /// The CANN data type of `Self`.
     const DTYPE: DType;
 
-    /// Exact widening to f32.
+    /// Widening to f32: exact for the floating types, rounded to nearest for integers
+    /// beyond 2^24.
     fn to_f32(self) -> f32;
-    /// Exact widening to f64.
+    /// Widening to f64: exact, but for i64 beyond 2^53 (rounded to nearest).
     fn to_f64(self) -> f64;
-    /// Rounds to nearest, ties to even, once.
+    /// Rounds to nearest, ties to even, once; an integer type truncates toward zero and
+    /// saturates (NaN gives 0), as the device's cast does.
     fn from_f32(value: f32) -> Self;
-    /// Rounds to nearest, ties to even, once (not through f32).
+    /// As [`from_f32`](Element::from_f32), from f64 (rounded once, not through f32).
     fn from_f64(value: f64) -> Self;
-    /// The raw bits, widened to u32 (for bitwise comparisons).
+    /// The raw bits, widened to u32 (for bitwise comparisons); of an `i64`, the low 32
+    /// bits ([`to_bits_u64`](Element::to_bits_u64) has them all).
     fn to_bits_u32(self) -> u32;
+    /// The raw bits, widened to u64.
+    fn to_bits_u64(self) -> u64 {
+        u64::from(self.to_bits_u32())
+    }
 }
+
+/// A floating-point element type (`f32`, [`half::f16`], [`half::bf16`]): what the
+/// arithmetic operators compute in, and what their CPU references take. An integer type
+/// is refused at compile time there:
+///
+/// ```compile_fail
+/// let x = ndarray::array![1i32, 2];
+/// let _ = ascendcl::reference::mish(x.view());
+/// ```
+pub trait FloatElement: Element + sealed::Float {}
+
+impl FloatElement for f32 {}
+impl FloatElement for f16 {}
+impl FloatElement for bf16 {}
 
 /// The element type that operands of types `Self` and `Rhs` compute in: [`DType::promote`]
 /// at the type level (`f16`+`f16` → `f16`, `bf16`+`bf16` → `bf16`, any other pair → `f32`).
@@ -147,9 +258,9 @@ pub trait Element:
 /// assert_eq!(compute_type::<f16, f16>(), ascendcl::DType::F16);
 /// assert_eq!(compute_type::<f16, bf16>(), ascendcl::DType::F32);
 /// ```
-pub trait Promote<Rhs: Element>: Element {
+pub trait Promote<Rhs: Element>: FloatElement {
     /// The compute type.
-    type Output: Element;
+    type Output: FloatElement;
 }
 
 macro_rules! promote {
@@ -259,6 +370,45 @@ impl Element for bf16 {
     }
 }
 
+macro_rules! integer {
+    ($($t:ty => $d:ident, $bits:ty;)*) => {$(
+        impl Element for $t {
+            const DTYPE: DType = DType::$d;
+            #[inline]
+            fn to_f32(self) -> f32 {
+                self as f32
+            }
+            #[inline]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline]
+            fn from_f32(value: f32) -> Self {
+                // `as` truncates toward zero, saturates and maps NaN to 0: the device's cast.
+                value as $t
+            }
+            #[inline]
+            fn from_f64(value: f64) -> Self {
+                value as $t
+            }
+            #[inline]
+            fn to_bits_u32(self) -> u32 {
+                self as $bits as u32
+            }
+            #[inline]
+            fn to_bits_u64(self) -> u64 {
+                self as $bits as u64
+            }
+        }
+    )*};
+}
+integer! {
+    i32 => I32, u32;
+    i64 => I64, u64;
+    i8 => I8, u8;
+    u8 => U8, u8;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,11 +435,38 @@ mod tests {
         assert_eq!(f16_of(p(-25)), 0.0);
     }
 
+    /// CANN's PromoteType table, restricted to this crate's dtypes (symmetric).
+    #[test]
+    fn promote_follows_cann_table() {
+        use DType::*;
+        let all = [F32, F16, BF16, I8, I32, I64, U8];
+        // rows and columns in the order of `all`; None: INT16
+        let table = [
+            [F32, F32, F32, F32, F32, F32, F32],
+            [F32, F16, F32, F16, F16, F16, F16],
+            [F32, F32, BF16, BF16, BF16, BF16, BF16],
+            [F32, F16, BF16, I8, I32, I64, F32],
+            [F32, F16, BF16, I32, I32, I64, I32],
+            [F32, F16, BF16, I64, I64, I64, I64],
+            [F32, F16, BF16, F32, I32, I64, U8],
+        ];
+        for (i, a) in all.iter().enumerate() {
+            for (j, b) in all.iter().enumerate() {
+                let want = if matches!((a, b), (I8, U8) | (U8, I8)) {
+                    None
+                } else {
+                    Some(table[i][j])
+                };
+                assert_eq!(a.promote(*b), want, "{a} {b}");
+            }
+        }
+    }
+
     #[test]
     fn promote_types_match_promote_dtypes() {
         fn check<A: Promote<B>, B: Element>() {
             assert_eq!(
-                <A::Output as Element>::DTYPE,
+                Some(<A::Output as Element>::DTYPE),
                 A::DTYPE.promote(B::DTYPE),
                 "{:?} {:?}",
                 A::DTYPE,
@@ -323,6 +500,13 @@ mod tests {
         assert!(neg_tiny == 0.0 && neg_tiny.is_sign_negative());
         assert!(f16_of(f64::NAN).is_nan() && bf16_of(f64::NAN).is_nan());
         assert_eq!(f64_to_f32_odd(0.5), 0.5);
+        // integers: truncation toward zero, saturation, NaN to 0
+        assert_eq!(<i32 as Element>::from_f64(-2.9), -2);
+        assert_eq!(<u8 as Element>::from_f32(300.0), 255);
+        assert_eq!(<i8 as Element>::from_f32(f32::NAN), 0);
+        assert_eq!(<i64 as Element>::from_f64(f64::NEG_INFINITY), i64::MIN);
+        assert_eq!((-1i64).to_bits_u64(), u64::MAX);
+        assert_eq!((-1i8).to_bits_u32(), 0xff);
         assert_eq!(f64_to_f32_odd(-0.0).to_bits(), (-0.0f32).to_bits());
     }
 }

@@ -210,7 +210,7 @@ pub mod __private {
 }
 pub use attrs::{CubeMath, Reduction};
 pub use device::{Device, Leaks, MemoryInfo, SocFamily};
-pub use element::{DType, Element};
+pub use element::{DType, Element, FloatElement};
 pub use error::{Error, Result};
 pub use event::Event;
 pub use host::HostTensor;

@@ -23,19 +23,22 @@ pub struct Verdict {
     pub passed: bool,
 }
 
-/// T of the standard: 2^−13 for f32, 2^−10 for f16, 2^−7 for bf16.
+/// T of the standard: 2^−13 for f32, 2^−10 for f16, 2^−7 for bf16; 0 for the integer
+/// types, whose results must be exact.
 pub const fn threshold(dtype: DType) -> f64 {
     match dtype {
         DType::F32 => 1.0 / 8192.0,
         DType::F16 => 1.0 / 1024.0,
         DType::BF16 => 1.0 / 128.0,
+        DType::I32 | DType::I64 | DType::I8 | DType::U8 => 0.0,
     }
 }
 
 /// MERE, MARE and the verdict of `actual` against a high-precision `golden` (f64, or any
 /// type that widens to it) under the threshold of `dtype`, the dtype the result was
 /// computed and stored in. Equal values (infinities, NaN against NaN) count as exact;
-/// an empty result passes.
+/// an empty result passes. For an integer dtype (T = 0) it passes only when every value
+/// is exact.
 ///
 /// # Errors
 /// [`Error::ShapeMismatch`] when the shapes differ.
@@ -90,7 +93,11 @@ where
         mere,
         mare,
         threshold: t,
-        passed: mere < t && mare < 10.0 * t,
+        passed: if t == 0.0 {
+            mare == 0.0
+        } else {
+            mere < t && mare < 10.0 * t
+        },
     })
 }
 

@@ -4,14 +4,14 @@
 
 mod common;
 
-use ascendcl::{DeviceTensor, Element, Stream, mish, mish_backward, precision, reference};
+use ascendcl::{DeviceTensor, Stream, mish, mish_backward, precision, reference};
 use common::*;
 use half::{bf16, f16};
 use ndarray::{Array1, ArrayD};
 
 /// Distance in units in the last place between two finite values of one format: the
 /// difference of their sign-magnitude encodings read as ordered integers.
-fn ulps<T: Element>(a: T, b: T) -> u64 {
+fn ulps<T: ascendcl::FloatElement>(a: T, b: T) -> u64 {
     let sign = 1u32 << (8 * T::DTYPE.size() - 1);
     let key = |v: T| -> i64 {
         let bits = v.to_bits_u32();
@@ -62,7 +62,7 @@ impl Histogram {
     }
 }
 
-fn measure<T: Element>(
+fn measure<T: ascendcl::FloatElement>(
     stream: &Stream,
     n: usize,
     backward: bool,

@@ -25,7 +25,7 @@ fn hold_for(stream: &Stream, ms: u64) -> std::thread::JoinHandle<()> {
     })
 }
 
-fn round_trip<T: ascendcl::Element>(shape: &[usize], seed: u64) {
+fn round_trip<T: ascendcl::FloatElement>(shape: &[usize], seed: u64) {
     let dev = device(A2);
     let stream = dev.stream().unwrap();
     let a = array::<T>(shape, seed, -4.0, 4.0);

@@ -7,8 +7,8 @@
 mod common;
 
 use ascendcl::{
-    DType, DeviceTensor, Element, Error, InplaceMish, InplaceMishPlan, Mish, MishPlan, SocFamily,
-    mish, mish_backward, mish_inplace, reference,
+    DType, DeviceTensor, Error, InplaceMish, InplaceMishPlan, Mish, MishPlan, SocFamily, mish,
+    mish_backward, mish_inplace, reference,
 };
 use common::props::{self, Elementwise};
 use common::props_mish::{MishInplaceOp, MishOp};
@@ -38,7 +38,11 @@ fn leak_check() -> LeakCheck {
 
 /// NaN where the reference is NaN, the same infinities, finite where it is finite, and
 /// the CANN precision standard over the finite elements.
-fn judge<T: Element>(got: &ArrayD<T>, want: &ArrayD<T>, what: &str) -> Result<(), String> {
+fn judge<T: ascendcl::FloatElement>(
+    got: &ArrayD<T>,
+    want: &ArrayD<T>,
+    what: &str,
+) -> Result<(), String> {
     for (a, e) in got.iter().zip(want) {
         let (a, e) = (a.to_f64(), e.to_f64());
         let same_kind = if e.is_nan() {

@@ -5,14 +5,18 @@
 
 mod common;
 
-use ascendcl::{DType, DeviceTensor, Element, Error, Stream, mish_backward, reference};
+use ascendcl::{DType, DeviceTensor, Error, Stream, mish_backward, reference};
 use common::*;
 use half::{bf16, f16};
 use ndarray::ArrayD;
 
 /// Uploads inputs of the given shapes, runs the operator into a fresh output, and compares
 /// with the reference.
-fn run_case<G: Element, X: Element, O: Element>(stream: &Stream, gs: &[usize], xs: &[usize]) {
+fn run_case<G: ascendcl::FloatElement, X: ascendcl::FloatElement, O: ascendcl::FloatElement>(
+    stream: &Stream,
+    gs: &[usize],
+    xs: &[usize],
+) {
     let g: ArrayD<G> = array(gs, 1, -2.0, 2.0);
     let x: ArrayD<X> = array(xs, 2, -5.0, 5.0);
     let expected: ArrayD<O> = reference::mish_backward_as(g.view(), x.view()).expect("reference");

@@ -108,6 +108,8 @@ fn debug_is_the_display_text_after_the_variant_name() {
 
 #[test]
 fn a_reshape_names_both_shapes_and_the_element_count() {
+    // Serialised with the leak checks of this binary: its stream and tensors count.
+    let _check = LeakCheck::start();
     let s = device(A2).stream().unwrap();
     let mut t = DeviceTensor::<f32>::zeros(&s, (2, 3)).unwrap();
     let e = t.reshape(&[4, 2]).unwrap_err();
@@ -123,6 +125,8 @@ fn a_reshape_names_both_shapes_and_the_element_count() {
 
 #[test]
 fn a_shape_too_large_is_named_once() {
+    // Serialised with the leak checks of this binary: its stream and tensors count.
+    let _check = LeakCheck::start();
     let s = device(A2).stream().unwrap();
     let e = DeviceTensor::<f32>::zeros(&s, &[usize::MAX, 2]).unwrap_err();
     assert_eq!(
@@ -138,6 +142,8 @@ fn a_shape_too_large_is_named_once() {
 
 #[test]
 fn a_download_of_another_rank_is_refused_before_copying() {
+    // Serialised with the leak checks of this binary: its stream and tensors count.
+    let _check = LeakCheck::start();
     let s = device(A2).stream().unwrap();
     let t = DeviceTensor::<f32>::zeros(&s, (2, 3)).unwrap();
     let e = t.to_array::<ndarray::Ix3>(&s).unwrap_err();

@@ -6,9 +6,7 @@
 
 mod common;
 
-use ascendcl::{
-    DType, DeviceTensor, Element, Stream, mish, mish_backward, mish_inplace, reference,
-};
+use ascendcl::{DType, DeviceTensor, Stream, mish, mish_backward, mish_inplace, reference};
 use common::*;
 use half::{bf16, f16};
 use ndarray::ArrayD;
@@ -41,7 +39,7 @@ fn one_call(stream: &Stream, seed: u64) {
 }
 
 /// `mish` into the transpose of an output, then `mish_inplace` on its first column.
-fn check_forward<T: Element>(stream: &Stream, shape: &[usize], seed: u64) {
+fn check_forward<T: ascendcl::FloatElement>(stream: &Stream, shape: &[usize], seed: u64) {
     let x: ArrayD<T> = array(shape, seed, -6.0, 6.0);
     let once = reference::mish(x.view()).unwrap();
     let mut want = once.clone();
@@ -56,7 +54,7 @@ fn check_forward<T: Element>(stream: &Stream, shape: &[usize], seed: u64) {
     assert_precise(&got, &want, threshold(T::DTYPE), "concurrent mish");
 }
 
-fn check<G: ascendcl::Element, X: ascendcl::Element, O: ascendcl::Element>(
+fn check<G: ascendcl::FloatElement, X: ascendcl::FloatElement, O: ascendcl::FloatElement>(
     stream: &Stream,
     gs: &[usize],
     xs: &[usize],

@@ -10,7 +10,7 @@
 
 mod common;
 
-use ascendcl::{DType, DeviceTensor, Element, mish_backward, reference};
+use ascendcl::{DType, DeviceTensor, mish_backward, reference};
 use common::props;
 use common::props_mish::{self, MishBackwardOp};
 use common::*;
@@ -67,7 +67,11 @@ fn random_cases_match_the_reference_on_910a() {
 }
 
 /// Runs `grad * mish'(x)` on the device for 1-D inputs and returns (device, reference).
-fn device_and_reference<G: Element, X: Element, O: Element>(
+fn device_and_reference<
+    G: ascendcl::FloatElement,
+    X: ascendcl::FloatElement,
+    O: ascendcl::FloatElement,
+>(
     g: &[G],
     x: &[X],
 ) -> (ArrayD<O>, ArrayD<O>) {

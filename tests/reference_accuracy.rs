@@ -6,7 +6,6 @@
 
 mod reference_golden;
 
-use ascendcl::Element;
 use ascendcl::reference::{mish, mish_backward, mish_backward_as};
 use astro_float::BigFloat;
 use half::{bf16, f16};
@@ -222,7 +221,7 @@ fn bf16_exhaustive_x_always_correctly_rounded() {
     exhaustive_16::<bf16>(rb16, bf16::from_bits);
 }
 
-fn exhaustive_16<T: Element>(round: fn(f64) -> f64, from_bits: fn(u16) -> T) {
+fn exhaustive_16<T: ascendcl::FloatElement>(round: fn(f64) -> f64, from_bits: fn(u16) -> T) {
     let mut golden = Golden::new();
     let xs: Vec<T> = (0..=u16::MAX).map(from_bits).collect();
     let grads = [1.0f32, -3.0, 1e-3, 6.0e4, -2.0e-7, 1.5e30];
@@ -440,7 +439,7 @@ fn mish_bf16_exhaustive_always_correctly_rounded() {
     mish_exhaustive_16::<bf16>(rb16, bf16::from_bits);
 }
 
-fn mish_exhaustive_16<T: Element>(round: fn(f64) -> f64, from_bits: fn(u16) -> T) {
+fn mish_exhaustive_16<T: ascendcl::FloatElement>(round: fn(f64) -> f64, from_bits: fn(u16) -> T) {
     let mut golden = Golden::new();
     let xs: Vec<T> = (0..=u16::MAX).map(from_bits).collect();
     let out = mish(ArrayView1::from(&xs)).unwrap();

@@ -3,10 +3,10 @@
 //! non-contiguous outputs must give bitwise the same values as contiguous copies, on the
 //! serial and the parallel paths.
 
+use ascendcl::Error;
 use ascendcl::reference::{
     PARALLEL_THRESHOLD, mish, mish_backward, mish_backward_as, mish_backward_into, mish_into,
 };
-use ascendcl::{Element, Error};
 use half::{bf16, f16};
 use ndarray::{Array, ArrayD, Axis, Ix2, IxDyn, ShapeBuilder, Slice, s};
 use proptest::prelude::*;
@@ -521,7 +521,7 @@ fn mish_empty_zero_dim_and_dimension_types() {
 /// parallel sizes, three dtypes: each element equals the 0-d computation of its input.
 #[test]
 fn mish_layouts_match_elementwise() {
-    fn check<T: Element>(rows: usize, cols: usize) {
+    fn check<T: ascendcl::FloatElement>(rows: usize, cols: usize) {
         let big = Array::from_shape_vec(
             (2 * rows, 3 * cols),
             values(6 * rows * cols, 17)
@@ -591,7 +591,7 @@ fn output_types_follow_the_inputs() {
 /// computation of its inputs.
 #[test]
 fn every_dtype_combination_through_every_path() {
-    fn run<G: Element, X: Element, O: Element>() {
+    fn run<G: ascendcl::FloatElement, X: ascendcl::FloatElement, O: ascendcl::FloatElement>() {
         let (rows, cols) = (37usize, 70usize);
         let g = Array::from_shape_vec((rows, cols), values(rows * cols, 51))
             .unwrap()
@@ -627,12 +627,12 @@ fn every_dtype_combination_through_every_path() {
             );
         }
     }
-    fn outputs<G: Element, X: Element>() {
+    fn outputs<G: ascendcl::FloatElement, X: ascendcl::FloatElement>() {
         run::<G, X, f32>();
         run::<G, X, f16>();
         run::<G, X, bf16>();
     }
-    fn inputs<G: Element>() {
+    fn inputs<G: ascendcl::FloatElement>() {
         outputs::<G, f32>();
         outputs::<G, f16>();
         outputs::<G, bf16>();

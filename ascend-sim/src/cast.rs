@@ -1,7 +1,7 @@
 //! Element conversion between dtypes, as a cast on the device does it: floating-point
 //! results round to nearest even (one rounding from the source value), floating point to
-//! integer truncates toward zero (saturating, NaN to 0) and integers wrap to the target
-//! width, anything nonzero is `true`, a complex number loses its imaginary part on the
+//! integer truncates toward zero and saturates at the target's range (NaN to 0; the
+//! vendor documents no other out-of-range result), integers wrap to the target width, anything nonzero is `true`, a complex number loses its imaginary part on the
 //! way to a real type and a real one gets a zero imaginary part. Little-endian bytes.
 //!
 //! Every pair of BOOL, the signed and unsigned integers, FLOAT16, BF16, FLOAT, DOUBLE,
@@ -59,6 +59,16 @@ fn integer(v: Val) -> i128 {
     }
 }
 
+/// The integer a value casts to in a target of range `lo..=hi`: a floating value
+/// truncates and saturates at the target's range (NaN to 0); an integer is kept whole, and
+/// the caller's narrowing wraps it.
+fn in_range(v: Val, lo: i128, hi: i128) -> i128 {
+    match v {
+        Val::Int(i) => i,
+        _ => integer(v).clamp(lo, hi),
+    }
+}
+
 /// The real part as f64 (an integer rounds to nearest).
 fn real(v: Val) -> f64 {
     match v {
@@ -77,10 +87,23 @@ fn write(dt: aclDataType, v: Val, out: &mut [u8]) -> Option<()> {
                 Val::Complex(re, im) => re != 0.0 || im != 0.0,
             })
         }
-        ACL_INT8 | ACL_UINT8 => out[0] = integer(v) as u8,
-        ACL_INT16 | ACL_UINT16 => out[..2].copy_from_slice(&(integer(v) as u16).to_le_bytes()),
-        ACL_INT32 | ACL_UINT32 => out[..4].copy_from_slice(&(integer(v) as u32).to_le_bytes()),
-        ACL_INT64 | ACL_UINT64 => out[..8].copy_from_slice(&(integer(v) as u64).to_le_bytes()),
+        ACL_INT8 => out[0] = in_range(v, i8::MIN.into(), i8::MAX.into()) as u8,
+        ACL_UINT8 => out[0] = in_range(v, 0, u8::MAX.into()) as u8,
+        ACL_INT16 => out[..2]
+            .copy_from_slice(&(in_range(v, i16::MIN.into(), i16::MAX.into()) as u16).to_le_bytes()),
+        ACL_UINT16 => {
+            out[..2].copy_from_slice(&(in_range(v, 0, u16::MAX.into()) as u16).to_le_bytes())
+        }
+        ACL_INT32 => out[..4]
+            .copy_from_slice(&(in_range(v, i32::MIN.into(), i32::MAX.into()) as u32).to_le_bytes()),
+        ACL_UINT32 => {
+            out[..4].copy_from_slice(&(in_range(v, 0, u32::MAX.into()) as u32).to_le_bytes())
+        }
+        ACL_INT64 => out[..8]
+            .copy_from_slice(&(in_range(v, i64::MIN.into(), i64::MAX.into()) as u64).to_le_bytes()),
+        ACL_UINT64 => {
+            out[..8].copy_from_slice(&(in_range(v, 0, u64::MAX.into()) as u64).to_le_bytes())
+        }
         // One rounding from the source: an integer goes to f32 directly, not through f64.
         ACL_FLOAT => {
             let f = match v {
@@ -126,12 +149,19 @@ pub(crate) fn convert(from: aclDataType, src: &[u8], to: aclDataType, dst: &mut 
     }
 }
 
-/// `v` as the nearest value of `dt` the device's cast gives (floating: to nearest even;
-/// integers: truncated toward zero and wrapped; bool: 0 or 1), widened back to f64.
+/// `v`, an operator's result computed in f64, as `dt` holds it (floating: to nearest
+/// even; integers: truncated toward zero and wrapped to the width, as integer arithmetic
+/// wraps; bool: 0 or 1), widened back to f64.
 pub(crate) fn round(dt: aclDataType, v: f64) -> f64 {
     match dt {
         ACL_DOUBLE => v,
         ACL_FLOAT => f64::from(v as f32),
+        ACL_INT8 | ACL_UINT8 | ACL_INT16 | ACL_UINT16 | ACL_INT32 | ACL_UINT32 | ACL_INT64
+        | ACL_UINT64 => {
+            let mut b = [0u8; 8];
+            let _ = write(dt, Val::Int(v as i128), &mut b);
+            read(dt, &b).map_or(v, real)
+        }
         _ => {
             let mut b = [0u8; 16];
             let mut out = [0u8; 8];
@@ -179,6 +209,22 @@ mod tests {
             [0; 8]
         );
         assert_eq!(one(ACL_FLOAT, &0.5f32.to_le_bytes(), ACL_BOOL, 1), [1]);
+        // Out of range: a float saturates at the target's range, an integer wraps.
+        let inf = f32::INFINITY.to_le_bytes();
+        assert_eq!(one(ACL_FLOAT, &inf, ACL_INT32, 4), i32::MAX.to_le_bytes());
+        assert_eq!(
+            one(ACL_FLOAT, &(-3e9f32).to_le_bytes(), ACL_INT32, 4),
+            i32::MIN.to_le_bytes()
+        );
+        assert_eq!(one(ACL_FLOAT, &(-1.0f32).to_le_bytes(), ACL_UINT8, 1), [0]);
+        assert_eq!(
+            one(ACL_DOUBLE, &1e300f64.to_le_bytes(), ACL_UINT16, 2),
+            [0xff; 2]
+        );
+        assert_eq!(
+            one(ACL_INT64, &(-1i64).to_le_bytes(), ACL_UINT32, 4),
+            [0xff; 4]
+        );
         let i = (1i64 << 60) + 1;
         assert_eq!(
             one(ACL_INT64, &i.to_le_bytes(), ACL_FLOAT, 4),

@@ -356,9 +356,10 @@ pub(crate) unsafe fn launch_callback(
         // stronger order, which every program written for either one may rely on.
         queue.submit(Task::Fn(Box::new(move || {
             let cb = cb;
+            // A callback is host code (CANN runs it on the subscribed host thread).
             // SAFETY: the function and argument the caller passed, called once, in stream
             // order, as CANN does.
-            unsafe { (cb.f)(cb.user_data) };
+            crate::stream::as_host(|| unsafe { (cb.f)(cb.user_data) });
             Ok(())
         })));
         Ok(())

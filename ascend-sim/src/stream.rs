@@ -53,6 +53,33 @@ fn spin_until(limit: Duration, ready: impl Fn() -> bool) -> bool {
     }
 }
 
+thread_local! {
+    /// Whether this thread stands for the device (a stream worker or a kernel's helper).
+    static ON_DEVICE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the calling thread is one of the simulator's device threads. Their heap use
+/// is the simulated device's, not the host program's: a kernel's GEMM packing buffer
+/// (`matrixmultiply` allocates one per call and takes no buffer) is device memory on
+/// hardware. Free of allocation, so a counting global allocator may call it.
+pub(crate) fn on_device_thread() -> bool {
+    ON_DEVICE.try_with(std::cell::Cell::get).unwrap_or(false)
+}
+
+/// Marks the calling thread as a device thread for the rest of its life.
+pub(crate) fn mark_device_thread() {
+    let _ = ON_DEVICE.try_with(|d| d.set(true));
+}
+
+/// Runs host code (a user's stream callback) on a device thread, unmarked while it runs.
+pub(crate) fn as_host<R>(f: impl FnOnce() -> R) -> R {
+    let was = on_device_thread();
+    let _ = ON_DEVICE.try_with(|d| d.set(false));
+    let r = f();
+    let _ = ON_DEVICE.try_with(|d| d.set(was));
+    r
+}
+
 /// Tasks queued before the first growth of a stream's ring.
 const INITIAL_QUEUE: usize = 64;
 
@@ -265,6 +292,7 @@ impl StreamShared {
     }
 
     fn worker(&self) {
+        mark_device_thread();
         let mut scratch = Scratch::default();
         let mut q = self.lock();
         loop {
@@ -474,5 +502,33 @@ impl Gate {
         while !*o {
             o = self.cv.wait(o).unwrap_or_else(|e| e.into_inner());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    /// A stream's worker is a device thread; the thread that queues work is not, and a
+    /// host section on the worker is not either.
+    #[test]
+    fn the_worker_is_a_device_thread() {
+        assert!(!on_device_thread());
+        let h = StreamHandle::spawn("test".into(), Who::Stream(1)).unwrap();
+        let seen = Arc::new([AtomicBool::new(false), AtomicBool::new(true)]);
+        let s = Arc::clone(&seen);
+        h.shared.submit(Task::Fn(Box::new(move || {
+            s[0].store(on_device_thread(), Ordering::SeqCst);
+            s[1].store(as_host(on_device_thread), Ordering::SeqCst);
+            Ok(())
+        })));
+        assert_eq!(h.shutdown(), None);
+        assert!(
+            seen[0].load(Ordering::SeqCst),
+            "the worker is a device thread"
+        );
+        assert!(!seen[1].load(Ordering::SeqCst), "host code on it is not");
+        assert!(!on_device_thread());
     }
 }

@@ -336,7 +336,10 @@ pub(crate) fn par_chunks(a: &mut [f32], f: impl Fn(usize, &mut [f32]) + Sync) {
     let f = &f;
     std::thread::scope(|s| {
         for (k, chunk) in a.chunks_mut(per).enumerate() {
-            s.spawn(move || f(k * per, chunk));
+            s.spawn(move || {
+                crate::stream::mark_device_thread();
+                f(k * per, chunk)
+            });
         }
     });
 }

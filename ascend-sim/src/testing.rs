@@ -6,6 +6,19 @@ use crate::stream::Gate;
 use ascend_sys::aclrtStream;
 use std::sync::Arc;
 
+/// Whether the calling thread is one of the simulator's device threads (a stream's worker
+/// or a kernel's helper thread; not while it runs a user's `aclrtLaunchCallback`, which is
+/// host code). Their heap use stands for the device's own memory, which CANN's callers
+/// never see as host allocations; a counting global allocator of a test asks this to
+/// count the host program's allocations only. It allocates nothing.
+///
+/// ```
+/// assert!(!ascend_sim::testing::on_device_thread());
+/// ```
+pub fn on_device_thread() -> bool {
+    crate::stream::on_device_thread()
+}
+
 /// Keeps a stream busy until released (or dropped): work queued after it waits.
 /// `Send + Sync`.
 pub struct StreamHold {

@@ -182,8 +182,10 @@ fn trim_and_max_size_and_faults() {
 }
 
 static CALLED: AtomicBool = AtomicBool::new(false);
+static ON_DEVICE: AtomicBool = AtomicBool::new(true);
 
 extern "C" fn note(user_data: *mut c_void) {
+    ON_DEVICE.store(testing::on_device_thread(), Ordering::SeqCst);
     CALLED.store(user_data as usize == 7, Ordering::SeqCst);
 }
 
@@ -201,6 +203,8 @@ fn callbacks_run_in_stream_order() {
     hold.release();
     assert_eq!(sync(s), ACL_SUCCESS);
     assert!(CALLED.load(Ordering::SeqCst));
+    // A callback is host code, though the stream's worker (a device thread) runs it.
+    assert!(!ON_DEVICE.load(Ordering::SeqCst));
     // SAFETY: checked arguments.
     unsafe {
         assert_eq!(

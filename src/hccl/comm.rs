@@ -10,8 +10,9 @@ use crate::stream::Stream;
 use crate::tensor::{Buffer, Layout, TensorView, TensorViewMut};
 use crate::uses::{Access, Uses};
 use ascend_sys::hccl::{
-    HCCL_DATA_TYPE_BFP16, HCCL_DATA_TYPE_FP16, HCCL_DATA_TYPE_FP32, HCCL_E_REMOTE, HCCL_E_TIMEOUT,
-    HCCL_SUCCESS, Hccl, HcclComm, HcclDataType,
+    HCCL_DATA_TYPE_BFP16, HCCL_DATA_TYPE_FP16, HCCL_DATA_TYPE_FP32, HCCL_DATA_TYPE_INT8,
+    HCCL_DATA_TYPE_INT32, HCCL_DATA_TYPE_INT64, HCCL_DATA_TYPE_UINT8, HCCL_E_REMOTE,
+    HCCL_E_TIMEOUT, HCCL_SUCCESS, Hccl, HcclComm, HcclDataType,
 };
 use std::ffi::c_void;
 use std::fmt;
@@ -23,6 +24,10 @@ pub(super) const fn hccl_dtype(dtype: DType) -> HcclDataType {
         DType::F32 => HCCL_DATA_TYPE_FP32,
         DType::F16 => HCCL_DATA_TYPE_FP16,
         DType::BF16 => HCCL_DATA_TYPE_BFP16,
+        DType::I32 => HCCL_DATA_TYPE_INT32,
+        DType::I64 => HCCL_DATA_TYPE_INT64,
+        DType::I8 => HCCL_DATA_TYPE_INT8,
+        DType::U8 => HCCL_DATA_TYPE_UINT8,
     }
 }
 

@@ -10,7 +10,7 @@ fn products(soc: SocFamily) -> bool {
     !matches!(soc, SocFamily::Inference310P | SocFamily::Atlas310B)
 }
 
-/// FLOAT and FLOAT16 everywhere, BF16 on Atlas A2/A3.
+/// FLOAT, FLOAT16 and the integer types everywhere, BF16 on Atlas A2/A3.
 fn dtypes(soc: SocFamily, dtype: DType) -> bool {
     dtype != DType::BF16 || soc.has_bf16()
 }
@@ -25,10 +25,15 @@ crate::operator! {
     /// `out = a + alpha·b`, queued on `stream` (`aclnnAdd`).
     ///
     /// * `a` (self), `b` (other): any [`AsTensorView`](crate::AsTensorView)s of `f32`,
-    ///   `f16` or `bf16` (bf16 on Atlas A2/A3 only), broadcastable together (numpy rules,
-    ///   up to 8 dims); computed in their promoted type (same → same, mixed → f32).
-    /// * `alpha`: a plain number (`1.0`, `-0.01`, `2`).
-    /// * `out`: of the broadcast shape, any of the three dtypes (the result is cast), in any
+    ///   `f16`, `bf16` (on Atlas A2/A3 only) or an integer type, broadcastable together
+    ///   (numpy rules, up to 8 dims); computed in their promoted type
+    ///   ([`DType::promote`](crate::DType::promote): same → same, two floating types → f32,
+    ///   integer with floating → the floating type, two integers → the wider). Integer
+    ///   results wrap to their width; the simulator computes them exactly below 2^53.
+    /// * `alpha`: a plain number (`1.0`, `-0.01`, `2`). With integer tensors it must be an
+    ///   integer (`2`, not `2.0`): CANN refuses a floating alpha it cannot cast to the
+    ///   integer promote ([`Error::Aclnn`](crate::Error::Aclnn)).
+    /// * `out`: of the broadcast shape, any dtype the promote casts to (not a floating promote to an integer out), in any
     ///   layout.
     ///
     /// Atlas A3, A2 and the training series; not 310P nor 310B. Empty inputs succeed

@@ -6,7 +6,7 @@ use crate::protocol::Scalar;
 
 crate::operator! {
     /// `aclnnInplaceFillScalar`: `selfRef = value`. Every product but the Atlas 200I/500 A2
-    /// (310B); FLOAT and FLOAT16 everywhere, BF16 on Atlas A2/A3.
+    /// (310B); FLOAT, FLOAT16 and the integer types everywhere, BF16 on Atlas A2/A3.
     pub struct InplaceFillScalar: aclnnInplaceFillScalar, aclnnInplaceFillScalarGetWorkspaceSize;
     products: |soc: SocFamily| soc != SocFamily::Atlas310B;
     dtypes: |soc: SocFamily, dtype: DType| dtype != DType::BF16 || soc.has_bf16();

@@ -9,7 +9,7 @@ fn products(soc: SocFamily) -> bool {
     soc != SocFamily::Atlas310B
 }
 
-/// FLOAT and FLOAT16 everywhere, BF16 on Atlas A2/A3.
+/// FLOAT, FLOAT16 and the integer types everywhere, BF16 on Atlas A2/A3.
 fn dtypes(soc: SocFamily, dtype: DType) -> bool {
     dtype != DType::BF16 || soc.has_bf16()
 }
@@ -24,9 +24,13 @@ crate::operator! {
     /// `out = a · b` elementwise, queued on `stream` (`aclnnMul`).
     ///
     /// * `a` (self), `b` (other): any [`AsTensorView`](crate::AsTensorView)s of `f32`,
-    ///   `f16` or `bf16` (bf16 on Atlas A2/A3 only), broadcastable together (numpy rules,
-    ///   up to 8 dims); computed in their promoted type (same → same, mixed → f32).
-    /// * `out`: of the broadcast shape, any of the three dtypes, in any layout.
+    ///   `f16`, `bf16` (on Atlas A2/A3 only) or an integer type, broadcastable together
+    ///   (numpy rules, up to 8 dims); computed in their promoted type
+    ///   ([`DType::promote`](crate::DType::promote): same → same, two floating types → f32,
+    ///   integer with floating → the floating type, two integers → the wider). Integer
+    ///   results wrap to their width; the simulator computes them exactly below 2^53.
+    /// * `out`: of the broadcast shape, any dtype the promote casts to (not a floating
+    ///   promote to an integer out), in any layout.
     ///
     /// Every product but 310B. Empty inputs succeed without computing anything.
     ///

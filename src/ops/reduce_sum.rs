@@ -6,8 +6,8 @@ use crate::protocol::{IntList, rules};
 
 crate::operator! {
     /// `aclnnReduceSum`: `out = sum(self, dims, keepDims)`, computed in `dtype` (out's).
-    /// Every product but the Atlas 200I/500 A2 (310B); FLOAT and FLOAT16 everywhere, BF16
-    /// on Atlas A2/A3.
+    /// Every product but the Atlas 200I/500 A2 (310B); FLOAT, FLOAT16 and the integer types
+    /// everywhere, BF16 on Atlas A2/A3.
     pub struct ReduceSum: aclnnReduceSum, aclnnReduceSumGetWorkspaceSize;
     products: |soc: SocFamily| soc != SocFamily::Atlas310B;
     dtypes: |soc: SocFamily, dtype: DType| dtype != DType::BF16 || soc.has_bf16();
@@ -15,8 +15,9 @@ crate::operator! {
 
     /// `out = x` summed over `dims`, queued on `stream` (`aclnnReduceSum`).
     ///
-    /// * `x` (self): any [`AsTensorView`](crate::AsTensorView) of `f32`, `f16` or `bf16`
-    ///   (bf16 on Atlas A2/A3 only), up to 8 dims, 0-D and empty included.
+    /// * `x` (self): any [`AsTensorView`](crate::AsTensorView) of `f32`, `f16`, `bf16`
+    ///   (on Atlas A2/A3 only) or an integer type, up to 8 dims, 0-D and empty included.
+    ///   Integer sums wrap to out's width (exact below 2^53 on the simulator).
     /// * `dims`: the dims to sum (`&[0]`, `&[-1]`); each in `-rank..rank`, none twice;
     ///   empty sums over every dim.
     /// * `keep_dims`: keep the summed dims as size 1.

@@ -2,10 +2,10 @@
 //! broadcast to the product's shape.
 
 use super::cube::{cube_format, kernel_dtype};
-use super::exact::{broadcast_to, finish};
+use super::exact::{broadcast_to, finish, round_to};
 use super::matmul::{MatmulShapes, products};
 use crate::attrs::CubeMath;
-use crate::element::{Element, Promote};
+use crate::element::{DType, Element, Promote};
 use crate::error::{Error, Result};
 use crate::protocol::Scalar;
 use crate::shape::broadcast;
@@ -23,13 +23,19 @@ use ndarray::{Array2, ArrayView, Dimension, Ix2, Zip};
 /// `beta·self`.
 ///
 /// # Compute chain and accuracy
-/// The matrices are rounded to [`cube_format`]'s compute format, their products summed
-/// in f64 as in [`matmul`](super::matmul) (within `k·2⁻⁵³·Σ|aᵢbᵢ|` of exact), the
-/// bias added in f64 unrounded, and the result rounded **once** to the dtype the kernel
-/// writes (f32 for an f32 output unless `UseFp16`), then converted to the output type.
-/// Where the product is skipped, `beta·self` is rounded once to `self`'s type. The
-/// device may round the product before adding the bias (outside the one-kernel bias
-/// path), a difference within the compute dtype's precision.
+/// The matrices are rounded to [`cube_format`]'s compute format and their products
+/// summed in f64 as in [`matmul`](super::matmul) (within `k·2⁻⁵³·Σ|aᵢbᵢ|` of exact).
+/// Then the device's chain: with `alpha = beta = 1` and a bias row (`(p)` or `(1, p)`)
+/// the bias enters the product's accumulator and the result is rounded **once** to the
+/// dtype the kernel writes (f32 for an f32 output unless `UseFp16`). Otherwise the
+/// product is rounded to that dtype, `beta·self` (unless beta is 1) to `self`'s dtype,
+/// and `t + alpha·m` once more to their promoted dtype ([`DType::promote`]): three
+/// roundings, each modelled, so that with mixed signs (a sum that cancels) the reference
+/// carries the device's error and not an error of its own. The result is then
+/// converted to the output type. Where the product is skipped, `beta·self` is rounded
+/// once to `self`'s type.
+///
+/// [`DType::promote`]: crate::DType::promote
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] naming `mat1` or `mat2` when either is not 2-D or `k`
@@ -137,6 +143,7 @@ where
         return Ok(out);
     }
     let is_zero = |v: f64| v.abs() <= f64::from(f32::EPSILON);
+    let bias_row = bias.len() == p && bias.shape().last() == Some(&p);
     let bias = broadcast_to("self", &bias, &[n, p])?;
     if k == 0 || is_zero(alpha) {
         Zip::from(out.view_mut().into_dyn())
@@ -150,13 +157,32 @@ where
     let sums = products(mat1.into_dyn(), mat2.into_dyn(), &shapes, format)?
         .into_shape_with_order((n, p))
         .map_err(|e| Error::InvalidArgument(e.to_string()))?;
-    let read_bias = !is_zero(beta);
+    let is_one = |v: f64| (v - 1.0).abs() <= f64::from(f32::EPSILON);
+    // The one-kernel bias path: alpha = beta = 1 and a bias row of `p` elements.
+    let fused = is_one(alpha) && is_one(beta) && bias_row;
+    let promote = S::DTYPE.promote(kernel).unwrap_or(DType::F32);
     Zip::from(out.view_mut().into_dyn())
         .and(&bias)
         .and(sums.view().into_dyn())
         .for_each(|o, s, &m| {
-            let t = if read_bias { beta * s.to_f64() } else { 0.0 };
-            *o = finish(kernel, t + alpha * m);
+            *o = if fused {
+                finish(kernel, s.to_f64() + m)
+            } else {
+                // The matmul kernel writes its product, beta·self is rounded to self's
+                // dtype, and the sum is rounded to their promoted dtype: under
+                // cancellation these roundings, not the last one, decide the error.
+                let m = round_to(kernel, m);
+                let t = if is_one(beta) {
+                    s.to_f64()
+                } else {
+                    round_to(S::DTYPE, beta * s.to_f64())
+                };
+                match (is_zero(beta), is_one(alpha)) {
+                    (true, true) => O::from_f64(m),
+                    (true, false) => finish(kernel, alpha * m),
+                    (false, _) => finish(promote, t + alpha * m),
+                }
+            };
         });
     Ok(out)
 }

@@ -3,7 +3,7 @@
 
 use super::exact::{broadcast_to, zip2};
 use super::mish_backward::Broadcast;
-use crate::element::{Element, Promote};
+use crate::element::{DType, Element, Promote};
 use crate::error::Result;
 use crate::protocol::Scalar;
 use crate::shape::check_broadcast;
@@ -183,7 +183,7 @@ where
         a,
         b,
         out.view_mut().into_dyn(),
-        A::DTYPE.promote(B::DTYPE),
+        A::DTYPE.promote(B::DTYPE).unwrap_or(DType::F32),
         f,
     );
     Ok(out)

@@ -7,12 +7,17 @@ use crate::error::{Error, Result};
 use half::{bf16, f16};
 use ndarray::{ArrayView, ArrayViewMut, Dimension, IxDyn, Zip};
 
-/// `v` rounded once (to nearest, ties to even) to `dtype`, widened back exactly.
+/// `v` rounded once (to nearest, ties to even) to `dtype`, widened back exactly (to an
+/// integer dtype: truncated toward zero and saturated, as the device casts).
 pub(crate) fn round_to(dtype: DType, v: f64) -> f64 {
     match dtype {
         DType::F32 => f64::from(v as f32),
         DType::F16 => <f16 as Element>::from_f64(v).to_f64(),
         DType::BF16 => <bf16 as Element>::from_f64(v).to_f64(),
+        DType::I32 => <i32 as Element>::from_f64(v).to_f64(),
+        DType::I64 => <i64 as Element>::from_f64(v).to_f64(),
+        DType::I8 => <i8 as Element>::from_f64(v).to_f64(),
+        DType::U8 => <u8 as Element>::from_f64(v).to_f64(),
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::engine;
 use super::math::Mish;
-use crate::element::Element;
+use crate::element::FloatElement;
 use crate::error::{Error, Result};
 use crate::shape::Dims;
 use ndarray::{Array, ArrayView, ArrayViewMut, Dimension};
@@ -32,7 +32,7 @@ use ndarray::{Array, ArrayView, ArrayViewMut, Dimension};
 /// assert_eq!(y[[1, 1]], f32::INFINITY);
 /// # Ok::<(), ascendcl::Error>(())
 /// ```
-pub fn mish<T: Element, D: Dimension>(x: ArrayView<'_, T, D>) -> Result<Array<T, D>> {
+pub fn mish<T: FloatElement, D: Dimension>(x: ArrayView<'_, T, D>) -> Result<Array<T, D>> {
     Dims::new("self", x.shape())?;
     let mut out = super::zeros::<T, D>(x.shape())?;
     mish_into(x, out.view_mut())?;
@@ -63,7 +63,7 @@ pub fn mish<T: Element, D: Dimension>(x: ArrayView<'_, T, D>) -> Result<Array<T,
 /// assert!(matches!(err, Err(ascendcl::Error::ShapeMismatch { .. })));
 /// # Ok::<(), ascendcl::Error>(())
 /// ```
-pub fn mish_into<T: Element, D: Dimension, E: Dimension>(
+pub fn mish_into<T: FloatElement, D: Dimension, E: Dimension>(
     x: ArrayView<'_, T, D>,
     out: ArrayViewMut<'_, T, E>,
 ) -> Result<()> {

@@ -2,7 +2,7 @@
 
 use super::engine;
 use super::math::MishGrad;
-use crate::element::{Element, Promote};
+use crate::element::{DType, FloatElement, Promote};
 use crate::error::{Error, Result};
 use crate::shape::check_broadcast;
 use ndarray::{Array, ArrayView, ArrayViewMut, DimMax, Dimension, IxDyn};
@@ -46,7 +46,7 @@ pub fn mish_backward<G, X, DG, DX>(
 ) -> Result<Array<G::Output, Broadcast<DG, DX>>>
 where
     G: Promote<X>,
-    X: Element,
+    X: FloatElement,
     DG: Dimension + DimMax<DX>,
     DX: Dimension,
 {
@@ -79,9 +79,9 @@ pub fn mish_backward_as<O, G, X, DG, DX>(
     x: ArrayView<'_, X, DX>,
 ) -> Result<Array<O, Broadcast<DG, DX>>>
 where
-    O: Element,
-    G: Element,
-    X: Element,
+    O: FloatElement,
+    G: FloatElement,
+    X: FloatElement,
     DG: Dimension + DimMax<DX>,
     DX: Dimension,
 {
@@ -125,9 +125,9 @@ pub fn mish_backward_into<G, X, O, DG, DX, DO>(
     out: ArrayViewMut<'_, O, DO>,
 ) -> Result<()>
 where
-    G: Element,
-    X: Element,
-    O: Element,
+    G: FloatElement,
+    X: FloatElement,
+    O: FloatElement,
     DG: Dimension,
     DX: Dimension,
     DO: Dimension,
@@ -150,7 +150,7 @@ where
     let xb = x.broadcast(dim).ok_or_else(not_broadcastable)?;
     let mut out = out.into_dyn();
     engine::run::<MishGrad, 2>(
-        G::DTYPE.promote(X::DTYPE),
+        G::DTYPE.promote(X::DTYPE).unwrap_or(DType::F32),
         [G::typed(g.view()), X::typed(xb.view())],
         O::typed_mut(out.view_mut()),
     );

@@ -3,7 +3,7 @@
 
 use super::exact::{Sum, broadcast_to, finish, zip2, zip3};
 use crate::attrs::Reduction;
-use crate::element::{Element, Promote};
+use crate::element::{DType, Element, Promote};
 use crate::error::Result;
 use crate::shape::check_broadcast;
 use ndarray::{ArrayD, ArrayView, Dimension, IxDyn, arr0};
@@ -83,7 +83,7 @@ where
     DT: Dimension,
 {
     let shape = check_broadcast(&[("self", x.shape()), ("target", target.shape())], &[])?;
-    let compute = X::DTYPE.promote(T::DTYPE);
+    let compute = X::DTYPE.promote(T::DTYPE).unwrap_or(DType::F32);
     let x = broadcast_to("self", &x, &shape)?;
     let y = broadcast_to("target", &target, &shape)?;
     let sq = |a: f64, b: f64| (a - b) * (a - b);

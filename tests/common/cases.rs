@@ -227,5 +227,6 @@ pub fn host_values(dtype: DType, shape: &[usize], seed: u64, special: u32, wide:
         DType::F32 => Host::F32(values(shape, seed, special, wide)),
         DType::F16 => Host::F16(values(shape, seed, special, wide)),
         DType::BF16 => Host::Bf16(values(shape, seed, special, wide)),
+        d => panic!("{d}: the cases are of floating dtypes"),
     }
 }

@@ -1,6 +1,11 @@
 //! A counting global allocator for the zero-allocation tests. A test binary installs it
 //! with `#[global_allocator] static GLOBAL: Counting = Counting;` and measures with
-//! [`allocations_during`].
+//! [`allocations_during`] or [`host_and_device_during`].
+//!
+//! The simulator's device threads (its stream workers and their kernel helpers,
+//! `ascend_sim::testing::on_device_thread`) stand for the device: what they allocate is the
+//! device's working memory on hardware (a GEMM's packing buffer), not the host program's.
+//! [`host_and_device_during`] counts the two apart.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -11,13 +16,18 @@ pub struct Counting;
 thread_local! {
     static THREAD_ALLOCS: Cell<u64> = const { Cell::new(0) };
 }
-static ALL_ALLOCS: AtomicU64 = AtomicU64::new(0);
+static HOST_ALLOCS: AtomicU64 = AtomicU64::new(0);
+static DEVICE_ALLOCS: AtomicU64 = AtomicU64::new(0);
 static COUNTING: AtomicBool = AtomicBool::new(false);
 
 fn note() {
     let _ = THREAD_ALLOCS.try_with(|n| n.set(n.get() + 1));
     if COUNTING.load(Ordering::Relaxed) {
-        ALL_ALLOCS.fetch_add(1, Ordering::Relaxed);
+        if ascend_sim::testing::on_device_thread() {
+            DEVICE_ALLOCS.fetch_add(1, Ordering::Relaxed);
+        } else {
+            HOST_ALLOCS.fetch_add(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -49,13 +59,14 @@ unsafe impl GlobalAlloc for Counting {
 /// meaningful in a binary that installed [`Counting`]).
 pub fn allocations_during(f: impl FnOnce()) -> (u64, u64) {
     let mine = THREAD_ALLOCS.with(Cell::get);
-    ALL_ALLOCS.store(0, Ordering::SeqCst);
+    HOST_ALLOCS.store(0, Ordering::SeqCst);
+    DEVICE_ALLOCS.store(0, Ordering::SeqCst);
     COUNTING.store(true, Ordering::SeqCst);
     f();
     COUNTING.store(false, Ordering::SeqCst);
     (
         THREAD_ALLOCS.with(Cell::get) - mine,
-        ALL_ALLOCS.load(Ordering::SeqCst),
+        HOST_ALLOCS.load(Ordering::SeqCst) + DEVICE_ALLOCS.load(Ordering::SeqCst),
     )
 }
 
@@ -85,5 +96,29 @@ impl SimCalls {
     pub fn assert_no_memory_allocated(&self) {
         assert_eq!(self.since("aclrtMalloc"), 0, "device allocations");
         assert_eq!(self.since("aclrtMallocHost"), 0, "pinned allocations");
+    }
+}
+
+/// Heap allocations while `f` runs, split by who made them.
+#[allow(dead_code)]
+#[derive(Debug, Clone, Copy)]
+pub struct Split {
+    /// On the calling thread.
+    pub mine: u64,
+    /// On every host thread (every thread but the simulator's device threads).
+    pub host: u64,
+    /// On the simulator's device threads.
+    pub device: u64,
+}
+
+/// [`allocations_during`], with the host's allocations counted apart from the simulated
+/// device's.
+#[allow(dead_code)]
+pub fn host_and_device_during(f: impl FnOnce()) -> Split {
+    let (mine, _) = allocations_during(f);
+    Split {
+        mine,
+        host: HOST_ALLOCS.load(Ordering::SeqCst),
+        device: DEVICE_ALLOCS.load(Ordering::SeqCst),
     }
 }

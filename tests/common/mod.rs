@@ -130,13 +130,15 @@ pub fn threshold(dtype: DType) -> f64 {
         DType::F32 => 2f64.powi(-13),
         DType::F16 => 2f64.powi(-10),
         DType::BF16 => 2f64.powi(-7),
+        // integers: exact
+        _ => 0.0,
     }
 }
 
 /// The threshold for a result computed in `promote(g, x)` and stored as `o`: the looser
 /// of the two.
 pub fn threshold_for(g: DType, x: DType, o: DType) -> f64 {
-    threshold(g.promote(x)).max(threshold(o))
+    threshold(g.promote(x).unwrap_or(DType::F32)).max(threshold(o))
 }
 
 /// `(MERE, MARE)` of `actual` against the golden `expected`, by the crate's own

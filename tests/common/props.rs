@@ -132,6 +132,7 @@ pub fn ulp(dtype: DType, v: f64) -> f64 {
         DType::F32 => (23, -149),
         DType::F16 => (10, -24),
         DType::BF16 => (7, -133),
+        _ => return 1.0,
     };
     let a = v.abs();
     if !a.is_finite() || a == 0.0 {
@@ -147,6 +148,7 @@ pub fn max_finite(dtype: DType) -> f64 {
         DType::F32 => f64::from(f32::MAX),
         DType::F16 => 65504.0,
         DType::BF16 => bf16::MAX.to_f64(),
+        d => panic!("{d}: the cases are of floating dtypes"),
     }
 }
 
@@ -290,6 +292,7 @@ pub fn run_case<Op: Elementwise>(stream: &Stream, c: &Case) -> Result<Outcome, S
         DType::F32 => run_typed::<Op, f32>(stream, c),
         DType::F16 => run_typed::<Op, f16>(stream, c),
         DType::BF16 => run_typed::<Op, bf16>(stream, c),
+        d => Err(format!("{d}: the cases are of floating dtypes")),
     }
 }
 
@@ -388,7 +391,7 @@ fn run_typed<Op: Elementwise, O: Typed>(stream: &Stream, c: &Case) -> Result<Out
     let p = c.dtypes[..Op::INPUTS.len()]
         .iter()
         .copied()
-        .reduce(DType::promote)
+        .reduce(|a, b| a.promote(b).unwrap_or(DType::F32))
         .expect("an input");
     let wide: Vec<ArrayD<f64>> = logical.iter().map(Host::to_f64).collect();
     let wide_views: Vec<_> = wide.iter().map(|a| a.view()).collect();
@@ -422,7 +425,7 @@ impl Tally {
         let p = c.dtypes[..Op::INPUTS.len()]
             .iter()
             .copied()
-            .reduce(DType::promote)
+            .reduce(|a, b| a.promote(b).unwrap_or(DType::F32))
             .expect("an input");
         let t = threshold(p).max(threshold(out));
         *self.per_dtypes.entry(c.label()).or_default() += 1;

@@ -38,7 +38,7 @@ macro_rules! typed {
 pub(crate) use typed;
 
 /// The element types behind [`Host`] and [`DevView`].
-pub trait Typed: Element {
+pub trait Typed: ascendcl::FloatElement {
     fn host(a: ArrayD<Self>) -> Host;
     /// The array, when `h` holds this element type.
     fn of_host(h: &Host) -> Option<&ArrayD<Self>>;
