@@ -17,7 +17,7 @@ use std::ffi::{CStr, c_void};
 
 #[test]
 fn all_reduce_combines_in_rank_order_on_every_rank() {
-    let _g = serial();
+    let _g = hccl_serial();
     let devices = [0, 1, 2, 3];
     let comms = init_all(&devices);
     let n = 33;
@@ -99,7 +99,7 @@ fn all_reduce_combines_in_rank_order_on_every_rank() {
 
 #[test]
 fn broadcast_all_gather_and_reduce_scatter_move_the_right_elements() {
-    let _g = serial();
+    let _g = hccl_serial();
     let devices = [1, 3, 0];
     let comms = init_all(&devices);
     let n = 5usize;
@@ -171,7 +171,7 @@ fn broadcast_all_gather_and_reduce_scatter_move_the_right_elements() {
 
 #[test]
 fn arguments_are_checked_in_the_vendors_order() {
-    let _g = serial();
+    let _g = hccl_serial();
     let comms = init_all(&[0, 1]);
     let c0 = comms[0];
     // No current device on this thread: HCCL asks the runtime first.
@@ -338,7 +338,7 @@ fn arguments_are_checked_in_the_vendors_order() {
 
 #[test]
 fn the_training_series_refuses_int16_reductions() {
-    let _g = serial();
+    let _g = hccl_serial();
     let comms = init_all(&[4, 0]);
     set_device(4);
     let s = create_stream();
@@ -362,7 +362,7 @@ fn the_training_series_refuses_int16_reductions() {
 
 #[test]
 fn error_strings_are_the_vendors() {
-    let _g = serial();
+    let _g = hccl_serial();
     let text = |code| {
         // SAFETY: returns a static NUL-terminated string.
         unsafe { CStr::from_ptr(api::HcclGetErrorString(code)) }

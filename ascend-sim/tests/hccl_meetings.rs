@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn ranks_that_disagree_all_fail_with_para() {
-    let _g = serial();
+    let _g = hccl_serial();
     let devices = [0, 1, 2];
     let comms = init_all(&devices);
     type Call = (u64, HcclDataType, HcclReduceOp);
@@ -116,7 +116,7 @@ fn ranks_that_disagree_all_fail_with_para() {
 
 #[test]
 fn a_rank_that_never_calls_times_out_the_others() {
-    let _g = serial();
+    let _g = hccl_serial();
     let devices = [0, 1, 2];
     let comms = init_all(&devices);
     let started = Instant::now();
@@ -159,7 +159,7 @@ fn a_rank_that_never_calls_times_out_the_others() {
 
 #[test]
 fn a_stream_that_never_reaches_the_collective_times_out_its_peers() {
-    let _g = serial();
+    let _g = hccl_serial();
     let devices = [0, 1];
     let comms = init_all(&devices);
     let got = per_rank(&devices, |rank, _| {
@@ -199,7 +199,7 @@ fn a_stream_that_never_reaches_the_collective_times_out_its_peers() {
 
 #[test]
 fn memory_freed_under_a_queued_collective_is_reported() {
-    let _g = serial();
+    let _g = hccl_serial();
     let devices = [0, 1];
     let comms = init_all(&devices);
     let got = per_rank(&devices, |rank, _| {
@@ -232,7 +232,7 @@ fn memory_freed_under_a_queued_collective_is_reported() {
 
 #[test]
 fn root_info_joins_ranks_across_threads() {
-    let _g = serial();
+    let _g = hccl_serial();
     set_device(0);
     let mut root = HcclRootInfo {
         internal: [0; HCCL_ROOT_INFO_BYTES as usize],

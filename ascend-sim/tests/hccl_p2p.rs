@@ -39,7 +39,7 @@ fn recv(
 
 #[test]
 fn arguments_are_checked_in_the_vendor_order() {
-    let _g = serial();
+    let _g = hccl_serial();
     let comms = init_all(&[0, 1]);
     let null = H(0);
     // No current device comes first, before even a NULL buffer.
@@ -116,7 +116,7 @@ fn arguments_are_checked_in_the_vendor_order() {
 
 #[test]
 fn a_send_meets_the_receive_of_the_same_number_and_moves_the_bytes() {
-    let _g = serial();
+    let _g = hccl_serial();
     let comms = init_all(&[0, 1]);
     let got = per_rank(&[0, 1], |rank, _| {
         let s = create_stream();

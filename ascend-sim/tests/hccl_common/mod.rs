@@ -9,13 +9,14 @@ use ascend_sim::hccl::HcclCounters;
 use ascend_sys::hccl::*;
 use ascend_sys::*;
 use std::ffi::c_void;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::MutexGuard;
 
 pub const TIMEOUT_MS: u64 = 400;
 
-pub fn serial() -> MutexGuard<'static, ()> {
-    static SERIAL: Mutex<()> = Mutex::new(());
-    let g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+/// [`serial`], with the runtime initialised for the HCCL tests (four 910B4s and a 910A,
+/// a short HCCL timeout).
+pub fn hccl_serial() -> MutexGuard<'static, ()> {
+    let g = serial();
     init_with(&[
         (
             "ASCEND_SIM_DEVICES",
