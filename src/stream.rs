@@ -8,9 +8,11 @@
 //! was last submitted before it waited. Resources record their last use per stream
 //! ([`Uses`](crate::uses::Uses)) and wait for those tickets before they are released.
 //!
-//! The per-stream workspace cache is grow-only; a replaced workspace may still be used by
-//! queued work, so it is freed only after a synchronisation that covers that work (or
-//! when the stream is dropped). Pinned staging buffers of uploads are kept the same way.
+//! The per-stream workspace is a block of the device's caching allocator (`alloc.rs`),
+//! grow-only; a replaced one returns to the cache at once with the stream's use record, so
+//! nothing else takes it before the queued work that may use it has run. Pinned staging
+//! buffers of uploads are freed only after a synchronisation that covers their copy (or
+//! when the stream is dropped).
 //!
 //! # Errors nobody asked for
 //! A synchronisation made on a release path (a `Drop`) has no caller to return its error
@@ -45,8 +47,8 @@ struct Deferred {
 }
 
 pub(crate) struct StreamState {
-    workspace: *mut c_void,
-    workspace_size: u64,
+    /// The workspace of phase 2 (a block of the device's cache; `None` until needed).
+    workspace: Option<crate::alloc::Block>,
     deferred: Vec<Deferred>,
     /// Pinned host buffer that stages host-array transfers (grow-only, null until needed).
     staging: *mut c_void,
@@ -250,6 +252,57 @@ impl StreamInner {
         result.map(|()| ticket)
     }
 
+    /// Makes the workspace at least `size` bytes (grow-only: the steady state takes no
+    /// lock beyond the check). A new one is an idle block of the device's cache, taken
+    /// outside the stream's lock (emptying the cache on out-of-memory may synchronise this
+    /// stream); the replaced one returns to the cache with a use record through the work
+    /// queued so far, which is the only work that may use it.
+    #[inline]
+    pub(crate) fn reserve_workspace(&self, size: u64) -> Result<()> {
+        if size == 0
+            || self
+                .lock()
+                .workspace
+                .as_ref()
+                .is_some_and(|b| b.bytes as u64 >= size)
+        {
+            return Ok(());
+        }
+        self.grow_workspace(size)
+    }
+
+    #[cold]
+    fn grow_workspace(&self, size: u64) -> Result<()> {
+        let device = &self.device;
+        let old = self.lock().workspace.as_ref().map_or(0, |b| b.bytes);
+        let want = usize::try_from(size)
+            .ok()
+            .ok_or_else(|| Error::InvalidArgument(format!("workspace of {size} bytes")))?;
+        let bytes = crate::alloc::size_class(want.max(old.saturating_mul(2)));
+        device.bind()?;
+        let new = device.cache.take(device, bytes, true)?;
+        let replaced = {
+            let mut state = self.lock();
+            match &state.workspace {
+                // Another thread grew it meanwhile.
+                Some(b) if b.bytes >= want => Some(new),
+                _ => {
+                    let old = state.workspace.replace(new);
+                    if let Some(b) = &old {
+                        let through = self.submitted.load(Ordering::Acquire);
+                        b.uses
+                            .record_on(&self.clock, through, crate::uses::Access::Write);
+                    }
+                    old
+                }
+            }
+        };
+        if let Some(b) = replaced {
+            device.cache.give_back(device, b);
+        }
+        Ok(())
+    }
+
     /// The stream's pinned staging buffer, at least `bytes` long (`bytes > 0`), for the
     /// work with `ticket` (called inside [`submit`](Self::submit)). The host may write it
     /// at once: when queued work may still read it, the stream is drained first. Grow-only;
@@ -350,39 +403,19 @@ fn free(device: &DeviceInner, ptr: *mut c_void, host: bool) {
 }
 
 impl StreamState {
-    /// A device workspace of at least `size` bytes from the grow-only cache (null for 0).
-    /// `ticket` is the ticket of the work about to use it.
+    /// The workspace for work about to be queued, of at least `size` bytes (null for 0),
+    /// grown beforehand by [`StreamInner::reserve_workspace`].
     #[inline]
-    pub(crate) fn workspace(&mut self, t: &FnTable, size: u64, ticket: u64) -> Result<*mut c_void> {
+    pub(crate) fn workspace(&self, size: u64) -> Result<*mut c_void> {
         if size == 0 {
             return Ok(std::ptr::null_mut());
         }
-        if size <= self.workspace_size {
-            return Ok(self.workspace);
+        match &self.workspace {
+            Some(b) if b.bytes as u64 >= size => Ok(b.ptr),
+            _ => Err(Error::InvalidArgument(format!(
+                "no workspace of {size} bytes was reserved"
+            ))),
         }
-        self.grow_workspace(t, size, ticket)
-    }
-
-    #[cold]
-    fn grow_workspace(&mut self, t: &FnTable, size: u64, ticket: u64) -> Result<*mut c_void> {
-        let new_size = size
-            .max(self.workspace_size.saturating_mul(2))
-            .next_multiple_of(512);
-        let bytes = usize::try_from(new_size)
-            .map_err(|_| Error::InvalidArgument(format!("workspace of {size} bytes")))?;
-        // The stream's context is current (submit).
-        let p = sys::malloc(t, bytes)?;
-        if !self.workspace.is_null() {
-            // Work up to the previous ticket may still use the old workspace.
-            self.deferred.push(Deferred {
-                ticket: ticket.saturating_sub(1),
-                ptr: self.workspace,
-                host: false,
-            });
-        }
-        self.workspace = p;
-        self.workspace_size = new_size;
-        Ok(p)
     }
 
     /// Keeps a pinned host buffer until the work with `ticket` is done.
@@ -450,8 +483,11 @@ impl Drop for StreamInner {
                 for d in state.deferred.drain(..) {
                     free(&self.device, d.ptr, d.host);
                 }
-                if !state.workspace.is_null() {
-                    free(&self.device, state.workspace, false);
+                if let Some(b) = state.workspace.take() {
+                    // Idle: the drain covered every use.
+                    b.uses
+                        .record_on(&self.clock, through, crate::uses::Access::Write);
+                    self.device.cache.give_back(&self.device, b);
                 }
                 if !state.staging.is_null() {
                     free(&self.device, state.staging, true);
@@ -460,12 +496,13 @@ impl Drop for StreamInner {
             Err(e) => {
                 // Leaked rather than freed under work that may still run.
                 self.device.note_release_error(&e);
-                let buffers = state.deferred.len()
-                    + usize::from(!state.workspace.is_null())
-                    + usize::from(!state.staging.is_null());
-                let bytes = state.workspace_size + state.staging_bytes as u64;
+                let buffers = state.deferred.len() + usize::from(!state.staging.is_null());
+                let bytes = state.staging_bytes as u64;
                 self.device
                     .note_leak("stream memory", buffers as u64, bytes, 0);
+                if let Some(b) = state.workspace.take() {
+                    self.device.cache.leak(&self.device, b);
+                }
             }
         }
         if self.device.bind().is_ok() {
@@ -538,8 +575,7 @@ impl Stream {
                 clock: Arc::new(Clock::new(uid, me.clone())),
                 deps: Mutex::new(Vec::new()),
                 state: Mutex::new(StreamState {
-                    workspace: std::ptr::null_mut(),
-                    workspace_size: 0,
+                    workspace: None,
                     deferred: Vec::new(),
                     staging: std::ptr::null_mut(),
                     staging_bytes: 0,

@@ -56,7 +56,9 @@ impl Buffer {
             .ok_or_else(|| Error::InvalidArgument(format!("{len} elements overflow usize")))?
             .max(MIN_BYTES);
         device.bind()?;
-        let block = device.cache.take(device, crate::alloc::size_class(bytes))?;
+        let block = device
+            .cache
+            .take(device, crate::alloc::size_class(bytes), false)?;
         Ok(Buffer {
             device: Arc::clone(device),
             ptr: block.ptr,
@@ -375,8 +377,8 @@ impl Layout {
 /// borrow the tensor, so the borrow checker forbids writing through an output view while
 /// an input view of the same tensor is alive.
 ///
-/// Dropping a tensor waits for the queued work that uses it (see the crate docs,
-/// "Lifetimes"). `DeviceTensor<T>` is `Send + Sync`: the host never dereferences the
+/// Dropping a tensor never waits: its memory returns to the device's caching allocator
+/// with the queued work that still uses it (see the crate docs, "Lifetimes"). `DeviceTensor<T>` is `Send + Sync`: the host never dereferences the
 /// device address, `&self` only lets queued work *read* the storage, and writing needs
 /// `&mut self`.
 ///
@@ -489,6 +491,8 @@ impl<T: Element> DeviceTensor<T> {
         for (slot, v) in host.iter_mut().zip(array.iter()) {
             *slot = *v;
         }
+        // A cached block may still be used by other streams' queued work.
+        tensor.buf.uses.order(&stream.inner, Access::Write)?;
         let t = device.table();
         let dst = tensor.buf.ptr;
         let mut staging = Some(staging);
@@ -530,8 +534,10 @@ impl<T: Element> DeviceTensor<T> {
         let buf = Buffer::alloc(device, dims.numel(), T::DTYPE.size())?;
         let bytes = buf.bytes;
         let t = device.table();
-        // SAFETY: `buf.ptr` holds `bytes` bytes of fresh device memory that no queued
-        // work uses; the device's context is current (bound by `Buffer::alloc`).
+        // A cached block may still be used by queued work: a host memset waits for it.
+        buf.uses.wait_for(Access::Write)?;
+        // SAFETY: `buf.ptr` holds `bytes` bytes of device memory that no queued work uses
+        // (waited for above); the device's context is current (bound by `Buffer::alloc`).
         unsafe { sys::memset(t, buf.ptr, bytes, 0, bytes) }?;
         Ok(DeviceTensor {
             buf,

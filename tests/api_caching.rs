@@ -110,3 +110,170 @@ fn two_hundred_allocating_steps_make_no_device_allocation() {
     assert_eq!(ascend_sim::last_report(), None);
     dev.set_caching(false);
 }
+
+/// A 64 KiB block serves two 16 KiB tensors (split, no `aclrtMalloc`); its segment is
+/// freed only once both are dropped and the pieces have merged back into one block, which
+/// then serves a 64 KiB request whole.
+#[test]
+fn a_cached_block_is_split_and_merged_back_whole() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dev = device(A2);
+    let s = dev.stream().unwrap();
+    drop(DeviceTensor::<f32>::zeros(&s, &[16384]).unwrap());
+    let start = dev.memory_stats();
+    assert_eq!((start.allocated, start.reserved), (0, 65536));
+    let (ah, bh) = (
+        Array2::<f32>::from_elem((64, 64), 1.5),
+        Array2::<f32>::from_elem((64, 64), -2.5),
+    );
+    let a = DeviceTensor::from_array(&s, &ah).unwrap();
+    let b = DeviceTensor::from_array(&s, &bh).unwrap();
+    let st = dev.memory_stats();
+    assert_eq!(
+        st.device_allocations, start.device_allocations,
+        "no aclrtMalloc"
+    );
+    assert_eq!(st.splits, start.splits + 2);
+    assert_eq!(st.cache_hits, start.cache_hits + 2);
+    assert_eq!((st.allocated, st.reserved), (32768, 65536));
+    // The pieces do not overlap.
+    assert_eq!(a.to_array(&s).unwrap(), ah.clone().into_dyn());
+    assert_eq!(b.to_array(&s).unwrap(), bh.into_dyn());
+    // A segment with live pieces is not freed.
+    dev.empty_cache();
+    assert_eq!(dev.memory_stats().reserved, 65536);
+    drop(a);
+    dev.empty_cache();
+    let st = dev.memory_stats();
+    assert_eq!((st.allocated, st.reserved), (16384, 65536));
+    assert_eq!(st.device_frees, start.device_frees);
+    drop(b);
+    // Merged: one block of the whole segment serves the whole size.
+    let c = DeviceTensor::<f32>::zeros(&s, &[16384]).unwrap();
+    let st = dev.memory_stats();
+    assert_eq!(st.device_allocations, start.device_allocations);
+    assert_eq!(st.cache_hits, start.cache_hits + 3);
+    drop(c);
+    dev.empty_cache();
+    let st = dev.memory_stats();
+    assert_eq!((st.allocated, st.reserved), (0, 0));
+    assert_eq!(st.device_frees, start.device_frees + 1);
+    assert_eq!(ascend_sim::last_report(), None);
+}
+
+/// A piece split off a block that held work still writes carries that work's use: an
+/// upload on another stream into the piece waits for it on the device, so the held kernel
+/// cannot overwrite the uploaded values, and the racecheck sees no conflict.
+#[test]
+fn a_split_piece_waits_for_the_old_work_on_its_range() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dev = device(A2);
+    let (a, b) = (dev.stream().unwrap(), dev.stream().unwrap());
+    let xs = Array2::from_shape_fn((64, 64), |(i, j)| (i as f32 - j as f32) * 0.01);
+    let x = DeviceTensor::from_array(&a, &xs).unwrap();
+    // 128×64 f32 = 32 KiB; the kernel writes its first half through a view (no cached
+    // descriptor, so the block may be split while the kernel is queued).
+    let mut y = DeviceTensor::<f32>::zeros(&a, &[128, 64]).unwrap();
+    a.synchronize().unwrap();
+    let hold = ascend_sim::testing::hold_stream(a.as_raw()).unwrap();
+    mish(&x, y.view_mut().slice(0, 0, 64, 1).unwrap(), &a).unwrap();
+    drop(y);
+    let before = dev.memory_stats();
+    let up = Array2::<f32>::from_elem((32, 64), 7.0);
+    let z = DeviceTensor::from_array(&b, &up).unwrap();
+    let st = dev.memory_stats();
+    assert_eq!(st.splits, before.splits + 1, "a piece of y's block");
+    assert_eq!(st.device_allocations, before.device_allocations);
+    hold.release();
+    b.synchronize().unwrap();
+    assert_eq!(z.to_array(&b).unwrap(), up.into_dyn(), "not overwritten");
+    a.synchronize().unwrap();
+    assert_eq!(ascend_sim::last_report(), None);
+}
+
+/// Dropping a plan whose launch is still queued returns at once (the hold is still in
+/// this thread's hand); the stream's workspace, replaced while the launch is queued,
+/// returns to the cache with the stream's use, so an upload on another stream that takes
+/// it runs after the held work; the results are right, and the plan's executor is
+/// released once its launch has run.
+#[test]
+fn a_plan_and_its_workspace_drop_without_waiting() {
+    use ascendcl::{InplaceCopyPlan, inplace_copy};
+    use half::f16;
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dev = device(A2);
+    let (a, b) = (dev.stream().unwrap(), dev.stream().unwrap());
+    let src_h = Array2::from_shape_fn((8, 16), |(i, j)| f16::from_f32((i * 16 + j) as f32));
+    let src = DeviceTensor::from_array(&a, &src_h).unwrap();
+    let mut dst = DeviceTensor::<f32>::zeros(&a, &[8, 16]).unwrap();
+    // An f16 → f32 copy needs a workspace for its temporary.
+    let mut plan = InplaceCopyPlan::new(&dst, &src, &a).unwrap();
+    let big_h = Array2::from_elem((64, 64), f16::from_f32(3.0));
+    let big = DeviceTensor::from_array(&a, &big_h).unwrap();
+    let mut big_dst = DeviceTensor::<f32>::zeros(&a, &[64, 64]).unwrap();
+    a.synchronize().unwrap();
+    let executors = ascend_sim::counters().executors;
+    let hold = ascend_sim::testing::hold_stream(a.as_raw()).unwrap();
+    plan.launch(&mut dst, &src, &a).unwrap();
+    drop(plan);
+    assert_eq!(
+        ascend_sim::counters().executors,
+        executors,
+        "kept for its launch"
+    );
+    // A larger copy replaces the workspace the plan's launch uses.
+    let reserved = dev.memory_stats().allocated;
+    inplace_copy(&mut big_dst, &big, &a).unwrap();
+    assert!(
+        dev.memory_stats().allocated > reserved,
+        "a larger workspace"
+    );
+    // Another stream's tensor of the old workspace's size class.
+    let up = Array2::<f32>::from_elem((8, 16), -1.0);
+    let z = DeviceTensor::from_array(&b, &up).unwrap();
+    hold.release();
+    b.synchronize().unwrap();
+    a.synchronize().unwrap();
+    assert_eq!(z.to_array(&b).unwrap(), up.into_dyn());
+    assert_eq!(dst.to_array(&a).unwrap(), src_h.mapv(f32::from).into_dyn());
+    assert_eq!(
+        big_dst.to_array(&a).unwrap(),
+        Array2::<f32>::from_elem((64, 64), 3.0).into_dyn()
+    );
+    dev.empty_cache();
+    assert_eq!(
+        ascend_sim::counters().executors,
+        executors - 1,
+        "released after its launch"
+    );
+    assert_eq!(ascend_sim::last_report(), None);
+}
+
+/// A cached block whose work cannot be proved finished (the synchronisation
+/// `empty_cache` makes fails) is leaked and counted, never freed; the failure is parked
+/// on its stream and returned once; the bytes leave `reserved` for `leaks`.
+#[test]
+fn emptying_a_block_whose_wait_fails_leaks_and_counts_it() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dev = device(A2);
+    let s = dev.stream().unwrap();
+    let x = DeviceTensor::from_array(&s, &Array2::<f32>::ones((4, 4))).unwrap();
+    let mut y = DeviceTensor::<f32>::zeros(&s, &[4, 4]).unwrap();
+    mish(&x, y.view_mut(), &s).unwrap();
+    drop(y); // queued work still writes it: cached with that use
+    let (leaks, frees) = (dev.leaks(), dev.memory_stats().device_frees);
+    ascend_sim::set_fault("aclrtSynchronizeStream", 1).unwrap();
+    dev.empty_cache();
+    ascend_sim::set_fault("aclrtSynchronizeStream", 0).unwrap();
+    let after = dev.leaks();
+    assert_eq!(after.allocations, leaks.allocations + 1);
+    assert_eq!(after.bytes, leaks.bytes + 512);
+    let st = dev.memory_stats();
+    assert_eq!(st.device_frees, frees, "leaked, not freed");
+    assert_eq!(st.reserved, st.allocated, "x's block is all that is held");
+    assert!(s.synchronize().is_err(), "the parked failure, once");
+    s.synchronize().unwrap();
+    drop(x);
+    dev.empty_cache();
+    assert_eq!(dev.memory_stats().reserved, 0);
+}

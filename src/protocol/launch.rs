@@ -134,8 +134,8 @@ pub(crate) fn prepare<'t>(
     Ok((executor, workspace_size))
 }
 
-/// Queues phase 2 on the stream, with a workspace of `workspace_size` bytes from the
-/// stream's grow-only cache. Returns the ticket of the launch.
+/// Queues phase 2 on the stream, with a workspace of `workspace_size` bytes (the stream's
+/// grow-only block of the device's cache). Returns the ticket of the launch.
 ///
 /// `executor` gives the executor at the moment phase 2 is called, and only then (not when
 /// the stream or the workspace fails first): CANN releases a non-repeatable executor in
@@ -150,13 +150,15 @@ pub(crate) fn enqueue(
     workspace_size: u64,
 ) -> Result<u64> {
     let table = stream.table();
-    stream.submit(|state, raw_stream, ticket| {
-        let workspace = state.workspace(table, workspace_size, ticket)?;
+    stream.reserve_workspace(workspace_size)?;
+    stream.submit(|state, raw_stream, _| {
+        let workspace = state.workspace(workspace_size)?;
         let executor = executor();
         // SAFETY: the executor comes from the operator's phase 1 and has not been through
         // a non-repeatable phase 2; the workspace holds at least `workspace_size` bytes of
         // device memory that stays allocated until the stream has run this work
-        // (grow-only cache, deferred release); the callers record the tensors' use at the
+        // (grow-only; a replaced one goes back to the device's cache with this stream's use
+        // record, so no other user takes it before that work has run); the callers record the tensors' use at the
         // returned ticket.
         let status = unsafe { (fns.phase2)(workspace, workspace_size, executor, raw_stream) };
         sys::aclnn(table, entry.phase2, status)
