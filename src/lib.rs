@@ -190,7 +190,6 @@ pub mod ops;
 mod peer;
 pub mod protocol;
 mod raw;
-mod reshape;
 mod runtime;
 mod stream;
 mod sync;

@@ -1,0 +1,156 @@
+//! Device memory of a tensor ([`Buffer`]) and pinned host staging ([`HostBuf`]): who owns
+//! each allocation, and how it is released.
+
+use crate::device::DeviceInner;
+use crate::error::{Error, Result};
+use crate::sys;
+use crate::uses::Uses;
+use ascend_sys::aclTensor;
+use std::ffi::c_void;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+/// Device memory of one tensor, with the streams whose queued work uses it.
+pub(crate) struct Buffer {
+    pub(crate) device: Arc<DeviceInner>,
+    pub(crate) ptr: *mut c_void,
+    /// Capacity in elements of the tensor's dtype (the storage shape given to aclnn).
+    pub(crate) len: usize,
+    /// Size of the allocation in bytes.
+    pub(super) bytes: usize,
+    pub(crate) uses: Uses,
+    /// The `aclTensor` descriptor of the owning [`DeviceTensor`]'s full layout (its dims,
+    /// contiguous strides, offset 0, storage `[len]`, its dtype, format ND, `ptr`), made on
+    /// the first operator call that passes the whole tensor and destroyed when the tensor
+    /// is dropped, after the queued work that used it has finished. Null until then.
+    ///
+    /// Race-free: the first callers may each create one, exactly one wins the
+    /// compare-exchange and the others destroy theirs. Afterwards the descriptor is only
+    /// *read*: it is passed to phase-1 calls (possibly from several threads at once, as an
+    /// input of some calls and the output of another) and never given to
+    /// `aclSetInputTensorAddr` / `aclSetOutputTensorAddr` (plans own their descriptors).
+    /// An `aclTensor` is immutable metadata for aclnn; the simulator serialises phase 1
+    /// and copies the descriptor into the executor, and it allows one descriptor in any
+    /// number of executors.
+    pub(crate) desc: AtomicPtr<aclTensor>,
+}
+
+// SAFETY: `ptr` is device memory, never dereferenced by the host; it is only passed to
+// CANN calls made with the device's context bound. Use tracking is behind a mutex.
+unsafe impl Send for Buffer {}
+// SAFETY: as above; `&Buffer` gives out the address only to stream-ordered calls.
+unsafe impl Sync for Buffer {}
+
+/// Smallest allocation, so that empty tensors still have a valid, aligned address.
+const MIN_BYTES: usize = 32;
+
+impl Buffer {
+    pub(crate) fn alloc(device: &Arc<DeviceInner>, len: usize, elem_size: usize) -> Result<Buffer> {
+        let bytes = len
+            .checked_mul(elem_size)
+            .ok_or_else(|| Error::InvalidArgument(format!("{len} elements overflow usize")))?
+            .max(MIN_BYTES);
+        device.bind()?;
+        let block = device
+            .cache
+            .take(device, crate::alloc::size_class(bytes), false)?;
+        Ok(Buffer {
+            device: Arc::clone(device),
+            ptr: block.ptr,
+            len,
+            bytes: block.bytes,
+            uses: block.uses,
+            desc: AtomicPtr::new(std::ptr::null_mut()),
+        })
+    }
+
+    /// Size of the allocation in bytes.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// The cached descriptor of the whole tensor, if one was made.
+    #[inline]
+    pub(crate) fn cached_desc(&self) -> *mut aclTensor {
+        self.desc.load(Ordering::Acquire)
+    }
+
+    /// Installs `new` as the cached descriptor unless another thread was first; returns the
+    /// descriptor to use and whether `new` was installed (otherwise the caller destroys it).
+    #[cold]
+    pub(crate) fn install_desc(&self, new: *mut aclTensor) -> (*mut aclTensor, bool) {
+        match self.desc.compare_exchange(
+            std::ptr::null_mut(),
+            new,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => (new, true),
+            Err(winner) => (winner, false),
+        }
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        // With caching on, a stream-ordered release without waiting: the block keeps its
+        // use records, which order every later user after the queued work (`alloc.rs`).
+        let block = crate::alloc::Block {
+            ptr: self.ptr,
+            bytes: self.bytes,
+            uses: std::mem::replace(&mut self.uses, Uses::new()),
+            desc: *self.desc.get_mut(),
+        };
+        self.device.cache.give_back(&self.device, block);
+    }
+}
+
+/// Pinned host memory (`aclrtMallocHost`) used to stage copies.
+pub(crate) struct HostBuf {
+    device: Arc<DeviceInner>,
+    pub(super) ptr: *mut c_void,
+    pub(super) bytes: usize,
+}
+
+impl HostBuf {
+    pub(crate) fn alloc(device: &Arc<DeviceInner>, bytes: usize) -> Result<HostBuf> {
+        device.bind()?;
+        let t = device.table();
+        let ptr = sys::malloc_host(t, bytes.max(MIN_BYTES))?;
+        Ok(HostBuf {
+            device: Arc::clone(device),
+            ptr,
+            bytes,
+        })
+    }
+
+    /// Leaks the buffer, counted: queued work may still write into it.
+    pub(super) fn leak(mut self) {
+        self.device
+            .note_leak("download staging", 1, self.bytes.max(MIN_BYTES) as u64, 0);
+        // The pinned memory stays allocated (queued work may still use it); the device
+        // handle is released as usual: the drop frees nothing once the pointer is null.
+        self.ptr = std::ptr::null_mut();
+    }
+
+    /// Gives up ownership (the caller frees it with `aclrtFreeHost`).
+    pub(super) fn into_raw(mut self) -> *mut c_void {
+        // Null: the drop below frees nothing.
+        std::mem::replace(&mut self.ptr, std::ptr::null_mut())
+    }
+}
+
+impl Drop for HostBuf {
+    fn drop(&mut self) {
+        if self.ptr.is_null() {
+            return;
+        }
+        // SAFETY: allocated by aclrtMallocHost, unused by queued work (owners that enqueue
+        // copies either wait for them or hand the pointer to the stream with `into_raw`).
+        if let Err(e) = unsafe { sys::free_host(self.device.table(), self.ptr) } {
+            self.device.note_release_error(&e);
+            self.device
+                .note_leak("pinned staging", 1, self.bytes.max(MIN_BYTES) as u64, 0);
+        }
+    }
+}

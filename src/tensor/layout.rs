@@ -1,0 +1,219 @@
+//! [`Layout`]: the shape, strides and offset of a view, and the view algebra (permute,
+//! slice, broadcast, reshape) checked against its storage.
+
+use crate::error::{Error, Result};
+use crate::shape::{Dims, MAX_DIMS};
+
+/// Shape, strides and offset of a view, in elements. Strides past the last dim are 0, so
+/// that equality compares exactly the view.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Layout {
+    pub(crate) dims: Dims,
+    pub(crate) strides: [i64; MAX_DIMS],
+    pub(crate) offset: i64,
+}
+
+fn to_i64(v: usize) -> Result<i64> {
+    i64::try_from(v).map_err(|_| Error::InvalidArgument(format!("{v} does not fit in i64")))
+}
+
+impl Layout {
+    pub(crate) fn contiguous(dims: Dims) -> Result<Layout> {
+        let mut strides = [0i64; MAX_DIMS];
+        let mut acc: i64 = 1;
+        for i in (0..dims.ndim()).rev() {
+            strides[i] = acc;
+            acc = acc.saturating_mul(to_i64(dims[i])?.max(1));
+        }
+        Ok(Layout {
+            dims,
+            strides,
+            offset: 0,
+        })
+    }
+
+    pub(crate) fn strides(&self) -> &[i64] {
+        &self.strides[..self.dims.ndim()]
+    }
+
+    pub(crate) fn numel(&self) -> usize {
+        self.dims.numel()
+    }
+
+    /// Whether the elements are dense in row-major order.
+    pub(crate) fn is_contiguous(&self) -> bool {
+        let mut acc: i64 = 1;
+        for i in (0..self.dims.ndim()).rev() {
+            let d = self.dims[i];
+            if d != 1 && self.strides[i] != acc {
+                return false;
+            }
+            acc = acc.saturating_mul(i64::try_from(d).unwrap_or(i64::MAX));
+        }
+        true
+    }
+
+    /// Index range `[lo, hi]` of storage elements the view touches (`None` when empty).
+    pub(crate) fn span(&self) -> Option<(i64, i64)> {
+        if self.numel() == 0 {
+            return None;
+        }
+        let mut hi = self.offset;
+        for (d, s) in self.dims.iter().zip(self.strides()) {
+            let extent = i64::try_from(*d).ok()?.checked_sub(1)?.checked_mul(*s)?;
+            hi = hi.checked_add(extent)?;
+        }
+        Some((self.offset, hi))
+    }
+
+    /// How many storage elements, from the start of the storage, the view needs: one past
+    /// the last it touches (its offset when empty). Every storage a checked view of this
+    /// layout lives in is at least this long.
+    pub(crate) fn reach(&self) -> usize {
+        let end = self
+            .span()
+            .map_or(self.offset, |(_, hi)| hi.saturating_add(1));
+        usize::try_from(end).unwrap_or(0)
+    }
+
+    /// Checks that the view stays inside a storage of `len` elements.
+    pub(crate) fn check_within(&self, len: usize) -> Result<()> {
+        let len = to_i64(len)?;
+        let ok = self.offset >= 0
+            && self.strides().iter().all(|s| *s >= 0)
+            && match self.span() {
+                None => self.numel() == 0 && self.offset <= len,
+                Some((lo, hi)) => lo >= 0 && hi < len,
+            };
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::InvalidArgument(format!(
+                "view {:?} strides {:?} offset {} reaches outside its storage of {len} elements",
+                self.dims,
+                self.strides(),
+                self.offset
+            )))
+        }
+    }
+
+    pub(crate) fn permute(&self, axes: &[usize]) -> Result<Layout> {
+        let n = self.dims.ndim();
+        let mut seen = [false; MAX_DIMS];
+        let valid = axes.len() == n
+            && axes
+                .iter()
+                .all(|&a| a < n && !std::mem::replace(seen.get_mut(a).unwrap_or(&mut true), true));
+        if !valid {
+            return Err(Error::InvalidArgument(format!(
+                "permutation {axes:?} is not a permutation of {n} axes"
+            )));
+        }
+        let mut dims = [0usize; MAX_DIMS];
+        let mut strides = [0i64; MAX_DIMS];
+        for (i, &a) in axes.iter().enumerate() {
+            dims[i] = self.dims[a];
+            strides[i] = self.strides[a];
+        }
+        Ok(Layout {
+            dims: Dims::new("view", &dims[..n])?,
+            strides,
+            offset: self.offset,
+        })
+    }
+
+    pub(crate) fn reversed_axes(&self) -> Layout {
+        let n = self.dims.ndim();
+        let mut axes = [0usize; MAX_DIMS];
+        for (i, a) in axes[..n].iter_mut().enumerate() {
+            *a = n - 1 - i;
+        }
+        // A reversal is always a valid permutation.
+        self.permute(&axes[..n]).unwrap_or(*self)
+    }
+
+    pub(crate) fn slice(
+        &self,
+        axis: usize,
+        start: usize,
+        end: usize,
+        step: usize,
+    ) -> Result<Layout> {
+        let n = self.dims.ndim();
+        if axis >= n || step == 0 || start > end || end > self.dims[axis] {
+            return Err(Error::InvalidArgument(format!(
+                "slice {start}..{end} step {step} of axis {axis} is invalid for shape {:?}",
+                self.dims
+            )));
+        }
+        let mut dims = [0usize; MAX_DIMS];
+        dims[..n].copy_from_slice(&self.dims);
+        dims[axis] = (end - start).div_ceil(step);
+        let overflow = || Error::InvalidArgument(format!("slice step {step} overflows i64"));
+        let mut strides = self.strides;
+        // An empty view touches no element: its offset stays put (advancing it could
+        // point past the end of an empty storage and make a valid slice an error).
+        let offset = if dims[axis] == 0 || self.numel() == 0 {
+            self.offset
+        } else {
+            to_i64(start)?
+                .checked_mul(self.strides[axis])
+                .and_then(|o| o.checked_add(self.offset))
+                .ok_or_else(overflow)?
+        };
+        strides[axis] = if dims[axis] <= 1 {
+            self.strides[axis]
+        } else {
+            self.strides[axis]
+                .checked_mul(to_i64(step)?)
+                .ok_or_else(overflow)?
+        };
+        Ok(Layout {
+            dims: Dims::new("view", &dims[..n])?,
+            strides,
+            offset,
+        })
+    }
+
+    pub(crate) fn broadcast_to(&self, target: Dims) -> Result<Layout> {
+        let shape = target.as_slice();
+        let (n, m) = (self.dims.ndim(), target.ndim());
+        let fail = || {
+            Error::InvalidArgument(format!(
+                "shape {:?} cannot be broadcast to {shape:?}",
+                self.dims
+            ))
+        };
+        if n > m {
+            return Err(fail());
+        }
+        let mut strides = [0i64; MAX_DIMS];
+        for i in 0..m {
+            strides[i] = match i.checked_sub(m - n) {
+                None => 0,
+                Some(j) if self.dims[j] == target[i] => self.strides[j],
+                Some(j) if self.dims[j] == 1 => 0,
+                Some(_) => return Err(fail()),
+            };
+        }
+        Ok(Layout {
+            dims: target,
+            strides,
+            offset: self.offset,
+        })
+    }
+
+    pub(crate) fn reshape(&self, dims: Dims) -> Result<Layout> {
+        let shape = dims.as_slice();
+        if !self.is_contiguous() || dims.numel() != self.numel() {
+            return Err(Error::InvalidArgument(format!(
+                "cannot reshape {:?} (strides {:?}) to {shape:?}: needs a contiguous view with the same number of elements",
+                self.dims,
+                self.strides()
+            )));
+        }
+        let mut l = Layout::contiguous(dims)?;
+        l.offset = self.offset;
+        Ok(l)
+    }
+}
