@@ -277,3 +277,141 @@ fn emptying_a_block_whose_wait_fails_leaks_and_counts_it() {
     dev.empty_cache();
     assert_eq!(dev.memory_stats().reserved, 0);
 }
+
+/// One step of a small regression (forward, loss, backward, update) twice: with the
+/// allocating variants (every intermediate a new tensor, dropped at the end of the step)
+/// and with preallocated outputs.
+struct Model {
+    x: DeviceTensor<f32>,
+    t: DeviceTensor<f32>,
+    w: DeviceTensor<f32>,
+    b: DeviceTensor<f32>,
+    one: DeviceTensor<f32>,
+}
+
+fn model(s: &ascendcl::Stream) -> Model {
+    let xs = Array2::from_shape_fn((32, 8), |(i, j)| ((i * 8 + j) as f32 * 0.37).sin());
+    let ts = Array2::from_shape_fn((32, 1), |(i, _)| (i as f32 * 0.11).cos());
+    Model {
+        x: DeviceTensor::from_array(s, &xs).unwrap(),
+        t: DeviceTensor::from_array(s, &ts).unwrap(),
+        w: DeviceTensor::from_array(s, &Array2::<f32>::from_elem((8, 1), 0.1)).unwrap(),
+        b: DeviceTensor::from_array(s, &ndarray::arr1(&[0.0f32])).unwrap(),
+        one: DeviceTensor::from_array(s, &ndarray::arr0(1.0f32)).unwrap(),
+    }
+}
+
+fn allocating_step(m: &mut Model, s: &ascendcl::Stream, loss_out: &mut ndarray::Array0<f32>) {
+    use ascendcl::*;
+    let math = CubeMath::KeepDtype;
+    let z: DeviceTensor<f32> = addmm_new(&m.b, &m.x, &m.w, 1.0, 1.0, math, s).unwrap();
+    let h: DeviceTensor<f32> = mish_new(&z, s).unwrap();
+    let loss: DeviceTensor<f32> = mse_loss_new(&h, &m.t, Reduction::Mean, s).unwrap();
+    let dh: DeviceTensor<f32> =
+        mse_loss_backward_new(&m.one, &h, &m.t, Reduction::Mean, s).unwrap();
+    let dz: DeviceTensor<f32> = mish_backward_new(&dh, &z, s).unwrap();
+    let dw: DeviceTensor<f32> = matmul_new(m.x.view().t(), &dz, math, s).unwrap();
+    let db: DeviceTensor<f32> = reduce_sum_new(&dz, &[0], false, s).unwrap();
+    let dw2: DeviceTensor<f32> = mul_new(&dw, &dw, s).unwrap();
+    let step: DeviceTensor<f32> = add_new(&dw, &dw2, 0.01, s).unwrap();
+    add_inplace(&mut m.w, &step, -0.1, s).unwrap();
+    add_inplace(&mut m.b, &db, -0.1, s).unwrap();
+    loss.copy_to_array(s, loss_out).unwrap();
+}
+
+/// The step without the matrix products, whose simulated kernels allocate packing
+/// buffers on the simulator's worker thread (counted process-wide).
+fn elementwise_step(m: &mut Model, s: &ascendcl::Stream, loss_out: &mut ndarray::Array0<f32>) {
+    use ascendcl::*;
+    let z: DeviceTensor<f32> = add_new(&m.t, &m.b, 1.0, s).unwrap();
+    let h: DeviceTensor<f32> = mish_new(&z, s).unwrap();
+    let loss: DeviceTensor<f32> = mse_loss_new(&h, &m.t, Reduction::Mean, s).unwrap();
+    let dh: DeviceTensor<f32> =
+        mse_loss_backward_new(&m.one, &h, &m.t, Reduction::Mean, s).unwrap();
+    let dz: DeviceTensor<f32> = mish_backward_new(&dh, &z, s).unwrap();
+    let sq: DeviceTensor<f32> = mul_new(&dz, &dz, s).unwrap();
+    let db: DeviceTensor<f32> = reduce_sum_new(&sq, &[0], false, s).unwrap();
+    add_inplace(&mut m.b, &db, -0.1, s).unwrap();
+    loss.copy_to_array(s, loss_out).unwrap();
+}
+
+fn preallocated_step(m: &mut Model, s: &ascendcl::Stream, loss_out: &mut ndarray::Array0<f32>) {
+    use ascendcl::*;
+    let math = CubeMath::KeepDtype;
+    let z0 = || DeviceTensor::<f32>::zeros(s, &[32, 1]).unwrap();
+    let (mut z, mut h, mut dh, mut dz) = (z0(), z0(), z0(), z0());
+    let mut loss = DeviceTensor::<f32>::zeros(s, ndarray::Ix0()).unwrap();
+    let (mut dw, mut dw2, mut step) = (
+        DeviceTensor::<f32>::zeros(s, &[8, 1]).unwrap(),
+        DeviceTensor::<f32>::zeros(s, &[8, 1]).unwrap(),
+        DeviceTensor::<f32>::zeros(s, &[8, 1]).unwrap(),
+    );
+    let mut db = DeviceTensor::<f32>::zeros(s, &[1]).unwrap();
+    addmm(&m.b, &m.x, &m.w, 1.0, 1.0, &mut z, math, s).unwrap();
+    mish(&z, &mut h, s).unwrap();
+    mse_loss(&h, &m.t, Reduction::Mean, &mut loss, s).unwrap();
+    mse_loss_backward(&m.one, &h, &m.t, Reduction::Mean, &mut dh, s).unwrap();
+    mish_backward(&dh, &z, &mut dz, s).unwrap();
+    matmul(m.x.view().t(), &dz, &mut dw, math, s).unwrap();
+    reduce_sum(&dz, &[0], false, &mut db, s).unwrap();
+    mul(&dw, &dw, &mut dw2, s).unwrap();
+    add(&dw, &dw2, 0.01, &mut step, s).unwrap();
+    add_inplace(&mut m.w, &step, -0.1, s).unwrap();
+    add_inplace(&mut m.b, &db, -0.1, s).unwrap();
+    loss.copy_to_array(s, loss_out).unwrap();
+}
+
+/// 200 steps with the allocating variants of every operator: after warm-up 0
+/// `aclrtMalloc` calls, and the parameters and losses of the same steps with
+/// preallocated outputs; 200 steps of the operators without matrix products (whose
+/// simulated kernels allocate on the simulator's thread) make 0 heap allocations.
+#[test]
+fn two_hundred_steps_of_allocating_variants_allocate_nothing_and_match() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dev = device(A2);
+    let s = dev.stream().unwrap();
+    let (mut a, mut p) = (model(&s), model(&s));
+    let (mut la, mut lp) = (ndarray::arr0(0.0f32), ndarray::arr0(0.0f32));
+    for _ in 0..20 {
+        allocating_step(&mut a, &s, &mut la);
+    }
+    let mallocs = ascend_sim::call_count("aclrtMalloc");
+    let before = dev.memory_stats();
+    for _ in 0..200 {
+        allocating_step(&mut a, &s, &mut la);
+    }
+    assert_eq!(
+        ascend_sim::call_count("aclrtMalloc"),
+        mallocs,
+        "aclrtMalloc calls"
+    );
+    assert_eq!(
+        dev.memory_stats().device_allocations,
+        before.device_allocations
+    );
+    let mut e = model(&s);
+    let mut le = ndarray::arr0(0.0f32);
+    for _ in 0..100 {
+        elementwise_step(&mut e, &s, &mut le);
+    }
+    let (_, heap) = allocations_during(|| {
+        for _ in 0..200 {
+            elementwise_step(&mut e, &s, &mut le);
+        }
+    });
+    assert_eq!(heap, 0, "heap allocations over 200 steps");
+    assert!(le.into_scalar().is_finite());
+    for _ in 0..220 {
+        preallocated_step(&mut p, &s, &mut lp);
+    }
+    assert_eq!(la, lp, "the loss of the last step");
+    assert_eq!(
+        a.w.to_array::<ndarray::Ix2>(&s).unwrap(),
+        p.w.to_array::<ndarray::Ix2>(&s).unwrap()
+    );
+    assert_eq!(
+        a.b.to_array::<ndarray::Ix1>(&s).unwrap(),
+        p.b.to_array::<ndarray::Ix1>(&s).unwrap()
+    );
+    assert_eq!(ascend_sim::last_report(), None);
+}

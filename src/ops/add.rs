@@ -76,6 +76,7 @@ crate::operator! {
     /// # Ok(()) }
     /// ```
     pub type AddPlan;
+    allocating: add_new;
 }
 
 crate::operator! {

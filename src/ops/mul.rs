@@ -66,6 +66,7 @@ crate::operator! {
     /// # Ok(()) }
     /// ```
     pub type MulPlan;
+    allocating: mul_new;
 }
 
 crate::operator! {

@@ -65,4 +65,5 @@ crate::operator! {
     /// # Ok(()) }
     /// ```
     pub type ReduceSumPlan;
+    allocating: reduce_sum_new;
 }

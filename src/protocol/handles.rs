@@ -111,7 +111,7 @@ impl<'t> Guard<'t> {
                 }
                 Given::Attr(a) => *slot = attr::plain(a).unwrap_or(CArg::NONE),
                 // A plan's launch falls back to a call with its own values.
-                Given::Planned => {}
+                Given::Planned | Given::Pending(_) => {}
             }
         }
         Ok(g)

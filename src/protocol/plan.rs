@@ -98,7 +98,7 @@ impl<O: Operator, E> Plan<O, E> {
             match &v.0 {
                 Given::Tensor(t) => *l = t.layout,
                 Given::Attr(x) => *a = Some(*x),
-                Given::Planned => {}
+                Given::Planned | Given::Pending(_) => {}
             }
         }
         let device = Arc::clone(&stream.inner.device);

@@ -180,6 +180,18 @@ impl<T: Element> DeviceTensor<T> {
         Ok(tensor)
     }
 
+    /// A new tensor of `dims` whose contents are unspecified (a cached block keeps the old
+    /// values), for an operator's output that the operator writes whole. Its block's use
+    /// records order that write after the block's old work.
+    pub(crate) fn for_output(stream: &Stream, dims: Dims) -> Result<Self> {
+        let buf = Buffer::alloc(&stream.inner.device, dims.numel(), T::DTYPE.size())?;
+        Ok(DeviceTensor {
+            buf,
+            layout: Layout::contiguous(dims)?,
+            _elem: PhantomData,
+        })
+    }
+
     /// A new tensor of `shape` filled with zeros (`aclrtMemset`) on the device of `stream`.
     ///
     /// `shape` is any of the forms of [`IntoDims`]: `&[2, 3]`, `(2, 3)`, `[2, 3]`, ...
