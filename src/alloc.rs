@@ -1,28 +1,40 @@
-//! The per-device caching allocator behind every tensor's device memory.
+//! The per-device caching allocator behind tensors' device memory and streams'
+//! workspaces.
 //!
 //! # Policy
-//! Caching is off by default ([`Device::set_caching`](crate::Device::set_caching)): a
-//! dropped tensor's memory is then freed after its queued work, as `aclrtFree` requires.
-//! With caching on:
+//! Caching is on by default ([`Device::set_caching`](crate::Device::set_caching) turns it
+//! off for a device):
 //! * A dropped tensor's block goes to the device's cache at once, never waiting on the
 //!   host. It keeps its use records ([`Uses`]): the queued work that may still touch it.
-//! * A new tensor takes the smallest cached block of its size class that fits (sizes are
-//!   rounded up to 512 bytes, blocks of more than 1 MiB to 2 MiB, as PyTorch's caching
-//!   allocator does), together with the block's use records. The normal ordering then
-//!   applies: work on the stream that used the block last runs after the old work anyway;
-//!   another stream waits for it on the device (an event); a host access (a synchronous
-//!   copy, memset or read) waits for it on the host.
-//! * A block with the old tensor's `aclTensor` descriptor still pending is handed out only
-//!   once its queued work has finished (the descriptor is destroyed then).
+//! * A request is rounded to its size class (512-byte steps up to 1 MiB, then 2 MiB
+//!   steps, as PyTorch's caching allocator rounds) and takes the smallest cached block
+//!   of its pool that fits, together with the block's use records. The normal ordering
+//!   then applies: work on the stream that used the block last runs after the old work
+//!   anyway; another stream waits for it on the device (an event); a host access (a
+//!   synchronous copy, memset or read) waits for it on the host.
+//! * **Splitting.** A larger cached block serves a smaller request: the front piece is
+//!   handed out and the rest stays cached. Both pieces carry the block's use records, so
+//!   each waits for the old work on its range. Blocks up to 1 MiB and larger ones form
+//!   two pools (as in PyTorch), so small requests never fragment large blocks.
+//! * **Merging.** A block that returns to the cache merges with the free pieces beside it
+//!   in the same `aclrtMalloc` allocation (a *segment*); the merged block waits for the
+//!   work of both. A segment is freed with `aclrtFree` only when it is whole again: no
+//!   piece of it is held by a tensor.
+//! * A block with the old tensor's `aclTensor` descriptor still pending is handed out,
+//!   split or merged only once its queued work has finished (the descriptor is destroyed
+//!   then).
 //! * When `aclrtMalloc` fails, the cache is emptied ([`Cache::empty`]) and the allocation
 //!   retried once; a second failure is the typed error.
-//! * Emptying waits for each cached block's work; a block whose work cannot be proved
-//!   finished (a failed synchronisation) is leaked and counted in
-//!   [`Device::leaks`](crate::Device::leaks), as every other release (the invariants of
-//!   `uses.rs`).
+//! * Emptying waits for each cached block's work, then frees the segments that are whole;
+//!   a block whose work cannot be proved finished (a failed synchronisation) is leaked
+//!   and counted in [`Device::leaks`](crate::Device::leaks) with the rest of its segment,
+//!   as every other release (the invariants of `uses.rs`).
+//! * Other resources that queued work may still use (a plan's executor and descriptors)
+//!   are parked here when dropped ([`Parked`]) and released once that work has finished:
+//!   on a later allocation that finds them idle, or when the cache is emptied.
 //!
-//! Blocks are not split: a cached block serves requests of its own size class only, which
-//! keeps every block a whole `aclrtMalloc` allocation (freed as one).
+//! With caching off, a block is released when it is dropped, after waiting for its work,
+//! unless a piece of its segment is still held.
 
 use crate::device::DeviceInner;
 use crate::error::Result;
@@ -37,19 +49,25 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// ([`Device::memory_stats`](crate::Device::memory_stats)). Plain data: `Send + Sync`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MemoryStats {
-    /// Bytes of blocks held by live tensors (size-class bytes).
+    /// Bytes of blocks held by live tensors and stream workspaces (size-class bytes).
     pub allocated: u64,
-    /// Bytes obtained from `aclrtMalloc` and not yet freed: `allocated` plus the cache.
+    /// Bytes obtained from `aclrtMalloc` and neither freed nor leaked: `allocated` plus
+    /// the cache.
     pub reserved: u64,
     /// The highest `allocated` so far.
     pub peak: u64,
     /// `aclrtMalloc` calls made by the allocator.
     pub device_allocations: u64,
+    /// `aclrtFree` calls made by the allocator (whole segments).
+    pub device_frees: u64,
     /// Allocations served from the cache.
     pub cache_hits: u64,
+    /// Cached blocks split to serve a smaller request.
+    pub splits: u64,
 }
 
-/// A cached block: a whole `aclrtMalloc` allocation, with the work that may still use it.
+/// A block handed out or given back: a piece of a segment, with the work that may still
+/// use it.
 pub(crate) struct Block {
     pub(crate) ptr: *mut c_void,
     pub(crate) bytes: usize,
@@ -63,34 +81,145 @@ pub(crate) struct Block {
 // by their single owner.
 unsafe impl Send for Block {}
 
+impl Block {
+    fn end(&self) -> usize {
+        self.ptr.addr() + self.bytes
+    }
+}
+
+/// A resource dropped while queued work may still use it, released by the cache once
+/// that work has finished.
+pub(crate) trait Parked: Send {
+    /// The work that may still use it.
+    fn uses(&self) -> &Uses;
+    /// Releases it; its work has finished and the device's context is current.
+    fn release(self: Box<Self>, device: &DeviceInner);
+    /// Leaks it, counted: its work could not be proved finished.
+    fn leak(self: Box<Self>, device: &DeviceInner);
+}
+
+/// One `aclrtMalloc` allocation.
+struct Segment {
+    base: *mut c_void,
+    bytes: usize,
+    /// Pieces held outside the cache (by tensors, workspaces, or an emptying thread).
+    out: usize,
+    /// A piece's work could not be proved finished: never freed, counted as leaked.
+    leaked: bool,
+}
+
+impl Segment {
+    fn contains(&self, addr: usize) -> bool {
+        (self.base.addr()..self.base.addr() + self.bytes).contains(&addr)
+    }
+}
+
 struct State {
+    segments: Vec<Segment>,
     free: Vec<Block>,
+    parked: Vec<Box<dyn Parked>>,
     stats: MemoryStats,
 }
+
+// SAFETY: the raw pointers are device addresses, never dereferenced by the host; every
+// access goes through the cache's mutex.
+unsafe impl Send for State {}
 
 /// One device's cache of blocks. `Send + Sync` (a mutex guards it).
 pub(crate) struct Cache {
     state: Mutex<State>,
-    /// Off: a dropped tensor's block is released at once, after waiting for its work.
     enabled: AtomicBool,
 }
 
+/// Requests above this many bytes use the large pool.
+const SMALL_LIMIT: usize = 1 << 20;
+/// The smallest block, and the size-class step of the small pool.
+const MIN_BLOCK: usize = 512;
+
 /// The size class of a request of `bytes`.
 pub(crate) fn size_class(bytes: usize) -> usize {
-    const SMALL: usize = 512;
     const LARGE: usize = 2 << 20;
-    let unit = if bytes <= 1 << 20 { SMALL } else { LARGE };
-    bytes.div_ceil(unit).saturating_mul(unit).max(SMALL)
+    let unit = if bytes <= SMALL_LIMIT {
+        MIN_BLOCK
+    } else {
+        LARGE
+    };
+    bytes.div_ceil(unit).saturating_mul(unit).max(MIN_BLOCK)
+}
+
+fn is_large(bytes: usize) -> bool {
+    bytes > SMALL_LIMIT
+}
+
+impl State {
+    fn segment(&mut self, addr: usize) -> Option<&mut Segment> {
+        self.segments.iter_mut().find(|s| s.contains(addr))
+    }
+
+    fn segment_of(&self, addr: usize) -> Option<&Segment> {
+        self.segments.iter().find(|s| s.contains(addr))
+    }
+
+    fn count_allocated(&mut self, bytes: usize) {
+        self.stats.allocated += bytes as u64;
+        self.stats.peak = self.stats.peak.max(self.stats.allocated);
+    }
+
+    /// Adds a free block, merging it with the free pieces beside it in its segment (both
+    /// without a pending descriptor).
+    fn insert_free(&mut self, mut block: Block) {
+        if block.desc.is_null() {
+            while let Some(i) = self.free.iter().position(|f| {
+                f.desc.is_null()
+                    && (f.end() == block.ptr.addr() || block.end() == f.ptr.addr())
+                    && self.same_segment(f, &block)
+            }) {
+                let other = self.free.swap_remove(i);
+                block.uses.absorb(&other.uses);
+                if other.ptr.addr() < block.ptr.addr() {
+                    block.ptr = other.ptr;
+                }
+                block.bytes += other.bytes;
+            }
+        }
+        self.free.push(block);
+    }
+
+    fn same_segment(&self, a: &Block, b: &Block) -> bool {
+        match (self.segment_of(a.ptr.addr()), self.segment_of(b.ptr.addr())) {
+            (Some(x), Some(y)) => std::ptr::eq(x, y),
+            _ => false,
+        }
+    }
+
+    /// Removes the segment of `addr` when it is whole in the free list, and returns it.
+    fn whole_segment(&mut self, addr: usize) -> Option<Segment> {
+        let i = self.segments.iter().position(|s| s.contains(addr))?;
+        let seg = &self.segments[i];
+        if seg.out != 0 || seg.leaked {
+            return None;
+        }
+        let (base, bytes) = (seg.base.addr(), seg.bytes);
+        let i_free = self
+            .free
+            .iter()
+            .position(|f| f.ptr.addr() == base && f.bytes == bytes)?;
+        // Its work has finished (the caller waited for it) and it has no descriptor.
+        self.free.swap_remove(i_free);
+        Some(self.segments.swap_remove(i))
+    }
 }
 
 impl Cache {
     pub(crate) fn new() -> Cache {
         Cache {
             state: Mutex::new(State {
+                segments: Vec::new(),
                 free: Vec::new(),
+                parked: Vec::new(),
                 stats: MemoryStats::default(),
             }),
-            enabled: AtomicBool::new(false),
+            enabled: AtomicBool::new(true),
         }
     }
 
@@ -102,10 +231,18 @@ impl Cache {
         self.lock().stats
     }
 
-    /// A block of at least `bytes` (a size class): a cached one with its use records, or
-    /// a new allocation. The device's context must be current.
-    pub(crate) fn take(&self, device: &DeviceInner, bytes: usize) -> Result<Block> {
-        if let Some(block) = self.take_cached(device, bytes) {
+    /// A block of at least `bytes` (a size class): a cached one (or a piece of one) with
+    /// its use records, or a new allocation. `idle_only`: only a cached block that no
+    /// queued work uses (for memory the caller cannot order, a stream's workspace). The
+    /// device's context must be current.
+    pub(crate) fn take(
+        &self,
+        device: &DeviceInner,
+        bytes: usize,
+        idle_only: bool,
+    ) -> Result<Block> {
+        self.collect_parked(device);
+        if let Some(block) = self.take_cached(device, bytes, idle_only) {
             return Ok(block);
         }
         let t = device.table();
@@ -118,7 +255,13 @@ impl Cache {
         let mut s = self.lock();
         s.stats.device_allocations += 1;
         s.stats.reserved += bytes as u64;
-        Self::count_allocated(&mut s.stats, bytes);
+        s.count_allocated(bytes);
+        s.segments.push(Segment {
+            base: ptr,
+            bytes,
+            out: 1,
+            leaked: false,
+        });
         Ok(Block {
             ptr,
             bytes,
@@ -127,24 +270,29 @@ impl Cache {
         })
     }
 
-    fn count_allocated(stats: &mut MemoryStats, bytes: usize) {
-        stats.allocated += bytes as u64;
-        stats.peak = stats.peak.max(stats.allocated);
-    }
-
-    fn take_cached(&self, device: &DeviceInner, bytes: usize) -> Option<Block> {
+    fn take_cached(&self, device: &DeviceInner, bytes: usize, idle_only: bool) -> Option<Block> {
         let mut s = self.lock();
-        let i = s
-            .free
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| b.bytes == bytes && (b.desc.is_null() || b.uses.is_idle()))
-            .map(|(i, _)| i)
-            .next()?;
+        let large = is_large(bytes);
+        let mut best: Option<(usize, usize, bool)> = None;
+        for (i, b) in s.free.iter().enumerate() {
+            if b.bytes < bytes
+                || s.segment_of(b.ptr.addr())
+                    .is_none_or(|g| is_large(g.bytes) != large)
+            {
+                continue;
+            }
+            let idle = b.uses.is_idle();
+            if (idle_only || !b.desc.is_null()) && !idle {
+                continue;
+            }
+            // Smallest first; of equal sizes, one without pending work.
+            let better = best.is_none_or(|(_, n, was_idle)| (b.bytes, !idle) < (n, !was_idle));
+            if better {
+                best = Some((i, b.bytes, idle));
+            }
+        }
+        let (i, _, _) = best?;
         let mut block = s.free.swap_remove(i);
-        s.stats.cache_hits += 1;
-        Self::count_allocated(&mut s.stats, bytes);
-        drop(s);
         if !block.desc.is_null() {
             // SAFETY: the previous tensor's descriptor, destroyed once; its queued work has
             // finished (`is_idle` above, and finished work stays finished).
@@ -152,6 +300,22 @@ impl Cache {
                 device.note_release_error(&e);
             }
             block.desc = std::ptr::null_mut();
+        }
+        if block.bytes - bytes >= MIN_BLOCK {
+            let rest = Block {
+                ptr: block.ptr.wrapping_byte_add(bytes),
+                bytes: block.bytes - bytes,
+                uses: block.uses.duplicate(),
+                desc: std::ptr::null_mut(),
+            };
+            block.bytes = bytes;
+            s.free.push(rest);
+            s.stats.splits += 1;
+        }
+        s.stats.cache_hits += 1;
+        s.count_allocated(block.bytes);
+        if let Some(seg) = s.segment(block.ptr.addr()) {
+            seg.out += 1;
         }
         Some(block)
     }
@@ -164,54 +328,182 @@ impl Cache {
         }
     }
 
-    /// Returns a tensor's block to the cache without waiting (caching on), or releases it
-    /// after its work (off).
-    pub(crate) fn give_back(&self, device: &DeviceInner, block: Block) {
+    /// Returns a block to the cache without waiting (caching on), or releases its segment
+    /// after its work when the segment is whole (off).
+    pub(crate) fn give_back(&self, device: &DeviceInner, mut block: Block) {
+        if !block.desc.is_null() && block.uses.is_idle() && device.bind().is_ok() {
+            // SAFETY: the previous tensor's descriptor, destroyed once, its work finished.
+            if let Err(e) = unsafe { sys::destroy_tensor(device.table(), block.desc) } {
+                device.note_release_error(&e);
+            }
+            block.desc = std::ptr::null_mut();
+        }
+        let addr = block.ptr.addr();
         let mut s = self.lock();
         s.stats.allocated -= block.bytes as u64;
+        if let Some(seg) = s.segment(addr) {
+            seg.out -= 1;
+        }
+        s.insert_free(block);
         if self.enabled.load(Ordering::Relaxed) {
-            s.free.push(block);
             return;
         }
-        s.stats.reserved -= block.bytes as u64;
         drop(s);
-        release(device, block, "tensor");
+        let _ = self.empty_as(device, "tensor");
     }
 
-    /// Frees every cached block whose work has finished or can be waited for; a block
-    /// whose work cannot be proved finished is leaked and counted. Waits on the host.
-    /// Returns how many blocks left the cache.
-    pub(crate) fn empty(&self, device: &DeviceInner) -> usize {
-        let blocks = std::mem::take(&mut self.lock().free);
-        let n = blocks.len();
-        for block in blocks {
-            let bytes = block.bytes as u64;
-            self.lock().stats.reserved -= bytes;
-            release(device, block, "cached block");
-        }
-        n
+    /// Keeps `item` until its queued work has finished, then releases it (see the module
+    /// docs). Never waits.
+    pub(crate) fn park(&self, item: Box<dyn Parked>) {
+        self.lock().parked.push(item);
     }
-}
 
-/// Frees one block after its work (or leaks and counts it).
-pub(crate) fn release(device: &DeviceInner, block: Block, what: &'static str) {
-    let handles = u64::from(!block.desc.is_null());
-    if !block.uses.wait_idle() || device.bind().is_err() {
-        device.note_leak(what, 1, block.bytes as u64, handles);
-        return;
-    }
-    let t = device.table();
-    if !block.desc.is_null() {
-        // SAFETY: the previous tensor's descriptor, destroyed once, its work finished.
-        if let Err(e) = unsafe { sys::destroy_tensor(t, block.desc) } {
-            device.note_release_error(&e);
+    /// Releases the parked resources whose work has finished, without waiting.
+    fn collect_parked(&self, device: &DeviceInner) {
+        let mut s = self.lock();
+        if s.parked.is_empty() {
+            return;
+        }
+        let Some(i) = s.parked.iter().position(|p| p.uses().is_idle()) else {
+            return;
+        };
+        let item = s.parked.swap_remove(i);
+        drop(s);
+        // One per allocation: the steady state stays cheap, and every idle item goes soon.
+        if device.bind().is_ok() {
+            item.release(device);
+        } else {
+            item.leak(device);
         }
     }
-    // SAFETY: a whole aclrtMalloc allocation of this device (context bound above), no
-    // queued work uses it (waited above), freed exactly once (the block is consumed).
-    if let Err(e) = unsafe { sys::free(t, block.ptr) } {
-        device.note_release_error(&e);
-        device.note_leak(what, 1, block.bytes as u64, 0);
+
+    /// Frees every whole segment of the cache once the work of its blocks has finished
+    /// (waiting on the host), and releases the parked resources the same way; what cannot
+    /// be proved finished is leaked and counted. Returns the bytes given back to the
+    /// device.
+    pub(crate) fn empty(&self, device: &DeviceInner) -> u64 {
+        self.empty_as(device, "cached block")
+    }
+
+    /// [`empty`](Self::empty), naming leaks `what`.
+    fn empty_as(&self, device: &DeviceInner, what: &'static str) -> u64 {
+        let parked = std::mem::take(&mut self.lock().parked);
+        for item in parked {
+            if item.uses().wait_idle() && device.bind().is_ok() {
+                item.release(device);
+            } else {
+                item.leak(device);
+            }
+        }
+        let blocks = {
+            let mut s = self.lock();
+            let blocks = std::mem::take(&mut s.free);
+            for b in &blocks {
+                if let Some(seg) = s.segment(b.ptr.addr()) {
+                    seg.out += 1; // held by this thread while it waits
+                }
+            }
+            blocks
+        };
+        let mut settled = Vec::with_capacity(blocks.len());
+        for mut block in blocks {
+            let idle = block.uses.wait_idle() && device.bind().is_ok();
+            if idle && !block.desc.is_null() {
+                // SAFETY: the previous tensor's descriptor, destroyed once, its work finished.
+                if let Err(e) = unsafe { sys::destroy_tensor(device.table(), block.desc) } {
+                    device.note_release_error(&e);
+                }
+                block.desc = std::ptr::null_mut();
+            }
+            settled.push((block, idle));
+        }
+        let mut whole = Vec::new();
+        let segments = {
+            let mut s = self.lock();
+            for (block, idle) in settled {
+                let addr = block.ptr.addr();
+                let Some(seg) = s.segment(addr) else { continue };
+                seg.out -= 1;
+                if !idle {
+                    let first = !std::mem::replace(&mut seg.leaked, true);
+                    let handles = u64::from(!block.desc.is_null());
+                    s.stats.reserved -= block.bytes as u64;
+                    device.note_leak(what, u64::from(first), block.bytes as u64, handles);
+                    // The memory (and descriptor) stay allocated: queued work may still use them.
+                    drop(block);
+                    continue;
+                }
+                s.insert_free(block);
+                whole.push(addr);
+            }
+            // The free pieces of leaked segments are leaked too: their segment can never be
+            // freed, and the host no longer tracks them.
+            let mut i = 0;
+            while i < s.free.len() {
+                let leaked = s.segment_of(s.free[i].ptr.addr()).is_some_and(|g| g.leaked);
+                if leaked {
+                    let block = s.free.swap_remove(i);
+                    s.stats.reserved -= block.bytes as u64;
+                    let handles = u64::from(!block.desc.is_null());
+                    device.note_leak(what, 0, block.bytes as u64, handles);
+                } else {
+                    i += 1;
+                }
+            }
+            whole.retain(|&addr| s.segment_of(addr).is_some());
+            let mut segments = Vec::new();
+            for addr in whole {
+                if let Some(seg) = s.whole_segment(addr) {
+                    s.stats.reserved -= seg.bytes as u64;
+                    segments.push(seg);
+                }
+            }
+            segments
+        };
+        self.free_segments(device, segments)
+    }
+
+    /// Leaks a block held outside the cache (a workspace of a stream whose drain failed),
+    /// counted with its segment: queued work may still use it.
+    pub(crate) fn leak(&self, device: &DeviceInner, block: Block) {
+        let mut s = self.lock();
+        s.stats.allocated -= block.bytes as u64;
+        s.stats.reserved -= block.bytes as u64;
+        let first = match s.segment(block.ptr.addr()) {
+            Some(seg) => {
+                seg.out -= 1;
+                !std::mem::replace(&mut seg.leaked, true)
+            }
+            None => false,
+        };
+        drop(s);
+        let handles = u64::from(!block.desc.is_null());
+        device.note_leak(
+            "device block",
+            u64::from(first),
+            block.bytes as u64,
+            handles,
+        );
+    }
+
+    fn free_segments(&self, device: &DeviceInner, segments: Vec<Segment>) -> u64 {
+        let mut freed = 0;
+        for seg in segments {
+            // SAFETY: a whole aclrtMalloc allocation of this device (context bound while
+            // settling its blocks), no queued work uses any of it (every piece was waited
+            // for), freed exactly once (removed from the cache).
+            match unsafe { sys::free(device.table(), seg.base) } {
+                Ok(()) => {
+                    freed += seg.bytes as u64;
+                    self.lock().stats.device_frees += 1;
+                }
+                Err(e) => {
+                    device.note_release_error(&e);
+                    device.note_leak("cached block", 1, seg.bytes as u64, 0);
+                }
+            }
+        }
+        freed
     }
 }
 

@@ -45,6 +45,8 @@ impl<T: Element> DeviceTensor<T> {
             return Ok(clone);
         }
         self.buf.uses.order(&stream.inner, Access::Read)?;
+        // A cached block may still be used by other streams' queued work.
+        clone.buf.uses.order(&stream.inner, Access::Write)?;
         let t = device.table();
         let (dst, dst_max, src) = (clone.buf.ptr, clone.buf.bytes(), self.buf.ptr);
         let ticket = stream.inner.submit(|_, raw, _| {

@@ -207,6 +207,8 @@ impl DeviceInner {
 impl Drop for DeviceInner {
     fn drop(&mut self) {
         let t = self.table();
+        // While the thread's binding may still name this device (no context call).
+        let _ = self.cache.empty(self);
         // The thread's cached binding may name this device; forget it (the uid is never
         // reused, but a clean cache avoids a useless comparison hit).
         let _ = BOUND.try_with(|b| {
@@ -214,7 +216,6 @@ impl Drop for DeviceInner {
                 b.set(0);
             }
         });
-        let _ = self.cache.empty(self);
         // SAFETY: every stream, event and buffer of this device holds an `Arc` to this
         // inner, so all of them were released (in the order CANN requires) before this
         // runs.
@@ -337,9 +338,10 @@ impl Device {
         Ok(MemoryInfo { free, total })
     }
 
-    /// The caching allocator's figures: bytes held by live tensors, bytes reserved from
-    /// the device (live plus cached), the peak of the first, `aclrtMalloc` calls, and
-    /// allocations served from the cache.
+    /// The caching allocator's figures: bytes held by live tensors and stream
+    /// workspaces, bytes reserved from the device (those plus the cache), the peak of the
+    /// first, `aclrtMalloc` and `aclrtFree` calls, allocations served from the cache and
+    /// cached blocks split to serve them.
     ///
     /// ```
     /// # fn main() -> ascendcl::Result<()> {
@@ -352,31 +354,55 @@ impl Device {
         self.inner.cache.stats()
     }
 
-    /// Frees the cached blocks of dropped tensors with `aclrtFree`, waiting for the queued
-    /// work that may still use them; a block whose work cannot be proved finished is
-    /// leaked and counted in [`leaks`](Self::leaks). Call it to give memory back to other
-    /// processes or to `aclrtMalloc` users outside the crate; the allocator also empties
-    /// the cache by itself before it reports out of memory.
-    pub fn empty_cache(&self) {
-        let _ = self.inner.cache.empty(&self.inner);
-    }
-
-    /// Turns the caching allocator on or off for this device's tensors (off by default).
-    /// On, dropping a tensor never waits: its block returns to the cache with the queued
-    /// work that may still use it, and a later tensor of the same size class takes it,
-    /// ordered after that work like any other use. Off, a drop waits for that work and
-    /// frees the block; turning caching off empties the cache.
+    /// Frees the cached memory with `aclrtFree`: every whole `aclrtMalloc` allocation none
+    /// of whose pieces a live tensor or stream workspace holds, after waiting on the host
+    /// for the queued work that may still use it. A block whose work cannot be proved
+    /// finished is leaked and counted in [`leaks`](Self::leaks). Dropped plans waiting
+    /// for their launches are released the same way.
+    ///
+    /// Call it to give memory back to other processes or to code that calls `aclrtMalloc`
+    /// itself, or to see exactly which memory live tensors hold
+    /// ([`memory_stats`](Self::memory_stats) `reserved` then counts only the allocations
+    /// they hold pieces of). The allocator also empties the cache by itself before it
+    /// reports out of memory.
     ///
     /// ```
     /// # fn main() -> ascendcl::Result<()> {
     /// let device = ascendcl::Runtime::auto()?.device(0)?;
-    /// device.set_caching(true);
+    /// let s = device.stream()?;
+    /// drop(ascendcl::DeviceTensor::<f32>::zeros(&s, &[1024])?);
+    /// assert!(device.memory_stats().reserved > 0); // cached
+    /// device.empty_cache();
+    /// assert_eq!(device.memory_stats().reserved, 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn empty_cache(&self) {
+        let _ = self.inner.cache.empty(&self.inner);
+    }
+
+    /// Turns the caching allocator of this device handle on or off (on by default).
+    ///
+    /// On, dropping a tensor never waits: its block returns to the cache with the queued
+    /// work that may still use it, and a later tensor that fits takes it (or a piece of
+    /// it), ordered after that work like any other use. Off, a drop waits for that work
+    /// and frees the block's allocation once no piece of it is held; turning caching off
+    /// empties the cache. Off suits code that must see each `aclrtFree` as it happens
+    /// (leak hunts, sharing the device with code that allocates behind the crate).
+    ///
+    /// The cache belongs to the [`Device`] handle and its clones (with the streams and
+    /// tensors made from them); another `Runtime::device` call opens a handle with a cache
+    /// of its own.
+    ///
+    /// ```
+    /// # fn main() -> ascendcl::Result<()> {
+    /// let device = ascendcl::Runtime::auto()?.device(0)?;
     /// let s = device.stream()?;
     /// drop(ascendcl::DeviceTensor::from_array(&s, &ndarray::arr1(&[1.0f32, 2.0]))?);
     /// let before = device.memory_stats();
     /// drop(ascendcl::DeviceTensor::from_array(&s, &ndarray::arr1(&[3.0f32, 4.0]))?);
     /// assert_eq!(device.memory_stats().device_allocations, before.device_allocations);
     /// device.set_caching(false);
+    /// assert_eq!(device.memory_stats().reserved, 0);
     /// # Ok(()) }
     /// ```
     pub fn set_caching(&self, on: bool) {

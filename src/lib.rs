@@ -134,15 +134,18 @@
 //! and event records the `(stream, ticket)` of its last use on each stream (inline for up
 //! to four streams, no allocation in a steady state). A record keeps the stream's
 //! completion state alive, so a stream that is being dropped, even on another thread,
-//! counts as busy until its drain has finished. Dropping a tensor, event or stream first synchronises each stream still
-//! behind its recorded ticket, so memory is never freed under queued work; a device is
+//! counts as busy until its drain has finished. Dropping a tensor, a plan or a stream's
+//! replaced workspace never waits: the memory returns to the device's caching allocator
+//! ([`Device::memory_stats`]) with its use records, so whoever takes it next is ordered
+//! after the queued work (on the device for another stream, on the host for a host
+//! access), and it reaches `aclrtFree` only after that work has finished. Dropping an
+//! event or stream synchronises each stream still behind its recorded ticket; a device is
 //! reset only after its last stream, event and tensor are gone (they hold it). Uploads
 //! (`from_array`, `copy_from_array`) either copy at once, when no queued work could
 //! observe it, or copy the caller's data into the stream's pinned staging buffer, which
 //! is not written again before that copy has run; downloads return after the copy has
-//! finished. Replaced workspaces are freed
-//! only after a synchronisation that covers the work using them. If a synchronisation
-//! fails, the memory is leaked rather than freed.
+//! finished. If a synchronisation fails, the memory is leaked (and counted) rather than
+//! freed.
 //!
 //! Data is ordered between streams too: before an operation on one stream reads a tensor,
 //! the stream waits (through an event the crate records) for writes to it queued on other

@@ -8,10 +8,11 @@
 //! was last submitted before it waited. Resources record their last use per stream
 //! ([`Uses`](crate::uses::Uses)) and wait for those tickets before they are released.
 //!
-//! The per-stream workspace cache is grow-only; a replaced workspace may still be used by
-//! queued work, so it is freed only after a synchronisation that covers that work (or
-//! when the stream is dropped). The stream's pinned staging buffer (one, grow-only) is
-//! written by the host only once the ticket of its last queued copy is done.
+//! The per-stream workspace is a block of the device's caching allocator (`alloc.rs`),
+//! grow-only; a replaced one returns to the cache at once with the stream's use record, so
+//! nothing else takes it before the queued work that may use it has run. The stream's
+//! pinned staging buffer (one, grow-only) is written by the host only once the ticket of
+//! its last queued copy is done.
 //!
 //! # Errors nobody asked for
 //! A synchronisation made on a release path (a `Drop`) has no caller to return its error
@@ -39,16 +40,9 @@ struct Dependency {
     last: u64,
 }
 
-/// Device memory freed once the stream has finished the work with ticket `ticket`.
-struct Deferred {
-    ticket: u64,
-    ptr: *mut c_void,
-}
-
 pub(crate) struct StreamState {
-    workspace: *mut c_void,
-    workspace_size: u64,
-    deferred: Vec<Deferred>,
+    /// The workspace of phase 2 (a block of the device's cache; `None` until needed).
+    workspace: Option<crate::alloc::Block>,
     /// Pinned host buffer that stages host-array transfers (grow-only, made on first need).
     staging: Option<Pinned>,
     /// The last ticket whose copy reads or writes `staging`.
@@ -250,6 +244,57 @@ impl StreamInner {
         result.map(|()| ticket)
     }
 
+    /// Makes the workspace at least `size` bytes (grow-only: the steady state takes no
+    /// lock beyond the check). A new one is an idle block of the device's cache, taken
+    /// outside the stream's lock (emptying the cache on out-of-memory may synchronise this
+    /// stream); the replaced one returns to the cache with a use record through the work
+    /// queued so far, which is the only work that may use it.
+    #[inline]
+    pub(crate) fn reserve_workspace(&self, size: u64) -> Result<()> {
+        if size == 0
+            || self
+                .lock()
+                .workspace
+                .as_ref()
+                .is_some_and(|b| b.bytes as u64 >= size)
+        {
+            return Ok(());
+        }
+        self.grow_workspace(size)
+    }
+
+    #[cold]
+    fn grow_workspace(&self, size: u64) -> Result<()> {
+        let device = &self.device;
+        let old = self.lock().workspace.as_ref().map_or(0, |b| b.bytes);
+        let want = usize::try_from(size)
+            .ok()
+            .ok_or_else(|| Error::InvalidArgument(format!("workspace of {size} bytes")))?;
+        let bytes = crate::alloc::size_class(want.max(old.saturating_mul(2)));
+        device.bind()?;
+        let new = device.cache.take(device, bytes, true)?;
+        let replaced = {
+            let mut state = self.lock();
+            match &state.workspace {
+                // Another thread grew it meanwhile.
+                Some(b) if b.bytes >= want => Some(new),
+                _ => {
+                    let old = state.workspace.replace(new);
+                    if let Some(b) = &old {
+                        let through = self.submitted.load(Ordering::Acquire);
+                        b.uses
+                            .record_on(&self.clock, through, crate::uses::Access::Write);
+                    }
+                    old
+                }
+            }
+        };
+        if let Some(b) = replaced {
+            device.cache.give_back(device, b);
+        }
+        Ok(())
+    }
+
     /// The stream's pinned staging buffer, at least `bytes` long (`bytes > 0`), for the
     /// work with `ticket` (called inside [`submit`](Self::submit)). The host may write it
     /// at once: when queued work may still read it, the stream is drained first. Grow-only;
@@ -305,8 +350,7 @@ impl StreamInner {
         self.check_dependencies()
     }
 
-    /// Waits for the work submitted so far and releases the memory that waited for it.
-    /// A failure is noted on the clock (the work then counts as failed, not finished).
+    /// Waits for the work submitted so far. A failure is noted on the clock (the work then counts as failed, not finished).
     pub(crate) fn synchronize(&self) -> Result<()> {
         let target = self.submitted.load(Ordering::Acquire);
         self.device.bind()?;
@@ -317,62 +361,24 @@ impl StreamInner {
             return Err(e);
         }
         self.clock.mark_checked(target);
-        let mut state = self.lock();
-        state.deferred.retain(|d| {
-            if d.ticket <= target {
-                free(&self.device, d.ptr);
-                false
-            } else {
-                true
-            }
-        });
         Ok(())
     }
 }
 
-fn free(device: &DeviceInner, ptr: *mut c_void) {
-    let t = device.table();
-    // SAFETY: `ptr` came from aclrtMalloc of this stream's device (whose context is
-    // current) and no queued work uses it any more; it is freed once.
-    if let Err(e) = unsafe { sys::free(t, ptr) } {
-        device.note_release_error(&e);
-        device.note_leak("stream memory", 1, 0, 0);
-    }
-}
-
 impl StreamState {
-    /// A device workspace of at least `size` bytes from the grow-only cache (null for 0).
-    /// `ticket` is the ticket of the work about to use it.
+    /// The workspace for work about to be queued, of at least `size` bytes (null for 0),
+    /// grown beforehand by [`StreamInner::reserve_workspace`].
     #[inline]
-    pub(crate) fn workspace(&mut self, t: &FnTable, size: u64, ticket: u64) -> Result<*mut c_void> {
+    pub(crate) fn workspace(&self, size: u64) -> Result<*mut c_void> {
         if size == 0 {
             return Ok(std::ptr::null_mut());
         }
-        if size <= self.workspace_size {
-            return Ok(self.workspace);
+        match &self.workspace {
+            Some(b) if b.bytes as u64 >= size => Ok(b.ptr),
+            _ => Err(Error::InvalidArgument(format!(
+                "no workspace of {size} bytes was reserved"
+            ))),
         }
-        self.grow_workspace(t, size, ticket)
-    }
-
-    #[cold]
-    fn grow_workspace(&mut self, t: &FnTable, size: u64, ticket: u64) -> Result<*mut c_void> {
-        let new_size = size
-            .max(self.workspace_size.saturating_mul(2))
-            .next_multiple_of(512);
-        let bytes = usize::try_from(new_size)
-            .map_err(|_| Error::InvalidArgument(format!("workspace of {size} bytes")))?;
-        // The stream's context is current (submit).
-        let p = sys::malloc(t, bytes)?;
-        if !self.workspace.is_null() {
-            // Work up to the previous ticket may still use the old workspace.
-            self.deferred.push(Deferred {
-                ticket: ticket.saturating_sub(1),
-                ptr: self.workspace,
-            });
-        }
-        self.workspace = p;
-        self.workspace_size = new_size;
-        Ok(p)
     }
 }
 
@@ -428,11 +434,11 @@ impl Drop for StreamInner {
         }
         match drained {
             Ok(()) => {
-                for d in state.deferred.drain(..) {
-                    free(&self.device, d.ptr);
-                }
-                if !state.workspace.is_null() {
-                    free(&self.device, state.workspace);
+                if let Some(b) = state.workspace.take() {
+                    // Idle: the drain covered every use.
+                    b.uses
+                        .record_on(&self.clock, through, crate::uses::Access::Write);
+                    self.device.cache.give_back(&self.device, b);
                 }
                 // Idle: the drain above covered its last copy.
                 state.staging = None;
@@ -440,15 +446,13 @@ impl Drop for StreamInner {
             Err(e) => {
                 // Leaked rather than freed under work that may still run.
                 self.device.note_release_error(&e);
-                let staging_bytes = state.staging.as_ref().map_or(0, Pinned::bytes);
-                let buffers = state.deferred.len()
-                    + usize::from(!state.workspace.is_null())
-                    + usize::from(state.staging.is_some());
-                let bytes = state.workspace_size + staging_bytes as u64;
-                self.device
-                    .note_leak("stream memory", buffers as u64, bytes, 0);
                 if let Some(staging) = state.staging.as_mut() {
+                    self.device
+                        .note_leak("stream memory", 1, staging.bytes() as u64, 0);
                     staging.forget();
+                }
+                if let Some(b) = state.workspace.take() {
+                    self.device.cache.leak(&self.device, b);
                 }
             }
         }
@@ -522,9 +526,7 @@ impl Stream {
                 clock: Arc::new(Clock::new(uid, me.clone())),
                 deps: Mutex::new(Vec::new()),
                 state: Mutex::new(StreamState {
-                    workspace: std::ptr::null_mut(),
-                    workspace_size: 0,
-                    deferred: Vec::new(),
+                    workspace: None,
                     staging: None,
                     staging_ticket: 0,
                 }),

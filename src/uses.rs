@@ -235,6 +235,41 @@ impl Uses {
         i
     }
 
+    /// A copy of these records, for a piece split off a cached block: the piece's range
+    /// was used by the same work. Allocates only when more than [`INLINE`] streams are
+    /// recorded.
+    pub(crate) fn duplicate(&self) -> Uses {
+        let copy = Uses::new();
+        copy.absorb(self);
+        copy
+    }
+
+    /// Adds `other`'s records to these, for two cached blocks merged into one: the merged
+    /// block waits for the work of both. Each stream keeps its latest use and write;
+    /// whether a stream already waited for the work is forgotten when the two differ
+    /// (a later access then waits again, which is merely redundant).
+    pub(crate) fn absorb(&self, other: &Uses) {
+        let theirs = other.lock();
+        let mut guard = self.lock();
+        let mine = &mut *guard;
+        for slot in theirs.iter() {
+            let Some(clock) = &slot.clock else { continue };
+            let found = mine
+                .iter()
+                .position(|s| s.clock.as_ref().is_some_and(|c| c.uid == clock.uid));
+            let i = found.unwrap_or_else(|| Self::record_new(mine, clock));
+            let into = slot_at(mine, i);
+            if into.fenced != slot.fenced {
+                into.fenced = (0, 0);
+            }
+            if found.is_none() {
+                into.fenced = slot.fenced;
+            }
+            into.ticket = into.ticket.max(slot.ticket);
+            into.written = into.written.max(slot.written);
+        }
+    }
+
     /// Notes that the host wrote the whole resource while no queued work used it (an
     /// upload made at once): earlier writes, failed ones included, no longer matter.
     pub(crate) fn overwritten(&self) {

@@ -46,7 +46,9 @@ fn event_synchronize_credits_only_the_record_it_waited_for() {
             drop(hold_b);
         })
     };
+    // The drop returns at once (the cache keeps the block); freeing it waits.
     drop(victim);
+    dev.empty_cache();
     assert!(
         released.load(Ordering::SeqCst),
         "victim was freed while stream B's queued launch still read it"

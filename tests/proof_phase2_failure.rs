@@ -80,6 +80,8 @@ fn a_failed_phase_2_is_never_followed_by_a_destroy() {
     // 2. The workspace cannot be allocated (a fresh stream has none): phase 2 is never
     //    called, and the crate destroys the executor of phase 1.
     let fresh = device.stream().unwrap();
+    // Nothing cached to take: the workspace must come from aclrtMalloc.
+    device.empty_cache();
     set_fault("aclrtMalloc", 1).unwrap();
     let (result, made) = calls_during(&[PHASE1, PHASE2, DESTROY], || {
         mish_backward(&gd, &xd, &mut out, &fresh)

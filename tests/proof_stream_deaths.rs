@@ -100,7 +100,9 @@ fn a_stream_dropped_on_another_thread_is_busy_until_drained() {
         std::thread::yield_now();
     }
     let (released, releaser) = release_soon(hold);
+    // The drop returns at once (the cache keeps the block); freeing it waits.
     drop(w);
+    dev.empty_cache();
     assert!(
         released.load(Ordering::SeqCst),
         "w was freed under A's queued kernel"
@@ -192,7 +194,9 @@ fn a_staged_download_whose_drain_fails_still_records_its_read() {
     ascend_sim::set_fault("aclrtSynchronizeStream", 0).unwrap();
     assert!(r.is_err(), "{r:?}");
     let (released, releaser) = release_soon(hold);
+    // The drop returns at once (the cache keeps the block); freeing it waits.
     drop(t);
+    dev.empty_cache();
     assert!(
         released.load(Ordering::SeqCst),
         "the tensor was freed under the queued copy"

@@ -81,6 +81,7 @@ crate::operator! {
     /// # Ok(()) }
     /// ```
     pub type AddPlan;
+    allocating: add_new;
 }
 
 crate::operator! {

@@ -71,4 +71,5 @@ crate::operator! {
     /// # Ok(()) }
     /// ```
     pub type AddmmPlan;
+    allocating: addmm_new;
 }

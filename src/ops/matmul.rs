@@ -77,4 +77,5 @@ crate::operator! {
     /// # Ok(()) }
     /// ```
     pub type MatmulPlan;
+    allocating: matmul_new;
 }

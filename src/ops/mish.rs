@@ -77,6 +77,7 @@ crate::operator! {
     /// # Ok(()) }
     /// ```
     pub type MishPlan;
+    allocating: mish_new;
 }
 
 crate::operator! {

@@ -78,6 +78,7 @@ crate::operator! {
     /// # Ok(()) }
     /// ```
     pub type MishBackwardPlan;
+    allocating: mish_backward_new;
 }
 
 #[cfg(all(test, feature = "sim"))]

@@ -63,4 +63,5 @@ crate::operator! {
     /// # Ok(()) }
     /// ```
     pub type MseLossPlan;
+    allocating: mse_loss_new;
 }

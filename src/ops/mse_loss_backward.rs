@@ -59,4 +59,5 @@ crate::operator! {
     /// A reusable [`mse_loss_backward`] for fixed layouts, element types and `reduction`
     /// (a [`Plan`](crate::Plan)).
     pub type MseLossBackwardPlan;
+    allocating: mse_loss_backward_new;
 }

@@ -70,6 +70,7 @@ crate::operator! {
     /// # Ok(()) }
     /// ```
     pub type MulPlan;
+    allocating: mul_new;
 }
 
 crate::operator! {

@@ -66,4 +66,5 @@ crate::operator! {
     /// # Ok(()) }
     /// ```
     pub type ReduceSumPlan;
+    allocating: reduce_sum_new;
 }

@@ -4,8 +4,9 @@
 use super::attr::{Attr, Kind};
 use crate::device::SocFamily;
 use crate::element::{DType, Element};
-use crate::shape::Named;
+use crate::shape::{Dims, Named};
 use crate::tensor::{RawTensor, TensorView, TensorViewMut};
+use std::cell::Cell;
 
 /// The most arguments (tensors and attributes) an operator may have.
 pub const MAX_ARGS: usize = 8;
@@ -89,6 +90,9 @@ pub struct Value<'a>(pub(crate) Given<'a>);
 
 pub(crate) enum Given<'a> {
     Tensor(RawTensor<'a>),
+    /// The output an allocating variant makes, of this dtype and of the shape the
+    /// operator's rule computes.
+    Pending(DType),
     Attr(Attr),
     Planned,
 }
@@ -112,9 +116,19 @@ impl<'a> Value<'a> {
         Value(Given::Attr(attr))
     }
 
+    /// The output of an allocating variant, made once the rule has computed its shape.
+    #[doc(hidden)]
+    pub fn pending<T: Element>() -> Self {
+        Value(Given::Pending(T::DTYPE))
+    }
+
     /// An attribute fixed in the plan.
     #[doc(hidden)]
     pub const PLANNED: Value<'static> = Value(Given::Planned);
+
+    pub(crate) fn is_pending(&self) -> bool {
+        matches!(self.0, Given::Pending(_))
+    }
 
     pub(crate) fn tensor(&self) -> Option<&RawTensor<'a>> {
         match &self.0 {
@@ -131,6 +145,8 @@ pub struct Call<'c> {
     pub(crate) args: &'static [Arg],
     pub(crate) values: &'c [Value<'c>],
     pub(crate) soc: SocFamily,
+    /// Where the rules put the shape of a pending output (an allocating variant).
+    pub(crate) inferred: &'c Cell<Option<Dims>>,
 }
 
 impl<'c> Call<'c> {
@@ -166,8 +182,31 @@ impl<'c> Call<'c> {
     pub fn dtype(&self, i: usize) -> Option<DType> {
         match self.values.get(i).map(|v| &v.0) {
             Some(Given::Tensor(t)) => Some(t.dtype),
+            Some(Given::Pending(d)) => Some(*d),
             _ => None,
         }
+    }
+
+    /// Whether tensor argument `i` is the output an allocating variant makes: its shape is
+    /// what the rule computes for it ([`infer`](Self::infer)), its dims are empty until then.
+    pub fn is_pending(&self, i: usize) -> bool {
+        matches!(self.values.get(i).map(|v| &v.0), Some(Given::Pending(_)))
+    }
+
+    /// The position of the pending output, if any.
+    pub fn pending(&self) -> Option<usize> {
+        self.values
+            .iter()
+            .position(|v| matches!(v.0, Given::Pending(_)))
+    }
+
+    /// Gives the pending output argument `i` its shape (the rule's result for it).
+    ///
+    /// # Errors
+    /// [`Error::TooManyDims`](crate::Error::TooManyDims).
+    pub fn infer(&self, i: usize, dims: &[usize]) -> crate::Result<()> {
+        self.inferred.set(Some(Dims::new(self.label(i), dims)?));
+        Ok(())
     }
 
     /// The value of attribute argument `i`.

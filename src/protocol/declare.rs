@@ -138,6 +138,7 @@ macro_rules! operator {
 
         $(#[$plan_doc:meta])*
         pub type $plan:ident;
+        $(allocating: $newname:ident;)?
     ) => {
         $($op_doc)*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -225,8 +226,8 @@ macro_rules! operator {
 
         $crate::operator!(@munch {
             op: $op, fname: $fname, plan: $plan, types: [$($ty),+],
-            fn_doc: [$(#[$fn_doc])*], plan_doc: [$(#[$plan_doc])*],
-        } [] [] [] [] [] [] $($arg: $role<$elem>,)+);
+            fn_doc: [$(#[$fn_doc])*], plan_doc: [$(#[$plan_doc])*], alloc: [$($newname)?],
+        } [] [] [] [] [] [] [] [] [] $($arg: $role<$elem>,)+);
     };
 
     // The prototypes, against the header: generic and never instantiated, so the `extern`
@@ -252,6 +253,7 @@ macro_rules! operator {
     // F: function parameters, N: `new` parameters, L: `launch` parameters, CV/NV/LV: the
     // values each passes.
     (@munch $ctx:tt [$($f:tt)*] [$($n:tt)*] [$($l:tt)*] [$($cv:tt)*] [$($nv:tt)*] [$($lv:tt)*]
+        [$($al:tt)*] [$($alv:tt)*] $o:tt
         $a:ident: input<$e:ty>, $($rest:tt)*) => {
         $crate::operator!(@munch $ctx
             [$($f)* $a: impl $crate::AsTensorView<Elem = $e>,]
@@ -260,21 +262,34 @@ macro_rules! operator {
             [$($cv)* $crate::protocol::Value::input($a.as_tensor_view()),]
             [$($nv)* $crate::protocol::Value::input($a.as_tensor_view()),]
             [$($lv)* $crate::protocol::Value::input($a.as_tensor_view()),]
+            [$($al)* $a: impl $crate::AsTensorView<Elem = $e>,]
+            [$($alv)* $crate::protocol::Value::input($a.as_tensor_view()),]
+            $o
             $($rest)*);
     };
-    (@munch $ctx:tt $f:tt $n:tt $l:tt $cv:tt $nv:tt $lv:tt
+    // The allocating variant has no parameter for the output: it makes it.
+    (@munch $ctx:tt $f:tt $n:tt $l:tt $cv:tt $nv:tt $lv:tt [$($al:tt)*] [$($alv:tt)*] [$($o:tt)*]
         $a:ident: output<$e:ty>, $($rest:tt)*) => {
-        $crate::operator!(@munch_mut $ctx $f $n $l $cv $nv $lv $a [$e] $($rest)*);
+        $crate::operator!(@munch_mut $ctx $f $n $l $cv $nv $lv
+            [$($al)*] [$($alv)* $crate::protocol::Value::pending::<$e>(),] [$($o)* $e]
+            $a [$e] $($rest)*);
     };
-    (@munch $ctx:tt $f:tt $n:tt $l:tt $cv:tt $nv:tt $lv:tt
+    (@munch $ctx:tt $f:tt $n:tt $l:tt $cv:tt $nv:tt $lv:tt [$($al:tt)*] [$($alv:tt)*] $o:tt
         $a:ident: inplace<$e:ty>, $($rest:tt)*) => {
-        $crate::operator!(@munch_mut $ctx $f $n $l $cv $nv $lv $a [$e] $($rest)*);
+        $crate::operator!(@munch_mut $ctx $f $n $l $cv $nv $lv
+            [$($al)* mut $a: impl $crate::AsTensorViewMut<Elem = $e>,]
+            [$($alv)* $crate::protocol::Value::output($a.as_tensor_view_mut()),] $o
+            $a [$e] $($rest)*);
     };
-    (@munch $ctx:tt $f:tt $n:tt $l:tt $cv:tt $nv:tt $lv:tt
+    (@munch $ctx:tt $f:tt $n:tt $l:tt $cv:tt $nv:tt $lv:tt [$($al:tt)*] [$($alv:tt)*] $o:tt
         $a:ident: inplace_const<$e:ty>, $($rest:tt)*) => {
-        $crate::operator!(@munch_mut $ctx $f $n $l $cv $nv $lv $a [$e] $($rest)*);
+        $crate::operator!(@munch_mut $ctx $f $n $l $cv $nv $lv
+            [$($al)* mut $a: impl $crate::AsTensorViewMut<Elem = $e>,]
+            [$($alv)* $crate::protocol::Value::output($a.as_tensor_view_mut()),] $o
+            $a [$e] $($rest)*);
     };
     (@munch $ctx:tt [$($f:tt)*] [$($n:tt)*] $l:tt [$($cv:tt)*] [$($nv:tt)*] [$($lv:tt)*]
+        [$($al:tt)*] [$($alv:tt)*] $o:tt
         $a:ident: attr<$e:ty>, $($rest:tt)*) => {
         $crate::operator!(@munch $ctx
             [$($f)* $a: impl Into<$e>,]
@@ -283,17 +298,25 @@ macro_rules! operator {
             [$($cv)* $crate::protocol::Value::attr($crate::protocol::Attribute::to_attr(Into::<$e>::into($a))),]
             [$($nv)* $crate::protocol::Value::attr($crate::protocol::Attribute::to_attr(Into::<$e>::into($a))),]
             [$($lv)* $crate::protocol::Value::PLANNED,]
+            [$($al)* $a: impl Into<$e>,]
+            [$($alv)* $crate::protocol::Value::attr($crate::protocol::Attribute::to_attr(Into::<$e>::into($a))),]
+            $o
             $($rest)*);
     };
     (@munch $ctx:tt $f:tt $n:tt $l:tt [$($cv:tt)*] [$($nv:tt)*] [$($lv:tt)*]
+        $al:tt [$($alv:tt)*] $o:tt
         $a:ident: dtype_of<$e:ty>, $($rest:tt)*) => {
         $crate::operator!(@munch $ctx $f $n $l
             [$($cv)* $crate::protocol::Value::attr($crate::protocol::Attr::DType(<$e as $crate::Element>::DTYPE)),]
             [$($nv)* $crate::protocol::Value::attr($crate::protocol::Attr::DType(<$e as $crate::Element>::DTYPE)),]
             [$($lv)* $crate::protocol::Value::PLANNED,]
+            $al
+            [$($alv)* $crate::protocol::Value::attr($crate::protocol::Attr::DType(<$e as $crate::Element>::DTYPE)),]
+            $o
             $($rest)*);
     };
     (@munch_mut $ctx:tt [$($f:tt)*] [$($n:tt)*] [$($l:tt)*] [$($cv:tt)*] [$($nv:tt)*] [$($lv:tt)*]
+        $al:tt $alv:tt $o:tt
         $a:ident [$e:ty] $($rest:tt)*) => {
         $crate::operator!(@munch $ctx
             [$($f)* mut $a: impl $crate::AsTensorViewMut<Elem = $e>,]
@@ -302,12 +325,16 @@ macro_rules! operator {
             [$($cv)* $crate::protocol::Value::output($a.as_tensor_view_mut()),]
             [$($nv)* $crate::protocol::Value::input($a.as_tensor_view()),]
             [$($lv)* $crate::protocol::Value::output($a.as_tensor_view_mut()),]
+            $al $alv $o
             $($rest)*);
     };
     (@munch {
         op: $op:ident, fname: $fname:ident, plan: $plan:ident, types: [$($ty:ident),+],
-        fn_doc: [$($fn_doc:tt)*], plan_doc: [$($plan_doc:tt)*],
-    } [$($f:tt)*] [$($n:tt)*] [$($l:tt)*] [$($cv:tt)*] [$($nv:tt)*] [$($lv:tt)*]) => {
+        fn_doc: [$($fn_doc:tt)*], plan_doc: [$($plan_doc:tt)*], alloc: $alloc:tt,
+    } [$($f:tt)*] [$($n:tt)*] [$($l:tt)*] [$($cv:tt)*] [$($nv:tt)*] [$($lv:tt)*]
+        $al:tt $alv:tt $o:tt) => {
+        $crate::operator!(@alloc $alloc $op $fname [$($ty),+] $al $alv $o);
+
         $($fn_doc)*
         // The C operator's arguments, one by one.
         #[allow(clippy::too_many_arguments)]
@@ -370,6 +397,32 @@ macro_rules! operator {
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 self.0.fmt(f)
             }
+        }
+    };
+
+    // The allocating variant, when the declaration names one.
+    (@alloc [] $($rest:tt)*) => {};
+    (@alloc [$newname:ident] $op:ident $fname:ident [$($ty:ident),+]
+        [$($al:tt)*] [$($alv:tt)*] [$($o:tt)*]) => {
+        #[doc = concat!(
+            "[`", stringify!($fname), "`] into a new tensor, which it returns: the output of ",
+            "the shape the operator's rule computes from the other arguments, contiguous, ",
+            "of element type `", stringify!($($o)*), "` (named by the caller or inferred), ",
+            "from the device's caching allocator (no `aclrtMalloc` in a steady state). ",
+            "The arguments are those of [`", stringify!($fname), "`] without the output."
+        )]
+        ///
+        /// # Errors
+        #[doc = concat!(
+            "As [`", stringify!($fname), "`] (less the output's shape); the allocation's ",
+            "[`Error::Acl`](", "crate::Error::Acl)."
+        )]
+        #[allow(clippy::too_many_arguments)]
+        pub fn $newname<$($ty: $crate::Element),+>(
+            $($al)*
+            stream: &$crate::Stream,
+        ) -> $crate::Result<$crate::DeviceTensor<$($o)*>> {
+            $crate::protocol::call_new::<$op, $($o)*, _>(stream, [$($alv)*])
         }
     };
 

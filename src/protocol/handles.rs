@@ -111,7 +111,7 @@ impl<'t> Guard<'t> {
                 }
                 Given::Attr(a) => *slot = attr::plain(a).unwrap_or(CArg::NONE),
                 // A plan's launch falls back to a call with its own values.
-                Given::Planned => {}
+                Given::Planned | Given::Pending(_) => {}
             }
         }
         Ok(g)
@@ -126,6 +126,16 @@ impl<'t> Guard<'t> {
 }
 
 impl Handles {
+    /// Moves the handles out, leaving an empty set that releases nothing.
+    pub(crate) fn take(&mut self) -> Handles {
+        let n = std::mem::replace(&mut self.n, 0);
+        Handles {
+            raw: std::mem::replace(&mut self.raw, [CArg::NONE; MAX_ARGS]),
+            owned: std::mem::replace(&mut self.owned, [Owned::No; MAX_ARGS]),
+            n,
+        }
+    }
+
     /// Destroys what the set made, passing each failure to `failed`.
     pub(crate) fn release(&mut self, table: &Api, mut failed: impl FnMut(crate::Error)) {
         let n = self.n;

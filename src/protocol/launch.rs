@@ -4,12 +4,15 @@ use super::args::{Arg, MAX_ARGS, Value};
 use super::attr::CArg;
 use super::entry::{EntryPoints, OperatorFns};
 use super::handles::Guard;
-use super::rules::{Operator, validate};
+use super::rules::{Operator, validate, validate_into};
+use crate::element::Element;
 use crate::error::Result;
 use crate::stream::{Stream, StreamInner};
 use crate::sys;
+use crate::tensor::DeviceTensor;
 use crate::uses::Access;
 use ascend_sys::{FnTable, aclOpExecutor};
+use std::cell::Cell;
 use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -44,6 +47,43 @@ pub fn call<O: Operator, const N: usize>(stream: &Stream, values: [Value<'_>; N]
     const { assert!(N <= MAX_ARGS) };
     validate::<O>(stream, &values)?;
     launch(stream, &values, Spec::of::<O>())
+}
+
+/// An allocating variant: validates the arguments with the output pending
+/// ([`Value::pending`]), makes a new tensor of the shape the operator's rule computes for
+/// it (from the device's caching allocator), and runs the protocol into it. Called by the
+/// functions `operator!` generates for `allocating:`.
+///
+/// # Errors
+/// As [`call`]; [`Error::InvalidArgument`](crate::Error::InvalidArgument) when the
+/// operator's rule computes no shape for the pending output; the allocation's error.
+#[doc(hidden)]
+#[inline]
+pub fn call_new<O: Operator, T: Element, const N: usize>(
+    stream: &Stream,
+    values: [Value<'_>; N],
+) -> Result<DeviceTensor<T>> {
+    const { assert!(N <= MAX_ARGS) };
+    let inferred = Cell::new(None);
+    validate_into::<O>(stream, &values, &inferred)?;
+    let (Some(out), Some(dims)) = (values.iter().position(Value::is_pending), inferred.get())
+    else {
+        return Err(no_inferred_shape(O::NAME));
+    };
+    let mut tensor = DeviceTensor::<T>::for_output(stream, dims)?;
+    {
+        let mut values = values;
+        values[out] = Value::output(tensor.view_mut());
+        launch(stream, &values, Spec::of::<O>())?;
+    }
+    Ok(tensor)
+}
+
+#[cold]
+fn no_inferred_shape(operator: &'static str) -> crate::Error {
+    crate::Error::InvalidArgument(format!(
+        "the rule of {operator} computes no shape for its output: it has no allocating form"
+    ))
 }
 
 /// Runs the protocol on validated arguments (in the order of phase 1): the handles
@@ -134,8 +174,8 @@ pub(crate) fn prepare<'t>(
     Ok((executor, workspace_size))
 }
 
-/// Queues phase 2 on the stream, with a workspace of `workspace_size` bytes from the
-/// stream's grow-only cache. Returns the ticket of the launch.
+/// Queues phase 2 on the stream, with a workspace of `workspace_size` bytes (the stream's
+/// grow-only block of the device's cache). Returns the ticket of the launch.
 ///
 /// `executor` gives the executor at the moment phase 2 is called, and only then (not when
 /// the stream or the workspace fails first): CANN releases a non-repeatable executor in
@@ -150,13 +190,15 @@ pub(crate) fn enqueue(
     workspace_size: u64,
 ) -> Result<u64> {
     let table = stream.table();
-    stream.submit(|state, raw_stream, ticket| {
-        let workspace = state.workspace(table, workspace_size, ticket)?;
+    stream.reserve_workspace(workspace_size)?;
+    stream.submit(|state, raw_stream, _| {
+        let workspace = state.workspace(workspace_size)?;
         let executor = executor();
         // SAFETY: the executor comes from the operator's phase 1 and has not been through
         // a non-repeatable phase 2; the workspace holds at least `workspace_size` bytes of
         // device memory that stays allocated until the stream has run this work
-        // (grow-only cache, deferred release); the callers record the tensors' use at the
+        // (grow-only; a replaced one goes back to the device's cache with this stream's use
+        // record, so no other user takes it before that work has run); the callers record the tensors' use at the
         // returned ticket.
         let status = unsafe { (fns.phase2)(workspace, workspace_size, executor, raw_stream) };
         sys::aclnn(table, entry.phase2, status)

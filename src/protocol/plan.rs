@@ -6,6 +6,7 @@ use super::entry::OperatorFns;
 use super::handles::{Guard, Handles};
 use super::launch::{Spec, enqueue, launch, order_after_other_streams, prepare, record_uses};
 use super::rules::{Operator, validate};
+use crate::alloc::Parked;
 use crate::device::DeviceInner;
 use crate::error::{Error, Result};
 use crate::stream::Stream;
@@ -97,7 +98,7 @@ impl<O: Operator, E> Plan<O, E> {
             match &v.0 {
                 Given::Tensor(t) => *l = t.layout,
                 Given::Attr(x) => *a = Some(*x),
-                Given::Planned => {}
+                Given::Planned | Given::Pending(_) => {}
             }
         }
         let device = Arc::clone(&stream.inner.device);
@@ -244,21 +245,60 @@ impl Reusable {
 }
 
 impl Drop for Reusable {
+    /// Never waits: while launches of the plan may still be queued, its executor and
+    /// descriptors are parked in the device's cache, which releases them once that work
+    /// has finished (`alloc.rs`).
     fn drop(&mut self) {
+        let parts = PlanParts {
+            handles: self.handles.take(),
+            executor: std::mem::replace(&mut self.executor, std::ptr::null_mut()),
+            uses: std::mem::replace(&mut self.uses, Uses::new()),
+        };
         let device = &self.device;
-        if !self.uses.wait_idle() || device.bind().is_err() {
-            device.note_leak("plan", 0, 0, self.handles.made() + 1);
-            return;
+        if parts.uses.is_idle() && device.bind().is_ok() {
+            parts.destroy(device);
+        } else {
+            device.cache.park(Box::new(parts));
         }
+    }
+}
+
+/// What a dropped plan releases once its launches have run.
+struct PlanParts {
+    handles: Handles,
+    executor: *mut aclOpExecutor,
+    uses: Uses,
+}
+
+// SAFETY: opaque library handles, used only by the single owner on release, with the
+// device's context bound on the calling thread.
+unsafe impl Send for PlanParts {}
+
+impl PlanParts {
+    fn destroy(mut self, device: &DeviceInner) {
         let table = device.table();
-        let api = &device.rt.api;
         // SAFETY: a repeatable executor from phase 1, never consumed; destroyed once after
-        // every launch of it has run.
+        // every launch of it has run (the caller checked its use records).
         if let Err(e) = unsafe { sys::destroy_executor(table, self.executor) } {
             device.note_release_error(&e);
         }
         // After the executor, which refers to them.
-        self.handles.release(api, |e| device.note_release_error(&e));
+        self.handles
+            .release(&device.rt.api, |e| device.note_release_error(&e));
+    }
+}
+
+impl Parked for PlanParts {
+    fn uses(&self) -> &Uses {
+        &self.uses
+    }
+
+    fn release(self: Box<Self>, device: &DeviceInner) {
+        (*self).destroy(device);
+    }
+
+    fn leak(self: Box<Self>, device: &DeviceInner) {
+        device.note_leak("plan", 0, 0, self.handles.made() + 1);
     }
 }
 

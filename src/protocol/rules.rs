@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::shape::{self, Dims, MAX_DIMS, Named};
 use crate::stream::Stream;
 use ascend_sys::aclOpExecutor;
+use std::cell::Cell;
 use std::ffi::c_void;
 use std::ptr::NonNull;
 
@@ -59,6 +60,17 @@ pub trait Operator: 'static {
 /// tensor's dtype, then the operator's rule.
 #[inline]
 pub(crate) fn validate<O: Operator>(stream: &Stream, values: &[Value<'_>]) -> Result<()> {
+    validate_into::<O>(stream, values, &Cell::new(None))
+}
+
+/// [`validate`], putting the shape the rule computes for a pending output (an allocating
+/// variant, [`Value::pending`]) into `inferred`.
+#[inline]
+pub(crate) fn validate_into<O: Operator>(
+    stream: &Stream,
+    values: &[Value<'_>],
+    inferred: &Cell<Option<Dims>>,
+) -> Result<()> {
     let device = &stream.inner.device;
     for (arg, v) in O::ARGS.iter().zip(values) {
         if let Some(t) = v.tensor() {
@@ -74,6 +86,11 @@ pub(crate) fn validate<O: Operator>(stream: &Stream, values: &[Value<'_>]) -> Re
             (Given::Tensor(t), ArgKind::Tensor(_)) => {
                 if !O::supports(soc, t.dtype) {
                     return Err(unsupported_dtype(arg.label, t.dtype, O::NAME, device));
+                }
+            }
+            (Given::Pending(dtype), ArgKind::Tensor(_)) => {
+                if !O::supports(soc, *dtype) {
+                    return Err(unsupported_dtype(arg.label, *dtype, O::NAME, device));
                 }
             }
             (Given::Attr(attr), ArgKind::Attr(kind)) => {
@@ -96,16 +113,22 @@ pub(crate) fn validate<O: Operator>(stream: &Stream, values: &[Value<'_>]) -> Re
         args: O::ARGS,
         values,
         soc,
+        inferred,
     };
     O::check(&call)
 }
 
-/// Every tensor has the shape of the first (equal shapes pass at once).
+/// Every tensor has the shape of the first (equal shapes pass at once); a pending
+/// output gets it.
 ///
 /// # Errors
 /// [`Error::TooManyDims`], [`Error::ShapeMismatch`] naming the first that differs.
 #[inline]
 pub fn same(c: &Call<'_>) -> Result<()> {
+    if let Some(out) = c.pending() {
+        let first = c.values.iter().find_map(Value::tensor);
+        c.infer(out, first.map_or(&[][..], |t| t.layout.dims.as_slice()))?;
+    }
     if all_equal(c) {
         return Ok(());
     }
@@ -115,16 +138,20 @@ pub fn same(c: &Call<'_>) -> Result<()> {
 }
 
 /// The tensors read broadcast together (numpy rules) and every tensor written has the
-/// broadcast shape (equal shapes pass at once).
+/// broadcast shape (equal shapes pass at once); a pending output gets it.
 ///
 /// # Errors
 /// [`Error::TooManyDims`], [`Error::NotBroadcastable`], [`Error::ShapeMismatch`].
 #[inline]
 pub fn broadcast(c: &Call<'_>) -> Result<()> {
+    let (mut inputs, mut outputs) = ([("", &[][..]); MAX_ARGS], [("", &[][..]); MAX_ARGS]);
+    if let Some(out) = c.pending() {
+        let ni = collect(c, Role::reads, &mut inputs);
+        c.infer(out, &shape::broadcast(&inputs[..ni])?)?;
+    }
     if all_equal(c) {
         return Ok(());
     }
-    let (mut inputs, mut outputs) = ([("", &[][..]); MAX_ARGS], [("", &[][..]); MAX_ARGS]);
     let ni = collect(c, Role::reads, &mut inputs);
     let no = collect(c, Role::writes, &mut outputs);
     shape::check_broadcast(&inputs[..ni], &outputs[..no]).map(drop)
@@ -140,7 +167,7 @@ pub fn broadcast(c: &Call<'_>) -> Result<()> {
 /// contracted size and `out`, [`Error::NotBroadcastable`] for the batch dims.
 pub fn matmul(c: &Call<'_>, a: usize, b: usize, out: usize) -> Result<()> {
     let want = matmul_shape(c, a, b)?;
-    expect_shape(c.named(out), &want)
+    expect_shape(c, out, &want)
 }
 
 /// The matmul shape of `a` and `b` (see [`matmul`]).
@@ -207,7 +234,7 @@ pub fn bias_matmul(c: &Call<'_>, bias: usize, a: usize, b: usize, out: usize) ->
     }
     shape::check_broadcast(&[c.named(bias), ("out", &want)], &[("out", &want)])
         .map_err(|_| not_broadcastable_to(c.named(bias), &want))?;
-    expect_shape(c.named(out), &want)
+    expect_shape(c, out, &want)
 }
 
 /// A sum over the dims listed in int-list attribute `dims` (all dims when empty; each in
@@ -246,7 +273,7 @@ pub fn reduce(c: &Call<'_>, x: usize, dims: usize, keep_dims: usize, out: usize)
             n += 1;
         }
     }
-    expect_shape(c.named(out), &want[..n])
+    expect_shape(c, out, &want[..n])
 }
 
 /// A loss of tensors `x` and `target`, which broadcast together, into `out`: of the
@@ -258,8 +285,8 @@ pub fn reduce(c: &Call<'_>, x: usize, dims: usize, keep_dims: usize, out: usize)
 pub fn loss(c: &Call<'_>, x: usize, target: usize, reduction: usize, out: usize) -> Result<()> {
     let b = shape::broadcast(&[c.named(x), c.named(target)])?;
     match c.attr(reduction) {
-        Some(Attr::I64(0)) => expect_shape(c.named(out), &b),
-        Some(Attr::I64(1 | 2)) => expect_shape(c.named(out), &[]),
+        Some(Attr::I64(0)) => expect_shape(c, out, &b),
+        Some(Attr::I64(1 | 2)) => expect_shape(c, out, &[]),
         _ => Err(invalid(
             c.label(reduction),
             "must be 0 (none), 1 (mean) or 2 (sum)",
@@ -339,7 +366,12 @@ fn all_equal(c: &Call<'_>) -> bool {
     tensors.all(|t| t.layout.dims == first.layout.dims)
 }
 
-fn expect_shape(got: Named<'_>, want: &[usize]) -> Result<()> {
+/// Tensor `out` has shape `want`; a pending output gets it.
+fn expect_shape(c: &Call<'_>, out: usize, want: &[usize]) -> Result<()> {
+    if c.is_pending(out) {
+        return c.infer(out, want);
+    }
+    let got = c.named(out);
     if got.1 == want {
         Ok(())
     } else {

@@ -50,7 +50,9 @@ impl Buffer {
             .ok_or_else(|| Error::InvalidArgument(format!("{len} elements overflow usize")))?
             .max(MIN_BYTES);
         device.bind()?;
-        let block = device.cache.take(device, crate::alloc::size_class(bytes))?;
+        let block = device
+            .cache
+            .take(device, crate::alloc::size_class(bytes), false)?;
         Ok(Buffer {
             device: Arc::clone(device),
             ptr: block.ptr,

@@ -23,8 +23,8 @@ use std::marker::PhantomData;
 /// borrow the tensor, so the borrow checker forbids writing through an output view while
 /// an input view of the same tensor is alive.
 ///
-/// Dropping a tensor waits for the queued work that uses it (see the crate docs,
-/// "Lifetimes"). `DeviceTensor<T>` is `Send + Sync`: the host never dereferences the
+/// Dropping a tensor never waits: its memory returns to the device's caching allocator
+/// with the queued work that still uses it (see the crate docs, "Lifetimes"). `DeviceTensor<T>` is `Send + Sync`: the host never dereferences the
 /// device address, `&self` only lets queued work *read* the storage, and writing needs
 /// `&mut self`.
 ///
@@ -143,6 +143,18 @@ impl<T: Element> DeviceTensor<T> {
         Ok(tensor)
     }
 
+    /// A new tensor of `dims` whose contents are unspecified (a cached block keeps the old
+    /// values), for an operator's output that the operator writes whole. Its block's use
+    /// records order that write after the block's old work.
+    pub(crate) fn for_output(stream: &Stream, dims: Dims) -> Result<Self> {
+        let buf = Buffer::alloc(&stream.inner.device, dims.numel(), T::DTYPE.size())?;
+        Ok(DeviceTensor {
+            buf,
+            layout: Layout::contiguous(dims)?,
+            _elem: PhantomData,
+        })
+    }
+
     /// A new tensor of `shape` filled with zeros (`aclrtMemset`) on the device of `stream`.
     ///
     /// `shape` is any of the forms of [`IntoDims`]: `&[2, 3]`, `(2, 3)`, `[2, 3]`, ...
@@ -156,8 +168,10 @@ impl<T: Element> DeviceTensor<T> {
         let buf = Buffer::alloc(device, dims.numel(), T::DTYPE.size())?;
         let bytes = buf.bytes;
         let t = device.table();
-        // SAFETY: `buf.ptr` holds `bytes` bytes of fresh device memory that no queued
-        // work uses; the device's context is current (bound by `Buffer::alloc`).
+        // A cached block may still be used by queued work: a host memset waits for it.
+        buf.uses.wait_for(crate::uses::Access::Write)?;
+        // SAFETY: `buf.ptr` holds `bytes` bytes of device memory that no queued work uses
+        // (waited for above); the device's context is current (bound by `Buffer::alloc`).
         unsafe { sys::memset(t, buf.ptr, bytes, 0, bytes) }?;
         Ok(DeviceTensor {
             buf,
