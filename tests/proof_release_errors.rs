@@ -12,7 +12,8 @@ use ndarray::array;
 
 /// r16: a failed `aclrtFreeHost` / `aclrtFree` in a `Drop` is counted as a release error
 /// and the memory the runtime still holds as a leak; so is an error parked on a stream
-/// dropped before any call returned it.
+/// dropped before any call returned it; so is a failed destroy of a launch's own
+/// descriptor.
 #[test]
 fn failed_releases_in_drop_are_counted() {
     let dev = device(A2);
@@ -48,4 +49,19 @@ fn failed_releases_in_drop_are_counted() {
     drop(y);
     drop(s2); // the parked error has no caller any more
     assert_eq!(dev.release_errors(), errors + 3);
+
+    // A one-off launch on a view makes its own descriptors and destroys them after phase
+    // 2: a failed destroy leaves the descriptor alive in CANN, a leaked handle.
+    let x = DeviceTensor::from_array(&s, &array![1.0f32, 2.0]).unwrap();
+    let mut y = DeviceTensor::<f32>::zeros(&s, &[1]).unwrap();
+    let (live, handles) = (ascend_sim::counters().tensors, dev.leaks().handles);
+    ascend_sim::set_fault("aclDestroyTensor", 1).unwrap();
+    mish(x.view().slice(0, 0, 1, 1).unwrap(), &mut y, &s).unwrap();
+    ascend_sim::set_fault("aclDestroyTensor", 0).unwrap();
+    assert_eq!(dev.release_errors(), errors + 4);
+    assert_eq!(dev.leaks().handles, handles + 1);
+    assert!(
+        ascend_sim::counters().tensors > live,
+        "the descriptor is still alive"
+    );
 }

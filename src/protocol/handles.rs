@@ -4,6 +4,7 @@
 
 use super::args::{Given, MAX_ARGS, Value};
 use super::attr::{self, Attr, CArg, Scalar};
+use crate::device::DeviceInner;
 use crate::error::Result;
 use crate::shape::MAX_DIMS;
 use crate::sys;
@@ -42,21 +43,26 @@ enum Storage {
 /// [`Handles`] that release what they made on drop.
 pub(crate) struct Guard<'t> {
     table: &'t Api,
+    /// Where a failed destroy is counted (a release error and a leaked handle).
+    device: &'t DeviceInner,
     pub(crate) handles: Handles,
 }
 
 impl Drop for Guard<'_> {
     #[inline]
     fn drop(&mut self) {
-        self.handles.release(self.table, |_| {});
+        let device = self.device;
+        self.handles
+            .release(self.table, |e| handle_not_destroyed(device, &e));
     }
 }
 
 impl<'t> Guard<'t> {
     /// Fresh handles for a plan, which rebinds its descriptors' addresses and so never
     /// shares them. Each descriptor declares only the storage its view reaches.
-    pub(crate) fn for_plan(table: &'t Api, values: &[Value<'_>]) -> Result<Self> {
-        Self::filled(table, values, |t| {
+    pub(crate) fn for_plan(device: &'t DeviceInner, values: &[Value<'_>]) -> Result<Self> {
+        let table = &device.rt.api;
+        Self::filled(device, values, |t| {
             Ok((create(table, t, Storage::Reach)?, true))
         })
     }
@@ -64,11 +70,12 @@ impl<'t> Guard<'t> {
     /// The handles of one call: a whole tensor's cached descriptor (made now if it is the
     /// tensor's first use), or a fresh one for a view with another layout.
     #[inline]
-    pub(crate) fn for_call(table: &'t Api, values: &[Value<'_>]) -> Result<Self> {
-        Self::filled(table, values, |t| {
+    pub(crate) fn for_call(device: &'t DeviceInner, values: &[Value<'_>]) -> Result<Self> {
+        let table = &device.rt.api;
+        Self::filled(device, values, |t| {
             if t.whole {
                 let p = t.buf.cached_desc();
-                Ok((if p.is_null() { cache(table, t)? } else { p }, false))
+                Ok((if p.is_null() { cache(device, t)? } else { p }, false))
             } else {
                 Ok((create(table, t, Storage::Buffer)?, true))
             }
@@ -77,12 +84,14 @@ impl<'t> Guard<'t> {
 
     #[inline]
     fn filled(
-        table: &'t Api,
+        device: &'t DeviceInner,
         values: &[Value<'_>],
         mut tensor: impl FnMut(&RawTensor<'_>) -> Result<(*mut aclTensor, bool)>,
     ) -> Result<Self> {
+        let table = &device.rt.api;
         let mut g = Guard {
             table,
+            device,
             handles: Handles {
                 raw: [CArg::NONE; MAX_ARGS],
                 owned: [Owned::No; MAX_ARGS],
@@ -194,15 +203,26 @@ pub(crate) fn view_descriptor(table: &FnTable, t: &RawTensor<'_>) -> Result<*mut
 /// Makes and installs the cached descriptor of a whole tensor (first use).
 #[cold]
 #[inline(never)]
-fn cache(table: &FnTable, t: &RawTensor<'_>) -> Result<*mut aclTensor> {
+fn cache(device: &DeviceInner, t: &RawTensor<'_>) -> Result<*mut aclTensor> {
+    let table = &device.rt.api;
     let new = create(table, t, Storage::Buffer)?;
     let (p, installed) = t.buf.install_desc(new);
     if !installed {
         // Another thread installed one first; ours was never used.
         // SAFETY: made above by aclCreateTensor, destroyed once.
-        let _ = unsafe { sys::destroy_tensor(table, new) };
+        if let Err(e) = unsafe { sys::destroy_tensor(table, new) } {
+            handle_not_destroyed(device, &e);
+        }
     }
     Ok(p)
+}
+
+/// A handle whose destroy failed stays alive in CANN: a release error and a leaked handle
+/// of the device (`Device::leaks`), as a failed free is.
+#[cold]
+fn handle_not_destroyed(device: &DeviceInner, error: &crate::Error) {
+    device.note_release_error(error);
+    device.note_leak("operator handle", 0, 0, 1);
 }
 
 /// The descriptor of one argument: view dims/strides/offset in elements, a 1-D storage

@@ -97,7 +97,7 @@ pub(crate) fn launch(stream: &Stream, values: &[Value<'_>], spec: Spec) -> Resul
     let fns = spec.entry.get(&inner.device)?;
     inner.device.bind()?;
     order_after_other_streams(inner, values, spec.args)?;
-    let handles = Guard::for_call(&inner.device.rt.api, values)?;
+    let handles = Guard::for_call(&inner.device, values)?;
     let (mut executor, workspace_size) = prepare(table, spec, &fns, &handles.handles.raw)?;
     let ticket = enqueue(
         inner,
