@@ -92,7 +92,9 @@ fn for_each_offset(shape: &[usize], strides: &[i64], mut f: impl FnMut(usize, i6
         for _ in 0..inner {
             f(linear, off);
             linear += 1;
-            off += inner_stride;
+            // Past the last element the offset may leave i64 (a size-1 dim with any
+            // stride): wrapping keeps every offset actually visited exact.
+            off = off.wrapping_add(inner_stride);
         }
         // Advance the outer dims.
         let mut k = last;
@@ -102,11 +104,11 @@ fn for_each_offset(shape: &[usize], strides: &[i64], mut f: impl FnMut(usize, i6
             }
             k -= 1;
             idx[k] += 1;
-            base += strides[k];
+            base = base.wrapping_add(strides[k]);
             if idx[k] < shape[k] {
                 break;
             }
-            base -= strides[k] * shape[k] as i64;
+            base = base.wrapping_sub(strides[k].wrapping_mul(shape[k] as i64));
             idx[k] = 0;
         }
     }
@@ -369,6 +371,13 @@ mod tests {
         assert_eq!(offset_range(&[2, 3], &[-3, 1]), Ok(Some((-3, 2))));
         assert_eq!(offset_range(&[2, 0], &[3, 1]), Ok(None));
         assert!(offset_range(&[3, 2], &[i64::MAX, 1]).is_err());
+        // A size-1 dim may have any stride: the walk never steps by it to an element.
+        let mut seen = Vec::new();
+        for_each_offset(&[2, 1], &[1, i64::MAX], |i, off| seen.push((i, off)));
+        assert_eq!(seen, vec![(0, 0), (1, 1)]);
+        let mut seen = Vec::new();
+        for_each_offset(&[1, 2], &[i64::MIN, 3], |i, off| seen.push((i, off)));
+        assert_eq!(seen, vec![(0, 0), (1, 3)]);
     }
 
     #[test]
