@@ -389,12 +389,7 @@ fn two_hundred_steps_of_allocating_variants_allocate_nothing_and_match() {
     // The simulator's device threads stand for the device (a GEMM's packing buffer per
     // matrix product); the host allocates nothing.
     assert_eq!(
-        if std::env::var_os("ASAN_OPTIONS").is_some() {
-            0
-        } else {
-            heap.host
-        },
-        0,
+        heap.host, 0,
         "host heap allocations over 200 steps: {heap:?}"
     );
     assert_eq!(
@@ -416,15 +411,9 @@ fn two_hundred_steps_of_allocating_variants_allocate_nothing_and_match() {
             elementwise_step(&mut e, &s, &mut le);
         }
     });
-    // Host threads only: under AddressSanitizer the simulator's device threads were seen
-    // to allocate a few times.
+    // Host threads only: a device thread's scratch may still grow.
     assert_eq!(
-        if std::env::var_os("ASAN_OPTIONS").is_some() {
-            0
-        } else {
-            heap.host
-        },
-        0,
+        heap.host, 0,
         "host heap allocations over 200 steps: {heap:?}"
     );
     assert!(le.into_scalar().is_finite());

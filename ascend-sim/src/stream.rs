@@ -80,7 +80,11 @@ pub(crate) fn as_host<R>(f: impl FnOnce() -> R) -> R {
     r
 }
 
-/// Tasks queued before the first growth of a stream's ring.
+/// Tasks queued before the first growth of a stream's ring, and the kernel-call boxes a
+/// stream starts with: like a hardware queue's slots, they exist from the stream's creation,
+/// so work that never keeps more queued makes no host allocation however far the worker
+/// falls behind (a pool grown on demand would allocate the first time a loaded machine
+/// lets the queue run deeper than before).
 const INITIAL_QUEUE: usize = 64;
 
 /// Grow-only f32 temporaries of one worker.
@@ -362,7 +366,7 @@ impl StreamHandle {
                 dead: false,
                 worker_idle: false,
                 waiters: 0,
-                pool: Vec::new(),
+                pool: (0..INITIAL_QUEUE).map(|_| Box::new_uninit()).collect(),
             }),
             work: Condvar::new(),
             done: Condvar::new(),
