@@ -3,6 +3,8 @@
 //! inference series 310P).
 #![allow(dead_code)]
 
+pub mod alpha_chain;
+
 use crate::common::*;
 use ascend_sim::api;
 use ascend_sys::*;
