@@ -40,7 +40,8 @@ fn count(stream: &Stream, mut f: impl FnMut()) -> (u64, u64) {
 }
 
 /// Runs `f` until every grow-only buffer on the path (the simulator's launch-box pool and
-/// queue, its slabs, the crate's caches) has reached the size the measured loop can need.
+/// queue, which start with room for 64 launches, fewer than a batch; its slabs; the
+/// crate's caches) has reached the size the measured loop can need.
 /// The stream is held while each batch is submitted, so a whole batch of `SYNC_EVERY`
 /// launches is in flight at once: the most the measured loop (which synchronises every
 /// `SYNC_EVERY` calls) can ever have queued, however the worker thread is scheduled.

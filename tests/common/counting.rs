@@ -58,6 +58,10 @@ unsafe impl GlobalAlloc for Counting {
 /// Heap allocations `(on this thread, in the whole process)` while `f` runs (only
 /// meaningful in a binary that installed [`Counting`]).
 pub fn allocations_during(f: impl FnOnce()) -> (u64, u64) {
+    // Rayon's global pool (the CPU reference's) starts its threads lazily and does not wait
+    // for them: a thread that starts late would make its start-up allocations inside the
+    // window. A broadcast returns once every thread of the pool has run it.
+    rayon::broadcast(|_| ());
     let mine = THREAD_ALLOCS.with(Cell::get);
     HOST_ALLOCS.store(0, Ordering::SeqCst);
     DEVICE_ALLOCS.store(0, Ordering::SeqCst);
