@@ -247,6 +247,20 @@ struct Checked {
     size: usize,
 }
 
+impl Checked {
+    /// Launches `desc` reading `(sendBuf, bytes)` and writing `(recvBuf, bytes)`.
+    fn launch_send_recv(
+        self,
+        desc: Desc,
+        stream: aclrtStream,
+        (send_buf, send): (*mut c_void, usize),
+        (recv_buf, recv): (*mut c_void, usize),
+    ) -> Result<(), HcclResult> {
+        let (send, recv) = (("sendBuf", send_buf, send), ("recvBuf", recv_buf, recv));
+        launch(self.group, self.rank, desc, stream, Some(send), Some(recv))
+    }
+}
+
 fn prologue(
     comm: HcclComm,
     bufs: &[(*mut c_void, &str)],
@@ -305,21 +319,8 @@ pub(crate) unsafe fn all_reduce(
             return Ok(());
         };
         let len = byte_len(count, c.size, 1, "count")?;
-        let desc = Desc {
-            kind: Kind::AllReduce,
-            count,
-            dtype: data_type,
-            op: Some(op),
-            root: None,
-        };
-        launch(
-            c.group,
-            c.rank,
-            desc,
-            stream,
-            Some(("sendBuf", send_buf, len)),
-            Some(("recvBuf", recv_buf, len)),
-        )
+        let desc = Desc::new(Kind::AllReduce, count, data_type).reducing(op);
+        c.launch_send_recv(desc, stream, (send_buf, len), (recv_buf, len))
     })
 }
 
@@ -348,11 +349,8 @@ pub(crate) unsafe fn broadcast(
         }
         let len = byte_len(count, c.size, 1, "count")?;
         let desc = Desc {
-            kind: Kind::Broadcast,
-            count,
-            dtype: data_type,
-            op: None,
             root: Some(root),
+            ..Desc::new(Kind::Broadcast, count, data_type)
         };
         launch(c.group, c.rank, desc, stream, None, Some(("buf", buf, len)))
     })
@@ -384,21 +382,8 @@ pub(crate) unsafe fn all_gather(
             c.group.size(),
             "recvBuf (sendCount per rank)",
         )?;
-        let desc = Desc {
-            kind: Kind::AllGather,
-            count: send_count,
-            dtype: data_type,
-            op: None,
-            root: None,
-        };
-        launch(
-            c.group,
-            c.rank,
-            desc,
-            stream,
-            Some(("sendBuf", send_buf, send)),
-            Some(("recvBuf", recv_buf, recv)),
-        )
+        let desc = Desc::new(Kind::AllGather, send_count, data_type);
+        c.launch_send_recv(desc, stream, (send_buf, send), (recv_buf, recv))
     })
 }
 
@@ -424,21 +409,8 @@ pub(crate) unsafe fn reduce_scatter(
             "sendBuf (recvCount per rank)",
         )?;
         let recv = byte_len(recv_count, c.size, 1, "recvCount")?;
-        let desc = Desc {
-            kind: Kind::ReduceScatter,
-            count: recv_count,
-            dtype: data_type,
-            op: Some(op),
-            root: None,
-        };
-        launch(
-            c.group,
-            c.rank,
-            desc,
-            stream,
-            Some(("sendBuf", send_buf, send)),
-            Some(("recvBuf", recv_buf, recv)),
-        )
+        let desc = Desc::new(Kind::ReduceScatter, recv_count, data_type).reducing(op);
+        c.launch_send_recv(desc, stream, (send_buf, send), (recv_buf, recv))
     })
 }
 
@@ -448,13 +420,7 @@ pub(crate) unsafe fn barrier(comm: HcclComm, stream: aclrtStream) -> HcclResult 
         non_null(comm, "comm")?;
         non_null(stream, "stream")?;
         let (group, rank) = lookup(comm)?;
-        let desc = Desc {
-            kind: Kind::Barrier,
-            count: 0,
-            dtype: HCCL_DATA_TYPE_FP32,
-            op: None,
-            root: None,
-        };
+        let desc = Desc::new(Kind::Barrier, 0, HCCL_DATA_TYPE_FP32);
         launch(group, rank, desc, stream, None, None)
     })
 }

@@ -46,6 +46,27 @@ pub(crate) struct Desc {
     pub root: Option<u32>,
 }
 
+impl Desc {
+    /// A collective of `count` elements of `dtype` per rank, without a reduction or a root.
+    pub fn new(kind: Kind, count: u64, dtype: HcclDataType) -> Desc {
+        Desc {
+            kind,
+            count,
+            dtype,
+            op: None,
+            root: None,
+        }
+    }
+
+    /// The same collective reducing with `op`.
+    pub fn reducing(self, op: HcclReduceOp) -> Desc {
+        Desc {
+            op: Some(op),
+            ..self
+        }
+    }
+}
+
 /// A device buffer of one rank: its allocation and the byte offset in it.
 pub(crate) struct Buf {
     pub alloc: Arc<Alloc>,
