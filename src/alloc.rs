@@ -20,9 +20,14 @@
 //!   in the same `aclrtMalloc` allocation (a *segment*); the merged block waits for the
 //!   work of both. A segment is freed with `aclrtFree` only when it is whole again: no
 //!   piece of it is held by a tensor.
-//! * A block with the old tensor's `aclTensor` descriptor still pending is handed out,
-//!   split or merged only once its queued work has finished (the descriptor is destroyed
-//!   then).
+//! * **Descriptors.** A dropped tensor's block keeps the tensor's `aclTensor` descriptor.
+//!   A block whose descriptor's work is still queued is handed out, split or merged only
+//!   once that work has finished. Then a tensor of the same dtype and dims (the same
+//!   descriptor: same address, contiguous strides, storage length) takes the descriptor
+//!   with the block, which saves an `aclCreateTensor` and an `aclDestroyTensor` per
+//!   allocate-launch-drop step; any other taker, a merge with a free neighbour, and
+//!   emptying destroy it. So the cache holds descriptors as well as memory until
+//!   [`Cache::empty`].
 //! * When `aclrtMalloc` fails, the cache is emptied ([`Cache::empty`]) and the allocation
 //!   retried once; a second failure is the typed error.
 //! * Emptying waits for each cached block's work, then frees the segments that are whole;
@@ -37,7 +42,9 @@
 //! unless a piece of its segment is still held.
 
 use crate::device::DeviceInner;
+use crate::element::DType;
 use crate::error::Result;
+use crate::shape::Dims;
 use crate::sync::{Mutex, MutexGuard, PoisonError};
 use crate::sys;
 use crate::uses::Uses;
@@ -66,14 +73,28 @@ pub struct MemoryStats {
     pub splits: u64,
 }
 
+/// What a tensor's cached descriptor describes besides its address: its dtype and dims
+/// (contiguous strides, offset 0, storage of `dims.numel()` elements, format ND).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DescKey {
+    pub(crate) dtype: DType,
+    pub(crate) dims: Dims,
+}
+
 /// A block handed out or given back: a piece of a segment, with the work that may still
 /// use it.
 pub(crate) struct Block {
     pub(crate) ptr: *mut c_void,
     pub(crate) bytes: usize,
     pub(crate) uses: Uses,
-    /// The previous tensor's descriptor, destroyed once `uses` is idle (null: none).
+    /// A tensor's descriptor of this address (null: none): handed to the next tensor
+    /// with the same `key`, otherwise destroyed once `uses` is idle.
     pub(crate) desc: *mut aclTensor,
+    /// What `desc` describes (meaningless when it is null).
+    pub(crate) key: DescKey,
+    /// Whether the block belongs to the large pool (a piece of a segment above
+    /// `SMALL_LIMIT`).
+    large: bool,
 }
 
 // SAFETY: `ptr` is device memory and `desc` an immutable CANN descriptor, neither
@@ -84,6 +105,49 @@ unsafe impl Send for Block {}
 impl Block {
     fn end(&self) -> usize {
         self.ptr.addr() + self.bytes
+    }
+
+    /// A block given back by a tensor, with its use records and its descriptor (`desc`,
+    /// of `key`; null for none).
+    pub(crate) fn returned(
+        ptr: *mut c_void,
+        bytes: usize,
+        uses: Uses,
+        desc: *mut aclTensor,
+        key: DescKey,
+    ) -> Block {
+        Block {
+            ptr,
+            bytes,
+            uses,
+            desc,
+            key,
+            // Set from its segment when it returns to the cache.
+            large: false,
+        }
+    }
+
+    /// Destroys the descriptor, whose work has finished; the device's context is current.
+    fn destroy_desc(&mut self, device: &DeviceInner) {
+        if self.desc.is_null() {
+            return;
+        }
+        // SAFETY: a tensor's descriptor, destroyed once (unhooked below); the queued work
+        // that used it has finished (the callers' check; finished work stays finished).
+        if let Err(e) = unsafe { sys::destroy_tensor(device.table(), self.desc) } {
+            device.note_release_error(&e);
+        }
+        self.desc = std::ptr::null_mut();
+    }
+}
+
+impl DescKey {
+    /// The key of a block without a descriptor.
+    pub(crate) fn none() -> DescKey {
+        DescKey {
+            dtype: DType::F32,
+            dims: Dims::default(),
+        }
     }
 }
 
@@ -111,6 +175,24 @@ struct Segment {
 impl Segment {
     fn contains(&self, addr: usize) -> bool {
         (self.base.addr()..self.base.addr() + self.bytes).contains(&addr)
+    }
+}
+
+/// Releases a parked resource whose work has finished (from [`Cache::take`], whose caller
+/// made the context current).
+#[inline]
+fn release_parked(device: &DeviceInner, item: Option<Box<dyn Parked>>) {
+    if let Some(item) = item {
+        item.release(device);
+    }
+}
+
+/// Whether the device's context is current on this thread, bound on first need.
+struct Bound(Option<bool>);
+
+impl Bound {
+    fn ok(&mut self, device: &DeviceInner) -> bool {
+        *self.0.get_or_insert_with(|| device.bind().is_ok())
     }
 }
 
@@ -165,31 +247,48 @@ impl State {
         self.stats.peak = self.stats.peak.max(self.stats.allocated);
     }
 
-    /// Adds a free block, merging it with the free pieces beside it in its segment (both
-    /// without a pending descriptor).
-    fn insert_free(&mut self, mut block: Block) {
-        if block.desc.is_null() {
-            while let Some(i) = self.free.iter().position(|f| {
-                f.desc.is_null()
-                    && (f.end() == block.ptr.addr() || block.end() == f.ptr.addr())
-                    && self.same_segment(f, &block)
-            }) {
-                let other = self.free.swap_remove(i);
-                block.uses.absorb(&other.uses);
-                if other.ptr.addr() < block.ptr.addr() {
-                    block.ptr = other.ptr;
-                }
-                block.bytes += other.bytes;
+    /// Adds a free block, merging it with the free pieces beside it in its segment. A
+    /// descriptor is dropped for a merge (destroyed: the context must be current when
+    /// `bound`) when its work has finished; a piece whose descriptor's work is pending
+    /// stays apart.
+    fn insert_free(&mut self, device: &DeviceInner, mut block: Block, bound: &mut Bound) {
+        let Some((lo, hi)) = self
+            .segment_of(block.ptr.addr())
+            .map(|g| (g.base.addr(), g.base.addr() + g.bytes))
+        else {
+            self.free.push(block);
+            return;
+        };
+        let in_segment = |b: &Block| (lo..hi).contains(&b.ptr.addr());
+        loop {
+            let (start, end) = (block.ptr.addr(), block.end());
+            let Some(i) = self.free.iter().position(|f| {
+                (f.end() == start || f.ptr.addr() == end)
+                    && in_segment(f)
+                    && (f.desc.is_null() || f.uses.is_idle())
+            }) else {
+                break;
+            };
+            let free_desc = block.desc.is_null() || (block.uses.is_idle() && bound.ok(device));
+            if !free_desc {
+                break;
             }
+            let other = &mut self.free[i];
+            if !other.desc.is_null() {
+                if !bound.ok(device) {
+                    break;
+                }
+                other.destroy_desc(device);
+            }
+            block.destroy_desc(device);
+            let other = self.free.swap_remove(i);
+            block.uses.absorb(&other.uses);
+            if other.ptr.addr() < block.ptr.addr() {
+                block.ptr = other.ptr;
+            }
+            block.bytes += other.bytes;
         }
         self.free.push(block);
-    }
-
-    fn same_segment(&self, a: &Block, b: &Block) -> bool {
-        match (self.segment_of(a.ptr.addr()), self.segment_of(b.ptr.addr())) {
-            (Some(x), Some(y)) => std::ptr::eq(x, y),
-            _ => false,
-        }
     }
 
     /// Removes the segment of `addr` when it is whole in the free list, and returns it.
@@ -233,18 +332,28 @@ impl Cache {
 
     /// A block of at least `bytes` (a size class): a cached one (or a piece of one) with
     /// its use records, or a new allocation. `idle_only`: only a cached block that no
-    /// queued work uses (for memory the caller cannot order, a stream's workspace). The
-    /// device's context must be current.
+    /// queued work uses (for memory the caller cannot order, a stream's workspace).
+    /// `want`: the descriptor the caller's tensor would make; a cached block whose
+    /// descriptor is the same comes with it (`desc`), any other descriptor is destroyed.
+    /// The device's context must be current.
+    #[inline]
     pub(crate) fn take(
         &self,
         device: &DeviceInner,
         bytes: usize,
         idle_only: bool,
+        want: Option<&DescKey>,
     ) -> Result<Block> {
-        self.collect_parked(device);
-        if let Some(block) = self.take_cached(device, bytes, idle_only) {
-            return Ok(block);
+        match self.take_cached(device, bytes, idle_only, want) {
+            Some(block) => Ok(block),
+            None => self.take_new(device, bytes),
         }
+    }
+
+    /// A new allocation of `bytes` (see [`take`](Self::take)).
+    #[cold]
+    #[inline(never)]
+    fn take_new(&self, device: &DeviceInner, bytes: usize) -> Result<Block> {
         let t = device.table();
         let ptr = match sys::malloc(t, bytes) {
             Ok(p) => p,
@@ -267,39 +376,59 @@ impl Cache {
             bytes,
             uses: Uses::new(),
             desc: std::ptr::null_mut(),
+            key: DescKey::none(),
+            large: is_large(bytes),
         })
     }
 
-    fn take_cached(&self, device: &DeviceInner, bytes: usize, idle_only: bool) -> Option<Block> {
+    /// The cached block [`take`](Self::take) hands out, if one fits. Also releases a
+    /// parked resource whose work has finished: one per allocation, so the steady state
+    /// stays cheap and every idle one goes soon.
+    #[inline]
+    fn take_cached(
+        &self,
+        device: &DeviceInner,
+        bytes: usize,
+        idle_only: bool,
+        want: Option<&DescKey>,
+    ) -> Option<Block> {
         let mut s = self.lock();
+        let parked = s
+            .parked
+            .iter()
+            .position(|p| p.uses().is_idle())
+            .map(|i| s.parked.swap_remove(i));
         let large = is_large(bytes);
-        let mut best: Option<(usize, usize, bool)> = None;
+        // (index, size, same descriptor, idle)
+        let mut best: Option<(usize, usize, bool, bool)> = None;
         for (i, b) in s.free.iter().enumerate() {
-            if b.bytes < bytes
-                || s.segment_of(b.ptr.addr())
-                    .is_none_or(|g| is_large(g.bytes) != large)
-            {
+            if b.bytes < bytes || b.large != large {
                 continue;
             }
             let idle = b.uses.is_idle();
             if (idle_only || !b.desc.is_null()) && !idle {
                 continue;
             }
-            // Smallest first; of equal sizes, one without pending work.
-            let better = best.is_none_or(|(_, n, was_idle)| (b.bytes, !idle) < (n, !was_idle));
+            let same = !b.desc.is_null() && want == Some(&b.key);
+            // Smallest first; of equal sizes, one with the wanted descriptor, then one
+            // without pending work.
+            let better = best.is_none_or(|(_, n, was_same, was_idle)| {
+                (b.bytes, !same, !idle) < (n, !was_same, !was_idle)
+            });
             if better {
-                best = Some((i, b.bytes, idle));
+                best = Some((i, b.bytes, same, idle));
             }
         }
-        let (i, _, _) = best?;
+        let Some((i, _, same, _)) = best else {
+            drop(s);
+            release_parked(device, parked);
+            return None;
+        };
         let mut block = s.free.swap_remove(i);
-        if !block.desc.is_null() {
-            // SAFETY: the previous tensor's descriptor, destroyed once; its queued work has
-            // finished (`is_idle` above, and finished work stays finished).
-            if let Err(e) = unsafe { sys::destroy_tensor(device.table(), block.desc) } {
-                device.note_release_error(&e);
-            }
-            block.desc = std::ptr::null_mut();
+        if !same {
+            // Its queued work has finished (`is_idle` above, and finished work stays
+            // finished); the context is current (the caller's contract).
+            block.destroy_desc(device);
         }
         if block.bytes - bytes >= MIN_BLOCK {
             let rest = Block {
@@ -307,6 +436,8 @@ impl Cache {
                 bytes: block.bytes - bytes,
                 uses: block.uses.duplicate(),
                 desc: std::ptr::null_mut(),
+                key: DescKey::none(),
+                large: block.large,
             };
             block.bytes = bytes;
             s.free.push(rest);
@@ -317,6 +448,8 @@ impl Cache {
         if let Some(seg) = s.segment(block.ptr.addr()) {
             seg.out += 1;
         }
+        drop(s);
+        release_parked(device, parked);
         Some(block)
     }
 
@@ -329,22 +462,17 @@ impl Cache {
     }
 
     /// Returns a block to the cache without waiting (caching on), or releases its segment
-    /// after its work when the segment is whole (off).
+    /// after its work when the segment is whole (off). Its descriptor stays with it, for
+    /// the next tensor of the same layout, unless the block merges with a neighbour.
     pub(crate) fn give_back(&self, device: &DeviceInner, mut block: Block) {
-        if !block.desc.is_null() && block.uses.is_idle() && device.bind().is_ok() {
-            // SAFETY: the previous tensor's descriptor, destroyed once, its work finished.
-            if let Err(e) = unsafe { sys::destroy_tensor(device.table(), block.desc) } {
-                device.note_release_error(&e);
-            }
-            block.desc = std::ptr::null_mut();
-        }
         let addr = block.ptr.addr();
         let mut s = self.lock();
         s.stats.allocated -= block.bytes as u64;
         if let Some(seg) = s.segment(addr) {
             seg.out -= 1;
+            block.large = is_large(seg.bytes);
         }
-        s.insert_free(block);
+        s.insert_free(device, block, &mut Bound(None));
         if self.enabled.load(Ordering::Relaxed) {
             return;
         }
@@ -356,25 +484,6 @@ impl Cache {
     /// docs). Never waits.
     pub(crate) fn park(&self, item: Box<dyn Parked>) {
         self.lock().parked.push(item);
-    }
-
-    /// Releases the parked resources whose work has finished, without waiting.
-    fn collect_parked(&self, device: &DeviceInner) {
-        let mut s = self.lock();
-        if s.parked.is_empty() {
-            return;
-        }
-        let Some(i) = s.parked.iter().position(|p| p.uses().is_idle()) else {
-            return;
-        };
-        let item = s.parked.swap_remove(i);
-        drop(s);
-        // One per allocation: the steady state stays cheap, and every idle item goes soon.
-        if device.bind().is_ok() {
-            item.release(device);
-        } else {
-            item.leak(device);
-        }
     }
 
     /// Frees every whole segment of the cache once the work of its blocks has finished
@@ -408,12 +517,9 @@ impl Cache {
         let mut settled = Vec::with_capacity(blocks.len());
         for mut block in blocks {
             let idle = block.uses.wait_idle() && device.bind().is_ok();
-            if idle && !block.desc.is_null() {
-                // SAFETY: the previous tensor's descriptor, destroyed once, its work finished.
-                if let Err(e) = unsafe { sys::destroy_tensor(device.table(), block.desc) } {
-                    device.note_release_error(&e);
-                }
-                block.desc = std::ptr::null_mut();
+            if idle {
+                // Its work finished (waited for above); the context is current.
+                block.destroy_desc(device);
             }
             settled.push((block, idle));
         }
@@ -433,7 +539,7 @@ impl Cache {
                     drop(block);
                     continue;
                 }
-                s.insert_free(block);
+                s.insert_free(device, block, &mut Bound(Some(true)));
                 whole.push(addr);
             }
             // The free pieces of leaked segments are leaked too: their segment can never be

@@ -272,7 +272,7 @@ impl StreamInner {
             .ok_or_else(|| Error::InvalidArgument(format!("workspace of {size} bytes")))?;
         let bytes = crate::alloc::size_class(want.max(old.saturating_mul(2)));
         device.bind()?;
-        let new = device.cache.take(device, bytes, true)?;
+        let new = device.cache.take(device, bytes, true, None)?;
         let replaced = {
             let mut state = self.lock();
             match &state.workspace {
