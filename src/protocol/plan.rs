@@ -183,7 +183,7 @@ impl Reusable {
         let table = device.table();
         device.bind()?;
         let handles = Guard::for_plan(device, values)?;
-        let (executor, workspace_size) = prepare(table, spec, &fns, &handles.handles.raw)?;
+        let (executor, workspace_size) = prepare(device, spec, &fns, &handles.handles.raw)?;
         // SAFETY: a fresh executor from phase 1, before any phase 2.
         unsafe { sys::set_executor_repeatable(table, executor.raw) }?;
         let raw_executor = executor.into_raw(); // destroyed by the plan's drop
