@@ -38,6 +38,12 @@
 //!   are parked here when dropped ([`Parked`]) and released once that work has finished:
 //!   on a later allocation that finds them idle, or when the cache is emptied.
 //!
+//! A stream's pinned staging buffer (host-array transfers, `transfer/`) is not in this
+//! cache: it belongs to the stream, only grows, and is freed when the stream is dropped
+//! (after its drain). A staged upload returns without waiting for its own copy; a second
+//! staged upload on the same stream waits for the first copy before it writes the buffer
+//! again.
+//!
 //! With caching off, a block is released when it is dropped, after waiting for its work,
 //! unless a piece of its segment is still held.
 
