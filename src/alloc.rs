@@ -36,7 +36,10 @@
 //!   as every other release (the invariants of `uses.rs`).
 //! * Other resources that queued work may still use (a plan's executor and descriptors)
 //!   are parked here when dropped ([`Parked`]) and released once that work has finished:
-//!   on a later allocation that finds them idle, or when the cache is emptied.
+//!   on a later allocation that finds them idle (one per allocation), after a
+//!   [`Stream::synchronize`](crate::Stream::synchronize) (all that are idle), or when the
+//!   cache is emptied ([`Device::empty_cache`](crate::Device::empty_cache), and when the
+//!   device is dropped).
 //!
 //! A stream's pinned staging buffer (host-array transfers, `transfer/`) is not in this
 //! cache: it belongs to the stream, only grows, and is freed when the stream is dropped
@@ -490,6 +493,27 @@ impl Cache {
     /// docs). Never waits.
     pub(crate) fn park(&self, item: Box<dyn Parked>) {
         self.lock().parked.push(item);
+    }
+
+    /// Releases every parked resource whose work has finished, without waiting (after a
+    /// stream's synchronisation). One lock when nothing is parked.
+    pub(crate) fn collect_parked(&self, device: &DeviceInner) {
+        loop {
+            let item = {
+                let mut s = self.lock();
+                match s.parked.iter().position(|p| p.uses().is_idle()) {
+                    Some(i) => s.parked.swap_remove(i),
+                    None => return,
+                }
+            };
+            if device.bind().is_ok() {
+                item.release(device);
+            } else {
+                // Not released here: the next allocation or emptying tries again.
+                self.park(item);
+                return;
+            }
+        }
     }
 
     /// Frees every whole segment of the cache once the work of its blocks has finished

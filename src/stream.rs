@@ -537,8 +537,8 @@ impl Stream {
         })
     }
 
-    /// Blocks until all work submitted so far has finished, then releases the memory that
-    /// was waiting for it (replaced workspaces, upload staging buffers).
+    /// Blocks until all work submitted so far has finished, then releases the resources
+    /// that were waiting for it (dropped plans' executors and descriptors).
     ///
     /// # Errors
     /// [`Error::Acl`] from `aclrtSynchronizeStream` (e.g. a failed kernel), or the parked
@@ -547,7 +547,11 @@ impl Stream {
     /// stream that the crate ordered this stream's work after failed (returned once).
     pub fn synchronize(&self) -> Result<()> {
         self.inner.take_parked()?;
-        self.inner.synchronize_checked()
+        let result = self.inner.synchronize_checked();
+        // Dropped plans whose launches this (or earlier) work covered can go now.
+        let device = &self.inner.device;
+        device.cache.collect_parked(device);
+        result
     }
 
     /// The device of this stream.

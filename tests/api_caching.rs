@@ -470,3 +470,55 @@ fn a_staged_upload_is_not_overwritten_before_its_queued_copy_ran() {
     );
     assert_eq!(ascend_sim::last_report(), None);
 }
+
+/// A plan dropped while its launch is held is parked; once the launch has run, the
+/// stream's next `synchronize` releases its executor (no allocation, no `empty_cache`),
+/// and a plan still parked when its device is dropped is released by that drop.
+#[test]
+fn parked_plans_go_on_synchronize_and_on_device_drop() {
+    use ascendcl::MishPlan;
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let executors = ascend_sim::counters().executors;
+    {
+        let dev = device(A2);
+        let s = dev.stream().unwrap();
+        let x = DeviceTensor::from_array(&s, &Array2::<f32>::ones((4, 4))).unwrap();
+        let mut y = DeviceTensor::<f32>::zeros(&s, &[4, 4]).unwrap();
+        let mut plan = MishPlan::new(&x, &y, &s).unwrap();
+        s.synchronize().unwrap();
+        let hold = ascend_sim::testing::hold_stream(s.as_raw()).unwrap();
+        plan.launch(&x, &mut y, &s).unwrap();
+        drop(plan);
+        assert_eq!(ascend_sim::counters().executors, executors + 1, "parked");
+        hold.release();
+        s.synchronize().unwrap();
+        assert_eq!(
+            ascend_sim::counters().executors,
+            executors,
+            "released by the synchronisation"
+        );
+        // A second plan, parked, with the device's last handles dropped after its launch.
+        let mut plan = MishPlan::new(&x, &y, &s).unwrap();
+        let hold = ascend_sim::testing::hold_stream(s.as_raw()).unwrap();
+        plan.launch(&x, &mut y, &s).unwrap();
+        drop(plan);
+        hold.release();
+        assert_eq!(ascend_sim::counters().executors, executors + 1, "parked");
+        let want = reference_mish(&Array2::<f32>::ones((4, 4)));
+        let (mere, _) = mere_mare(&y.to_array(&s).unwrap(), &want);
+        assert!(mere < threshold(ascendcl::DType::F32), "{mere}");
+        // `to_array` drains the stream without `synchronize`: still parked.
+        assert_eq!(ascend_sim::counters().executors, executors + 1);
+        drop((x, y, s, dev));
+    }
+    assert_eq!(
+        ascend_sim::counters().executors,
+        executors,
+        "released by the device's drop"
+    );
+    assert_eq!(ascend_sim::last_report(), None);
+}
+
+fn reference_mish(x: &Array2<f32>) -> ndarray::ArrayD<f32> {
+    ascendcl::reference::mish(x.view()).unwrap().into_dyn()
+}

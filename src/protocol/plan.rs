@@ -3,7 +3,7 @@
 use super::args::{Arg, Given, MAX_ARGS, Value};
 use super::attr::Attr;
 use super::entry::OperatorFns;
-use super::handles::{Guard, Handles};
+use super::handles::{Guard, Handles, handle_not_destroyed};
 use super::launch::{Spec, enqueue, launch, order_after_other_streams, prepare, record_uses};
 use super::rules::{Operator, validate};
 use crate::alloc::Parked;
@@ -280,11 +280,11 @@ impl PlanParts {
         // SAFETY: a repeatable executor from phase 1, never consumed; destroyed once after
         // every launch of it has run (the caller checked its use records).
         if let Err(e) = unsafe { sys::destroy_executor(table, self.executor) } {
-            device.note_release_error(&e);
+            handle_not_destroyed(device, &e);
         }
         // After the executor, which refers to them.
         self.handles
-            .release(&device.rt.api, |e| device.note_release_error(&e));
+            .release(&device.rt.api, |e| handle_not_destroyed(device, &e));
     }
 }
 
