@@ -8,7 +8,7 @@
 //! was last submitted before it waited. Resources record their last use per stream
 //! ([`Uses`](crate::uses::Uses)) and wait for those tickets before they are released.
 //!
-//! The per-stream workspace is a block of the device's caching allocator (`alloc.rs`),
+//! The per-stream workspace is a block of the device's caching allocator (`alloc/`),
 //! grow-only; a replaced one returns to the cache at once with the stream's use record, so
 //! nothing else takes it before the queued work that may use it has run. The stream's
 //! pinned staging buffer (one, grow-only) is written by the host only once the ticket of

@@ -247,7 +247,7 @@ impl Reusable {
 impl Drop for Reusable {
     /// Never waits: while launches of the plan may still be queued, its executor and
     /// descriptors are parked in the device's cache, which releases them once that work
-    /// has finished (`alloc.rs`).
+    /// has finished (`alloc/`).
     fn drop(&mut self) {
         let parts = PlanParts {
             handles: self.handles.take(),

@@ -107,7 +107,7 @@ impl Buffer {
 impl Drop for Buffer {
     fn drop(&mut self) {
         // With caching on, a stream-ordered release without waiting: the block keeps its
-        // use records, which order every later user after the queued work (`alloc.rs`).
+        // use records, which order every later user after the queued work (`alloc/`).
         let block = crate::alloc::Block::returned(
             self.ptr,
             self.bytes,
