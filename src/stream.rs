@@ -8,7 +8,7 @@
 //! was last submitted before it waited. Resources record their last use per stream
 //! ([`Uses`](crate::uses::Uses)) and wait for those tickets before they are released.
 //!
-//! The per-stream workspace is a block of the device's caching allocator (`alloc.rs`),
+//! The per-stream workspace is a block of the device's caching allocator (`alloc/`),
 //! grow-only; a replaced one returns to the cache at once with the stream's use record, so
 //! nothing else takes it before the queued work that may use it has run. The stream's
 //! pinned staging buffer (one, grow-only) is written by the host only once the ticket of
@@ -272,7 +272,7 @@ impl StreamInner {
             .ok_or_else(|| Error::InvalidArgument(format!("workspace of {size} bytes")))?;
         let bytes = crate::alloc::size_class(want.max(old.saturating_mul(2)));
         device.bind()?;
-        let new = device.cache.take(device, bytes, true)?;
+        let new = device.cache.take(device, bytes, true, None)?;
         let replaced = {
             let mut state = self.lock();
             match &state.workspace {
@@ -537,8 +537,8 @@ impl Stream {
         })
     }
 
-    /// Blocks until all work submitted so far has finished, then releases the memory that
-    /// was waiting for it (replaced workspaces, upload staging buffers).
+    /// Blocks until all work submitted so far has finished, then releases the resources
+    /// that were waiting for it (dropped plans' executors and descriptors).
     ///
     /// # Errors
     /// [`Error::Acl`] from `aclrtSynchronizeStream` (e.g. a failed kernel), or the parked
@@ -547,7 +547,11 @@ impl Stream {
     /// stream that the crate ordered this stream's work after failed (returned once).
     pub fn synchronize(&self) -> Result<()> {
         self.inner.take_parked()?;
-        self.inner.synchronize_checked()
+        let result = self.inner.synchronize_checked();
+        // Dropped plans whose launches this (or earlier) work covered can go now.
+        let device = &self.inner.device;
+        device.cache.collect_parked(device);
+        result
     }
 
     /// The device of this stream.

@@ -431,3 +431,94 @@ fn two_hundred_steps_of_allocating_variants_allocate_nothing_and_match() {
     );
     assert_eq!(ascend_sim::last_report(), None);
 }
+
+/// The stream's staging buffer under held work. A staged upload (a transposed array) on a
+/// held stream returns at once with its copy queued; the uploaded tensor, copied on the
+/// device and dropped, drops without waiting. The staging buffer is not written again
+/// before the held copy has read it: a second staged upload on that stream (another
+/// thread) waits for the stream first, so the first tensor's values are not replaced by
+/// the second's.
+#[test]
+fn a_staged_upload_is_not_overwritten_before_its_queued_copy_ran() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dev = device(A2);
+    let s = dev.stream().unwrap();
+    let ah = Array2::from_shape_fn((16, 8), |(i, j)| (i * 8 + j) as f32);
+    let bh = Array2::from_shape_fn((16, 8), |(i, j)| -((i * 8 + j) as f32) - 1.0);
+    s.synchronize().unwrap();
+    let hold = ascend_sim::testing::hold_stream(s.as_raw()).unwrap();
+    let a = DeviceTensor::from_array(&s, &ah.t()).unwrap();
+    let keep = a.try_clone(&s).unwrap();
+    drop(a);
+    // Still held here: neither the upload nor the drop waited for the stream.
+    let syncs = ascend_sim::call_count("aclrtSynchronizeStream");
+    std::thread::scope(|sc| {
+        let second = sc.spawn(|| DeviceTensor::from_array(&s, &bh.t()).unwrap());
+        // Until the second upload has either waited for the stream or returned without
+        // waiting (which would let it overwrite the staged data of the held copy).
+        while ascend_sim::call_count("aclrtSynchronizeStream") == syncs && !second.is_finished() {
+            std::thread::yield_now();
+        }
+        hold.release();
+        let b = second.join().unwrap();
+        assert_eq!(b.to_array(&s).unwrap(), bh.t().into_dyn());
+    });
+    assert_eq!(
+        keep.to_array(&s).unwrap(),
+        ah.t().into_dyn(),
+        "the held copy read the first upload's data"
+    );
+    assert_eq!(ascend_sim::last_report(), None);
+}
+
+/// A plan dropped while its launch is held is parked; once the launch has run, the
+/// stream's next `synchronize` releases its executor (no allocation, no `empty_cache`),
+/// and a plan still parked when its device is dropped is released by that drop.
+#[test]
+fn parked_plans_go_on_synchronize_and_on_device_drop() {
+    use ascendcl::MishPlan;
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let executors = ascend_sim::counters().executors;
+    {
+        let dev = device(A2);
+        let s = dev.stream().unwrap();
+        let x = DeviceTensor::from_array(&s, &Array2::<f32>::ones((4, 4))).unwrap();
+        let mut y = DeviceTensor::<f32>::zeros(&s, &[4, 4]).unwrap();
+        let mut plan = MishPlan::new(&x, &y, &s).unwrap();
+        s.synchronize().unwrap();
+        let hold = ascend_sim::testing::hold_stream(s.as_raw()).unwrap();
+        plan.launch(&x, &mut y, &s).unwrap();
+        drop(plan);
+        assert_eq!(ascend_sim::counters().executors, executors + 1, "parked");
+        hold.release();
+        s.synchronize().unwrap();
+        assert_eq!(
+            ascend_sim::counters().executors,
+            executors,
+            "released by the synchronisation"
+        );
+        // A second plan, parked, with the device's last handles dropped after its launch.
+        let mut plan = MishPlan::new(&x, &y, &s).unwrap();
+        let hold = ascend_sim::testing::hold_stream(s.as_raw()).unwrap();
+        plan.launch(&x, &mut y, &s).unwrap();
+        drop(plan);
+        hold.release();
+        assert_eq!(ascend_sim::counters().executors, executors + 1, "parked");
+        let want = reference_mish(&Array2::<f32>::ones((4, 4)));
+        let (mere, _) = mere_mare(&y.to_array(&s).unwrap(), &want);
+        assert!(mere < threshold(ascendcl::DType::F32), "{mere}");
+        // `to_array` drains the stream without `synchronize`: still parked.
+        assert_eq!(ascend_sim::counters().executors, executors + 1);
+        drop((x, y, s, dev));
+    }
+    assert_eq!(
+        ascend_sim::counters().executors,
+        executors,
+        "released by the device's drop"
+    );
+    assert_eq!(ascend_sim::last_report(), None);
+}
+
+fn reference_mish(x: &Array2<f32>) -> ndarray::ArrayD<f32> {
+    ascendcl::reference::mish(x.view()).unwrap().into_dyn()
+}

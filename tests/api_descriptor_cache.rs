@@ -1,5 +1,7 @@
 //! The `aclTensor` descriptor cached on a whole `DeviceTensor`: made once on first use,
-//! shared by later (and concurrent) calls, never rebound by plans, released with the tensor.
+//! shared by later (and concurrent) calls, never rebound by plans, kept with the tensor's
+//! block in the device's cache when the tensor is dropped, handed to the next tensor of
+//! the same layout there, and released when the cache lets the block go.
 
 use ascendcl::{DeviceTensor, MishBackwardPlan, Runtime, Stream, mish_backward};
 use ndarray::{ArrayD, IxDyn};
@@ -41,9 +43,11 @@ fn assert_close(got: &ArrayD<f32>, want: &ArrayD<f32>, what: &str) {
 }
 
 #[test]
-fn whole_tensors_create_their_descriptor_once_and_release_it_on_drop() {
+fn whole_tensors_create_their_descriptor_once_and_release_it_with_their_block() {
     let _serial = serial();
     let s = stream();
+    let dev = s.device();
+    dev.empty_cache();
     let base = ascend_sim::counters().tensors;
     let (gh, xh) = (values(64, 1), values(64, 2));
     let g = DeviceTensor::from_array(&s, &gh).unwrap();
@@ -76,18 +80,81 @@ fn whole_tensors_create_their_descriptor_once_and_release_it_on_drop() {
     drop(out);
     assert_eq!(
         ascend_sim::counters().tensors,
+        base + 4,
+        "kept with out's cached block"
+    );
+    dev.empty_cache();
+    assert_eq!(
+        ascend_sim::counters().tensors,
         base + 3,
-        "released with out"
+        "released with out's block"
     );
     drop((g, x, half_out));
+    dev.empty_cache();
     assert_eq!(ascend_sim::counters().tensors, base);
     s.synchronize().unwrap();
+}
+
+/// A tensor that takes a dropped tensor's block gets its descriptor when its layout is
+/// the same (no `aclCreateTensor`), and a fresh one otherwise (the old one destroyed); the
+/// results are right either way.
+#[test]
+fn a_cached_block_hands_its_descriptor_to_a_tensor_of_the_same_layout() {
+    let _serial = serial();
+    let s = stream();
+    let dev = s.device();
+    dev.empty_cache();
+    let base = ascend_sim::counters().tensors;
+    let (gh, xh) = (values(64, 8), values(64, 9));
+    let g = DeviceTensor::from_array(&s, &gh).unwrap();
+    let x = DeviceTensor::from_array(&s, &xh).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&s, &[64]).unwrap();
+    mish_backward(&g, &x, &mut out, &s).unwrap();
+    s.synchronize().unwrap();
+    drop(out);
+    let creates = ascend_sim::call_count("aclCreateTensor");
+    let hits = dev.memory_stats().cache_hits;
+    let mut same = DeviceTensor::<f32>::zeros(&s, &[64]).unwrap();
+    mish_backward(&g, &x, &mut same, &s).unwrap();
+    assert_eq!(dev.memory_stats().cache_hits, hits + 1, "out's block");
+    assert_eq!(
+        ascend_sim::call_count("aclCreateTensor"),
+        creates,
+        "out's descriptor handed over"
+    );
+    assert_eq!(ascend_sim::counters().tensors, base + 3);
+    assert_close(&same.to_array(&s).unwrap(), &reference(&gh, &xh), "same");
+    s.synchronize().unwrap();
+    drop(same);
+    // Another layout of the same size class: the old descriptor goes, a new one is made.
+    let mut other = DeviceTensor::<f32>::zeros(&s, &[8, 8]).unwrap();
+    let (g2, x2) = (
+        DeviceTensor::from_array(&s, &gh.clone().into_shape_with_order((8, 8)).unwrap()).unwrap(),
+        DeviceTensor::from_array(&s, &xh.clone().into_shape_with_order((8, 8)).unwrap()).unwrap(),
+    );
+    let creates = ascend_sim::call_count("aclCreateTensor");
+    mish_backward(&g2, &x2, &mut other, &s).unwrap();
+    assert_eq!(ascend_sim::call_count("aclCreateTensor"), creates + 3);
+    assert_eq!(
+        ascend_sim::counters().tensors,
+        base + 5,
+        "g, x, g2, x2, other"
+    );
+    let want = reference(&gh, &xh)
+        .into_shape_with_order(IxDyn(&[8, 8]))
+        .unwrap();
+    assert_close(&other.to_array(&s).unwrap(), &want, "other");
+    drop((g, x, g2, x2, other));
+    dev.empty_cache();
+    assert_eq!(ascend_sim::counters().tensors, base);
+    assert_eq!(ascend_sim::last_report(), None);
 }
 
 #[test]
 fn concurrent_calls_share_input_descriptors() {
     let _serial = serial();
     let s = stream();
+    s.device().empty_cache();
     let base = ascend_sim::counters().tensors;
     ascend_sim::clear_last_report();
     let (gh, xh) = (values(256, 3), values(256, 4));
@@ -115,9 +182,12 @@ fn concurrent_calls_share_input_descriptors() {
                 });
             }
         });
-        // g, x: one descriptor each, whichever thread won.
+        // g, x: one descriptor each, whichever thread won (and the outputs' in the
+        // cache, with their blocks).
+        s.device().empty_cache();
         assert_eq!(ascend_sim::counters().tensors, base + 2);
     }
+    s.device().empty_cache();
     assert_eq!(ascend_sim::counters().tensors, base);
     assert_eq!(ascend_sim::last_report(), None);
 }

@@ -189,9 +189,10 @@ fn every_failure_mid_protocol_releases_everything() {
     stream.synchronize().unwrap();
     let before = ascend_sim::counters();
     // Fresh tensors per case: a whole tensor caches its aclTensor descriptor from its first
-    // call until it is dropped, so every case starts without cached descriptors (the
-    // aclCreateTensor faults hit the same calls as without a cache) and the check below,
-    // made after the tensors are dropped, also covers the cached descriptors' release.
+    // call until its block leaves the device's cache (emptied after each case), so every
+    // case starts without cached descriptors (the aclCreateTensor faults hit the same
+    // calls as without a cache) and the check below, made after the tensors are dropped
+    // and the cache emptied, also covers the cached descriptors' release.
     let tensors = || {
         let g = DeviceTensor::from_array(&stream, &array::<f16>(&[8, 8], 9, -2.0, 2.0)).unwrap();
         let x = DeviceTensor::from_array(&stream, &array::<f32>(&[8], 10, -2.0, 2.0)).unwrap();
@@ -290,6 +291,7 @@ fn every_failure_mid_protocol_releases_everything() {
     mish_backward(&g, &x, &mut out, &stream).unwrap();
     stream.synchronize().unwrap();
     drop((g, x, out));
+    stream.device().empty_cache();
     let after = ascend_sim::counters();
     assert_eq!(
         (after.tensors, after.executors),

@@ -6,14 +6,14 @@
 
 mod common;
 
-use ascendcl::{DeviceTensor, HostTensor, mish};
+use ascendcl::{DeviceTensor, HostTensor, MishPlan, mish};
 use common::*;
 use ndarray::array;
 
 /// r16: a failed `aclrtFreeHost` / `aclrtFree` in a `Drop` is counted as a release error
 /// and the memory the runtime still holds as a leak; so is an error parked on a stream
 /// dropped before any call returned it; so is a failed destroy of a launch's own
-/// descriptor.
+/// descriptor, and of an executor that phase 1 made and no phase 2 took.
 #[test]
 fn failed_releases_in_drop_are_counted() {
     let dev = device(A2);
@@ -63,5 +63,32 @@ fn failed_releases_in_drop_are_counted() {
     assert!(
         ascend_sim::counters().tensors > live,
         "the descriptor is still alive"
+    );
+
+    // A plan whose executor cannot be made repeatable destroys that executor: a failed
+    // destroy leaves it alive in CANN, a release error and a leaked handle.
+    let executors = ascend_sim::counters().executors;
+    let handles = dev.leaks().handles;
+    ascend_sim::set_fault("aclSetAclOpExecutorRepeatable", 1).unwrap();
+    ascend_sim::set_fault("aclDestroyAclOpExecutor", 1).unwrap();
+    let plan = MishPlan::new(x.view().slice(0, 0, 1, 1).unwrap(), &y, &s);
+    ascend_sim::set_fault("aclSetAclOpExecutorRepeatable", 0).unwrap();
+    ascend_sim::set_fault("aclDestroyAclOpExecutor", 0).unwrap();
+    assert!(
+        matches!(
+            plan,
+            Err(ascendcl::Error::Aclnn {
+                api: "aclSetAclOpExecutorRepeatable",
+                ..
+            })
+        ),
+        "the repeatable fault fails the plan"
+    );
+    assert_eq!(dev.release_errors(), errors + 5);
+    assert_eq!(dev.leaks().handles, handles + 1);
+    assert_eq!(
+        ascend_sim::counters().executors,
+        executors + 1,
+        "the executor is still alive"
     );
 }

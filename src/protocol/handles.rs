@@ -220,7 +220,7 @@ fn cache(device: &DeviceInner, t: &RawTensor<'_>) -> Result<*mut aclTensor> {
 /// A handle whose destroy failed stays alive in CANN: a release error and a leaked handle
 /// of the device (`Device::leaks`), as a failed free is.
 #[cold]
-fn handle_not_destroyed(device: &DeviceInner, error: &crate::Error) {
+pub(crate) fn handle_not_destroyed(device: &DeviceInner, error: &crate::Error) {
     device.note_release_error(error);
     device.note_leak("operator handle", 0, 0, 1);
 }

@@ -3,15 +3,16 @@
 use super::args::{Arg, MAX_ARGS, Value};
 use super::attr::CArg;
 use super::entry::{EntryPoints, OperatorFns};
-use super::handles::Guard;
+use super::handles::{Guard, handle_not_destroyed};
 use super::rules::{Operator, validate, validate_into};
+use crate::device::DeviceInner;
 use crate::element::Element;
 use crate::error::Result;
 use crate::stream::{Stream, StreamInner};
 use crate::sys;
 use crate::tensor::DeviceTensor;
 use crate::uses::Access;
-use ascend_sys::{FnTable, aclOpExecutor};
+use ascend_sys::aclOpExecutor;
 use std::cell::Cell;
 use std::ffi::c_void;
 use std::ptr::NonNull;
@@ -93,12 +94,11 @@ fn no_inferred_shape(operator: &'static str) -> crate::Error {
 /// released once phase 2 has returned, and on every error path by the guards.
 pub(crate) fn launch(stream: &Stream, values: &[Value<'_>], spec: Spec) -> Result<()> {
     let inner = &stream.inner;
-    let table = inner.table();
     let fns = spec.entry.get(&inner.device)?;
     inner.device.bind()?;
     order_after_other_streams(inner, values, spec.args)?;
     let handles = Guard::for_call(&inner.device, values)?;
-    let (mut executor, workspace_size) = prepare(table, spec, &fns, &handles.handles.raw)?;
+    let (mut executor, workspace_size) = prepare(&inner.device, spec, &fns, &handles.handles.raw)?;
     let ticket = enqueue(
         inner,
         spec.entry,
@@ -152,17 +152,18 @@ pub(crate) fn record_uses(
 /// Phase 1 on `handles`: the executor (destroyed on drop unless handed on) and the
 /// workspace size. The device's context must be current.
 pub(crate) fn prepare<'t>(
-    table: &'t FnTable,
+    device: &'t DeviceInner,
     spec: Spec,
     fns: &OperatorFns,
     handles: &[CArg; MAX_ARGS],
 ) -> Result<(Executor<'t>, u64)> {
+    let table = device.table();
     let mut workspace_size = 0u64;
     let mut raw: *mut aclOpExecutor = std::ptr::null_mut();
     // SAFETY: `fns.phase1` is the phase 1 of the operator whose typed call `spec.phase1`
     // is (both from its declaration); the handles are live and of the declared kinds.
     let status = unsafe { (spec.phase1)(fns.phase1, handles, &mut workspace_size, &mut raw) };
-    let executor = Executor { table, raw };
+    let executor = Executor { device, raw };
     sys::aclnn(table, spec.entry.phase1, status)?;
     if executor.raw.is_null() {
         return Err(sys::aclnn_error(
@@ -208,7 +209,7 @@ pub(crate) fn enqueue(
 /// An executor from phase 1; destroyed on drop unless it was handed to phase 2 or a plan
 /// took it.
 pub(crate) struct Executor<'t> {
-    table: &'t FnTable,
+    device: &'t DeviceInner,
     pub(crate) raw: *mut aclOpExecutor,
 }
 
@@ -230,8 +231,11 @@ impl Drop for Executor<'_> {
         if !self.raw.is_null() {
             // SAFETY: the executor came from a successful phase 1, never reached phase 2
             // (which would have released it) and no plan took it; destroyed once.
-            // (Releases without this function, before CANN 8.0, cannot free it: it leaks.)
-            let _ = unsafe { sys::destroy_executor(self.table, self.raw) };
+            // (Releases without this function, before CANN 8.0, cannot free it: it leaks,
+            // counted as a failed destroy is.)
+            if let Err(e) = unsafe { sys::destroy_executor(self.device.table(), self.raw) } {
+                handle_not_destroyed(self.device, &e);
+            }
         }
     }
 }

@@ -3,7 +3,7 @@
 use super::args::{Arg, Given, MAX_ARGS, Value};
 use super::attr::Attr;
 use super::entry::OperatorFns;
-use super::handles::{Guard, Handles};
+use super::handles::{Guard, Handles, handle_not_destroyed};
 use super::launch::{Spec, enqueue, launch, order_after_other_streams, prepare, record_uses};
 use super::rules::{Operator, validate};
 use crate::alloc::Parked;
@@ -183,7 +183,7 @@ impl Reusable {
         let table = device.table();
         device.bind()?;
         let handles = Guard::for_plan(device, values)?;
-        let (executor, workspace_size) = prepare(table, spec, &fns, &handles.handles.raw)?;
+        let (executor, workspace_size) = prepare(device, spec, &fns, &handles.handles.raw)?;
         // SAFETY: a fresh executor from phase 1, before any phase 2.
         unsafe { sys::set_executor_repeatable(table, executor.raw) }?;
         let raw_executor = executor.into_raw(); // destroyed by the plan's drop
@@ -247,7 +247,7 @@ impl Reusable {
 impl Drop for Reusable {
     /// Never waits: while launches of the plan may still be queued, its executor and
     /// descriptors are parked in the device's cache, which releases them once that work
-    /// has finished (`alloc.rs`).
+    /// has finished (`alloc/`).
     fn drop(&mut self) {
         let parts = PlanParts {
             handles: self.handles.take(),
@@ -280,11 +280,11 @@ impl PlanParts {
         // SAFETY: a repeatable executor from phase 1, never consumed; destroyed once after
         // every launch of it has run (the caller checked its use records).
         if let Err(e) = unsafe { sys::destroy_executor(table, self.executor) } {
-            device.note_release_error(&e);
+            handle_not_destroyed(device, &e);
         }
         // After the executor, which refers to them.
         self.handles
-            .release(&device.rt.api, |e| device.note_release_error(&e));
+            .release(&device.rt.api, |e| handle_not_destroyed(device, &e));
     }
 }
 

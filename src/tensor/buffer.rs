@@ -1,8 +1,11 @@
 //! [`Buffer`]: the device memory of a tensor, its use records and its cached descriptor,
 //! and its stream-ordered release to the caching allocator.
 
+use crate::alloc::DescKey;
 use crate::device::DeviceInner;
+use crate::element::DType;
 use crate::error::{Error, Result};
+use crate::shape::Dims;
 use crate::uses::Uses;
 use ascend_sys::aclTensor;
 use std::ffi::c_void;
@@ -32,6 +35,9 @@ pub(crate) struct Buffer {
     /// and copies the descriptor into the executor, and it allows one descriptor in any
     /// number of executors.
     pub(crate) desc: AtomicPtr<aclTensor>,
+    /// The dtype and dims of the owning tensor's layout, which `desc` describes: the cache
+    /// hands `desc` to the next tensor of the same key instead of destroying it.
+    pub(crate) key: DescKey,
 }
 
 // SAFETY: `ptr` is device memory, never dereferenced by the host; it is only passed to
@@ -44,22 +50,30 @@ unsafe impl Sync for Buffer {}
 const MIN_BYTES: usize = 32;
 
 impl Buffer {
-    pub(crate) fn alloc(device: &Arc<DeviceInner>, len: usize, elem_size: usize) -> Result<Buffer> {
+    /// The memory of a contiguous tensor of `dims` and `dtype`, from the device's cache
+    /// (with the descriptor of a dropped tensor of the same layout, when its block is the
+    /// one taken).
+    #[inline]
+    pub(crate) fn alloc(device: &Arc<DeviceInner>, dims: Dims, dtype: DType) -> Result<Buffer> {
+        let len = dims.numel();
         let bytes = len
-            .checked_mul(elem_size)
+            .checked_mul(dtype.size())
             .ok_or_else(|| Error::InvalidArgument(format!("{len} elements overflow usize")))?
             .max(MIN_BYTES);
         device.bind()?;
-        let block = device
-            .cache
-            .take(device, crate::alloc::size_class(bytes), false)?;
+        let key = DescKey { dtype, dims };
+        let block =
+            device
+                .cache
+                .take(device, crate::alloc::size_class(bytes), false, Some(&key))?;
         Ok(Buffer {
             device: Arc::clone(device),
             ptr: block.ptr,
             len,
             bytes: block.bytes,
             uses: block.uses,
-            desc: AtomicPtr::new(std::ptr::null_mut()),
+            desc: AtomicPtr::new(block.desc),
+            key,
         })
     }
 
@@ -93,13 +107,14 @@ impl Buffer {
 impl Drop for Buffer {
     fn drop(&mut self) {
         // With caching on, a stream-ordered release without waiting: the block keeps its
-        // use records, which order every later user after the queued work (`alloc.rs`).
-        let block = crate::alloc::Block {
-            ptr: self.ptr,
-            bytes: self.bytes,
-            uses: std::mem::replace(&mut self.uses, Uses::new()),
-            desc: *self.desc.get_mut(),
-        };
+        // use records, which order every later user after the queued work (`alloc/`).
+        let block = crate::alloc::Block::returned(
+            self.ptr,
+            self.bytes,
+            std::mem::replace(&mut self.uses, Uses::new()),
+            *self.desc.get_mut(),
+            self.key,
+        );
         self.device.cache.give_back(&self.device, block);
     }
 }

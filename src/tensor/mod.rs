@@ -133,7 +133,7 @@ impl<T: Element> DeviceTensor<T> {
     {
         let dims = Dims::new("array", array.shape())?;
         let device = &stream.inner.device;
-        let buf = Buffer::alloc(device, dims.numel(), T::DTYPE.size())?;
+        let buf = Buffer::alloc(device, dims, T::DTYPE)?;
         let tensor = DeviceTensor {
             buf,
             layout: Layout::contiguous(dims)?,
@@ -146,8 +146,9 @@ impl<T: Element> DeviceTensor<T> {
     /// A new tensor of `dims` whose contents are unspecified (a cached block keeps the old
     /// values), for an operator's output that the operator writes whole. Its block's use
     /// records order that write after the block's old work.
+    #[inline]
     pub(crate) fn for_output(stream: &Stream, dims: Dims) -> Result<Self> {
-        let buf = Buffer::alloc(&stream.inner.device, dims.numel(), T::DTYPE.size())?;
+        let buf = Buffer::alloc(&stream.inner.device, dims, T::DTYPE)?;
         Ok(DeviceTensor {
             buf,
             layout: Layout::contiguous(dims)?,
@@ -165,7 +166,7 @@ impl<T: Element> DeviceTensor<T> {
     pub fn zeros(stream: &Stream, shape: impl IntoDims) -> Result<Self> {
         let dims = shape.into_dims("shape")?;
         let device = &stream.inner.device;
-        let buf = Buffer::alloc(device, dims.numel(), T::DTYPE.size())?;
+        let buf = Buffer::alloc(device, dims, T::DTYPE)?;
         let bytes = buf.bytes;
         let t = device.table();
         // A cached block may still be used by queued work: a host memset waits for it.

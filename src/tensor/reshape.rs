@@ -58,6 +58,8 @@ impl<T: Element> DeviceTensor<T> {
             *self.buf.desc.get_mut() = std::ptr::null_mut();
         }
         self.layout = layout;
+        // The descriptor made from now on describes the new dims.
+        self.buf.key.dims = dims;
         Ok(())
     }
 }

@@ -13,7 +13,12 @@
 //! allocates no pinned memory, and nothing on the device. An upload writes the staging
 //! buffer on the host *now*, while the copy out of it runs later on the stream: before the
 //! buffer is written again, the previous copy that uses it must have run, so the stream is
-//! drained when that copy's ticket is not known to be complete. A download drains the
+//! drained when that copy's ticket is not known to be complete. That wait is deliberate:
+//! the host must write *some* pinned memory now, and one grow-only buffer per stream keeps
+//! pinned memory bounded without a second cache; a staged upload never waits for its own
+//! copy, only a later staged upload waits for an earlier one. Code that must not wait
+//! uploads from a [`HostTensor`] (`copy_from_host`), whose pinned memory is its own and
+//! carries its own use records. A download drains the
 //! stream anyway, with the stream's lock held until the staged data is read, so no other
 //! enqueue can reuse the buffer in between.
 

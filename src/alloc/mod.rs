@@ -20,9 +20,14 @@
 //!   in the same `aclrtMalloc` allocation (a *segment*); the merged block waits for the
 //!   work of both. A segment is freed with `aclrtFree` only when it is whole again: no
 //!   piece of it is held by a tensor.
-//! * A block with the old tensor's `aclTensor` descriptor still pending is handed out,
-//!   split or merged only once its queued work has finished (the descriptor is destroyed
-//!   then).
+//! * **Descriptors.** A dropped tensor's block keeps the tensor's `aclTensor` descriptor.
+//!   A block whose descriptor's work is still queued is handed out, split or merged only
+//!   once that work has finished. Then a tensor of the same dtype and dims (the same
+//!   descriptor: same address, contiguous strides, storage length) takes the descriptor
+//!   with the block, which saves an `aclCreateTensor` and an `aclDestroyTensor` per
+//!   allocate-launch-drop step; any other taker, a merge with a free neighbour, and
+//!   emptying destroy it. So the cache holds descriptors as well as memory until
+//!   [`Cache::empty`].
 //! * When `aclrtMalloc` fails, the cache is emptied ([`Cache::empty`]) and the allocation
 //!   retried once; a second failure is the typed error.
 //! * Emptying waits for each cached block's work, then frees the segments that are whole;
@@ -31,13 +36,26 @@
 //!   as every other release (the invariants of `uses.rs`).
 //! * Other resources that queued work may still use (a plan's executor and descriptors)
 //!   are parked here when dropped ([`Parked`]) and released once that work has finished:
-//!   on a later allocation that finds them idle, or when the cache is emptied.
+//!   on a later allocation that finds them idle (one per allocation), after a
+//!   [`Stream::synchronize`](crate::Stream::synchronize) (all that are idle), or when the
+//!   cache is emptied ([`Device::empty_cache`](crate::Device::empty_cache), and when the
+//!   device is dropped).
+//!
+//! A stream's pinned staging buffer (host-array transfers, `transfer/`) is not in this
+//! cache: it belongs to the stream, only grows, and is freed when the stream is dropped
+//! (after its drain). A staged upload returns without waiting for its own copy; a second
+//! staged upload on the same stream waits for the first copy before it writes the buffer
+//! again.
 //!
 //! With caching off, a block is released when it is dropped, after waiting for its work,
 //! unless a piece of its segment is still held.
 
+mod empty;
+
 use crate::device::DeviceInner;
+use crate::element::DType;
 use crate::error::Result;
+use crate::shape::Dims;
 use crate::sync::{Mutex, MutexGuard, PoisonError};
 use crate::sys;
 use crate::uses::Uses;
@@ -66,14 +84,28 @@ pub struct MemoryStats {
     pub splits: u64,
 }
 
+/// What a tensor's cached descriptor describes besides its address: its dtype and dims
+/// (contiguous strides, offset 0, storage of `dims.numel()` elements, format ND).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DescKey {
+    pub(crate) dtype: DType,
+    pub(crate) dims: Dims,
+}
+
 /// A block handed out or given back: a piece of a segment, with the work that may still
 /// use it.
 pub(crate) struct Block {
     pub(crate) ptr: *mut c_void,
     pub(crate) bytes: usize,
     pub(crate) uses: Uses,
-    /// The previous tensor's descriptor, destroyed once `uses` is idle (null: none).
+    /// A tensor's descriptor of this address (null: none): handed to the next tensor
+    /// with the same `key`, otherwise destroyed once `uses` is idle.
     pub(crate) desc: *mut aclTensor,
+    /// What `desc` describes (meaningless when it is null).
+    pub(crate) key: DescKey,
+    /// Whether the block belongs to the large pool (a piece of a segment above
+    /// `SMALL_LIMIT`).
+    large: bool,
 }
 
 // SAFETY: `ptr` is device memory and `desc` an immutable CANN descriptor, neither
@@ -84,6 +116,49 @@ unsafe impl Send for Block {}
 impl Block {
     fn end(&self) -> usize {
         self.ptr.addr() + self.bytes
+    }
+
+    /// A block given back by a tensor, with its use records and its descriptor (`desc`,
+    /// of `key`; null for none).
+    pub(crate) fn returned(
+        ptr: *mut c_void,
+        bytes: usize,
+        uses: Uses,
+        desc: *mut aclTensor,
+        key: DescKey,
+    ) -> Block {
+        Block {
+            ptr,
+            bytes,
+            uses,
+            desc,
+            key,
+            // Set from its segment when it returns to the cache.
+            large: false,
+        }
+    }
+
+    /// Destroys the descriptor, whose work has finished; the device's context is current.
+    fn destroy_desc(&mut self, device: &DeviceInner) {
+        if self.desc.is_null() {
+            return;
+        }
+        // SAFETY: a tensor's descriptor, destroyed once (unhooked below); the queued work
+        // that used it has finished (the callers' check; finished work stays finished).
+        if let Err(e) = unsafe { sys::destroy_tensor(device.table(), self.desc) } {
+            device.note_release_error(&e);
+        }
+        self.desc = std::ptr::null_mut();
+    }
+}
+
+impl DescKey {
+    /// The key of a block without a descriptor.
+    pub(crate) fn none() -> DescKey {
+        DescKey {
+            dtype: DType::F32,
+            dims: Dims::default(),
+        }
     }
 }
 
@@ -111,6 +186,24 @@ struct Segment {
 impl Segment {
     fn contains(&self, addr: usize) -> bool {
         (self.base.addr()..self.base.addr() + self.bytes).contains(&addr)
+    }
+}
+
+/// Releases a parked resource whose work has finished (from [`Cache::take`], whose caller
+/// made the context current).
+#[inline]
+fn release_parked(device: &DeviceInner, item: Option<Box<dyn Parked>>) {
+    if let Some(item) = item {
+        item.release(device);
+    }
+}
+
+/// Whether the device's context is current on this thread, bound on first need.
+struct Bound(Option<bool>);
+
+impl Bound {
+    fn ok(&mut self, device: &DeviceInner) -> bool {
+        *self.0.get_or_insert_with(|| device.bind().is_ok())
     }
 }
 
@@ -165,31 +258,48 @@ impl State {
         self.stats.peak = self.stats.peak.max(self.stats.allocated);
     }
 
-    /// Adds a free block, merging it with the free pieces beside it in its segment (both
-    /// without a pending descriptor).
-    fn insert_free(&mut self, mut block: Block) {
-        if block.desc.is_null() {
-            while let Some(i) = self.free.iter().position(|f| {
-                f.desc.is_null()
-                    && (f.end() == block.ptr.addr() || block.end() == f.ptr.addr())
-                    && self.same_segment(f, &block)
-            }) {
-                let other = self.free.swap_remove(i);
-                block.uses.absorb(&other.uses);
-                if other.ptr.addr() < block.ptr.addr() {
-                    block.ptr = other.ptr;
-                }
-                block.bytes += other.bytes;
+    /// Adds a free block, merging it with the free pieces beside it in its segment. A
+    /// descriptor is dropped for a merge (destroyed: the context must be current when
+    /// `bound`) when its work has finished; a piece whose descriptor's work is pending
+    /// stays apart.
+    fn insert_free(&mut self, device: &DeviceInner, mut block: Block, bound: &mut Bound) {
+        let Some((lo, hi)) = self
+            .segment_of(block.ptr.addr())
+            .map(|g| (g.base.addr(), g.base.addr() + g.bytes))
+        else {
+            self.free.push(block);
+            return;
+        };
+        let in_segment = |b: &Block| (lo..hi).contains(&b.ptr.addr());
+        loop {
+            let (start, end) = (block.ptr.addr(), block.end());
+            let Some(i) = self.free.iter().position(|f| {
+                (f.end() == start || f.ptr.addr() == end)
+                    && in_segment(f)
+                    && (f.desc.is_null() || f.uses.is_idle())
+            }) else {
+                break;
+            };
+            let free_desc = block.desc.is_null() || (block.uses.is_idle() && bound.ok(device));
+            if !free_desc {
+                break;
             }
+            let other = &mut self.free[i];
+            if !other.desc.is_null() {
+                if !bound.ok(device) {
+                    break;
+                }
+                other.destroy_desc(device);
+            }
+            block.destroy_desc(device);
+            let other = self.free.swap_remove(i);
+            block.uses.absorb(&other.uses);
+            if other.ptr.addr() < block.ptr.addr() {
+                block.ptr = other.ptr;
+            }
+            block.bytes += other.bytes;
         }
         self.free.push(block);
-    }
-
-    fn same_segment(&self, a: &Block, b: &Block) -> bool {
-        match (self.segment_of(a.ptr.addr()), self.segment_of(b.ptr.addr())) {
-            (Some(x), Some(y)) => std::ptr::eq(x, y),
-            _ => false,
-        }
     }
 
     /// Removes the segment of `addr` when it is whole in the free list, and returns it.
@@ -233,18 +343,28 @@ impl Cache {
 
     /// A block of at least `bytes` (a size class): a cached one (or a piece of one) with
     /// its use records, or a new allocation. `idle_only`: only a cached block that no
-    /// queued work uses (for memory the caller cannot order, a stream's workspace). The
-    /// device's context must be current.
+    /// queued work uses (for memory the caller cannot order, a stream's workspace).
+    /// `want`: the descriptor the caller's tensor would make; a cached block whose
+    /// descriptor is the same comes with it (`desc`), any other descriptor is destroyed.
+    /// The device's context must be current.
+    #[inline]
     pub(crate) fn take(
         &self,
         device: &DeviceInner,
         bytes: usize,
         idle_only: bool,
+        want: Option<&DescKey>,
     ) -> Result<Block> {
-        self.collect_parked(device);
-        if let Some(block) = self.take_cached(device, bytes, idle_only) {
-            return Ok(block);
+        match self.take_cached(device, bytes, idle_only, want) {
+            Some(block) => Ok(block),
+            None => self.take_new(device, bytes),
         }
+    }
+
+    /// A new allocation of `bytes` (see [`take`](Self::take)).
+    #[cold]
+    #[inline(never)]
+    fn take_new(&self, device: &DeviceInner, bytes: usize) -> Result<Block> {
         let t = device.table();
         let ptr = match sys::malloc(t, bytes) {
             Ok(p) => p,
@@ -267,39 +387,59 @@ impl Cache {
             bytes,
             uses: Uses::new(),
             desc: std::ptr::null_mut(),
+            key: DescKey::none(),
+            large: is_large(bytes),
         })
     }
 
-    fn take_cached(&self, device: &DeviceInner, bytes: usize, idle_only: bool) -> Option<Block> {
+    /// The cached block [`take`](Self::take) hands out, if one fits. Also releases a
+    /// parked resource whose work has finished: one per allocation, so the steady state
+    /// stays cheap and every idle one goes soon.
+    #[inline]
+    fn take_cached(
+        &self,
+        device: &DeviceInner,
+        bytes: usize,
+        idle_only: bool,
+        want: Option<&DescKey>,
+    ) -> Option<Block> {
         let mut s = self.lock();
+        let parked = s
+            .parked
+            .iter()
+            .position(|p| p.uses().is_idle())
+            .map(|i| s.parked.swap_remove(i));
         let large = is_large(bytes);
-        let mut best: Option<(usize, usize, bool)> = None;
+        // (index, size, same descriptor, idle)
+        let mut best: Option<(usize, usize, bool, bool)> = None;
         for (i, b) in s.free.iter().enumerate() {
-            if b.bytes < bytes
-                || s.segment_of(b.ptr.addr())
-                    .is_none_or(|g| is_large(g.bytes) != large)
-            {
+            if b.bytes < bytes || b.large != large {
                 continue;
             }
             let idle = b.uses.is_idle();
             if (idle_only || !b.desc.is_null()) && !idle {
                 continue;
             }
-            // Smallest first; of equal sizes, one without pending work.
-            let better = best.is_none_or(|(_, n, was_idle)| (b.bytes, !idle) < (n, !was_idle));
+            let same = !b.desc.is_null() && want == Some(&b.key);
+            // Smallest first; of equal sizes, one with the wanted descriptor, then one
+            // without pending work.
+            let better = best.is_none_or(|(_, n, was_same, was_idle)| {
+                (b.bytes, !same, !idle) < (n, !was_same, !was_idle)
+            });
             if better {
-                best = Some((i, b.bytes, idle));
+                best = Some((i, b.bytes, same, idle));
             }
         }
-        let (i, _, _) = best?;
+        let Some((i, _, same, _)) = best else {
+            drop(s);
+            release_parked(device, parked);
+            return None;
+        };
         let mut block = s.free.swap_remove(i);
-        if !block.desc.is_null() {
-            // SAFETY: the previous tensor's descriptor, destroyed once; its queued work has
-            // finished (`is_idle` above, and finished work stays finished).
-            if let Err(e) = unsafe { sys::destroy_tensor(device.table(), block.desc) } {
-                device.note_release_error(&e);
-            }
-            block.desc = std::ptr::null_mut();
+        if !same {
+            // Its queued work has finished (`is_idle` above, and finished work stays
+            // finished); the context is current (the caller's contract).
+            block.destroy_desc(device);
         }
         if block.bytes - bytes >= MIN_BLOCK {
             let rest = Block {
@@ -307,6 +447,8 @@ impl Cache {
                 bytes: block.bytes - bytes,
                 uses: block.uses.duplicate(),
                 desc: std::ptr::null_mut(),
+                key: DescKey::none(),
+                large: block.large,
             };
             block.bytes = bytes;
             s.free.push(rest);
@@ -317,6 +459,8 @@ impl Cache {
         if let Some(seg) = s.segment(block.ptr.addr()) {
             seg.out += 1;
         }
+        drop(s);
+        release_parked(device, parked);
         Some(block)
     }
 
@@ -329,22 +473,17 @@ impl Cache {
     }
 
     /// Returns a block to the cache without waiting (caching on), or releases its segment
-    /// after its work when the segment is whole (off).
+    /// after its work when the segment is whole (off). Its descriptor stays with it, for
+    /// the next tensor of the same layout, unless the block merges with a neighbour.
     pub(crate) fn give_back(&self, device: &DeviceInner, mut block: Block) {
-        if !block.desc.is_null() && block.uses.is_idle() && device.bind().is_ok() {
-            // SAFETY: the previous tensor's descriptor, destroyed once, its work finished.
-            if let Err(e) = unsafe { sys::destroy_tensor(device.table(), block.desc) } {
-                device.note_release_error(&e);
-            }
-            block.desc = std::ptr::null_mut();
-        }
         let addr = block.ptr.addr();
         let mut s = self.lock();
         s.stats.allocated -= block.bytes as u64;
         if let Some(seg) = s.segment(addr) {
             seg.out -= 1;
+            block.large = is_large(seg.bytes);
         }
-        s.insert_free(block);
+        s.insert_free(device, block, &mut Bound(None));
         if self.enabled.load(Ordering::Relaxed) {
             return;
         }
@@ -358,152 +497,25 @@ impl Cache {
         self.lock().parked.push(item);
     }
 
-    /// Releases the parked resources whose work has finished, without waiting.
-    fn collect_parked(&self, device: &DeviceInner) {
-        let mut s = self.lock();
-        if s.parked.is_empty() {
-            return;
-        }
-        let Some(i) = s.parked.iter().position(|p| p.uses().is_idle()) else {
-            return;
-        };
-        let item = s.parked.swap_remove(i);
-        drop(s);
-        // One per allocation: the steady state stays cheap, and every idle item goes soon.
-        if device.bind().is_ok() {
-            item.release(device);
-        } else {
-            item.leak(device);
-        }
-    }
-
-    /// Frees every whole segment of the cache once the work of its blocks has finished
-    /// (waiting on the host), and releases the parked resources the same way; what cannot
-    /// be proved finished is leaked and counted. Returns the bytes given back to the
-    /// device.
-    pub(crate) fn empty(&self, device: &DeviceInner) -> u64 {
-        self.empty_as(device, "cached block")
-    }
-
-    /// [`empty`](Self::empty), naming leaks `what`.
-    fn empty_as(&self, device: &DeviceInner, what: &'static str) -> u64 {
-        let parked = std::mem::take(&mut self.lock().parked);
-        for item in parked {
-            if item.uses().wait_idle() && device.bind().is_ok() {
+    /// Releases every parked resource whose work has finished, without waiting (after a
+    /// stream's synchronisation). One lock when nothing is parked.
+    pub(crate) fn collect_parked(&self, device: &DeviceInner) {
+        loop {
+            let item = {
+                let mut s = self.lock();
+                match s.parked.iter().position(|p| p.uses().is_idle()) {
+                    Some(i) => s.parked.swap_remove(i),
+                    None => return,
+                }
+            };
+            if device.bind().is_ok() {
                 item.release(device);
             } else {
-                item.leak(device);
+                // Not released here: the next allocation or emptying tries again.
+                self.park(item);
+                return;
             }
         }
-        let blocks = {
-            let mut s = self.lock();
-            let blocks = std::mem::take(&mut s.free);
-            for b in &blocks {
-                if let Some(seg) = s.segment(b.ptr.addr()) {
-                    seg.out += 1; // held by this thread while it waits
-                }
-            }
-            blocks
-        };
-        let mut settled = Vec::with_capacity(blocks.len());
-        for mut block in blocks {
-            let idle = block.uses.wait_idle() && device.bind().is_ok();
-            if idle && !block.desc.is_null() {
-                // SAFETY: the previous tensor's descriptor, destroyed once, its work finished.
-                if let Err(e) = unsafe { sys::destroy_tensor(device.table(), block.desc) } {
-                    device.note_release_error(&e);
-                }
-                block.desc = std::ptr::null_mut();
-            }
-            settled.push((block, idle));
-        }
-        let mut whole = Vec::new();
-        let segments = {
-            let mut s = self.lock();
-            for (block, idle) in settled {
-                let addr = block.ptr.addr();
-                let Some(seg) = s.segment(addr) else { continue };
-                seg.out -= 1;
-                if !idle {
-                    let first = !std::mem::replace(&mut seg.leaked, true);
-                    let handles = u64::from(!block.desc.is_null());
-                    s.stats.reserved -= block.bytes as u64;
-                    device.note_leak(what, u64::from(first), block.bytes as u64, handles);
-                    // The memory (and descriptor) stay allocated: queued work may still use them.
-                    drop(block);
-                    continue;
-                }
-                s.insert_free(block);
-                whole.push(addr);
-            }
-            // The free pieces of leaked segments are leaked too: their segment can never be
-            // freed, and the host no longer tracks them.
-            let mut i = 0;
-            while i < s.free.len() {
-                let leaked = s.segment_of(s.free[i].ptr.addr()).is_some_and(|g| g.leaked);
-                if leaked {
-                    let block = s.free.swap_remove(i);
-                    s.stats.reserved -= block.bytes as u64;
-                    let handles = u64::from(!block.desc.is_null());
-                    device.note_leak(what, 0, block.bytes as u64, handles);
-                } else {
-                    i += 1;
-                }
-            }
-            whole.retain(|&addr| s.segment_of(addr).is_some());
-            let mut segments = Vec::new();
-            for addr in whole {
-                if let Some(seg) = s.whole_segment(addr) {
-                    s.stats.reserved -= seg.bytes as u64;
-                    segments.push(seg);
-                }
-            }
-            segments
-        };
-        self.free_segments(device, segments)
-    }
-
-    /// Leaks a block held outside the cache (a workspace of a stream whose drain failed),
-    /// counted with its segment: queued work may still use it.
-    pub(crate) fn leak(&self, device: &DeviceInner, block: Block) {
-        let mut s = self.lock();
-        s.stats.allocated -= block.bytes as u64;
-        s.stats.reserved -= block.bytes as u64;
-        let first = match s.segment(block.ptr.addr()) {
-            Some(seg) => {
-                seg.out -= 1;
-                !std::mem::replace(&mut seg.leaked, true)
-            }
-            None => false,
-        };
-        drop(s);
-        let handles = u64::from(!block.desc.is_null());
-        device.note_leak(
-            "device block",
-            u64::from(first),
-            block.bytes as u64,
-            handles,
-        );
-    }
-
-    fn free_segments(&self, device: &DeviceInner, segments: Vec<Segment>) -> u64 {
-        let mut freed = 0;
-        for seg in segments {
-            // SAFETY: a whole aclrtMalloc allocation of this device (context bound while
-            // settling its blocks), no queued work uses any of it (every piece was waited
-            // for), freed exactly once (removed from the cache).
-            match unsafe { sys::free(device.table(), seg.base) } {
-                Ok(()) => {
-                    freed += seg.bytes as u64;
-                    self.lock().stats.device_frees += 1;
-                }
-                Err(e) => {
-                    device.note_release_error(&e);
-                    device.note_leak("cached block", 1, seg.bytes as u64, 0);
-                }
-            }
-        }
-        freed
     }
 }
 
