@@ -2,6 +2,7 @@
 //! the executor-reuse API. Nothing here knows a particular operator.
 
 use super::phase2::KernelCall;
+use super::prepared::Prepared;
 use super::{Scalar, TensorDesc, live_int_array, live_scalar, live_tensor, nullptr_error};
 use crate::slab::{Dims64, Shape};
 use crate::state::{Kind, Life, State, decode, encode, fail, finding, state, status_of};
@@ -10,7 +11,7 @@ use crate::tables::{Family, dtype_list, dtype_name};
 use ascend_sys::*;
 use std::ffi::c_void;
 use std::mem::MaybeUninit;
-use std::sync::MutexGuard;
+use std::sync::{Arc, MutexGuard};
 
 /// Most tensor arguments an operator has.
 pub(crate) const MAX_ARGS: usize = 4;
@@ -159,7 +160,8 @@ pub(crate) struct Executor {
     /// Tensor ids and descriptors, in the order of `op.args`.
     pub(super) ids: [u64; MAX_ARGS],
     pub(super) descs: [TensorDesc; MAX_ARGS],
-    pub(super) decision: Decision,
+    /// The arguments' layouts and the decision, shared with its queued kernel calls.
+    pub(super) prepared: Arc<Prepared>,
     pub(super) repeatable: bool,
     pub(super) launched: u64,
 }
@@ -368,12 +370,13 @@ impl<'a> Phase1<'a> {
     /// Records the executor and writes the out-parameters.
     pub fn finish(mut self, decision: Decision) -> Result<(), i32> {
         let ws = decision.ws_size;
+        let prepared = Arc::new(Prepared::new(self.op, &self.descs, decision));
         let id = self.st.executors.insert(Executor {
             op: self.op,
             device: self.device,
             ids: self.ids,
             descs: self.descs,
-            decision,
+            prepared,
             repeatable: false,
             launched: 0,
         });

@@ -9,6 +9,7 @@ mod access;
 mod attrs;
 mod executor;
 mod phase2;
+mod prepared;
 
 pub(crate) use attrs::*;
 

@@ -1,0 +1,161 @@
+//! What phase 1 fixes for every phase 2 of an executor: each argument's layout with the
+//! checks that do not depend on its data address already evaluated, and the decision.
+//! Queued kernel calls share it with the executor, so a launch copies neither.
+
+use super::TensorDesc;
+use super::executor::{Decision, MAX_ARGS, OpDef};
+use crate::slab::{Dims64, Shape};
+use crate::strided::{View, offset_range};
+use crate::tables::dtype_size;
+use ascend_sys::aclDataType;
+
+/// One argument's view without its data address (which `aclSet*TensorAddr` may change).
+pub(crate) struct Layout {
+    pub(super) dims: Shape,
+    strides: Dims64,
+    offset: i64,
+    pub(super) dtype: aclDataType,
+    /// Bytes per element (`None`: not byte-addressable in the simulator).
+    pub(super) elem: Option<usize>,
+    pub(super) empty: bool,
+    /// The element offsets `[lo, hi]` the dims and strides reach, relative to `offset`
+    /// (`None`: no element; `Err`: they overflow an i64).
+    range: Result<Option<(i64, i64)>, String>,
+    /// Whether the view stays inside its declared storage (`Err`: why not).
+    pub(super) storage: Result<(), String>,
+}
+
+impl Layout {
+    fn of(d: &TensorDesc, name: &str) -> Layout {
+        let dims = d.udims();
+        let range = offset_range(&dims, &d.strides);
+        let storage = match &range {
+            Ok(r) => check_storage(d, *r, name),
+            Err(m) => Err(format!("{name}: {m}")),
+        };
+        Layout {
+            range,
+            dims,
+            strides: d.strides.clone(),
+            offset: d.offset,
+            dtype: d.dtype,
+            elem: dtype_size(d.dtype),
+            empty: d.is_empty(),
+            storage,
+        }
+    }
+
+    /// The layout of a slot the operator has no argument for (never bound).
+    fn unused() -> Layout {
+        Layout {
+            dims: Shape::default(),
+            strides: Dims64::default(),
+            offset: 0,
+            dtype: ascend_sys::ACL_DT_UNDEFINED,
+            elem: None,
+            empty: true,
+            range: Ok(None),
+            storage: Ok(()),
+        }
+    }
+
+    /// The view whose element offset 0 is byte `base_byte` of its buffer.
+    pub(super) fn view(&self, base_byte: usize) -> View<'_> {
+        View {
+            dims: &self.dims,
+            strides: &self.strides,
+            offset: self.offset,
+            base_byte,
+            elem: self.elem.unwrap_or(0),
+        }
+    }
+
+    /// [`View::check_bounds`] of [`Layout::view`], over the offsets computed at phase 1
+    /// (the view's own check runs only to word the failure).
+    pub(super) fn check_bounds(
+        &self,
+        base_byte: usize,
+        len: usize,
+        what: &str,
+    ) -> Result<(), String> {
+        let inside = match self.range {
+            Ok(None) => true,
+            Ok(Some((lo, hi))) => {
+                // In i128, every term fits, as in the view's check.
+                let es = self.elem.unwrap_or(0) as i128;
+                let base = base_byte as i128;
+                let first = base + (i128::from(self.offset) + i128::from(lo)) * es;
+                let end = base + (i128::from(self.offset) + i128::from(hi) + 1) * es;
+                first >= 0 && end <= len as i128
+            }
+            Err(_) => false,
+        };
+        if inside {
+            Ok(())
+        } else {
+            self.view(base_byte).check_bounds(len, what)
+        }
+    }
+
+    /// The device addresses `[first, end)` the view at `data` touches (`None`: no element).
+    /// Bounds were checked when the operand was bound, so the sums fit.
+    pub(super) fn byte_span(&self, data: usize) -> Option<(usize, usize)> {
+        let (lo, hi) = (*self.range.as_ref().ok()?)?;
+        let elem = self.elem? as i128;
+        let at =
+            |k: i64| (data as i128 + (i128::from(self.offset) + i128::from(k)) * elem) as usize;
+        Some((at(lo), at(hi) + elem as usize))
+    }
+}
+
+/// Checks that a view reaching element offsets `range` (relative to its offset) stays
+/// inside its declared storage: elements `[0, prod(storage))` from the data address.
+fn check_storage(d: &TensorDesc, range: Option<(i64, i64)>, name: &str) -> Result<(), String> {
+    let Some((lo, hi)) = range else {
+        return Ok(());
+    };
+    let storage = d
+        .storage
+        .iter()
+        .try_fold(
+            1i64,
+            |acc, &s| if s < 0 { None } else { acc.checked_mul(s) },
+        )
+        .ok_or_else(|| {
+            format!(
+                "{name}: storageDims {:?} has a negative dim or more than i64::MAX elements",
+                d.storage
+            )
+        })?;
+    // In i128 the sums cannot overflow.
+    let (first, last) = (
+        i128::from(d.offset) + i128::from(lo),
+        i128::from(d.offset) + i128::from(hi),
+    );
+    if first < 0 || last >= i128::from(storage) {
+        return Err(format!(
+            "{name}: the view (dims {:?}, strides {:?}, offset {}) reaches elements [{first}, {last}] but its storage {:?} has {storage} elements",
+            d.dims, d.strides, d.offset, d.storage
+        ));
+    }
+    Ok(())
+}
+
+/// An executor's arguments' layouts and its decision.
+pub(crate) struct Prepared {
+    pub(super) layouts: [Layout; MAX_ARGS],
+    pub(super) decision: Decision,
+}
+
+impl Prepared {
+    /// The layouts of `op`'s arguments described by `descs`, and phase 1's `decision`.
+    pub(super) fn new(op: &OpDef, descs: &[TensorDesc; MAX_ARGS], decision: Decision) -> Prepared {
+        Prepared {
+            layouts: std::array::from_fn(|k| match op.args.get(k) {
+                Some(name) => Layout::of(&descs[k], name),
+                None => Layout::unused(),
+            }),
+            decision,
+        }
+    }
+}
