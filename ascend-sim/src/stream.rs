@@ -230,12 +230,18 @@ impl StreamShared {
 
     /// Enqueues a task.
     pub fn submit(&self, task: Task) {
-        self.submit_ordered(task, None);
+        drop(self.push(task, None));
     }
 
     /// Enqueues a task that is ordered (for the racecheck) after the work whose clock is
     /// `after`, and returns the stream's clock at the task.
     pub fn submit_ordered(&self, task: Task, after: Option<&Clock>) -> Clock {
+        self.push(task, after).clock
+    }
+
+    /// Enqueues a task as [`StreamShared::submit_ordered`]; the queue stays locked for
+    /// a caller that reads its clock.
+    fn push(&self, task: Task, after: Option<&Clock>) -> MutexGuard<'_, Queue> {
         let mut q = self.lock();
         q.submitted += 1;
         self.submitted.store(q.submitted, Ordering::Release);
@@ -249,7 +255,7 @@ impl StreamShared {
             if q.waiters > 0 {
                 self.done.notify_all();
             }
-            return q.clock;
+            return q;
         }
         let stamp = self.actor.advance(&mut q.clock, after);
         q.tasks.push_back((task, stamp));
@@ -257,7 +263,7 @@ impl StreamShared {
             q.worker_idle = false;
             self.work.notify_one();
         }
-        q.clock
+        q
     }
 
     /// Waits for every task submitted so far; returns (and clears) the first error.
