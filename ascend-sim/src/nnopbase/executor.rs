@@ -4,6 +4,7 @@
 use super::phase2::KernelCall;
 use super::prepared::Prepared;
 use super::{Scalar, TensorDesc, live_int_array, live_scalar, live_tensor, nullptr_error};
+use crate::mem::Alloc;
 use crate::slab::{Dims64, Shape};
 use crate::state::{Kind, Life, State, decode, encode, fail, finding, state, status_of};
 use crate::stream::Scratch;
@@ -11,7 +12,7 @@ use crate::tables::{Family, dtype_list, dtype_name};
 use ascend_sys::*;
 use std::ffi::c_void;
 use std::mem::MaybeUninit;
-use std::sync::{Arc, MutexGuard};
+use std::sync::{Arc, MutexGuard, Weak};
 
 /// Most tensor arguments an operator has.
 pub(crate) const MAX_ARGS: usize = 4;
@@ -162,6 +163,8 @@ pub(crate) struct Executor {
     pub(super) descs: [TensorDesc; MAX_ARGS],
     /// The arguments' layouts and the decision, shared with its queued kernel calls.
     pub(super) prepared: Arc<Prepared>,
+    /// The allocation each argument's data lay in at the last phase 2 (a lookup hint).
+    pub(super) allocs: [Weak<Alloc>; MAX_ARGS],
     pub(super) repeatable: bool,
     pub(super) launched: u64,
 }
@@ -377,6 +380,7 @@ impl<'a> Phase1<'a> {
             ids: self.ids,
             descs: self.descs,
             prepared,
+            allocs: Default::default(),
             repeatable: false,
             launched: 0,
         });

@@ -12,7 +12,7 @@ use crate::strided::DType;
 use crate::tables::dtype_name;
 use ascend_sys::*;
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 const _: () = assert!(
     MAX_ARGS < MAX_ACCESSES,
@@ -138,15 +138,30 @@ fn check_no_alias(
     ))
 }
 
+/// The live allocation `addr` lies in, as [`State::alloc_at`] finds it, trying first
+/// `cached`, the one an earlier phase 2 of the executor found for this argument: a live
+/// allocation (never freed) is in the map, and live allocations do not overlap, so the
+/// map holds no other one at `addr`. The second value says whether the map was searched.
+fn live_alloc_at(st: &State, addr: usize, cached: &Weak<Alloc>) -> Option<(Arc<Alloc>, bool)> {
+    if let Some(a) = cached.upgrade()
+        && !a.is_freed()
+        && a.start <= addr
+        && addr < a.start + a.size.max(1)
+    {
+        return Some((a, false));
+    }
+    Some((Arc::clone(st.alloc_at(addr)?), true))
+}
+
 /// Checks that argument `name`, of layout `l` at address `data`, lies in a live device
-/// allocation. Status codes.
+/// allocation (looked up through `cached`, see [`live_alloc_at`]). Status codes; with the
+/// operand, whether the lookup searched the map.
 fn bind_operand(
     st: &State,
-    l: &Layout,
-    data: usize,
+    (l, data, cached): (&Layout, usize, &Weak<Alloc>),
     name: &str,
     device: usize,
-) -> Result<Operand, i32> {
+) -> Result<(Operand, bool), i32> {
     if l.elem.is_none() {
         return Err(fail(
             ACLNN_ERR_INNER,
@@ -158,10 +173,8 @@ fn bind_operand(
     }
     if l.empty {
         // No element is ever touched: the address is not looked at, as on CANN.
-        return Ok(Operand {
-            alloc: Arc::new(Alloc::detached(data, device)),
-            data,
-        });
+        let alloc = Arc::new(Alloc::detached(data, device));
+        return Ok((Operand { alloc, data }, false));
     }
     if data == 0 {
         return Err(finding(
@@ -175,7 +188,7 @@ fn bind_operand(
             format!("{name} data {data:#x} is host memory, not device memory from aclrtMalloc"),
         ));
     }
-    let Some(a) = st.alloc_at(data) else {
+    let Some((a, searched)) = live_alloc_at(st, data, cached) else {
         return Err(finding(
             ACLNN_ERR_PARAM_INVALID,
             format!("{name} data {data:#x} {}", st.dead_memory(data)),
@@ -193,13 +206,11 @@ fn bind_operand(
     if let Err(m) = &l.storage {
         return Err(finding(ACLNN_ERR_PARAM_INVALID, m.clone()));
     }
-    let op = Operand {
-        alloc: Arc::clone(a),
-        data,
-    };
-    l.check_bounds(op.base_byte(), a.size, name)
+    let size = a.size;
+    let op = Operand { alloc: a, data };
+    l.check_bounds(op.base_byte(), size, name)
         .map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, m))?;
-    Ok(op)
+    Ok((op, searched))
 }
 
 /// Why a non-repeatable executor is gone after a phase 2 that succeeded.
@@ -370,10 +381,16 @@ fn bind(
         return Ok(None);
     }
     let mut operands = [const { None }; MAX_ARGS];
+    let mut found: [Option<Weak<Alloc>>; MAX_ARGS] = Default::default();
     for (k, slot) in operands.iter_mut().enumerate().take(n) {
         let layout = &ex.prepared.layouts[k];
         let data = ex.descs[k].data;
-        let operand = bind_operand(st, layout, data, op.args[k], device)?;
+        let arg = (layout, data, &ex.allocs[k]);
+        let (operand, searched) = bind_operand(st, arg, op.args[k], device)?;
+        // Only a repeatable executor has a next phase 2 to look its allocations up for.
+        if searched && ex.repeatable {
+            found[k] = Some(Arc::downgrade(&operand.alloc));
+        }
         check_no_alias(
             workspace as usize,
             decision.ws_size,
@@ -389,6 +406,15 @@ fn bind(
         ws,
         ws_off,
     });
+    if found.iter().any(Option::is_some)
+        && let Some(ex) = st.executors.get_mut(id)
+    {
+        for (cache, fresh) in ex.allocs.iter_mut().zip(found) {
+            if let Some(w) = fresh {
+                *cache = w;
+            }
+        }
+    }
     Ok(Some((shared, call)))
 }
 

@@ -21,6 +21,9 @@ pub(crate) struct Layout {
     /// The element offsets `[lo, hi]` the dims and strides reach, relative to `offset`
     /// (`None`: no element; `Err`: they overflow an i64).
     range: Result<Option<(i64, i64)>, String>,
+    /// With `range`, the bytes `[first, end)` the view reaches from its element offset 0
+    /// (an element size of 0 when the dtype has none). In i128, every term fits.
+    bytes: Option<(i128, i128)>,
     /// Whether the view stays inside its declared storage (`Err`: why not).
     pub(super) storage: Result<(), String>,
 }
@@ -33,8 +36,17 @@ impl Layout {
             Ok(r) => check_storage(d, *r, name),
             Err(m) => Err(format!("{name}: {m}")),
         };
+        let es = dtype_size(d.dtype).unwrap_or(0) as i128;
+        let bytes = match range {
+            Ok(Some((lo, hi))) => Some((
+                (i128::from(d.offset) + i128::from(lo)) * es,
+                (i128::from(d.offset) + i128::from(hi) + 1) * es,
+            )),
+            _ => None,
+        };
         Layout {
             range,
+            bytes,
             dims,
             strides: d.strides.clone(),
             offset: d.offset,
@@ -55,6 +67,7 @@ impl Layout {
             elem: None,
             empty: true,
             range: Ok(None),
+            bytes: None,
             storage: Ok(()),
         }
     }
@@ -78,17 +91,13 @@ impl Layout {
         len: usize,
         what: &str,
     ) -> Result<(), String> {
-        let inside = match self.range {
-            Ok(None) => true,
-            Ok(Some((lo, hi))) => {
-                // In i128, every term fits, as in the view's check.
-                let es = self.elem.unwrap_or(0) as i128;
+        let inside = match (&self.range, self.bytes) {
+            (Ok(None), _) => true,
+            (Ok(Some(_)), Some((first, end))) => {
                 let base = base_byte as i128;
-                let first = base + (i128::from(self.offset) + i128::from(lo)) * es;
-                let end = base + (i128::from(self.offset) + i128::from(hi) + 1) * es;
-                first >= 0 && end <= len as i128
+                base + first >= 0 && base + end <= len as i128
             }
-            Err(_) => false,
+            _ => false,
         };
         if inside {
             Ok(())
