@@ -2,7 +2,7 @@
 //! the executor-reuse API. Nothing here knows a particular operator.
 
 use super::phase2::KernelCall;
-use super::prepared::Prepared;
+use super::prepared::{Held, Prepared};
 use super::{Scalar, TensorDesc, live_int_array, live_scalar, live_tensor, nullptr_error};
 use crate::mem::Alloc;
 use crate::slab::{Dims64, Shape};
@@ -12,7 +12,7 @@ use crate::tables::{Family, dtype_list, dtype_name};
 use ascend_sys::*;
 use std::ffi::c_void;
 use std::mem::MaybeUninit;
-use std::sync::{Arc, MutexGuard, Weak};
+use std::sync::{MutexGuard, Weak};
 
 /// Most tensor arguments an operator has.
 pub(crate) const MAX_ARGS: usize = 4;
@@ -161,8 +161,8 @@ pub(crate) struct Executor {
     /// Tensor ids and descriptors, in the order of `op.args`.
     pub(super) ids: [u64; MAX_ARGS],
     pub(super) descs: [TensorDesc; MAX_ARGS],
-    /// The arguments' layouts and the decision, shared with its queued kernel calls.
-    pub(super) prepared: Arc<Prepared>,
+    /// The arguments' layouts and the decision (shared once it is repeatable).
+    pub(super) prepared: Held,
     /// The allocation each argument's data lay in at the last phase 2 (a lookup hint).
     pub(super) allocs: [Weak<Alloc>; MAX_ARGS],
     pub(super) repeatable: bool,
@@ -373,7 +373,7 @@ impl<'a> Phase1<'a> {
     /// Records the executor and writes the out-parameters.
     pub fn finish(mut self, decision: Decision) -> Result<(), i32> {
         let ws = decision.ws_size;
-        let prepared = Arc::new(Prepared::new(self.op, &self.descs, decision));
+        let prepared = Held::Own(Prepared::new(self.op, &self.descs, decision));
         let id = self.st.executors.insert(Executor {
             op: self.op,
             device: self.device,
@@ -462,6 +462,7 @@ pub(crate) unsafe fn set_repeatable(executor: *mut aclOpExecutor) -> aclnnStatus
             ));
         }
         ex.repeatable = true;
+        ex.prepared.make_shared();
         Ok(())
     })
 }

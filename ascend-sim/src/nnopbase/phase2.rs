@@ -2,7 +2,7 @@
 //! allocations, and the element access operators' kernels read and write through.
 
 use super::executor::{Decision, MAX_ARGS, OpDef, USE_AFTER_RELEASE, lookup_executor};
-use super::prepared::{Layout, Prepared};
+use super::prepared::{ForCall, Layout};
 use crate::mem::{Alloc, Class, still_live};
 use crate::racecheck::{Access, Accesses, MAX_ACCESSES};
 use crate::runtime::resolve_stream;
@@ -47,13 +47,19 @@ pub(super) fn float(l: &Layout, name: &str) -> Result<DType, String> {
 /// workspace and phase 1's decision. Operators' kernels read and write through it.
 pub(crate) struct KernelCall {
     pub(super) op: &'static OpDef,
-    pub(super) prepared: Arc<Prepared>,
+    pub(super) prepared: ForCall,
     pub(super) operands: [Option<Operand>; MAX_ARGS],
     pub(super) ws: Option<Arc<Alloc>>,
     pub(super) ws_off: usize,
 }
 
 impl KernelCall {
+    /// The box of the executor's layouts and decision it carries, for its stream to
+    /// reuse once the call has run.
+    pub fn take_prepared(&mut self) -> Option<Box<super::Prepared>> {
+        self.prepared.take_box()
+    }
+
     /// What phase 1 decided.
     pub fn decision(&self) -> &Decision {
         &self.prepared.decision
@@ -399,22 +405,21 @@ fn bind(
         )?;
         *slot = Some(operand);
     }
+    let Some(ex) = st.executors.get_mut(id) else {
+        return Err(fail(ACLNN_ERR_INNER, "executor vanished".into()));
+    };
+    for (cache, fresh) in ex.allocs.iter_mut().zip(found) {
+        if let Some(w) = fresh {
+            *cache = w;
+        }
+    }
     let call = shared.boxed_call(KernelCall {
         op,
-        prepared: Arc::clone(&ex.prepared),
+        prepared: ex.prepared.for_call(|| shared.spare_prepared()),
         operands,
         ws,
         ws_off,
     });
-    if found.iter().any(Option::is_some)
-        && let Some(ex) = st.executors.get_mut(id)
-    {
-        for (cache, fresh) in ex.allocs.iter_mut().zip(found) {
-            if let Some(w) = fresh {
-                *cache = w;
-            }
-        }
-    }
     Ok(Some((shared, call)))
 }
 

@@ -1,6 +1,7 @@
 //! What phase 1 fixes for every phase 2 of an executor: each argument's layout with the
 //! checks that do not depend on its data address already evaluated, and the decision.
-//! Queued kernel calls share it with the executor, so a launch copies neither.
+//! A consumed executor hands it to its one kernel call; a repeatable one shares it with
+//! the calls of all its launches, so a launch copies neither.
 
 use super::TensorDesc;
 use super::executor::{Decision, MAX_ARGS, OpDef};
@@ -8,6 +9,8 @@ use crate::slab::{Dims64, Shape};
 use crate::strided::{View, offset_range};
 use crate::tables::dtype_size;
 use ascend_sys::aclDataType;
+use std::ops::Deref;
+use std::sync::{Arc, LazyLock};
 
 /// One argument's view without its data address (which `aclSet*TensorAddr` may change).
 pub(crate) struct Layout {
@@ -157,6 +160,14 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
+    /// A value for no arguments, to be overwritten.
+    pub(crate) fn unused() -> Prepared {
+        Prepared {
+            layouts: std::array::from_fn(|_| Layout::unused()),
+            decision: Decision::default(),
+        }
+    }
+
     /// The layouts of `op`'s arguments described by `descs`, and phase 1's `decision`.
     pub(super) fn new(op: &OpDef, descs: &[TensorDesc; MAX_ARGS], decision: Decision) -> Prepared {
         Prepared {
@@ -165,6 +176,81 @@ impl Prepared {
                 None => Layout::unused(),
             }),
             decision,
+        }
+    }
+}
+
+/// An executor's [`Prepared`]: inline (no allocation per phase 1), or shared once
+/// `aclSetAclOpExecutorRepeatable` made the executor repeatable (one allocation then).
+pub(crate) enum Held {
+    Own(Prepared),
+    Shared(Arc<Prepared>),
+}
+
+impl Held {
+    /// Makes the value shared (one allocation, the first time).
+    pub(super) fn make_shared(&mut self) {
+        if let Held::Own(p) = self {
+            let p = std::mem::replace(p, Prepared::unused());
+            *self = Held::Shared(Arc::new(p));
+        }
+    }
+
+    /// The value for a kernel call: the shared one, or the own one swapped into `spare` (a
+    /// recycled box of the stream's; the phase 2 that calls this consumes the executor).
+    pub(super) fn for_call(&mut self, spare: impl FnOnce() -> Box<Prepared>) -> ForCall {
+        match self {
+            Held::Shared(a) => ForCall::Shared(Arc::clone(a)),
+            Held::Own(p) => {
+                let mut b = spare();
+                std::mem::swap(&mut *b, p);
+                ForCall::Boxed(b)
+            }
+        }
+    }
+}
+
+impl Deref for Held {
+    type Target = Prepared;
+
+    fn deref(&self) -> &Prepared {
+        match self {
+            Held::Own(p) => p,
+            Held::Shared(a) => a,
+        }
+    }
+}
+
+/// What a kernel call has of its executor's [`Prepared`]: a box recycled through its
+/// stream, or the repeatable executor's shared value; `Spent` once the worker took the box
+/// back.
+pub(crate) enum ForCall {
+    Boxed(Box<Prepared>),
+    Shared(Arc<Prepared>),
+    Spent,
+}
+
+/// What a spent kernel call reads (nothing does: it has run).
+static SPENT: LazyLock<Prepared> = LazyLock::new(Prepared::unused);
+
+impl ForCall {
+    /// The recycled box, leaving the call spent.
+    pub(crate) fn take_box(&mut self) -> Option<Box<Prepared>> {
+        match std::mem::replace(self, ForCall::Spent) {
+            ForCall::Boxed(b) => Some(b),
+            _ => None,
+        }
+    }
+}
+
+impl Deref for ForCall {
+    type Target = Prepared;
+
+    fn deref(&self) -> &Prepared {
+        match self {
+            ForCall::Boxed(p) => p,
+            ForCall::Shared(a) => a,
+            ForCall::Spent => &SPENT,
         }
     }
 }
