@@ -182,6 +182,8 @@ impl Prepared {
 
 /// An executor's [`Prepared`]: inline (no allocation per phase 1), or shared once
 /// `aclSetAclOpExecutorRepeatable` made the executor repeatable (one allocation then).
+// Inline on purpose: boxing the value would allocate in every phase 1.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Held {
     Own(Prepared),
     Shared(Arc<Prepared>),
