@@ -105,6 +105,13 @@ impl Slots {
     fn iter_mut(&mut self) -> impl Iterator<Item = &mut Slot> {
         self.inline.iter_mut().chain(self.more.iter_mut())
     }
+
+    /// The index of the slot of the stream with `uid`, as [`slot_at`] takes it.
+    #[inline(always)]
+    fn find(&self, uid: u64) -> Option<usize> {
+        let of = |s: &Slot| s.clock.as_ref().is_some_and(|c| c.uid == uid);
+        (self.inline.iter().position(of)).or_else(|| Some(INLINE + self.more.iter().position(of)?))
+    }
 }
 
 /// The last use of a resource on each stream that used it (see the module docs).
@@ -135,34 +142,52 @@ impl Uses {
     /// to have failed; from recording the other stream's fence event or waiting on it.
     #[inline]
     pub(crate) fn order(&self, stream: &Arc<StreamInner>, access: Access) -> Result<()> {
-        let mut slots = self.lock();
+        let mut guard = self.lock();
+        let slots = &mut *guard;
         let me = stream.clock.uid;
-        for slot in slots.iter_mut() {
-            let Some(clock) = &slot.clock else { continue };
-            let needed = slot.needed(access);
-            if needed == 0 || clock.uid == me {
-                continue;
+        for slot in &mut slots.inline {
+            Self::order_slot(slot, stream, me, access)?;
+        }
+        for slot in &mut slots.more {
+            Self::order_slot(slot, stream, me, access)?;
+        }
+        Ok(())
+    }
+
+    /// [`Uses::order`] for one stream's record `slot`.
+    #[inline(always)]
+    fn order_slot(
+        slot: &mut Slot,
+        stream: &Arc<StreamInner>,
+        me: u64,
+        access: Access,
+    ) -> Result<()> {
+        let Some(clock) = &slot.clock else {
+            return Ok(());
+        };
+        let needed = slot.needed(access);
+        if needed == 0 || clock.uid == me {
+            return Ok(());
+        }
+        // A write only needs the order; a read also the values.
+        let reads = access == Access::Read;
+        if reads && let Some(e) = clock.failure_in(needed, needed) {
+            return Err(e);
+        }
+        if slot.fenced.0 == me && slot.fenced.1 >= needed {
+            return Ok(());
+        }
+        if clock.is_done(needed) {
+            if reads && !clock.is_checked(needed) {
+                // Finished (an event proved it), failure unknown: check at the next
+                // synchronisation.
+                stream.depend_on(clock, needed);
             }
-            // A write only needs the order; a read also the values.
-            let reads = access == Access::Read;
-            if reads && let Some(e) = clock.failure_in(needed, needed) {
-                return Err(e);
-            }
-            if slot.fenced.0 == me && slot.fenced.1 >= needed {
-                continue;
-            }
-            if clock.is_done(needed) {
-                if reads && !clock.is_checked(needed) {
-                    // Finished (an event proved it), failure unknown: check at the next
-                    // synchronisation.
-                    stream.depend_on(clock, needed);
-                }
-                continue;
-            }
-            let clock = Arc::clone(clock);
-            if let Some(through) = Self::fence(&clock, stream, needed, reads)? {
-                slot.fenced = (me, through);
-            }
+            return Ok(());
+        }
+        let clock = Arc::clone(clock);
+        if let Some(through) = Self::fence(&clock, stream, needed, reads)? {
+            slot.fenced = (me, through);
         }
         Ok(())
     }
@@ -199,10 +224,7 @@ impl Uses {
     pub(crate) fn record_on(&self, clock: &Arc<Clock>, ticket: u64, access: Access) {
         let mut guard = self.lock();
         let slots = &mut *guard;
-        let found = slots
-            .iter()
-            .position(|s| s.clock.as_ref().is_some_and(|c| c.uid == clock.uid));
-        let i = found.unwrap_or_else(|| Self::record_new(slots, clock));
+        let i = (slots.find(clock.uid)).unwrap_or_else(|| Self::record_new(slots, clock));
         let slot = slot_at(slots, i);
         slot.ticket = slot.ticket.max(ticket);
         if access == Access::Write {
@@ -210,10 +232,13 @@ impl Uses {
             // This write was ordered after every other stream's use: readers need to
             // follow it alone, and the values it replaces no longer matter (a failure in
             // them included).
-            for other in slots.iter_mut() {
-                if other.clock.as_ref().is_some_and(|c| c.uid != clock.uid) {
-                    other.written = 0;
-                }
+            let uid = clock.uid;
+            let others = |s: &&mut Slot| s.clock.as_ref().is_some_and(|c| c.uid != uid);
+            for other in slots.inline.iter_mut().filter(others) {
+                other.written = 0;
+            }
+            for other in slots.more.iter_mut().filter(others) {
+                other.written = 0;
             }
         }
     }

@@ -195,6 +195,10 @@ struct Registry {
     used: [bool; SLOTS],
 }
 
+/// Bumped (under the registry's lock) whenever the host clock changes, so a stream
+/// whose tail already joined the current host clock skips joining it again.
+static HOST_VERSION: AtomicU64 = AtomicU64::new(1);
+
 static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     host: Clock([0; SLOTS]),
     last: [0; SLOTS],
@@ -205,6 +209,9 @@ static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
 pub(crate) struct Actor {
     slot: Option<u16>,
     who: Who,
+    /// The [`HOST_VERSION`] of the host clock last joined into the actor's tail (0:
+    /// none). Written under the caller's lock of that tail.
+    joined: AtomicU64,
 }
 
 impl Actor {
@@ -220,6 +227,7 @@ impl Actor {
         Actor {
             slot: slot.map(|s| s as u16),
             who,
+            joined: AtomicU64::new(0),
         }
     }
 
@@ -240,7 +248,14 @@ impl Actor {
         let Some(slot) = self.slot.filter(|_| enabled()) else {
             return Stamp::UNCHECKED;
         };
-        tail.join(&lock(&REGISTRY).host);
+        // The host clock only grows, and each change bumps its version: a tail that joined
+        // this version already holds it.
+        if self.joined.load(Ordering::Relaxed) != HOST_VERSION.load(Ordering::Acquire) {
+            let reg = lock(&REGISTRY);
+            tail.join(&reg.host);
+            self.joined
+                .store(HOST_VERSION.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
         if let Some(j) = join {
             tail.join(j);
         }
@@ -259,7 +274,9 @@ impl Actor {
 /// synchronisation).
 pub(crate) fn host_learns(clock: &Clock) {
     if enabled() {
-        lock(&REGISTRY).host.join(clock);
+        let mut reg = lock(&REGISTRY);
+        reg.host.join(clock);
+        HOST_VERSION.fetch_add(1, Ordering::Release);
     }
 }
 
@@ -268,6 +285,7 @@ fn host_stamp() -> Stamp {
     let mut reg = lock(&REGISTRY);
     let own = &mut reg.host.0[HOST];
     *own = own.saturating_add(1);
+    HOST_VERSION.fetch_add(1, Ordering::Release);
     Stamp {
         generation: generation(),
         actor: HOST as u16,

@@ -2,12 +2,12 @@
 //!
 //! The queue is a grow-only ring of [`Task`]s behind one mutex: copies are stored by value,
 //! operator kernel calls in boxes recycled through a per-stream free list (moved as one
-//! pointer), the worker keeps grow-only scratch buffers for the kernel's temporaries, and
+//! pointer; so are the boxes of consumed executors' layouts), the worker keeps grow-only scratch buffers for the kernel's temporaries, and
 //! neither side issues a wake-up unless the other is actually waiting (each polls briefly
 //! before it sleeps). After warm-up a stream of kernel calls touches no allocator.
 
 use crate::copy::{CopyPlan, run_copy};
-use crate::nnopbase::KernelCall;
+use crate::nnopbase::{KernelCall, Prepared};
 use crate::racecheck::{self, Actor, Clock, Stamp, Touch, Who};
 use crate::state::{lock, report};
 use std::collections::VecDeque;
@@ -80,8 +80,8 @@ pub(crate) fn as_host<R>(f: impl FnOnce() -> R) -> R {
     r
 }
 
-/// Tasks queued before the first growth of a stream's ring, and the kernel-call boxes a
-/// stream starts with: like a hardware queue's slots, they exist from the stream's creation,
+/// Tasks queued before the first growth of a stream's ring, and the kernel-call boxes
+/// (and layout boxes) a stream starts with: like a hardware queue's slots, they exist from the stream's creation,
 /// so work that never keeps more queued makes no host allocation however far the worker
 /// falls behind (a pool grown on demand would allocate the first time a loaded machine
 /// lets the queue run deeper than before).
@@ -148,18 +148,23 @@ fn empty_box(b: Box<KernelCall>) -> Box<MaybeUninit<KernelCall>> {
     }
 }
 
+/// What a finished kernel call leaves for its stream to reuse: its box and the box of its
+/// executor's layouts (a consumed executor's).
+type Spare = (Option<Box<MaybeUninit<KernelCall>>>, Option<Box<Prepared>>);
+
 /// Runs a task once the racecheck found its accesses ordered after the conflicting ones.
 fn run_task(
     task: Task,
     stamp: &Stamp,
     scratch: &mut Scratch,
-    spare: &mut Option<Box<MaybeUninit<KernelCall>>>,
+    spare: &mut Spare,
 ) -> Result<(), String> {
     match task {
-        Task::Kernel(call) => {
+        Task::Kernel(mut call) => {
             let r = racecheck::check(stamp, call.api(), &call.accesses())
                 .and_then(|()| call.run(scratch));
-            *spare = Some(empty_box(call));
+            spare.1 = call.take_prepared();
+            spare.0 = Some(empty_box(call));
             r
         }
         Task::Copy(plan, count) => {
@@ -200,6 +205,9 @@ struct Queue {
     /// pointer).
     #[allow(clippy::vec_box)]
     pool: Vec<Box<MaybeUninit<KernelCall>>>,
+    /// Boxes for the layouts of consumed executors' kernel calls, reused likewise.
+    #[allow(clippy::vec_box)]
+    preps: Vec<Box<Prepared>>,
 }
 
 /// The part of a stream shared with its worker and with synchronizing threads.
@@ -228,14 +236,26 @@ impl StreamShared {
         Box::write(b, call)
     }
 
+    /// A box for a consumed executor's layouts (allocated only when the list is empty).
+    pub fn spare_prepared(&self) -> Box<Prepared> {
+        let b = self.lock().preps.pop();
+        b.unwrap_or_else(|| Box::new(Prepared::unused()))
+    }
+
     /// Enqueues a task.
     pub fn submit(&self, task: Task) {
-        self.submit_ordered(task, None);
+        drop(self.push(task, None));
     }
 
     /// Enqueues a task that is ordered (for the racecheck) after the work whose clock is
     /// `after`, and returns the stream's clock at the task.
     pub fn submit_ordered(&self, task: Task, after: Option<&Clock>) -> Clock {
+        self.push(task, after).clock
+    }
+
+    /// Enqueues a task as [`StreamShared::submit_ordered`]; the queue stays locked for
+    /// a caller that reads its clock.
+    fn push(&self, task: Task, after: Option<&Clock>) -> MutexGuard<'_, Queue> {
         let mut q = self.lock();
         q.submitted += 1;
         self.submitted.store(q.submitted, Ordering::Release);
@@ -249,7 +269,7 @@ impl StreamShared {
             if q.waiters > 0 {
                 self.done.notify_all();
             }
-            return q.clock;
+            return q;
         }
         let stamp = self.actor.advance(&mut q.clock, after);
         q.tasks.push_back((task, stamp));
@@ -257,7 +277,7 @@ impl StreamShared {
             q.worker_idle = false;
             self.work.notify_one();
         }
-        q.clock
+        q
     }
 
     /// Waits for every task submitted so far; returns (and clears) the first error.
@@ -317,7 +337,7 @@ impl StreamShared {
                 continue;
             };
             drop(q);
-            let mut spare = None;
+            let mut spare = (None, None);
             let result = match catch_unwind(AssertUnwindSafe(|| {
                 run_task(task, &stamp, &mut scratch, &mut spare)
             })) {
@@ -325,10 +345,15 @@ impl StreamShared {
                 Err(_) => Err("internal simulator panic in queued work".into()),
             };
             q = self.lock();
-            if let Some(b) = spare
+            if let Some(b) = spare.0
                 && q.pool.len() < POOL_MAX
             {
                 q.pool.push(b);
+            }
+            if let Some(b) = spare.1
+                && q.preps.len() < POOL_MAX
+            {
+                q.preps.push(b);
             }
             q.completed += 1;
             self.completed.store(q.completed, Ordering::Release);
@@ -367,6 +392,9 @@ impl StreamHandle {
                 worker_idle: false,
                 waiters: 0,
                 pool: (0..INITIAL_QUEUE).map(|_| Box::new_uninit()).collect(),
+                preps: (0..INITIAL_QUEUE)
+                    .map(|_| Box::new(Prepared::unused()))
+                    .collect(),
             }),
             work: Condvar::new(),
             done: Condvar::new(),

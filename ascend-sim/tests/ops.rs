@@ -408,6 +408,51 @@ fn workspace_freed_while_queued_is_reported() {
     cleanup(ts, bufs);
 }
 
+/// A relaunched repeatable executor binds the allocations its addresses lie in at that
+/// phase 2, whatever an earlier launch found there: memory freed since is refused, and a
+/// new allocation (wherever the arena puts it, the old address included) is checked as
+/// itself, its size included.
+#[test]
+fn relaunch_binds_the_allocations_live_now() {
+    setup();
+    let want = mish_grad_f32(1.0, 1.0);
+    let (dx, dout) = (upload(&Dt::F32.encode(&[1.0; 4])), malloc(16));
+    let tx = tensor(&[4], ACL_FLOAT, dx);
+    let tout = tensor(&[4], ACL_FLOAT, dout);
+    let (rc, _, ex) = phase1(tx, tx, tout);
+    assert_eq!(rc, ACLNN_SUCCESS);
+    // SAFETY: live executor and tensors; the simulator checks every address.
+    unsafe {
+        assert_eq!(api::aclSetAclOpExecutorRepeatable(ex), ACLNN_SUCCESS);
+        launch_and_sync(null_mut(), 0, ex);
+        assert_eq!(d2h::<f32>(dout, 4), vec![want; 4]);
+        free(dout);
+        let gone = ["gradInput", "not inside any live device allocation"];
+        let rc = phase2(null_mut(), 0, ex, null_mut());
+        assert_fails_with(rc, ACLNN_ERR_PARAM_INVALID, &gone);
+        let dout2 = malloc(16);
+        let rebind = |p| api::aclSetOutputTensorAddr(ex, 0, tout, p);
+        assert_eq!(rebind(dout2), ACLNN_SUCCESS);
+        launch_and_sync(null_mut(), 0, ex);
+        assert_eq!(d2h::<f32>(dout2, 4), vec![want; 4]);
+        // 8 bytes cannot hold the 16 the view reaches.
+        free(dout2);
+        let small = malloc(8);
+        assert_eq!(rebind(small), ACLNN_SUCCESS);
+        let rc = phase2(null_mut(), 0, ex, null_mut());
+        assert_fails_with(
+            rc,
+            ACLNN_ERR_PARAM_INVALID,
+            &["gradInput", "allocation of 8 bytes"],
+        );
+        assert_eq!(api::aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
+        free(small);
+    }
+    destroy_tensor(tx);
+    destroy_tensor(tout);
+    free(dx);
+}
+
 #[test]
 fn executor_is_consumed_unless_repeatable() {
     setup();

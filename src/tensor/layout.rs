@@ -4,13 +4,27 @@
 use crate::error::{Error, Result};
 use crate::shape::{Dims, MAX_DIMS};
 
-/// Shape, strides and offset of a view, in elements. Strides past the last dim are 0, so
-/// that equality compares exactly the view.
-#[derive(Clone, Copy, PartialEq, Eq, Default)]
+/// Shape, strides and offset of a view, in elements. Strides past the last dim are 0.
+#[derive(Clone, Copy, Eq, Default)]
 pub(crate) struct Layout {
     pub(crate) dims: Dims,
     pub(crate) strides: [i64; MAX_DIMS],
     pub(crate) offset: i64,
+}
+
+/// The same view: the dims in use and their strides (a plan compares every launch's
+/// tensors with its layouts, so this looks at no more than the view has).
+impl PartialEq for Layout {
+    #[inline]
+    fn eq(&self, other: &Layout) -> bool {
+        let (a, b) = (self.dims.as_slice(), other.dims.as_slice());
+        self.offset == other.offset
+            && a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .zip(self.strides.iter().zip(&other.strides))
+                .all(|((x, y), (s, t))| x == y && s == t)
+    }
 }
 
 fn to_i64(v: usize) -> Result<i64> {

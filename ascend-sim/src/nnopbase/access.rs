@@ -2,7 +2,8 @@
 //! broadcast to a shape the kernel names, widened to f32 (floating-point dtypes) or to f64
 //! (every modeled dtype), and the workspace round trips of temporaries.
 
-use super::phase2::{KernelCall, Operand};
+use super::phase2::{KernelCall, Operand, float};
+use super::prepared::Layout;
 use crate::state::lock;
 use crate::stream::Scratch;
 use crate::strided::{self, DType};
@@ -14,10 +15,12 @@ use std::sync::MutexGuard;
 type Region<'a> = (MutexGuard<'a, Vec<u8>>, usize);
 
 impl KernelCall {
-    fn operand(&self, arg: usize) -> Result<&Operand, String> {
-        self.operands[arg]
+    /// Argument `arg`'s operand and layout.
+    fn operand(&self, arg: usize) -> Result<(&Operand, &Layout), String> {
+        let op = self.operands[arg]
             .as_ref()
-            .ok_or_else(|| format!("argument {arg} is not bound"))
+            .ok_or_else(|| format!("argument {arg} is not bound"))?;
+        Ok((op, &self.prepared.layouts[arg]))
     }
 
     fn name(&self, arg: usize) -> &'static str {
@@ -26,22 +29,25 @@ impl KernelCall {
 
     /// Argument `arg`'s view shape (empty for an unbound argument).
     pub fn dims(&self, arg: usize) -> &[usize] {
-        self.operands[arg].as_ref().map_or(&[], |o| &o.dims)
+        match self.operand(arg) {
+            Ok((_, l)) => &l.dims,
+            Err(_) => &[],
+        }
     }
 
     /// Argument `arg`'s dtype.
     pub fn dtype(&self, arg: usize) -> Result<aclDataType, String> {
-        Ok(self.operand(arg)?.dtype)
+        Ok(self.operand(arg)?.1.dtype)
     }
 
     /// Reads argument `arg` broadcast to `shape` (its own dims for no broadcast),
     /// row-major, widened to f32. Floating-point dtypes only.
     pub fn read(&self, arg: usize, shape: &[usize], dst: &mut [f32]) -> Result<(), String> {
-        let op = self.operand(arg)?;
-        let dt = op.float(self.name(arg))?;
+        let (op, l) = self.operand(arg)?;
+        let dt = float(l, self.name(arg))?;
         let buf = lock(&op.alloc.data);
-        let v = op.view();
-        v.check_bounds(buf.len(), self.name(arg))?;
+        l.check_bounds(op.base_byte(), buf.len(), self.name(arg))?;
+        let v = l.view(op.base_byte());
         strided::gather(&buf, &v, dt, shape, dst);
         Ok(())
     }
@@ -49,11 +55,11 @@ impl KernelCall {
     /// Writes `src` (row-major over argument `arg`'s dims) through its view, rounding to
     /// its dtype (to nearest even).
     pub fn write(&self, arg: usize, src: &[f32]) -> Result<(), String> {
-        let op = self.operand(arg)?;
-        let dt = op.float(self.name(arg))?;
+        let (op, l) = self.operand(arg)?;
+        let dt = float(l, self.name(arg))?;
         let mut buf = lock(&op.alloc.data);
-        let v = op.view();
-        v.check_bounds(buf.len(), self.name(arg))?;
+        l.check_bounds(op.base_byte(), buf.len(), self.name(arg))?;
+        let v = l.view(op.base_byte());
         strided::scatter(&mut buf, &v, dt, src);
         Ok(())
     }
@@ -61,38 +67,38 @@ impl KernelCall {
     /// [`KernelCall::read`] for any dtype the simulator converts, as f64 (exact for every
     /// floating-point dtype and for integers up to 2^53).
     pub fn read_f64(&self, arg: usize, shape: &[usize], dst: &mut [f64]) -> Result<(), String> {
-        let op = self.operand(arg)?;
+        let (op, l) = self.operand(arg)?;
         let buf = lock(&op.alloc.data);
-        let v = op.view();
-        v.check_bounds(buf.len(), self.name(arg))?;
-        strided::gather_f64(&buf, &v, op.dtype, shape, dst);
+        l.check_bounds(op.base_byte(), buf.len(), self.name(arg))?;
+        let v = l.view(op.base_byte());
+        strided::gather_f64(&buf, &v, l.dtype, shape, dst);
         Ok(())
     }
 
     /// Writes `src` through argument `arg`'s view, converted to its dtype by the device's
     /// cast (one rounding from the f64 value).
     pub fn write_f64(&self, arg: usize, src: &[f64]) -> Result<(), String> {
-        let op = self.operand(arg)?;
+        let (op, l) = self.operand(arg)?;
         let mut buf = lock(&op.alloc.data);
-        let v = op.view();
-        v.check_bounds(buf.len(), self.name(arg))?;
-        strided::scatter_f64(&mut buf, &v, op.dtype, src);
+        l.check_bounds(op.base_byte(), buf.len(), self.name(arg))?;
+        let v = l.view(op.base_byte());
+        strided::scatter_f64(&mut buf, &v, l.dtype, src);
         Ok(())
     }
 
     /// Reads argument `arg`, broadcast to the decision's shape, converted to `to`, into `dst`
     /// (row-major, `to`'s element size each).
     pub fn gather_as(&self, arg: usize, to: aclDataType, dst: &mut [u8]) -> Result<(), String> {
-        let op = self.operand(arg)?;
+        let (op, l) = self.operand(arg)?;
         let to_size = dtype_size(to).ok_or("no element size")?;
         let buf = lock(&op.alloc.data);
-        let v = op.view();
-        v.check_bounds(buf.len(), self.name(arg))?;
+        l.check_bounds(op.base_byte(), buf.len(), self.name(arg))?;
+        let v = l.view(op.base_byte());
         strided::gather_cast(
             &buf,
             &v,
-            op.dtype,
-            &self.decision.out_shape,
+            l.dtype,
+            &self.decision().out_shape,
             (to, to_size),
             dst,
         );
@@ -101,10 +107,10 @@ impl KernelCall {
 
     /// Writes `src` (row-major over argument `arg`'s dims, in its dtype) through its view.
     pub fn scatter_bytes(&self, arg: usize, src: &[u8]) -> Result<(), String> {
-        let op = self.operand(arg)?;
+        let (op, l) = self.operand(arg)?;
         let mut buf = lock(&op.alloc.data);
-        let v = op.view();
-        v.check_bounds(buf.len(), self.name(arg))?;
+        l.check_bounds(op.base_byte(), buf.len(), self.name(arg))?;
+        let v = l.view(op.base_byte());
         strided::scatter_bytes(&mut buf, &v, src);
         Ok(())
     }
@@ -112,7 +118,7 @@ impl KernelCall {
     /// Writes `element` (one element of argument `arg`'s dtype) to every element of its
     /// view, through `scratch`.
     pub fn fill(&self, arg: usize, scratch: &mut Scratch, element: &[u8]) -> Result<(), String> {
-        let bytes = scratch.bytes(element.len() * self.decision.numel());
+        let bytes = scratch.bytes(element.len() * self.decision().numel());
         for chunk in bytes.chunks_exact_mut(element.len().max(1)) {
             chunk.copy_from_slice(element);
         }
@@ -148,7 +154,7 @@ impl KernelCall {
     /// The locked workspace and the start of argument `arg`'s region of `len` bytes
     /// (`None`: the decision gave it none).
     fn region(&self, arg: usize, len: usize) -> Result<Option<Region<'_>>, String> {
-        let Some(at) = self.decision.ws[arg] else {
+        let Some(at) = self.decision().ws[arg] else {
             return Ok(None);
         };
         let what = self.name(arg);

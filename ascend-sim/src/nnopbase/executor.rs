@@ -2,7 +2,9 @@
 //! the executor-reuse API. Nothing here knows a particular operator.
 
 use super::phase2::KernelCall;
+use super::prepared::{Held, Prepared};
 use super::{Scalar, TensorDesc, live_int_array, live_scalar, live_tensor, nullptr_error};
+use crate::mem::Alloc;
 use crate::slab::{Dims64, Shape};
 use crate::state::{Kind, Life, State, decode, encode, fail, finding, state, status_of};
 use crate::stream::Scratch;
@@ -10,7 +12,7 @@ use crate::tables::{Family, dtype_list, dtype_name};
 use ascend_sys::*;
 use std::ffi::c_void;
 use std::mem::MaybeUninit;
-use std::sync::MutexGuard;
+use std::sync::{MutexGuard, Weak};
 
 /// Most tensor arguments an operator has.
 pub(crate) const MAX_ARGS: usize = 4;
@@ -159,7 +161,10 @@ pub(crate) struct Executor {
     /// Tensor ids and descriptors, in the order of `op.args`.
     pub(super) ids: [u64; MAX_ARGS],
     pub(super) descs: [TensorDesc; MAX_ARGS],
-    pub(super) decision: Decision,
+    /// The arguments' layouts and the decision (shared once it is repeatable).
+    pub(super) prepared: Held,
+    /// The allocation each argument's data lay in at the last phase 2 (a lookup hint).
+    pub(super) allocs: [Weak<Alloc>; MAX_ARGS],
     pub(super) repeatable: bool,
     pub(super) launched: u64,
 }
@@ -368,12 +373,14 @@ impl<'a> Phase1<'a> {
     /// Records the executor and writes the out-parameters.
     pub fn finish(mut self, decision: Decision) -> Result<(), i32> {
         let ws = decision.ws_size;
+        let prepared = Held::Own(Prepared::new(self.op, &self.descs, decision));
         let id = self.st.executors.insert(Executor {
             op: self.op,
             device: self.device,
             ids: self.ids,
             descs: self.descs,
-            decision,
+            prepared,
+            allocs: Default::default(),
             repeatable: false,
             launched: 0,
         });
@@ -455,6 +462,7 @@ pub(crate) unsafe fn set_repeatable(executor: *mut aclOpExecutor) -> aclnnStatus
             ));
         }
         ex.repeatable = true;
+        ex.prepared.make_shared();
         Ok(())
     })
 }

@@ -9,6 +9,7 @@ mod access;
 mod attrs;
 mod executor;
 mod phase2;
+mod prepared;
 
 pub(crate) use attrs::*;
 
@@ -17,6 +18,7 @@ pub(crate) use executor::{
     require_broadcast, set_input_addr, set_output_addr, set_repeatable,
 };
 pub(crate) use phase2::{KernelCall, phase2, release_on_fault};
+pub(crate) use prepared::Prepared;
 
 use crate::slab::{Dims64, Shape};
 use crate::state::{Kind, State, decode, encode, fail, finding, report, state, status_of};

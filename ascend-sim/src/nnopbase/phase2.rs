@@ -1,80 +1,70 @@
 //! Phase 2 and the queued kernel call: binding an executor's tensors and workspace to live
 //! allocations, and the element access operators' kernels read and write through.
 
-use super::TensorDesc;
 use super::executor::{Decision, MAX_ARGS, OpDef, USE_AFTER_RELEASE, lookup_executor};
+use super::prepared::{ForCall, Layout};
 use crate::mem::{Alloc, Class, still_live};
 use crate::racecheck::{Access, Accesses, MAX_ACCESSES};
 use crate::runtime::resolve_stream;
-use crate::slab::{Dims64, Shape};
 use crate::state::{Kind, Life, State, fail, finding, state, status_of};
 use crate::stream::{Scratch, StreamShared, Task};
-use crate::strided::{DType, View, offset_range};
-use crate::tables::{dtype_name, dtype_size};
+use crate::strided::DType;
+use crate::tables::dtype_name;
 use ascend_sys::*;
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 const _: () = assert!(
     MAX_ARGS < MAX_ACCESSES,
     "room for every argument and the workspace"
 );
 
-/// One tensor of a queued kernel call.
+/// One tensor of a queued kernel call: its allocation and data address (its layout is
+/// the executor's [`Layout`]).
 pub(super) struct Operand {
     pub(super) alloc: Arc<Alloc>,
-    strides: Dims64,
-    offset: i64,
     data: usize,
-    pub(super) dims: Shape,
-    pub(super) dtype: aclDataType,
-    elem: usize,
 }
 
 impl Operand {
-    /// The operand's dtype, for kernels computing in floating point.
-    pub(super) fn float(&self, name: &str) -> Result<DType, String> {
-        DType::from_acl(self.dtype).ok_or_else(|| {
-            format!(
-                "{name}: dtype {} is not a floating-point dtype",
-                dtype_name(self.dtype)
-            )
-        })
+    /// Byte position of element offset 0 inside the allocation.
+    pub(super) fn base_byte(&self) -> usize {
+        self.data - self.alloc.start
     }
+}
 
-    /// The device addresses `[first, end)` the view touches (`None`: no element). Bounds
-    /// were checked when the operand was bound, so the sums fit.
-    fn byte_span(&self) -> Option<(usize, usize)> {
-        let (lo, hi) = offset_range(&self.dims, &self.strides).ok()??;
-        let elem = self.elem as i128;
-        let at = |k: i64| {
-            (self.data as i128 + (i128::from(self.offset) + i128::from(k)) * elem) as usize
-        };
-        Some((at(lo), at(hi) + self.elem))
-    }
-
-    pub(super) fn view(&self) -> View<'_> {
-        View {
-            dims: &self.dims,
-            strides: &self.strides,
-            offset: self.offset,
-            base_byte: self.data - self.alloc.start,
-            elem: self.elem,
-        }
-    }
+/// A layout's dtype, for kernels computing in floating point.
+pub(super) fn float(l: &Layout, name: &str) -> Result<DType, String> {
+    DType::from_acl(l.dtype).ok_or_else(|| {
+        format!(
+            "{name}: dtype {} is not a floating-point dtype",
+            dtype_name(l.dtype)
+        )
+    })
 }
 
 /// Everything a queued operator needs: its operands bound to live allocations, the
 /// workspace and phase 1's decision. Operators' kernels read and write through it.
 pub(crate) struct KernelCall {
     pub(super) op: &'static OpDef,
+    pub(super) prepared: ForCall,
     pub(super) operands: [Option<Operand>; MAX_ARGS],
     pub(super) ws: Option<Arc<Alloc>>,
     pub(super) ws_off: usize,
-    pub decision: Decision,
 }
 
 impl KernelCall {
+    /// The box of the executor's layouts and decision it carries, for its stream to
+    /// reuse once the call has run.
+    pub fn take_prepared(&mut self) -> Option<Box<super::Prepared>> {
+        self.prepared.take_box()
+    }
+
+    /// What phase 1 decided.
+    pub fn decision(&self) -> &Decision {
+        &self.prepared.decision
+    }
+
     /// Runs the operator's kernel, checking before and after that no allocation it uses
     /// was freed under it.
     pub fn run(&self, scratch: &mut Scratch) -> Result<(), String> {
@@ -96,7 +86,8 @@ impl KernelCall {
         let mut out: Accesses<'_> = [None; MAX_ACCESSES];
         for (k, (slot, op)) in out.iter_mut().zip(&self.operands).enumerate() {
             let Some(op) = op else { continue };
-            *slot = op.byte_span().map(|(lo, hi)| Access {
+            let layout = &self.prepared.layouts[k];
+            *slot = layout.byte_span(op.data).map(|(lo, hi)| Access {
                 region: op.alloc.region(),
                 lo,
                 hi,
@@ -109,7 +100,7 @@ impl KernelCall {
             out[MAX_ARGS] = Some(Access {
                 region: ws.region(),
                 lo,
-                hi: lo + self.decision.ws_size as usize,
+                hi: lo + self.decision().ws_size as usize,
                 write: true,
                 what: "workspace",
             });
@@ -132,8 +123,13 @@ impl KernelCall {
 
 /// The temporaries the operator keeps in `[workspace, workspace + size)` must not
 /// overwrite an operand (on hardware the operand would be corrupted in silence).
-fn check_no_alias(workspace: usize, size: u64, op: &Operand, name: &str) -> Result<(), i32> {
-    let Some((first, end)) = op.byte_span() else {
+fn check_no_alias(
+    workspace: usize,
+    size: u64,
+    span: Option<(usize, usize)>,
+    name: &str,
+) -> Result<(), i32> {
+    let Some((first, end)) = span else {
         return Ok(());
     };
     let ws_end = workspace.saturating_add(size as usize);
@@ -148,107 +144,79 @@ fn check_no_alias(workspace: usize, size: u64, op: &Operand, name: &str) -> Resu
     ))
 }
 
-/// Checks that a view stays inside its declared storage: elements `[0, prod(storage))`
-/// from the data address.
-fn check_storage(d: &TensorDesc, dims: &[usize], name: &str) -> Result<(), String> {
-    let Some((lo, hi)) = offset_range(dims, &d.strides).map_err(|m| format!("{name}: {m}"))? else {
-        return Ok(());
-    };
-    let storage = d
-        .storage
-        .iter()
-        .try_fold(
-            1i64,
-            |acc, &s| if s < 0 { None } else { acc.checked_mul(s) },
-        )
-        .ok_or_else(|| {
-            format!(
-                "{name}: storageDims {:?} has a negative dim or more than i64::MAX elements",
-                d.storage
-            )
-        })?;
-    // In i128 the sums cannot overflow.
-    let (first, last) = (
-        i128::from(d.offset) + i128::from(lo),
-        i128::from(d.offset) + i128::from(hi),
-    );
-    if first < 0 || last >= i128::from(storage) {
-        return Err(format!(
-            "{name}: the view (dims {:?}, strides {:?}, offset {}) reaches elements [{first}, {last}] but its storage {:?} has {storage} elements",
-            d.dims, d.strides, d.offset, d.storage
-        ));
+/// The live allocation `addr` lies in, as [`State::alloc_at`] finds it, trying first
+/// `cached`, the one an earlier phase 2 of the executor found for this argument: a live
+/// allocation (never freed) is in the map, and live allocations do not overlap, so the
+/// map holds no other one at `addr`. The second value says whether the map was searched.
+fn live_alloc_at(st: &State, addr: usize, cached: &Weak<Alloc>) -> Option<(Arc<Alloc>, bool)> {
+    if let Some(a) = cached.upgrade()
+        && !a.is_freed()
+        && a.start <= addr
+        && addr < a.start + a.size.max(1)
+    {
+        return Some((a, false));
     }
-    Ok(())
+    Some((Arc::clone(st.alloc_at(addr)?), true))
 }
 
-/// Checks that a tensor's data lies in a live device allocation. Status codes.
-fn bind_operand(st: &State, d: &TensorDesc, name: &str, device: usize) -> Result<Operand, i32> {
-    let elem = dtype_size(d.dtype).ok_or_else(|| {
-        fail(
+/// Checks that argument `name`, of layout `l` at address `data`, lies in a live device
+/// allocation (looked up through `cached`, see [`live_alloc_at`]). Status codes; with the
+/// operand, whether the lookup searched the map.
+fn bind_operand(
+    st: &State,
+    (l, data, cached): (&Layout, usize, &Weak<Alloc>),
+    name: &str,
+    device: usize,
+) -> Result<(Operand, bool), i32> {
+    if l.elem.is_none() {
+        return Err(fail(
             ACLNN_ERR_INNER,
             format!(
                 "{name}: dtype {} has no byte-addressable elements in the simulator",
-                dtype_name(d.dtype)
+                dtype_name(l.dtype)
             ),
-        )
-    })?;
-    let dims = d.udims();
-    if d.is_empty() {
-        // No element is ever touched: the address is not looked at, as on CANN.
-        return Ok(Operand {
-            alloc: Arc::new(Alloc::detached(d.data, device)),
-            strides: d.strides.clone(),
-            offset: 0,
-            data: d.data,
-            dims,
-            dtype: d.dtype,
-            elem,
-        });
+        ));
     }
-    if d.data == 0 {
+    if l.empty {
+        // No element is ever touched: the address is not looked at, as on CANN.
+        let alloc = Arc::new(Alloc::detached(data, device));
+        return Ok((Operand { alloc, data }, false));
+    }
+    if data == 0 {
         return Err(finding(
             ACLNN_ERR_PARAM_NULLPTR,
             format!("{name} data address is NULL"),
         ));
     }
-    if st.class_of(d.data) == Class::Host {
+    if st.class_of(data) == Class::Host {
         return Err(finding(
             ACLNN_ERR_PARAM_INVALID,
-            format!(
-                "{name} data {:#x} is host memory, not device memory from aclrtMalloc",
-                d.data
-            ),
+            format!("{name} data {data:#x} is host memory, not device memory from aclrtMalloc"),
         ));
     }
-    let Some(a) = st.alloc_at(d.data) else {
+    let Some((a, searched)) = live_alloc_at(st, data, cached) else {
         return Err(finding(
             ACLNN_ERR_PARAM_INVALID,
-            format!("{name} data {:#x} {}", d.data, st.dead_memory(d.data)),
+            format!("{name} data {data:#x} {}", st.dead_memory(data)),
         ));
     };
     if a.device != device {
         return Err(finding(
             ACLNN_ERR_PARAM_INVALID,
             format!(
-                "{name} data {:#x} is memory of device {}, but the operator runs on device {device}",
-                d.data, a.device
+                "{name} data {data:#x} is memory of device {}, but the operator runs on device {device}",
+                a.device
             ),
         ));
     }
-    check_storage(d, &dims, name).map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, m))?;
-    let op = Operand {
-        alloc: Arc::clone(a),
-        strides: d.strides.clone(),
-        offset: d.offset,
-        data: d.data,
-        dims,
-        dtype: d.dtype,
-        elem,
-    };
-    op.view()
-        .check_bounds(a.size, name)
+    if let Err(m) = &l.storage {
+        return Err(finding(ACLNN_ERR_PARAM_INVALID, m.clone()));
+    }
+    let size = a.size;
+    let op = Operand { alloc: a, data };
+    l.check_bounds(op.base_byte(), size, name)
         .map_err(|m| finding(ACLNN_ERR_PARAM_INVALID, m))?;
-    Ok(op)
+    Ok((op, searched))
 }
 
 /// Why a non-repeatable executor is gone after a phase 2 that succeeded.
@@ -371,7 +339,7 @@ fn bind(
             ));
         }
     }
-    let decision = &ex.decision;
+    let decision = &ex.prepared.decision;
     let (ws, ws_off) = if decision.ws_size > 0 {
         if workspace.is_null() {
             return Err(finding(
@@ -419,17 +387,38 @@ fn bind(
         return Ok(None);
     }
     let mut operands = [const { None }; MAX_ARGS];
+    let mut found: [Option<Weak<Alloc>>; MAX_ARGS] = Default::default();
     for (k, slot) in operands.iter_mut().enumerate().take(n) {
-        let operand = bind_operand(st, &ex.descs[k], op.args[k], device)?;
-        check_no_alias(workspace as usize, decision.ws_size, &operand, op.args[k])?;
+        let layout = &ex.prepared.layouts[k];
+        let data = ex.descs[k].data;
+        let arg = (layout, data, &ex.allocs[k]);
+        let (operand, searched) = bind_operand(st, arg, op.args[k], device)?;
+        // Only a repeatable executor has a next phase 2 to look its allocations up for.
+        if searched && ex.repeatable {
+            found[k] = Some(Arc::downgrade(&operand.alloc));
+        }
+        check_no_alias(
+            workspace as usize,
+            decision.ws_size,
+            layout.byte_span(data),
+            op.args[k],
+        )?;
         *slot = Some(operand);
+    }
+    let Some(ex) = st.executors.get_mut(id) else {
+        return Err(fail(ACLNN_ERR_INNER, "executor vanished".into()));
+    };
+    for (cache, fresh) in ex.allocs.iter_mut().zip(found) {
+        if let Some(w) = fresh {
+            *cache = w;
+        }
     }
     let call = shared.boxed_call(KernelCall {
         op,
+        prepared: ex.prepared.for_call(|| shared.spare_prepared()),
         operands,
         ws,
         ws_off,
-        decision: decision.clone(),
     });
     Ok(Some((shared, call)))
 }

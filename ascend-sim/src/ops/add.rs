@@ -100,9 +100,9 @@ pub(crate) unsafe fn inplace_get_workspace_size(
 
 /// Whether Add takes alpha as 1: neither above nor below it (NaN included).
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
-    let promote = call.decision.compute;
-    let alpha = call.decision.attr_f64(ALPHA);
-    let [a, b] = scratch.wide::<2>(call.decision.numel());
+    let promote = call.decision().compute;
+    let alpha = call.decision().attr_f64(ALPHA);
+    let [a, b] = scratch.wide::<2>(call.decision().numel());
     call.read_f64(SELF, call.dims(OUT), a)?;
     call.read_f64(OTHER, call.dims(OUT), b)?;
     for v in a.iter_mut().chain(b.iter_mut()) {

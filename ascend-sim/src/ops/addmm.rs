@@ -156,12 +156,15 @@ pub(crate) unsafe fn get_workspace_size(
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
     let (ad, bd) = (call.dims(MAT1), call.dims(MAT2));
     let (n, k, p) = (ad[0], ad[1], bd[1]);
-    let (beta, alpha) = (call.decision.attr_f64(BETA), call.decision.attr_f64(ALPHA));
+    let (beta, alpha) = (
+        call.decision().attr_f64(BETA),
+        call.decision().attr_f64(ALPHA),
+    );
     let (is0, is1) = (
         |v: f64| v.abs() <= f64::from(f32::EPSILON),
         |v: f64| (v - 1.0).abs() <= f64::from(f32::EPSILON),
     );
-    let Attr::DType(kout) = call.decision.attrs[KERNEL_OUT] else {
+    let Attr::DType(kout) = call.decision().attrs[KERNEL_OUT] else {
         return Err("the decision holds no kernel dtype".into());
     };
     let self_dt = call.dtype(SELF)?;
@@ -180,9 +183,9 @@ fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
     if matmul {
         call.read(MAT1, ad, a)?;
         call.read(MAT2, bd, b)?;
-        let hf = matches!(call.decision.attrs[HF32], Attr::Bool(true));
-        round_operands(a, call.decision.compute, hf);
-        round_operands(b, call.decision.compute, hf);
+        let hf = matches!(call.decision().attrs[HF32], Attr::Bool(true));
+        round_operands(a, call.decision().compute, hf);
+        round_operands(b, call.decision().compute, hf);
         let pr = Product {
             batch: Dims64::default(),
             m: n,

@@ -117,9 +117,9 @@ pub(crate) unsafe fn get_workspace_size(
 /// The queued copy: all of src is read (and converted) before selfRef is written, so the
 /// two may overlap.
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
-    let to = call.decision.compute;
+    let to = call.decision().compute;
     let bytes = dtype_size(to)
-        .and_then(|e| e.checked_mul(call.decision.numel()))
+        .and_then(|e| e.checked_mul(call.decision().numel()))
         .ok_or("the result's byte size overflows")?;
     let buf = scratch.bytes(bytes);
     call.gather_as(SRC, to, buf)?;

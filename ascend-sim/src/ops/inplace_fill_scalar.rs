@@ -66,7 +66,7 @@ pub(crate) unsafe fn get_workspace_size(
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
     let dt = call.dtype(SELF)?;
     let elem = call.elem_size(SELF)?;
-    let Attr::Scalar(v) = &call.decision.attrs[VALUE] else {
+    let Attr::Scalar(v) = &call.decision().attrs[VALUE] else {
         return Err("the decision holds no value".into());
     };
     let mut one = [0u8; 16];

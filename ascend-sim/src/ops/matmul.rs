@@ -114,17 +114,17 @@ fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
     let (na, nb, nc): (usize, usize, usize) = (
         ad.iter().product(),
         bd.iter().product(),
-        call.decision.numel(),
+        call.decision().numel(),
     );
     let [a, b, c] = scratch.get::<3>(na.max(nb).max(nc));
     let (a, b, c) = (&mut a[..na], &mut b[..nb], &mut c[..nc]);
     call.read(SELF, ad, a)?;
     call.read(MAT2, bd, b)?;
-    let hf = matches!(call.decision.attrs[HF32], Attr::Bool(true));
-    round_operands(a, call.decision.compute, hf);
-    round_operands(b, call.decision.compute, hf);
+    let hf = matches!(call.decision().attrs[HF32], Attr::Bool(true));
+    round_operands(a, call.decision().compute, hf);
+    round_operands(b, call.decision().compute, hf);
     gemm(a, &as_matrix(ad, true), b, &as_matrix(bd, false), &pr, c);
-    if let Attr::DType(kout) = call.decision.attrs[KERNEL_OUT] {
+    if let Attr::DType(kout) = call.decision().attrs[KERNEL_OUT] {
         round_operands(c, kout, false);
     }
     call.write(OUT, c)

@@ -118,9 +118,9 @@ pub(crate) unsafe fn inplace_get_workspace_size(
 /// The queued compute: all of self is read before out is written, so the in-place form
 /// needs no care about overlap.
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
-    let dt = DType::from_acl(call.decision.compute).ok_or("no compute dtype")?;
-    let [x] = scratch.get::<1>(call.decision.numel());
-    call.read(SELF, &call.decision.out_shape, x)?;
+    let dt = DType::from_acl(call.decision().compute).ok_or("no compute dtype")?;
+    let [x] = scratch.get::<1>(call.decision().numel());
+    call.read(SELF, &call.decision().out_shape, x)?;
     call.through_workspace(SELF, dt, x)?;
     par_chunks(x, |_, x| {
         for v in x {

@@ -137,10 +137,10 @@ pub(crate) unsafe fn get_workspace_size(
 
 /// The queued compute; the f32 temporaries live in the stream worker's grow-only scratch.
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
-    let compute = DType::from_acl(call.decision.compute).ok_or("no compute dtype")?;
-    let [g, x] = scratch.get::<2>(call.decision.numel());
-    call.read(GRAD, &call.decision.out_shape, g)?;
-    call.read(SELF, &call.decision.out_shape, x)?;
+    let compute = DType::from_acl(call.decision().compute).ok_or("no compute dtype")?;
+    let [g, x] = scratch.get::<2>(call.decision().numel());
+    call.read(GRAD, &call.decision().out_shape, g)?;
+    call.read(SELF, &call.decision().out_shape, x)?;
     call.through_workspace(GRAD, compute, g)?;
     call.through_workspace(SELF, compute, x)?;
     par_zip(g, x, |g, x| {

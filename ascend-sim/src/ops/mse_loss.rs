@@ -131,13 +131,13 @@ fn halving_sum(v: &mut [f32]) -> f32 {
 }
 
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
-    let reduction = call.decision.attr_i64(REDUCTION);
-    let compute = DType::from_acl(call.decision.compute).ok_or("no compute dtype")?;
-    if matches!(call.decision.attrs[EMPTY], Attr::Bool(true)) {
+    let reduction = call.decision().attr_i64(REDUCTION);
+    let compute = DType::from_acl(call.decision().compute).ok_or("no compute dtype")?;
+    if matches!(call.decision().attrs[EMPTY], Attr::Bool(true)) {
         return call.write(OUT, &[if reduction == 1 { f32::NAN } else { 0.0 }]);
     }
-    let shape = &call.decision.out_shape;
-    let [x, y] = scratch.get::<2>(call.decision.numel());
+    let shape = &call.decision().out_shape;
+    let [x, y] = scratch.get::<2>(call.decision().numel());
     call.read(SELF, shape, x)?;
     call.read(TARGET, shape, y)?;
     for (d, &t) in x.iter_mut().zip(y.iter()) {

@@ -103,14 +103,14 @@ pub(crate) unsafe fn get_workspace_size(
 }
 
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
-    let dt = DType::from_acl(call.decision.compute).ok_or("no compute dtype")?;
-    let cof = if call.decision.attr_i64(REDUCTION) == 1 {
-        (1.0 / call.decision.attr_i64(1) as f64) as f32 * 2.0
+    let dt = DType::from_acl(call.decision().compute).ok_or("no compute dtype")?;
+    let cof = if call.decision().attr_i64(REDUCTION) == 1 {
+        (1.0 / call.decision().attr_i64(1) as f64) as f32 * 2.0
     } else {
         2.0
     };
-    let shape = &call.decision.out_shape;
-    let [g, x, y] = scratch.get::<3>(call.decision.numel());
+    let shape = &call.decision().out_shape;
+    let [g, x, y] = scratch.get::<3>(call.decision().numel());
     call.read(GRAD, shape, g)?;
     call.read(SELF, shape, x)?;
     call.read(TARGET, shape, y)?;

@@ -118,8 +118,8 @@ pub(crate) unsafe fn inplace_get_workspace_size(
 }
 
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
-    let promote = call.decision.compute;
-    let [a, b] = scratch.wide::<2>(call.decision.numel());
+    let promote = call.decision().compute;
+    let [a, b] = scratch.wide::<2>(call.decision().numel());
     call.read_f64(SELF, call.dims(OUT), a)?;
     call.read_f64(OTHER, call.dims(OUT), b)?;
     for (r, &w) in a.iter_mut().zip(b.iter()) {

@@ -167,8 +167,8 @@ fn pairwise(v: &mut [f64], add: impl Fn(f64, f64) -> f64) -> f64 {
 }
 
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
-    let compute = call.decision.compute;
-    let mask = call.decision.attr_i64(MASK);
+    let compute = call.decision().compute;
+    let mask = call.decision().attr_i64(MASK);
     let out_n = call.dims(OUT).iter().product::<usize>();
     if mask < 0 {
         let [z] = scratch.wide::<1>(out_n);
