@@ -172,6 +172,12 @@ fn child(case: &str) {
             let send = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
             let mut recv = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
             report(&comm.all_reduce(&send, &mut recv, ReduceOp::Sum, &stream));
+            if r == 0 {
+                // The hub's process stays until the test has the other survivor's result:
+                // its exit would otherwise be what a late survivor sees.
+                let mut line = String::new();
+                let _ = std::io::stdin().read_line(&mut line);
+            }
         }
         "hub_aborts" => {
             // Rank 0 may die before another rank's join has completed: that join then
@@ -410,10 +416,16 @@ fn disagreeing_counts_fail_every_rank_with_para() {
 
 fn a_rank_that_aborts_after_joining_fails_the_others_at_once() {
     let ranks = [(0, 3), (1, 3), (2, 3)];
-    let out = finish(
-        spawn("abort_after_join", &ranks, free_port(), &[]),
-        Duration::from_secs(90),
-    );
+    let mut children = spawn("abort_after_join", &ranks, free_port(), &[]);
+    let limit = Duration::from_secs(90);
+    let hub = children.remove(0);
+    let mut out = finish(children, limit);
+    {
+        use std::io::Write;
+        let mut hub = hub;
+        let _ = writeln!(hub.stdin.as_mut().unwrap(), "exit");
+        out.insert(0, finish(vec![hub], limit).remove(0));
+    }
     assert!(!out[2].success, "rank 2 aborted");
     // The survivors learn it from the closed connections (HCCL_E_REMOTE naming rank 2 and
     // its process), not from a timeout.
