@@ -70,18 +70,22 @@ fn in_range(v: Val, lo: i128, hi: i128) -> i128 {
 }
 
 /// The real part as f64 (an integer rounds to nearest).
-/// `x` rounded once to the nearest bf16 (ties to even): through f32 rounded to odd, whose
-/// extra 16 bits keep the second rounding exact (a plain f64 → bf16 conversion was seen to
-/// round an i32 past a tie the wrong way).
-fn bf16_nearest(x: f64) -> bf16 {
-    let mut f = x as f32;
-    if f.is_finite() && f64::from(f) != x && f.to_bits() & 1 == 0 {
-        // Move one f32 step toward x: the result is odd and on x's side of the tie.
-        let toward_zero = f64::from(f).abs() > x.abs();
-        let bits = f.to_bits();
-        f = f32::from_bits(if toward_zero { bits - 1 } else { bits + 1 });
+/// `x` as f32 rounded to odd: a half type rounded from it (to nearest even) is `x` rounded
+/// once, its 13 or 16 extra bits keeping the second rounding exact; half's own f64
+/// conversions round to nearest f32 first and so can round past a tie the wrong way.
+fn f32_odd(x: f64) -> f32 {
+    let nearest = x as f32;
+    if x.is_nan() || f64::from(nearest) == x {
+        return nearest;
     }
-    bf16::from_f32(f)
+    // Inexact: the f32 toward zero is `nearest` or its neighbour toward zero (for an
+    // overflow to ±∞, ±MAX).
+    let toward_zero = if nearest.is_infinite() || f64::from(nearest).abs() > x.abs() {
+        f32::from_bits(nearest.to_bits() - 1)
+    } else {
+        nearest
+    };
+    f32::from_bits(toward_zero.to_bits() | 1)
 }
 
 fn real(v: Val) -> f64 {
@@ -126,8 +130,8 @@ fn write(dt: aclDataType, v: Val, out: &mut [u8]) -> Option<()> {
             };
             out[..4].copy_from_slice(&f.to_le_bytes());
         }
-        ACL_FLOAT16 => out[..2].copy_from_slice(&f16::from_f64(real(v)).to_le_bytes()),
-        ACL_BF16 => out[..2].copy_from_slice(&bf16_nearest(real(v)).to_le_bytes()),
+        ACL_FLOAT16 => out[..2].copy_from_slice(&f16::from_f32(f32_odd(real(v))).to_le_bytes()),
+        ACL_BF16 => out[..2].copy_from_slice(&bf16::from_f32(f32_odd(real(v))).to_le_bytes()),
         ACL_DOUBLE => out[..8].copy_from_slice(&real(v).to_le_bytes()),
         ACL_COMPLEX64 | ACL_COMPLEX128 => {
             let (re, im) = match v {
@@ -215,8 +219,11 @@ mod tests {
         assert_eq!(one(ACL_BF16, &z, ACL_FLOAT, 4), 3.5f32.to_le_bytes());
         // Just above a tie between two bf16 values: rounds away from the lower one.
         let x = -1_581_253_424i32;
-        assert_eq!(bf16_nearest(f64::from(x)).to_f32(), -1_585_446_912.0);
-        assert_eq!(bf16_nearest(-1.0).to_f32(), -1.0);
+        assert_eq!(
+            bf16::from_f32(f32_odd(f64::from(x))).to_f32(),
+            -1_585_446_912.0
+        );
+        assert_eq!(f32_odd(-1.0), -1.0);
         assert_eq!(
             one(ACL_FLOAT, &(-2.7f32).to_le_bytes(), ACL_INT32, 4),
             (-2i32).to_le_bytes()

@@ -31,8 +31,8 @@ impl Formula<1> for SquareMinusThree {
 fn round_to(dtype: DType, v: f64) -> f64 {
     match dtype {
         DType::F32 => f32::from_f64(v).to_f64(),
-        DType::F16 => f16::from_f64(v).to_f64(),
-        DType::BF16 => bf16::from_f64(v).to_f64(),
+        DType::F16 => <f16 as Element>::from_f64(v).to_f64(),
+        DType::BF16 => <bf16 as Element>::from_f64(v).to_f64(),
         _ => super::exact::round_to(dtype, v),
     }
 }
