@@ -34,7 +34,7 @@ impl<T: Element> DeviceTensor<T> {
     pub fn try_clone(&self, stream: &Stream) -> Result<DeviceTensor<T>> {
         check_stream_device(&self.buf, stream, "tensor")?;
         let device = &stream.inner.device;
-        let buf = Buffer::alloc(device, self.layout.dims, T::DTYPE)?;
+        let buf = Buffer::alloc(device, self.layout.dims, T::DTYPE, Some(stream))?;
         let clone = DeviceTensor {
             buf,
             layout: self.layout,

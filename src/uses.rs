@@ -364,6 +364,16 @@ impl Uses {
         })
     }
 
+    /// Whether no queued work of a stream other than the one with `uid` may still use the
+    /// resource: work on that stream runs before anything queued on it later.
+    pub(crate) fn is_idle_beside(&self, uid: u64) -> bool {
+        self.lock().iter().all(|slot| {
+            slot.clock
+                .as_ref()
+                .is_none_or(|clock| clock.uid == uid || clock.is_done(slot.ticket))
+        })
+    }
+
     /// Waits until no queued work uses the resource. `false` when that cannot be ensured:
     /// the resource must then be leaked (a failure of a live stream is parked on it).
     pub(crate) fn wait_idle(&self) -> bool {

@@ -4,7 +4,7 @@
 
 mod common;
 
-use ascendcl::{DeviceTensor, mish};
+use ascendcl::{DeviceTensor, mish, mish_new};
 use common::counting::{Counting, allocations_during, host_and_device_during};
 use common::*;
 use ndarray::Array2;
@@ -107,6 +107,50 @@ fn two_hundred_allocating_steps_make_no_device_allocation() {
         got, host,
         "the allocating loop computes what the preallocated one does"
     );
+    assert_eq!(ascend_sim::last_report(), None);
+    dev.set_caching(false);
+}
+
+/// Allocate-launch-drop steps queued behind a held stream keep taking the block the step
+/// before dropped (its work runs first on that stream), so 16 queued steps make no
+/// `aclrtMalloc`; another stream's new output does not take that block while its work is
+/// queued. All results are right once the hold is released.
+#[test]
+fn queued_allocating_steps_reuse_their_streams_block_and_no_other() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dev = device(A2);
+    dev.set_caching(true);
+    let (a, b) = (dev.stream().unwrap(), dev.stream().unwrap());
+    let xs = Array2::from_shape_fn((8, 24), |(i, j)| i as f32 * 0.5 - j as f32 * 0.125);
+    let x = DeviceTensor::from_array(&a, &xs).unwrap();
+    a.synchronize().unwrap();
+    dev.empty_cache();
+    let hold = ascend_sim::testing::hold_stream(a.as_raw()).unwrap();
+    drop(mish_new::<f32>(&x, &a).unwrap());
+    let before = dev.memory_stats();
+    let mut last = mish_new::<f32>(&x, &a).unwrap();
+    for _ in 0..16 {
+        drop(last);
+        last = mish_new::<f32>(&x, &a).unwrap();
+    }
+    // One block (the cache was empty before the first step) served all 17.
+    let queued = dev.memory_stats();
+    assert_eq!(queued.device_allocations, before.device_allocations);
+    assert_eq!(queued.reserved, before.reserved);
+    assert_eq!(queued.cache_hits, before.cache_hits + 17);
+    drop(last);
+    let on_b = mish_new::<f32>(&x, &b).unwrap();
+    let stats = dev.memory_stats();
+    assert_eq!(stats.cache_hits, queued.cache_hits, "another stream waits");
+    assert_eq!(stats.device_allocations, queued.device_allocations + 1);
+    let last = mish_new::<f32>(&x, &a).unwrap();
+    assert_eq!(dev.memory_stats().cache_hits, queued.cache_hits + 1);
+    hold.release();
+    let want = reference_mish(&xs);
+    for (name, y, s) in [("on a", &last, &a), ("on b", &on_b, &b)] {
+        let (mere, _) = mere_mare(&y.to_array(s).unwrap(), &want);
+        assert!(mere < threshold(ascendcl::DType::F32), "{name}: {mere}");
+    }
     assert_eq!(ascend_sim::last_report(), None);
     dev.set_caching(false);
 }

@@ -21,12 +21,15 @@
 //!   work of both. A segment is freed with `aclrtFree` only when it is whole again: no
 //!   piece of it is held by a tensor.
 //! * **Descriptors.** A dropped tensor's block keeps the tensor's `aclTensor` descriptor.
-//!   A block whose descriptor's work is still queued is handed out, split or merged only
-//!   once that work has finished. Then a tensor of the same dtype and dims (the same
-//!   descriptor: same address, contiguous strides, storage length) takes the descriptor
-//!   with the block, which saves an `aclCreateTensor` and an `aclDestroyTensor` per
-//!   allocate-launch-drop step; any other taker, a merge with a free neighbour, and
-//!   emptying destroy it. So the cache holds descriptors as well as memory until
+//!   A tensor of the same dtype and dims (the same descriptor: same address, contiguous
+//!   strides, storage length) takes the descriptor with the block. This saves an
+//!   `aclCreateTensor` and an `aclDestroyTensor` per allocate-launch-drop step. A new
+//!   operator output on the stream whose work is still queued on the block takes it at
+//!   once (that work runs first, and it stays in the block's use records), so a loop that
+//!   queues several such steps keeps reusing one block; any other taker of a block whose
+//!   descriptor's work is queued waits for a later allocation. Any other taker, a merge
+//!   with a free neighbour, and emptying destroy the descriptor, so they take, split or
+//!   merge the block only once its work has finished. So the cache holds descriptors as well as memory until
 //!   [`Cache::empty`].
 //! * When `aclrtMalloc` fails, the cache is emptied ([`Cache::empty`]) and the allocation
 //!   retried once; a second failure is the typed error.
@@ -90,6 +93,15 @@ pub struct MemoryStats {
 pub(crate) struct DescKey {
     pub(crate) dtype: DType,
     pub(crate) dims: Dims,
+}
+
+/// What a tensor asks of the cache besides a size: the descriptor it would make, and the
+/// stream whose queued work will touch the new memory first, if any (a host access
+/// first: none).
+#[derive(Clone, Copy)]
+pub(crate) struct Want<'a> {
+    pub(crate) key: &'a DescKey,
+    pub(crate) stream: Option<u64>,
 }
 
 /// A block handed out or given back: a piece of a segment, with the work that may still
@@ -346,14 +358,15 @@ impl Cache {
     /// queued work uses (for memory the caller cannot order, a stream's workspace).
     /// `want`: the descriptor the caller's tensor would make; a cached block whose
     /// descriptor is the same comes with it (`desc`), any other descriptor is destroyed.
-    /// The device's context must be current.
+    /// Such a block may still have queued work on `want.stream` (only there). The device's
+    /// context must be current.
     #[inline]
     pub(crate) fn take(
         &self,
         device: &DeviceInner,
         bytes: usize,
         idle_only: bool,
-        want: Option<&DescKey>,
+        want: Option<Want<'_>>,
     ) -> Result<Block> {
         match self.take_cached(device, bytes, idle_only, want) {
             Some(block) => Ok(block),
@@ -401,7 +414,7 @@ impl Cache {
         device: &DeviceInner,
         bytes: usize,
         idle_only: bool,
-        want: Option<&DescKey>,
+        want: Option<Want<'_>>,
     ) -> Option<Block> {
         let mut s = self.lock();
         let parked = s
@@ -416,11 +429,18 @@ impl Cache {
             if b.bytes < bytes || b.large != large {
                 continue;
             }
+            let same = !b.desc.is_null() && want.is_some_and(|w| *w.key == b.key);
+            let ordered =
+                || (want.and_then(|w| w.stream)).is_some_and(|uid| b.uses.is_idle_beside(uid));
+            if same && !idle_only && b.bytes == bytes && ordered() {
+                // Nothing fits better; its work runs before the new tensor's first use.
+                best = Some((i, b.bytes, true, true));
+                break;
+            }
             let idle = b.uses.is_idle();
             if (idle_only || !b.desc.is_null()) && !idle {
                 continue;
             }
-            let same = !b.desc.is_null() && want == Some(&b.key);
             // Smallest first; of equal sizes, one with the wanted descriptor, then one
             // without pending work.
             let better = best.is_none_or(|(_, n, was_same, was_idle)| {

@@ -1,11 +1,12 @@
 //! [`Buffer`]: the device memory of a tensor, its use records and its cached descriptor,
 //! and its stream-ordered release to the caching allocator.
 
-use crate::alloc::DescKey;
+use crate::alloc::{DescKey, Want};
 use crate::device::DeviceInner;
 use crate::element::DType;
 use crate::error::{Error, Result};
 use crate::shape::Dims;
+use crate::stream::Stream;
 use crate::uses::Uses;
 use ascend_sys::aclTensor;
 use std::ffi::c_void;
@@ -52,9 +53,15 @@ const MIN_BYTES: usize = 32;
 impl Buffer {
     /// The memory of a contiguous tensor of `dims` and `dtype`, from the device's cache
     /// (with the descriptor of a dropped tensor of the same layout, when its block is the
-    /// one taken).
+    /// one taken). `first_use`: the stream whose queued work touches the memory first
+    /// (none: a host access does), on which a block with queued work may be taken at once.
     #[inline]
-    pub(crate) fn alloc(device: &Arc<DeviceInner>, dims: Dims, dtype: DType) -> Result<Buffer> {
+    pub(crate) fn alloc(
+        device: &Arc<DeviceInner>,
+        dims: Dims,
+        dtype: DType,
+        first_use: Option<&Stream>,
+    ) -> Result<Buffer> {
         let len = dims.numel();
         let bytes = len
             .checked_mul(dtype.size())
@@ -62,10 +69,12 @@ impl Buffer {
             .max(MIN_BYTES);
         device.bind()?;
         let key = DescKey { dtype, dims };
-        let block =
-            device
-                .cache
-                .take(device, crate::alloc::size_class(bytes), false, Some(&key))?;
+        let want = Want {
+            key: &key,
+            stream: first_use.map(|s| s.inner.clock.uid),
+        };
+        let size = crate::alloc::size_class(bytes);
+        let block = device.cache.take(device, size, false, Some(want))?;
         Ok(Buffer {
             device: Arc::clone(device),
             ptr: block.ptr,

@@ -133,7 +133,7 @@ impl<T: Element> DeviceTensor<T> {
     {
         let dims = Dims::new("array", array.shape())?;
         let device = &stream.inner.device;
-        let buf = Buffer::alloc(device, dims, T::DTYPE)?;
+        let buf = Buffer::alloc(device, dims, T::DTYPE, None)?;
         let tensor = DeviceTensor {
             buf,
             layout: Layout::contiguous(dims)?,
@@ -148,7 +148,7 @@ impl<T: Element> DeviceTensor<T> {
     /// records order that write after the block's old work.
     #[inline]
     pub(crate) fn for_output(stream: &Stream, dims: Dims) -> Result<Self> {
-        let buf = Buffer::alloc(&stream.inner.device, dims, T::DTYPE)?;
+        let buf = Buffer::alloc(&stream.inner.device, dims, T::DTYPE, Some(stream))?;
         Ok(DeviceTensor {
             buf,
             layout: Layout::contiguous(dims)?,
@@ -166,7 +166,7 @@ impl<T: Element> DeviceTensor<T> {
     pub fn zeros(stream: &Stream, shape: impl IntoDims) -> Result<Self> {
         let dims = shape.into_dims("shape")?;
         let device = &stream.inner.device;
-        let buf = Buffer::alloc(device, dims, T::DTYPE)?;
+        let buf = Buffer::alloc(device, dims, T::DTYPE, None)?;
         let bytes = buf.bytes;
         let t = device.table();
         // A cached block may still be used by queued work: a host memset waits for it.
