@@ -42,6 +42,31 @@ fn round_trip_any_host_layout() {
 }
 
 #[test]
+fn reversed_and_stepped_sources_upload_in_row_major_order() {
+    let _leaks = LeakCheck::start();
+    ascend_sim::clear_last_report();
+    let stream = device(A2).stream().unwrap();
+    let a = array::<f32>(&[4, 6, 8], 2, -3.0, 3.0)
+        .into_dimensionality::<ndarray::Ix3>()
+        .unwrap();
+    // Rows dense backwards, rows stepped, rows dense forwards under reversed outer axes,
+    // and a permutation whose rows run across the storage.
+    let sources = [
+        a.slice(s![.., .., ..;-1]),
+        a.slice(s![..;-1, 1.., ..;-2]),
+        a.slice(s![..;-1, ..;-1, 2..]),
+        a.slice(s![.., .., ..]).permuted_axes([2, 0, 1]),
+    ];
+    for src in sources {
+        let mut t = DeviceTensor::<f32>::zeros(&stream, src.shape()).unwrap();
+        t.copy_from_array(&stream, &src).unwrap();
+        let back: Array3<f32> = t.to_array(&stream).unwrap();
+        assert_eq!(back, src, "source strides {:?}", src.strides());
+    }
+    assert_silent();
+}
+
+#[test]
 fn the_source_array_may_be_reused_at_once() {
     let _leaks = LeakCheck::start();
     ascend_sim::clear_last_report();

@@ -34,7 +34,7 @@ use crate::sys;
 use crate::tensor::{Buffer, Layout, check_stream_device};
 use crate::uses::Access;
 use ascend_sys::aclrtMemcpyKind;
-use ndarray::{ArrayBase, ArrayViewMut, Data, DataMut, Dimension, RawData};
+use ndarray::{ArrayBase, Data, DataMut, Dimension, RawData};
 use std::ffi::c_void;
 
 pub(crate) fn check_shape(
@@ -184,10 +184,7 @@ where
         let host = unsafe { std::slice::from_raw_parts_mut(staging.cast::<T>(), n) };
         match array.as_slice() {
             Some(src) => host.copy_from_slice(src),
-            // ndarray's `assign` walks the source's strides axis by axis.
-            None => ArrayViewMut::from_shape(array.raw_dim(), host)
-                .map_err(|e| Error::InvalidArgument(e.to_string()))?
-                .assign(array),
+            None => gather_rows(array, host),
         }
         // SAFETY: `dst..dst+bytes` lies inside the tensor's allocation (checked view);
         // the staging buffer stays allocated and unwritten until this copy has run (the
@@ -206,6 +203,42 @@ where
     })?;
     buf.uses.record(inner, ticket, Access::Write);
     Ok(())
+}
+
+/// Copies `array` (any layout) into `host` in row-major order, a row of the last axis at
+/// a time: a row that is dense forwards or backwards in memory is copied as one slice, so
+/// the usual strided sources (reversed and sliced arrays) cost about a `memcpy`.
+fn gather_rows<T, S, D>(array: &ArrayBase<S, D>, host: &mut [T])
+where
+    T: Element,
+    S: Data<Elem = T>,
+    D: Dimension,
+{
+    if array.ndim() == 0 {
+        if let (Some(slot), Some(v)) = (host.first_mut(), array.iter().next()) {
+            *slot = *v;
+        }
+        return;
+    }
+    let row_len = array.shape()[array.ndim() - 1];
+    if row_len == 0 {
+        return;
+    }
+    for (dst, row) in host.chunks_exact_mut(row_len).zip(array.rows()) {
+        match (row.as_slice(), row.strides()[0], row.as_slice_memory_order()) {
+            (Some(src), _, _) => dst.copy_from_slice(src),
+            (None, -1, Some(src)) => {
+                for (d, s) in dst.iter_mut().zip(src.iter().rev()) {
+                    *d = *s;
+                }
+            }
+            _ => {
+                for (d, s) in dst.iter_mut().zip(row.iter()) {
+                    *d = *s;
+                }
+            }
+        }
+    }
 }
 
 /// Where a download puts the view's elements.
