@@ -14,8 +14,8 @@ mod prepared;
 pub(crate) use attrs::*;
 
 pub(crate) use executor::{
-    Arg, Attr, Decision, Executor, OpDef, Phase1, destroy_executor, every_product, out_params,
-    require_broadcast, set_input_addr, set_output_addr, set_repeatable,
+    Arg, Attr, Decision, Executor, OpDef, Phase1, destroy_executor, every_product, op_def,
+    out_params, require_broadcast, set_input_addr, set_output_addr, set_repeatable,
 };
 pub(crate) use phase2::{KernelCall, phase2, release_on_fault};
 pub(crate) use prepared::Prepared;

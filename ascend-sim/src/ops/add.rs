@@ -30,31 +30,16 @@
 use super::alpha_chain::{ALPHA, OTHER, OUT, SELF, is_one, phase1};
 use crate::cast::round;
 use crate::nnopbase::{
-    KernelCall, OpDef, every_product, live_tensor, require_broadcast, require_non_null,
+    KernelCall, OpDef, live_tensor, op_def, require_broadcast, require_non_null,
 };
 use crate::state::{state, status_of};
 use crate::stream::Scratch;
 use ascend_sys::*;
 
-pub(crate) static OP: OpDef = OpDef {
-    name: "Add",
-    launch_api: "aclnnAdd",
-    args: &["self", "other", "out"],
-    inputs: &[SELF, OTHER],
-    outputs: &[OUT],
-    available: every_product,
-    kernel: run,
-};
+pub(crate) static OP: OpDef = op_def!("Add", ["self", "other", "out"], [SELF, OTHER] -> [OUT], run);
 
-pub(crate) static INPLACE_OP: OpDef = OpDef {
-    name: "InplaceAdd",
-    launch_api: "aclnnInplaceAdd",
-    args: &["selfRef", "other", "selfRef"],
-    inputs: &[SELF, OTHER],
-    outputs: &[OUT],
-    available: every_product,
-    kernel: run,
-};
+pub(crate) static INPLACE_OP: OpDef =
+    op_def!("InplaceAdd", ["selfRef", "other", "selfRef"], [SELF, OTHER] -> [OUT], run);
 
 pub(crate) unsafe fn get_workspace_size(
     self_: *const aclTensor,

@@ -25,11 +25,9 @@
 //! fails in the vendor's ViewCopy, 561103.
 
 use crate::cube::{Product, compute_rule, gemm, round_operands};
-use crate::nnopbase::{
-    Arg, Attr, Decision, KernelCall, OpDef, Phase1, broadcast, every_product, invalid,
-};
+use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, broadcast, invalid, op_def};
 use crate::slab::{Dims64, Shape};
-use crate::state::{fail, status_of};
+use crate::state::fail;
 use crate::stream::Scratch;
 use crate::tables::{dtype_name, promote_type};
 use ascend_sys::*;
@@ -43,15 +41,8 @@ const ALPHA: usize = 1;
 const KERNEL_OUT: usize = 2;
 const HF32: usize = 3;
 
-pub(crate) static OP: OpDef = OpDef {
-    name: "Addmm",
-    launch_api: "aclnnAddmm",
-    args: &["self", "mat1", "mat2", "out"],
-    inputs: &[SELF, MAT1, MAT2],
-    outputs: &[OUT],
-    available: every_product,
-    kernel: run,
-};
+pub(crate) static OP: OpDef =
+    op_def!("Addmm", ["self", "mat1", "mat2", "out"], [SELF, MAT1, MAT2] -> [OUT], run);
 
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn get_workspace_size(
@@ -65,23 +56,15 @@ pub(crate) unsafe fn get_workspace_size(
     workspace_size: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    status_of(|| {
-        // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-        let p = unsafe {
-            Phase1::open(
-                &OP,
-                workspace_size,
-                executor,
-                &[
-                    Arg::Tensor(self_),
-                    Arg::Tensor(mat1),
-                    Arg::Tensor(mat2),
-                    Arg::object(beta, "beta"),
-                    Arg::object(alpha, "alpha"),
-                    Arg::Tensor(out),
-                ],
-            )
-        }?;
+    let args = [
+        Arg::Tensor(self_),
+        Arg::Tensor(mat1),
+        Arg::Tensor(mat2),
+        Arg::object(beta, "beta"),
+        Arg::object(alpha, "alpha"),
+        Arg::Tensor(out),
+    ];
+    let checks = |p: Phase1<'_>| {
         let (beta, alpha) = (p.scalar(beta, "beta")?, p.scalar(alpha, "alpha")?);
         let (s, a, b, o) = (p.desc(SELF), p.desc(MAT1), p.desc(MAT2), p.desc(OUT));
         let cmt = cube_math_type;
@@ -150,7 +133,9 @@ pub(crate) unsafe fn get_workspace_size(
             Attr::Bool(hf32),
         ];
         p.finish(decision)
-    })
+    };
+    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+    unsafe { OP.phase1(workspace_size, executor, &args, checks) }
 }
 
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {

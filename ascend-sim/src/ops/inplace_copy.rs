@@ -18,10 +18,10 @@
 //! 561000, saying so.
 
 use crate::cast;
-use crate::nnopbase::{Arg, Decision, KernelCall, OpDef, Phase1, broadcast};
-use crate::state::{fail, status_of};
+use crate::nnopbase::{Arg, Decision, KernelCall, OpDef, Phase1, broadcast, op_def};
+use crate::state::fail;
 use crate::stream::Scratch;
-use crate::tables::{Family, dtype_name, dtype_size};
+use crate::tables::{dtype_name, dtype_size};
 use ascend_sys::*;
 
 const SELF: usize = 0;
@@ -51,19 +51,8 @@ const DTYPES: &[aclDataType] = &[
     37,
 ];
 
-pub(crate) static OP: OpDef = OpDef {
-    name: "InplaceCopy",
-    launch_api: "aclnnInplaceCopy",
-    args: &["selfRef", "src"],
-    inputs: &[SELF, SRC],
-    outputs: &[SELF],
-    available,
-    kernel: run,
-};
-
-fn available(_: Family) -> bool {
-    true
-}
+pub(crate) static OP: OpDef =
+    op_def!("InplaceCopy", ["selfRef", "src"], [SELF, SRC] -> [SELF], run);
 
 pub(crate) unsafe fn get_workspace_size(
     self_ref: *mut aclTensor,
@@ -71,16 +60,8 @@ pub(crate) unsafe fn get_workspace_size(
     workspace_size: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    status_of(|| {
-        // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-        let p = unsafe {
-            Phase1::open(
-                &OP,
-                workspace_size,
-                executor,
-                &[Arg::Tensor(self_ref), Arg::Tensor(src)],
-            )
-        }?;
+    let args = [Arg::Tensor(self_ref), Arg::Tensor(src)];
+    let checks = |p: Phase1<'_>| {
         let (y, s) = (p.desc(SELF), p.desc(SRC));
         p.require_dtype(SELF, DTYPES)?;
         p.require_dtype(SRC, DTYPES)?;
@@ -111,7 +92,9 @@ pub(crate) unsafe fn get_workspace_size(
         let changed = s.dtype != y.dtype || *s.dims != *y.dims || !s.is_contiguous();
         decision.temporary(SRC, changed, elem)?;
         p.finish(decision)
-    })
+    };
+    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+    unsafe { OP.phase1(workspace_size, executor, &args, checks) }
 }
 
 /// The queued copy: all of src is read (and converted) before selfRef is written, so the

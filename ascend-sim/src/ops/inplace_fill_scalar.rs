@@ -16,8 +16,7 @@
 //! The value is taken at phase 1, so a repeatable executor keeps it.
 
 use super::checks::promote_of;
-use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, every_product};
-use crate::state::status_of;
+use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, op_def};
 use crate::stream::Scratch;
 use crate::tables::numeric_and_unsigned_dtypes;
 use ascend_sys::*;
@@ -26,15 +25,7 @@ const SELF: usize = 0;
 const VALUE: usize = 0;
 const MAX_DIMS: usize = 8;
 
-pub(crate) static OP: OpDef = OpDef {
-    name: "InplaceFillScalar",
-    launch_api: "aclnnInplaceFillScalar",
-    args: &["selfRef"],
-    inputs: &[SELF],
-    outputs: &[SELF],
-    available: every_product,
-    kernel: run,
-};
+pub(crate) static OP: OpDef = op_def!("InplaceFillScalar", ["selfRef"], [SELF] -> [SELF], run);
 
 pub(crate) unsafe fn get_workspace_size(
     self_ref: *mut aclTensor,
@@ -42,16 +33,8 @@ pub(crate) unsafe fn get_workspace_size(
     workspace_size: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    status_of(|| {
-        // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-        let p = unsafe {
-            Phase1::open(
-                &OP,
-                workspace_size,
-                executor,
-                &[Arg::Tensor(self_ref), Arg::object(value, "value")],
-            )
-        }?;
+    let args = [Arg::Tensor(self_ref), Arg::object(value, "value")];
+    let checks = |p: Phase1<'_>| {
         let v = p.scalar(value, "value")?;
         p.require_dtype(SELF, numeric_and_unsigned_dtypes(p.family))?;
         let x = p.desc(SELF);
@@ -60,7 +43,9 @@ pub(crate) unsafe fn get_workspace_size(
         let mut decision = Decision::over(x);
         decision.attrs[VALUE] = Attr::Scalar(v);
         p.finish(decision)
-    })
+    };
+    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+    unsafe { OP.phase1(workspace_size, executor, &args, checks) }
 }
 
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {

@@ -11,8 +11,7 @@
 //! chain is ZerosLike then a copy into selfRef's view, so any strides work; all-zero bytes
 //! are 0 (+0.0 for the floating-point dtypes) in every listed dtype.
 
-use crate::nnopbase::{Arg, Decision, KernelCall, OpDef, Phase1, every_product};
-use crate::state::status_of;
+use crate::nnopbase::{Arg, Decision, KernelCall, OpDef, Phase1, op_def};
 use crate::stream::Scratch;
 use ascend_sys::*;
 
@@ -34,28 +33,21 @@ const DTYPES: &[aclDataType] = &[
     ACL_BF16,
 ];
 
-pub(crate) static OP: OpDef = OpDef {
-    name: "InplaceZero",
-    launch_api: "aclnnInplaceZero",
-    args: &["selfRef"],
-    inputs: &[SELF],
-    outputs: &[SELF],
-    available: every_product,
-    kernel: run,
-};
+pub(crate) static OP: OpDef = op_def!("InplaceZero", ["selfRef"], [SELF] -> [SELF], run);
 
 pub(crate) unsafe fn get_workspace_size(
     self_ref: *mut aclTensor,
     workspace_size: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    status_of(|| {
-        // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-        let p = unsafe { Phase1::open(&OP, workspace_size, executor, &[Arg::Tensor(self_ref)]) }?;
+    let args = [Arg::Tensor(self_ref)];
+    let checks = |p: Phase1<'_>| {
         p.require_dtype(SELF, DTYPES)?;
         let decision = Decision::over(p.desc(SELF));
         p.finish(decision)
-    })
+    };
+    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+    unsafe { OP.phase1(workspace_size, executor, &args, checks) }
 }
 
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {

@@ -27,8 +27,8 @@
 //! documented: the simulator keeps 10 explicit mantissa bits, rounding ties away from zero.
 
 use crate::cube::{as_matrix, compute_rule, gemm, product, round_operands, to_i64};
-use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, every_product, invalid};
-use crate::state::{fail, status_of};
+use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, invalid, op_def};
+use crate::state::fail;
 use crate::stream::Scratch;
 use ascend_sys::*;
 
@@ -39,15 +39,8 @@ const OUT: usize = 2;
 const KERNEL_OUT: usize = 0;
 const HF32: usize = 1;
 
-pub(crate) static OP: OpDef = OpDef {
-    name: "Matmul",
-    launch_api: "aclnnMatmul",
-    args: &["self", "mat2", "out"],
-    inputs: &[SELF, MAT2],
-    outputs: &[OUT],
-    available: every_product,
-    kernel: run,
-};
+pub(crate) static OP: OpDef =
+    op_def!("Matmul", ["self", "mat2", "out"], [SELF, MAT2] -> [OUT], run);
 
 pub(crate) unsafe fn get_workspace_size(
     self_: *const aclTensor,
@@ -57,16 +50,8 @@ pub(crate) unsafe fn get_workspace_size(
     workspace_size: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    status_of(|| {
-        // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-        let p = unsafe {
-            Phase1::open(
-                &OP,
-                workspace_size,
-                executor,
-                &[Arg::Tensor(self_), Arg::Tensor(mat2), Arg::Tensor(out)],
-            )
-        }?;
+    let args = [Arg::Tensor(self_), Arg::Tensor(mat2), Arg::Tensor(out)];
+    let checks = |p: Phase1<'_>| {
         let (a, b, o) = (p.desc(SELF), p.desc(MAT2), p.desc(OUT));
         let (compute, hf32, kernel_out) =
             compute_rule(p.family, a.dtype, b.dtype, o.dtype, cube_math_type).map_err(invalid)?;
@@ -105,7 +90,9 @@ pub(crate) unsafe fn get_workspace_size(
         decision.attrs[KERNEL_OUT] = Attr::DType(kernel_out);
         decision.attrs[HF32] = Attr::Bool(hf32);
         p.finish(decision)
-    })
+    };
+    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+    unsafe { OP.phase1(workspace_size, executor, &args, checks) }
 }
 
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {

@@ -17,7 +17,7 @@
 //! `-0.0` instead of the literal `0 * -inf`.
 
 use crate::nnopbase::{
-    Decision, KernelCall, OpDef, Phase1, TensorDesc, invalid, out_params, require_non_null,
+    Decision, KernelCall, OpDef, Phase1, TensorDesc, invalid, op_def, out_params, require_non_null,
 };
 use crate::state::{fail, status_of};
 use crate::stream::Scratch;
@@ -29,26 +29,11 @@ const SELF: usize = 0;
 const OUT: usize = 1;
 const MAX_DIMS: usize = 8;
 
-pub(crate) static OP: OpDef = OpDef {
-    name: "Mish",
-    launch_api: "aclnnMish",
-    args: &["self", "out"],
-    inputs: &[SELF],
-    outputs: &[OUT],
-    available,
-    kernel: run,
-};
+pub(crate) static OP: OpDef = op_def!("Mish", ["self", "out"], [SELF] -> [OUT], run, on available);
 
 /// The in-place form holds selfRef as both arguments.
-pub(crate) static INPLACE_OP: OpDef = OpDef {
-    name: "InplaceMish",
-    launch_api: "aclnnInplaceMish",
-    args: &["selfRef", "selfRef"],
-    inputs: &[SELF],
-    outputs: &[OUT],
-    available,
-    kernel: run,
-};
+pub(crate) static INPLACE_OP: OpDef =
+    op_def!("InplaceMish", ["selfRef", "selfRef"], [SELF] -> [OUT], run, on available);
 
 fn available(family: Family) -> bool {
     matches!(family, Family::A3 | Family::A2 | Family::Training)

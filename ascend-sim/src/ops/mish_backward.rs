@@ -33,7 +33,7 @@
 //! value.
 
 use crate::nnopbase::{
-    Decision, KernelCall, OpDef, Phase1, broadcast, out_params, require_non_null,
+    Decision, KernelCall, OpDef, Phase1, broadcast, op_def, out_params, require_non_null,
 };
 use crate::state::{fail, status_of};
 use crate::stream::Scratch;
@@ -46,15 +46,8 @@ const SELF: usize = 1;
 const OUT: usize = 2;
 const MAX_DIMS: usize = 8;
 
-pub(crate) static OP: OpDef = OpDef {
-    name: "MishBackward",
-    launch_api: "aclnnMishBackward",
-    args: &["gradOutput", "self", "gradInput"],
-    inputs: &[GRAD, SELF],
-    outputs: &[OUT],
-    available,
-    kernel: run,
-};
+pub(crate) static OP: OpDef = op_def!("MishBackward", ["gradOutput", "self", "gradInput"], [GRAD, SELF] -> [OUT], run,
+        on available);
 
 /// Every product but Atlas 200I/500 A2 has the kernel.
 fn available(family: Family) -> bool {

@@ -22,10 +22,7 @@
 //! 4096 elements), nor the older kernel's arithmetic (the simulator uses MSELossV2's).
 
 use super::checks::{require_out_broadcast, require_reduction};
-use crate::nnopbase::{
-    Arg, Attr, Decision, KernelCall, OpDef, Phase1, broadcast, every_product, invalid,
-};
-use crate::state::status_of;
+use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, broadcast, invalid, op_def};
 use crate::stream::Scratch;
 use crate::strided::DType;
 use crate::tables::{dtype_list, dtype_name, float_dtypes, promote_type};
@@ -40,15 +37,8 @@ const EMPTY: usize = 1;
 const MAX_DIMS: usize = 8;
 const TILE: usize = 4096;
 
-pub(crate) static OP: OpDef = OpDef {
-    name: "MseLoss",
-    launch_api: "aclnnMseLoss",
-    args: &["self", "target", "out"],
-    inputs: &[SELF, TARGET],
-    outputs: &[OUT],
-    available: every_product,
-    kernel: run,
-};
+pub(crate) static OP: OpDef =
+    op_def!("MseLoss", ["self", "target", "out"], [SELF, TARGET] -> [OUT], run);
 
 pub(crate) unsafe fn get_workspace_size(
     self_: *const aclTensor,
@@ -58,16 +48,8 @@ pub(crate) unsafe fn get_workspace_size(
     workspace_size: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    status_of(|| {
-        // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-        let p = unsafe {
-            Phase1::open(
-                &OP,
-                workspace_size,
-                executor,
-                &[Arg::Tensor(self_), Arg::Tensor(target), Arg::Tensor(out)],
-            )
-        }?;
+    let args = [Arg::Tensor(self_), Arg::Tensor(target), Arg::Tensor(out)];
+    let checks = |p: Phase1<'_>| {
         let (x, y, o) = (p.desc(SELF), p.desc(TARGET), p.desc(OUT));
         let list = float_dtypes(p.family);
         let promote = promote_type(x.dtype, y.dtype)
@@ -106,7 +88,9 @@ pub(crate) unsafe fn get_workspace_size(
         decision.attrs[REDUCTION] = Attr::Int(reduction);
         decision.attrs[EMPTY] = Attr::Bool(empty);
         p.finish(decision)
-    })
+    };
+    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+    unsafe { OP.phase1(workspace_size, executor, &args, checks) }
 }
 
 /// Repeated halving: the upper part added onto the lower, the kept length rounded up to a

@@ -18,10 +18,7 @@
 //! gradOutput of a mean) is not documented; the simulator computes it the same way.
 
 use super::checks::{require_out_broadcast, require_reduction};
-use crate::nnopbase::{
-    Arg, Attr, Decision, KernelCall, OpDef, Phase1, broadcast, every_product, invalid,
-};
-use crate::state::status_of;
+use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, broadcast, invalid, op_def};
 use crate::stream::Scratch;
 use crate::strided::DType;
 use crate::tables::{dtype_name, float_dtypes};
@@ -34,15 +31,8 @@ const OUT: usize = 3;
 const REDUCTION: usize = 0;
 const MAX_DIMS: usize = 8;
 
-pub(crate) static OP: OpDef = OpDef {
-    name: "MseLossBackward",
-    launch_api: "aclnnMseLossBackward",
-    args: &["gradOutput", "self", "target", "out"],
-    inputs: &[GRAD, SELF, TARGET],
-    outputs: &[OUT],
-    available: every_product,
-    kernel: run,
-};
+pub(crate) static OP: OpDef = op_def!("MseLossBackward",
+    ["gradOutput", "self", "target", "out"], [GRAD, SELF, TARGET] -> [OUT], run);
 
 pub(crate) unsafe fn get_workspace_size(
     grad_output: *const aclTensor,
@@ -53,21 +43,13 @@ pub(crate) unsafe fn get_workspace_size(
     workspace_size: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    status_of(|| {
-        // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-        let p = unsafe {
-            Phase1::open(
-                &OP,
-                workspace_size,
-                executor,
-                &[
-                    Arg::Tensor(grad_output),
-                    Arg::Tensor(self_),
-                    Arg::Tensor(target),
-                    Arg::Tensor(out),
-                ],
-            )
-        }?;
+    let args = [
+        Arg::Tensor(grad_output),
+        Arg::Tensor(self_),
+        Arg::Tensor(target),
+        Arg::Tensor(out),
+    ];
+    let checks = |p: Phase1<'_>| {
         let (g, x, y, o) = (p.desc(GRAD), p.desc(SELF), p.desc(TARGET), p.desc(OUT));
         for (d, name) in [(g, "gradOutput"), (y, "target")] {
             if d.dtype != x.dtype {
@@ -99,7 +81,9 @@ pub(crate) unsafe fn get_workspace_size(
         // N of the mean: self's element count.
         decision.attrs[1] = Attr::Int(x.dims.iter().product());
         p.finish(decision)
-    })
+    };
+    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+    unsafe { OP.phase1(workspace_size, executor, &args, checks) }
 }
 
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {

@@ -21,7 +21,7 @@
 
 use super::checks::{promote_of, refuse_complex, require_cast};
 use crate::cast::round;
-use crate::nnopbase::{Arg, Decision, KernelCall, OpDef, Phase1, every_product};
+use crate::nnopbase::{Arg, Decision, KernelCall, OpDef, Phase1, op_def};
 use crate::state::status_of;
 use crate::stream::Scratch;
 use crate::tables::numeric_dtypes;
@@ -32,25 +32,10 @@ const OTHER: usize = 1;
 const OUT: usize = 2;
 const MAX_DIMS: usize = 8;
 
-pub(crate) static OP: OpDef = OpDef {
-    name: "Mul",
-    launch_api: "aclnnMul",
-    args: &["self", "other", "out"],
-    inputs: &[SELF, OTHER],
-    outputs: &[OUT],
-    available: every_product,
-    kernel: run,
-};
+pub(crate) static OP: OpDef = op_def!("Mul", ["self", "other", "out"], [SELF, OTHER] -> [OUT], run);
 
-pub(crate) static INPLACE_OP: OpDef = OpDef {
-    name: "InplaceMul",
-    launch_api: "aclnnInplaceMul",
-    args: &["selfRef", "other", "selfRef"],
-    inputs: &[SELF, OTHER],
-    outputs: &[OUT],
-    available: every_product,
-    kernel: run,
-};
+pub(crate) static INPLACE_OP: OpDef =
+    op_def!("InplaceMul", ["selfRef", "other", "selfRef"], [SELF, OTHER] -> [OUT], run);
 
 /// Phase 1 of either kind; the in-place one has no dim limit.
 fn phase1(

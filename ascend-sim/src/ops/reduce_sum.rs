@@ -21,9 +21,8 @@
 
 use super::checks::{is_complex, unmodeled_complex};
 use crate::cast::round;
-use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, every_product, invalid};
+use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, invalid, op_def};
 use crate::slab::{Dims64, Shape};
-use crate::state::status_of;
 use crate::stream::Scratch;
 use crate::tables::{dtype_list, dtype_name, numeric_dtypes};
 use ascend_sys::*;
@@ -34,15 +33,7 @@ const OUT: usize = 1;
 const MASK: usize = 0;
 const MAX_DIMS: usize = 8;
 
-pub(crate) static OP: OpDef = OpDef {
-    name: "ReduceSum",
-    launch_api: "aclnnReduceSum",
-    args: &["self", "out"],
-    inputs: &[SELF],
-    outputs: &[OUT],
-    available: every_product,
-    kernel: run,
-};
+pub(crate) static OP: OpDef = op_def!("ReduceSum", ["self", "out"], [SELF] -> [OUT], run);
 
 pub(crate) unsafe fn get_workspace_size(
     self_: *const aclTensor,
@@ -53,20 +44,12 @@ pub(crate) unsafe fn get_workspace_size(
     workspace_size: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    status_of(|| {
-        // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-        let p = unsafe {
-            Phase1::open(
-                &OP,
-                workspace_size,
-                executor,
-                &[
-                    Arg::Tensor(self_),
-                    Arg::object(dims, "dims"),
-                    Arg::Tensor(out),
-                ],
-            )
-        }?;
+    let args = [
+        Arg::Tensor(self_),
+        Arg::object(dims, "dims"),
+        Arg::Tensor(out),
+    ];
+    let checks = |p: Phase1<'_>| {
         let dims = p.int_array(dims, "dims")?;
         let list = numeric_dtypes(p.family);
         p.require_dtype(SELF, list)?;
@@ -150,7 +133,9 @@ pub(crate) unsafe fn get_workspace_size(
         let mut decision = Decision::new(compute, &shape, false);
         decision.attrs[MASK] = Attr::Int(i64::from(mask));
         p.finish(decision)
-    })
+    };
+    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+    unsafe { OP.phase1(workspace_size, executor, &args, checks) }
 }
 
 /// Pairwise sum: the upper half added onto the lower until one value is left.

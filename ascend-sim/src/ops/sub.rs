@@ -29,30 +29,15 @@
 
 use super::alpha_chain::{ALPHA, OTHER, OUT, SELF, is_one, phase1};
 use crate::cast::round;
-use crate::nnopbase::{KernelCall, OpDef, every_product};
+use crate::nnopbase::{KernelCall, OpDef, op_def};
 use crate::state::status_of;
 use crate::stream::Scratch;
 use ascend_sys::*;
 
-pub(crate) static OP: OpDef = OpDef {
-    name: "Sub",
-    launch_api: "aclnnSub",
-    args: &["self", "other", "out"],
-    inputs: &[SELF, OTHER],
-    outputs: &[OUT],
-    available: every_product,
-    kernel: run,
-};
+pub(crate) static OP: OpDef = op_def!("Sub", ["self", "other", "out"], [SELF, OTHER] -> [OUT], run);
 
-pub(crate) static INPLACE_OP: OpDef = OpDef {
-    name: "InplaceSub",
-    launch_api: "aclnnInplaceSub",
-    args: &["selfRef", "other", "selfRef"],
-    inputs: &[SELF, OTHER],
-    outputs: &[OUT],
-    available: every_product,
-    kernel: run,
-};
+pub(crate) static INPLACE_OP: OpDef =
+    op_def!("InplaceSub", ["selfRef", "other", "selfRef"], [SELF, OTHER] -> [OUT], run);
 
 pub(crate) unsafe fn get_workspace_size(
     self_: *const aclTensor,
