@@ -43,6 +43,22 @@ macro_rules! checked {
     };
 }
 
+/// Declares checked-layer calls that hand their arguments to one C function unchanged,
+/// as `unsafe fn name(args) = [kind] cFunction;` (`kind` as in `checked!`) under the
+/// call's docs, whose `# Safety` section is the contract the forwarding relies on.
+macro_rules! forwarding {
+    ($($(#[$doc:meta])* unsafe fn $name:ident($($arg:ident: $ty:ty),* $(,)?)
+        = [$($kind:tt)+] $f:ident;)*) => {
+        $(
+            $(#[$doc])*
+            pub(crate) unsafe fn $name(t: &FnTable, $($arg: $ty),*) -> Result<()> {
+                // SAFETY: the caller's contract, stated in the call's docs.
+                unsafe { checked!($($kind)+ t, $f($($arg),*)) }
+            }
+        )*
+    };
+}
+
 // ---------------------------------------------------------------------------------------
 // Process, devices, contexts.
 
@@ -74,23 +90,19 @@ pub(crate) fn set_device(t: &FnTable, id: i32) -> Result<()> {
     unsafe { checked!(acl t, aclrtSetDevice(id)) }
 }
 
-/// `aclrtResetDevice`.
-///
-/// # Safety
-/// Balances one successful [`set_device`]; the device's streams, events and memory created
-/// by this crate are released first.
-pub(crate) unsafe fn reset_device(t: &FnTable, id: i32) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe { checked!(acl t, aclrtResetDevice(id)) }
-}
+forwarding! {
+    /// `aclrtResetDevice`.
+    ///
+    /// # Safety
+    /// Balances one successful [`set_device`]; the device's streams, events and memory created
+    /// by this crate are released first.
+    unsafe fn reset_device(id: i32) = [acl] aclrtResetDevice;
 
-/// `aclrtSetCurrentContext`.
-///
-/// # Safety
-/// `context` is a live context.
-pub(crate) unsafe fn set_current_context(t: &FnTable, context: aclrtContext) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe { checked!(acl t, aclrtSetCurrentContext(context)) }
+    /// `aclrtSetCurrentContext`.
+    ///
+    /// # Safety
+    /// `context` is a live context.
+    unsafe fn set_current_context(context: aclrtContext) = [acl] aclrtSetCurrentContext;
 }
 
 /// `aclrtGetCurrentContext`; a NULL context is `ACL_ERROR_RT_CONTEXT_NULL`.
@@ -144,14 +156,13 @@ pub(crate) fn malloc(t: &FnTable, bytes: usize) -> Result<*mut c_void> {
     Ok(p)
 }
 
-/// `aclrtFree`.
-///
-/// # Safety
-/// `p` came from [`malloc`] on the current context's device, no queued work uses it, and
-/// it is freed once.
-pub(crate) unsafe fn free(t: &FnTable, p: *mut c_void) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe { checked!(acl t, aclrtFree(p)) }
+forwarding! {
+    /// `aclrtFree`.
+    ///
+    /// # Safety
+    /// `p` came from [`malloc`] on the current context's device, no queued work uses it, and
+    /// it is freed once.
+    unsafe fn free(p: *mut c_void) = [acl] aclrtFree;
 }
 
 /// `aclrtMallocHost`: `bytes` of page-locked host memory.
@@ -162,13 +173,12 @@ pub(crate) fn malloc_host(t: &FnTable, bytes: usize) -> Result<*mut c_void> {
     Ok(p)
 }
 
-/// `aclrtFreeHost`.
-///
-/// # Safety
-/// `p` came from [`malloc_host`], no queued work uses it, and it is freed once.
-pub(crate) unsafe fn free_host(t: &FnTable, p: *mut c_void) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe { checked!(acl t, aclrtFreeHost(p)) }
+forwarding! {
+    /// `aclrtFreeHost`.
+    ///
+    /// # Safety
+    /// `p` came from [`malloc_host`], no queued work uses it, and it is freed once.
+    unsafe fn free_host(p: *mut c_void) = [acl] aclrtFreeHost;
 }
 
 /// `aclrtMemcpyAsync` of `count` bytes.
@@ -249,22 +259,18 @@ pub(crate) fn create_stream(t: &FnTable) -> Result<aclrtStream> {
     Ok(s)
 }
 
-/// `aclrtDestroyStream`.
-///
-/// # Safety
-/// `s` is a live stream of the current context, destroyed once.
-pub(crate) unsafe fn destroy_stream(t: &FnTable, s: aclrtStream) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe { checked!(acl t, aclrtDestroyStream(s)) }
-}
+forwarding! {
+    /// `aclrtDestroyStream`.
+    ///
+    /// # Safety
+    /// `s` is a live stream of the current context, destroyed once.
+    unsafe fn destroy_stream(s: aclrtStream) = [acl] aclrtDestroyStream;
 
-/// `aclrtSynchronizeStream`.
-///
-/// # Safety
-/// `s` is a live stream of the current context.
-pub(crate) unsafe fn synchronize_stream(t: &FnTable, s: aclrtStream) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe { checked!(acl t, aclrtSynchronizeStream(s)) }
+    /// `aclrtSynchronizeStream`.
+    ///
+    /// # Safety
+    /// `s` is a live stream of the current context.
+    unsafe fn synchronize_stream(s: aclrtStream) = [acl] aclrtSynchronizeStream;
 }
 
 /// `aclrtCreateEvent` in the current context.
@@ -275,40 +281,30 @@ pub(crate) fn create_event(t: &FnTable) -> Result<aclrtEvent> {
     Ok(e)
 }
 
-/// `aclrtDestroyEvent`.
-///
-/// # Safety
-/// `e` is a live event of the current context that no queued work uses, destroyed once.
-pub(crate) unsafe fn destroy_event(t: &FnTable, e: aclrtEvent) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe { checked!(acl t, aclrtDestroyEvent(e)) }
-}
+forwarding! {
+    /// `aclrtDestroyEvent`.
+    ///
+    /// # Safety
+    /// `e` is a live event of the current context that no queued work uses, destroyed once.
+    unsafe fn destroy_event(e: aclrtEvent) = [acl] aclrtDestroyEvent;
 
-/// `aclrtRecordEvent`.
-///
-/// # Safety
-/// Both handles are live and belong to the current context.
-pub(crate) unsafe fn record_event(t: &FnTable, e: aclrtEvent, s: aclrtStream) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe { checked!(acl t, aclrtRecordEvent(e, s)) }
-}
+    /// `aclrtRecordEvent`.
+    ///
+    /// # Safety
+    /// Both handles are live and belong to the current context.
+    unsafe fn record_event(e: aclrtEvent, s: aclrtStream) = [acl] aclrtRecordEvent;
 
-/// `aclrtStreamWaitEvent`.
-///
-/// # Safety
-/// Both handles are live and belong to the current context.
-pub(crate) unsafe fn stream_wait_event(t: &FnTable, s: aclrtStream, e: aclrtEvent) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe { checked!(acl t, aclrtStreamWaitEvent(s, e)) }
-}
+    /// `aclrtStreamWaitEvent`.
+    ///
+    /// # Safety
+    /// Both handles are live and belong to the current context.
+    unsafe fn stream_wait_event(s: aclrtStream, e: aclrtEvent) = [acl] aclrtStreamWaitEvent;
 
-/// `aclrtSynchronizeEvent`.
-///
-/// # Safety
-/// `e` is a live event of the current context.
-pub(crate) unsafe fn synchronize_event(t: &FnTable, e: aclrtEvent) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe { checked!(acl t, aclrtSynchronizeEvent(e)) }
+    /// `aclrtSynchronizeEvent`.
+    ///
+    /// # Safety
+    /// `e` is a live event of the current context.
+    unsafe fn synchronize_event(e: aclrtEvent) = [acl] aclrtSynchronizeEvent;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -355,14 +351,13 @@ pub(crate) unsafe fn create_tensor(
     Ok(p)
 }
 
-/// `aclDestroyTensor`.
-///
-/// # Safety
-/// `p` came from [`create_tensor`], no executor that queued work still uses refers to it,
-/// and it is destroyed once.
-pub(crate) unsafe fn destroy_tensor(t: &FnTable, p: *mut aclTensor) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe { checked!(aclnn t, aclDestroyTensor(p)) }
+forwarding! {
+    /// `aclDestroyTensor`.
+    ///
+    /// # Safety
+    /// `p` came from [`create_tensor`], no executor that queued work still uses refers to it,
+    /// and it is destroyed once.
+    unsafe fn destroy_tensor(p: *mut aclTensor) = [aclnn] aclDestroyTensor;
 }
 
 /// `aclCreateScalar` of the value at `value`, of `dtype` (copied by the call); NULL (its
@@ -421,23 +416,20 @@ fn non_null<T>(t: &FnTable, api: &'static str, p: *mut T) -> Result<*mut T> {
     }
 }
 
-/// `aclSetAclOpExecutorRepeatable` (CANN 8.0+; absent is an error).
-///
-/// # Safety
-/// `e` is a live executor from phase 1, before its first phase 2.
-pub(crate) unsafe fn set_executor_repeatable(t: &FnTable, e: *mut aclOpExecutor) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe { checked!(aclnn? t, aclSetAclOpExecutorRepeatable(e)) }
-}
+forwarding! {
+    /// `aclSetAclOpExecutorRepeatable` (CANN 8.0+; absent is an error).
+    ///
+    /// # Safety
+    /// `e` is a live executor from phase 1, before its first phase 2.
+    unsafe fn set_executor_repeatable(e: *mut aclOpExecutor)
+        = [aclnn?] aclSetAclOpExecutorRepeatable;
 
-/// `aclDestroyAclOpExecutor` (CANN 8.0+; absent is an error, and the executor leaks).
-///
-/// # Safety
-/// `e` is a live executor that never reached phase 2 (or a repeatable one, never given a
-/// NULL workspace with a non-zero size), no queued work uses it, destroyed once.
-pub(crate) unsafe fn destroy_executor(t: &FnTable, e: *mut aclOpExecutor) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe { checked!(aclnn? t, aclDestroyAclOpExecutor(e)) }
+    /// `aclDestroyAclOpExecutor` (CANN 8.0+; absent is an error, and the executor leaks).
+    ///
+    /// # Safety
+    /// `e` is a live executor that never reached phase 2 (or a repeatable one, never given a
+    /// NULL workspace with a non-zero size), no queued work uses it, destroyed once.
+    unsafe fn destroy_executor(e: *mut aclOpExecutor) = [aclnn?] aclDestroyAclOpExecutor;
 }
 
 /// `aclSetInputTensorAddr` (CANN 8.0+; absent is an error).

@@ -172,154 +172,84 @@ pub(crate) unsafe fn async_error(h: &HcclTable, t: &FnTable, comm: HcclComm) -> 
     Ok(code)
 }
 
-/// `HcclAllReduce`.
-///
-/// # Safety
-/// `comm` is live; `stream` is a stream of its device, whose context is current; `send`
-/// and `recv` hold `count` elements of `dtype` in that device's memory and stay alive
-/// until the stream has executed the collective.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn all_reduce(
-    h: &HcclTable,
-    t: &FnTable,
-    send: *mut c_void,
-    recv: *mut c_void,
-    count: u64,
-    dtype: HcclDataType,
-    op: HcclReduceOp,
-    comm: HcclComm,
-    stream: aclrtStream,
-) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe {
-        checked!(
-            h,
-            t,
-            HcclAllReduce(send, recv, count, dtype, op, comm, stream)
-        )
-    }
+/// Declares checked-layer calls that hand their arguments to one HCCL function
+/// unchanged, as `unsafe fn name(args) = HcclFunction;` under the call's docs, whose
+/// `# Safety` section is the contract the forwarding relies on.
+macro_rules! forwarding {
+    ($($(#[$doc:meta])* unsafe fn $name:ident($($arg:ident: $ty:ty),* $(,)?) = $f:ident;)*) => {
+        $(
+            $(#[$doc])*
+            #[allow(clippy::too_many_arguments)]
+            pub(crate) unsafe fn $name(h: &HcclTable, t: &FnTable, $($arg: $ty),*) -> Result<()> {
+                // SAFETY: the caller's contract, stated in the call's docs.
+                unsafe { checked!(h, t, $f($($arg),*)) }
+            }
+        )*
+    };
 }
 
-/// `HcclBroadcast`.
-///
-/// # Safety
-/// As [`all_reduce`], for the one buffer `buf` of `count` elements.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn broadcast(
-    h: &HcclTable,
-    t: &FnTable,
-    buf: *mut c_void,
-    count: u64,
-    dtype: HcclDataType,
-    root: u32,
-    comm: HcclComm,
-    stream: aclrtStream,
-) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe { checked!(h, t, HcclBroadcast(buf, count, dtype, root, comm, stream)) }
-}
+forwarding! {
+    /// `HcclAllReduce`.
+    ///
+    /// # Safety
+    /// `comm` is live; `stream` is a stream of its device, whose context is current; `send`
+    /// and `recv` hold `count` elements of `dtype` in that device's memory and stay alive
+    /// until the stream has executed the collective.
+    unsafe fn all_reduce(
+        send: *mut c_void, recv: *mut c_void, count: u64, dtype: HcclDataType,
+        op: HcclReduceOp, comm: HcclComm, stream: aclrtStream,
+    ) = HcclAllReduce;
 
-/// `HcclAllGather`.
-///
-/// # Safety
-/// As [`all_reduce`], with `send` holding `send_count` elements and `recv` the group's
-/// size times that.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn all_gather(
-    h: &HcclTable,
-    t: &FnTable,
-    send: *mut c_void,
-    recv: *mut c_void,
-    send_count: u64,
-    dtype: HcclDataType,
-    comm: HcclComm,
-    stream: aclrtStream,
-) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe {
-        checked!(
-            h,
-            t,
-            HcclAllGather(send, recv, send_count, dtype, comm, stream)
-        )
-    }
-}
+    /// `HcclBroadcast`.
+    ///
+    /// # Safety
+    /// As [`all_reduce`], for the one buffer `buf` of `count` elements.
+    unsafe fn broadcast(
+        buf: *mut c_void, count: u64, dtype: HcclDataType, root: u32, comm: HcclComm,
+        stream: aclrtStream,
+    ) = HcclBroadcast;
 
-/// `HcclReduceScatter`.
-///
-/// # Safety
-/// As [`all_reduce`], with `recv` holding `recv_count` elements and `send` the group's
-/// size times that.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn reduce_scatter(
-    h: &HcclTable,
-    t: &FnTable,
-    send: *mut c_void,
-    recv: *mut c_void,
-    recv_count: u64,
-    dtype: HcclDataType,
-    op: HcclReduceOp,
-    comm: HcclComm,
-    stream: aclrtStream,
-) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe {
-        checked!(
-            h,
-            t,
-            HcclReduceScatter(send, recv, recv_count, dtype, op, comm, stream)
-        )
-    }
-}
+    /// `HcclAllGather`.
+    ///
+    /// # Safety
+    /// As [`all_reduce`], with `send` holding `send_count` elements and `recv` the group's
+    /// size times that.
+    unsafe fn all_gather(
+        send: *mut c_void, recv: *mut c_void, send_count: u64, dtype: HcclDataType,
+        comm: HcclComm, stream: aclrtStream,
+    ) = HcclAllGather;
 
-/// `HcclBarrier`.
-///
-/// # Safety
-/// `comm` is live; `stream` is a stream of its device, whose context is current.
-pub(crate) unsafe fn barrier(
-    h: &HcclTable,
-    t: &FnTable,
-    comm: HcclComm,
-    stream: aclrtStream,
-) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe { checked!(h, t, HcclBarrier(comm, stream)) }
-}
+    /// `HcclReduceScatter`.
+    ///
+    /// # Safety
+    /// As [`all_reduce`], with `recv` holding `recv_count` elements and `send` the group's
+    /// size times that.
+    unsafe fn reduce_scatter(
+        send: *mut c_void, recv: *mut c_void, recv_count: u64, dtype: HcclDataType,
+        op: HcclReduceOp, comm: HcclComm, stream: aclrtStream,
+    ) = HcclReduceScatter;
 
-/// `HcclSend`: `buf`'s `count` elements to rank `dest` (matched by its [`recv`]).
-///
-/// # Safety
-/// As [`all_reduce`], for the one buffer `buf` of `count` elements.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn send(
-    h: &HcclTable,
-    t: &FnTable,
-    buf: *mut c_void,
-    count: u64,
-    dtype: HcclDataType,
-    dest: u32,
-    comm: HcclComm,
-    stream: aclrtStream,
-) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe { checked!(h, t, HcclSend(buf, count, dtype, dest, comm, stream)) }
-}
+    /// `HcclBarrier`.
+    ///
+    /// # Safety
+    /// `comm` is live; `stream` is a stream of its device, whose context is current.
+    unsafe fn barrier(comm: HcclComm, stream: aclrtStream) = HcclBarrier;
 
-/// `HcclRecv`: `count` elements from rank `src` into `buf` (matched by its [`send`]).
-///
-/// # Safety
-/// As [`all_reduce`], for the one buffer `buf` of `count` elements.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn recv(
-    h: &HcclTable,
-    t: &FnTable,
-    buf: *mut c_void,
-    count: u64,
-    dtype: HcclDataType,
-    src: u32,
-    comm: HcclComm,
-    stream: aclrtStream,
-) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe { checked!(h, t, HcclRecv(buf, count, dtype, src, comm, stream)) }
+    /// `HcclSend`: `buf`'s `count` elements to rank `dest` (matched by its [`recv`]).
+    ///
+    /// # Safety
+    /// As [`all_reduce`], for the one buffer `buf` of `count` elements.
+    unsafe fn send(
+        buf: *mut c_void, count: u64, dtype: HcclDataType, dest: u32, comm: HcclComm,
+        stream: aclrtStream,
+    ) = HcclSend;
+
+    /// `HcclRecv`: `count` elements from rank `src` into `buf` (matched by its [`send`]).
+    ///
+    /// # Safety
+    /// As [`all_reduce`], for the one buffer `buf` of `count` elements.
+    unsafe fn recv(
+        buf: *mut c_void, count: u64, dtype: HcclDataType, src: u32, comm: HcclComm,
+        stream: aclrtStream,
+    ) = HcclRecv;
 }

@@ -225,7 +225,11 @@ where
         return;
     }
     for (dst, row) in host.chunks_exact_mut(row_len).zip(array.rows()) {
-        match (row.as_slice(), row.strides()[0], row.as_slice_memory_order()) {
+        match (
+            row.as_slice(),
+            row.strides()[0],
+            row.as_slice_memory_order(),
+        ) {
             (Some(src), _, _) => dst.copy_from_slice(src),
             (None, -1, Some(src)) => {
                 for (d, s) in dst.iter_mut().zip(src.iter().rev()) {
