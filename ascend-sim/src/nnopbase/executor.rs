@@ -352,6 +352,11 @@ impl<'a> Phase1<'a> {
         Phase1::begin(op, &tensors[..n], outs)
     }
 
+    /// The operator being checked (for checks that two operator kinds share).
+    pub fn op(&self) -> &'static OpDef {
+        self.op
+    }
+
     /// The descriptor of argument `arg`.
     pub fn desc(&self, arg: usize) -> &TensorDesc {
         &self.descs[arg]

@@ -27,7 +27,7 @@
 //! out's dtype and written through out's view. Complex arithmetic is not modeled: a complex
 //! promote fails phase 1 with 561000.
 
-use super::alpha_chain::{ALPHA, OTHER, OUT, SELF, is_one, phase1};
+use super::alpha_chain::{ALPHA, OTHER, OUT, SELF, is_one};
 use crate::cast::round;
 use crate::nnopbase::{
     KernelCall, OpDef, live_tensor, op_def, require_broadcast, require_non_null,
@@ -49,7 +49,18 @@ pub(crate) unsafe fn get_workspace_size(
     workspace_size: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    status_of(|| phase1(&OP, self_, other, alpha, out, workspace_size, executor))
+    // SAFETY: the C contract, passed on.
+    unsafe {
+        super::alpha_chain::get_workspace_size(
+            &OP,
+            self_,
+            other,
+            alpha,
+            out,
+            workspace_size,
+            executor,
+        )
+    }
 }
 
 pub(crate) unsafe fn inplace_get_workspace_size(
@@ -59,20 +70,25 @@ pub(crate) unsafe fn inplace_get_workspace_size(
     workspace_size: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    status_of(|| {
+    // Checked before the opening's NULL checks of workspaceSize and executor.
+    let early = status_of(|| {
         let op = &INPLACE_OP;
         require_non_null(&[
             (self_ref as usize, op.args[SELF]),
             (other as usize, op.args[OTHER]),
         ])?;
-        {
-            let st = state();
-            let (_, x) = live_tensor(&st, self_ref, op.args[SELF])?;
-            let (_, y) = live_tensor(&st, other, op.args[OTHER])?;
-            require_broadcast(op, (SELF, x), (OTHER, y), (SELF, x))?;
-        }
-        phase1(
-            op,
+        let st = state();
+        let (_, x) = live_tensor(&st, self_ref, op.args[SELF])?;
+        let (_, y) = live_tensor(&st, other, op.args[OTHER])?;
+        require_broadcast(op, (SELF, x), (OTHER, y), (SELF, x))
+    });
+    if early != ACL_SUCCESS {
+        return early;
+    }
+    // SAFETY: the C contract, passed on.
+    unsafe {
+        super::alpha_chain::get_workspace_size(
+            &INPLACE_OP,
             self_ref,
             other,
             alpha,
@@ -80,10 +96,10 @@ pub(crate) unsafe fn inplace_get_workspace_size(
             workspace_size,
             executor,
         )
-    })
+    }
 }
 
-/// Whether Add takes alpha as 1: neither above nor below it (NaN included).
+/// The queued compute of either kind.
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
     let promote = call.decision().compute;
     let alpha = call.decision().attr_f64(ALPHA);

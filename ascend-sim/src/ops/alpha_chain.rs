@@ -12,8 +12,12 @@ pub(super) const OUT: usize = 2;
 pub(super) const ALPHA: usize = 0;
 pub(super) const MAX_DIMS: usize = 8;
 
-/// The phase 1 of aclnnAdd or aclnnSub (`op` names which), for either operator kind.
-pub(super) fn phase1(
+/// Phase 1 of aclnnAdd or aclnnSub (`op` names which), for either operator kind, as a C
+/// status.
+///
+/// # Safety
+/// As [`OpDef::phase1`].
+pub(super) unsafe fn get_workspace_size(
     op: &'static OpDef,
     self_: *const aclTensor,
     other: *const aclTensor,
@@ -21,21 +25,21 @@ pub(super) fn phase1(
     out: *const aclTensor,
     workspace_size: *mut u64,
     executor: *mut *mut aclOpExecutor,
-) -> Result<(), i32> {
-    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-    let p = unsafe {
-        Phase1::open(
-            op,
-            workspace_size,
-            executor,
-            &[
-                Arg::Tensor(self_),
-                Arg::Tensor(other),
-                Arg::object(alpha, "alpha"),
-                Arg::Tensor(out),
-            ],
-        )
-    }?;
+) -> aclnnStatus {
+    let args = [
+        Arg::Tensor(self_),
+        Arg::Tensor(other),
+        Arg::object(alpha, "alpha"),
+        Arg::Tensor(out),
+    ];
+    let checks = |p: Phase1<'_>| alpha_checks(p, alpha);
+    // SAFETY: the caller's contract.
+    unsafe { op.phase1(workspace_size, executor, &args, checks) }
+}
+
+/// The checks after the opening, in the vendor's order.
+fn alpha_checks(p: Phase1<'_>, alpha: *const aclScalar) -> Result<(), i32> {
+    let op = p.op();
     let alpha = p.scalar(alpha, "alpha")?;
     p.require_dtype(SELF, numeric_dtypes(p.family))?;
     p.require_dtype(OTHER, numeric_dtypes(p.family))?;

@@ -22,7 +22,6 @@
 use super::checks::{promote_of, refuse_complex, require_cast};
 use crate::cast::round;
 use crate::nnopbase::{Arg, Decision, KernelCall, OpDef, Phase1, op_def};
-use crate::state::status_of;
 use crate::stream::Scratch;
 use crate::tables::numeric_dtypes;
 use ascend_sys::*;
@@ -37,24 +36,9 @@ pub(crate) static OP: OpDef = op_def!("Mul", ["self", "other", "out"], [SELF, OT
 pub(crate) static INPLACE_OP: OpDef =
     op_def!("InplaceMul", ["selfRef", "other", "selfRef"], [SELF, OTHER] -> [OUT], run);
 
-/// Phase 1 of either kind; the in-place one has no dim limit.
-fn phase1(
-    op: &'static OpDef,
-    self_: *const aclTensor,
-    other: *const aclTensor,
-    out: *const aclTensor,
-    workspace_size: *mut u64,
-    executor: *mut *mut aclOpExecutor,
-) -> Result<(), i32> {
-    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-    let p = unsafe {
-        Phase1::open(
-            op,
-            workspace_size,
-            executor,
-            &[Arg::Tensor(self_), Arg::Tensor(other), Arg::Tensor(out)],
-        )
-    }?;
+/// Phase 1's checks of either kind; the in-place one has no dim limit.
+fn checks(p: Phase1<'_>) -> Result<(), i32> {
+    let op = p.op();
     let inplace = std::ptr::eq(op, &INPLACE_OP);
     p.require_dtype(SELF, numeric_dtypes(p.family))?;
     p.require_dtype(OTHER, numeric_dtypes(p.family))?;
@@ -81,7 +65,9 @@ pub(crate) unsafe fn get_workspace_size(
     workspace_size: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    status_of(|| phase1(&OP, self_, other, out, workspace_size, executor))
+    let args = [Arg::Tensor(self_), Arg::Tensor(other), Arg::Tensor(out)];
+    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+    unsafe { OP.phase1(workspace_size, executor, &args, checks) }
 }
 
 pub(crate) unsafe fn inplace_get_workspace_size(
@@ -90,16 +76,13 @@ pub(crate) unsafe fn inplace_get_workspace_size(
     workspace_size: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    status_of(|| {
-        phase1(
-            &INPLACE_OP,
-            self_ref,
-            other,
-            self_ref,
-            workspace_size,
-            executor,
-        )
-    })
+    let args = [
+        Arg::Tensor(self_ref),
+        Arg::Tensor(other),
+        Arg::Tensor(self_ref),
+    ];
+    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
+    unsafe { INPLACE_OP.phase1(workspace_size, executor, &args, checks) }
 }
 
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {

@@ -27,10 +27,9 @@
 //! their width). The result is cast to out's dtype and written through out's view.
 //! Complex arithmetic is not modeled: a complex promote fails phase 1 with 561000.
 
-use super::alpha_chain::{ALPHA, OTHER, OUT, SELF, is_one, phase1};
+use super::alpha_chain::{ALPHA, OTHER, OUT, SELF, is_one};
 use crate::cast::round;
 use crate::nnopbase::{KernelCall, OpDef, op_def};
-use crate::state::status_of;
 use crate::stream::Scratch;
 use ascend_sys::*;
 
@@ -47,7 +46,18 @@ pub(crate) unsafe fn get_workspace_size(
     workspace_size: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    status_of(|| phase1(&OP, self_, other, alpha, out, workspace_size, executor))
+    // SAFETY: the C contract, passed on.
+    unsafe {
+        super::alpha_chain::get_workspace_size(
+            &OP,
+            self_,
+            other,
+            alpha,
+            out,
+            workspace_size,
+            executor,
+        )
+    }
 }
 
 pub(crate) unsafe fn inplace_get_workspace_size(
@@ -57,8 +67,9 @@ pub(crate) unsafe fn inplace_get_workspace_size(
     workspace_size: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    status_of(|| {
-        phase1(
+    // SAFETY: the C contract, passed on.
+    unsafe {
+        super::alpha_chain::get_workspace_size(
             &INPLACE_OP,
             self_ref,
             other,
@@ -67,10 +78,10 @@ pub(crate) unsafe fn inplace_get_workspace_size(
             workspace_size,
             executor,
         )
-    })
+    }
 }
 
-/// Whether Sub takes alpha as 1: neither above nor below it (NaN included).
+/// The queued compute of either kind.
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
     let promote = call.decision().compute;
     let alpha = call.decision().attr_f64(ALPHA);
