@@ -51,6 +51,17 @@ mod bindings {
 /// addresses [`Api::operator_symbol`] resolves.
 pub use bindings::*;
 
+/// `match code` over status constants, giving each constant's name and `"UNKNOWN"` for
+/// any other value.
+macro_rules! symbolic_name {
+    ($code:expr; $($name:ident),* $(,)?) => {
+        match $code {
+            $( $name => stringify!($name), )*
+            _ => "UNKNOWN",
+        }
+    };
+}
+
 pub mod hccl;
 mod loader;
 mod table;
@@ -79,15 +90,8 @@ pub const BINDINGS_SOURCE: &str = match option_env!("ASCEND_SYS_BINDINGS_SOURCE"
 /// The symbolic name of an `aclError` or `aclnnStatus` value (`"ACL_ERROR_RT_CONTEXT_NULL"`,
 /// `"ACLNN_ERR_PARAM_INVALID"`, ...), or `"UNKNOWN"` for a code this crate does not know.
 pub fn status_name(code: i32) -> &'static str {
-    macro_rules! names {
-        ($($name:ident),* $(,)?) => {
-            match code {
-                $( $name => stringify!($name), )*
-                _ => "UNKNOWN",
-            }
-        };
-    }
-    names!(
+    symbolic_name!(
+        code;
         ACL_SUCCESS,
         ACL_ERROR_INVALID_PARAM,
         ACL_ERROR_UNINITIALIZE,

@@ -9,22 +9,8 @@ use ascend_sys::{Api, LIBRARIES, LoadOptions};
 use std::ffi::{CStr, c_void};
 use std::path::{Path, PathBuf};
 
-fn simulator_cdylib() -> PathBuf {
-    ascend_sim::testing::cdylib_path().expect("the simulator's cdylib")
-}
-
-fn libm() -> PathBuf {
-    [
-        "/lib/x86_64-linux-gnu/libm.so.6",
-        "/usr/lib/x86_64-linux-gnu/libm.so.6",
-        "/lib64/libm.so.6",
-        "/usr/lib64/libm.so.6",
-    ]
-    .iter()
-    .map(PathBuf::from)
-    .find(|p| p.is_file())
-    .expect("libm.so.6 in a standard place")
-}
+mod common;
+use common::{simulator_cdylib, unrelated_library};
 
 /// A directory holding CANN's three libraries and, when `hccl` is given, `libhccl.so`,
 /// all links.
@@ -85,7 +71,7 @@ fn hccl_is_found_next_to_the_runtime_or_reported_missing() {
     );
 
     // A library that is not HCCL.
-    let err = Hccl::load_from(&libm()).unwrap_err();
+    let err = Hccl::load_from(&unrelated_library()).unwrap_err();
     assert!(
         matches!(
             err,

@@ -6,10 +6,8 @@ use ascend_sys::{Api, LIBRARIES, LoadError, LoadOptions, Origin};
 use std::ffi::{CStr, c_void};
 use std::path::PathBuf;
 
-/// `libascend_sim.so` with its C exports (found next to this executable, or built).
-fn simulator_cdylib() -> PathBuf {
-    ascend_sim::testing::cdylib_path().expect("the simulator's cdylib")
-}
+mod common;
+use common::{simulator_cdylib, unrelated_library};
 
 /// A fresh toolkit root whose `lib64/` links each CANN library name to `target_of(name)`.
 fn fake_toolkit(tag: &str, target_of: impl Fn(&str) -> PathBuf) -> PathBuf {
@@ -21,20 +19,6 @@ fn fake_toolkit(tag: &str, target_of: impl Fn(&str) -> PathBuf) -> PathBuf {
         std::os::unix::fs::symlink(target_of(name), lib64.join(name)).expect("symlink");
     }
     root
-}
-
-/// Some shared library that exists on every Linux machine but defines no CANN symbol.
-fn unrelated_library() -> PathBuf {
-    [
-        "/lib/x86_64-linux-gnu/libm.so.6",
-        "/usr/lib/x86_64-linux-gnu/libm.so.6",
-        "/lib64/libm.so.6",
-        "/usr/lib64/libm.so.6",
-    ]
-    .iter()
-    .map(PathBuf::from)
-    .find(|p| p.is_file())
-    .expect("libm.so.6 in a standard place")
 }
 
 // One test function: it sets ASCEND_HOME_PATH, which must not race with other tests.

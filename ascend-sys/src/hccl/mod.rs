@@ -32,15 +32,8 @@ pub const HCCL_BINDINGS_SOURCE: &str = match option_env!("ASCEND_SYS_HCCL_BINDIN
 
 /// The symbolic name of an `HcclResult` (`"HCCL_E_PARA"`, ...), or `"UNKNOWN"`.
 pub fn result_name(code: HcclResult) -> &'static str {
-    macro_rules! names {
-        ($($name:ident),* $(,)?) => {
-            match code {
-                $( $name => stringify!($name), )*
-                _ => "UNKNOWN",
-            }
-        };
-    }
-    names!(
+    symbolic_name!(
+        code;
         HCCL_SUCCESS,
         HCCL_E_PARA,
         HCCL_E_PTR,
