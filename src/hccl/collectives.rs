@@ -51,17 +51,14 @@ impl Communicator {
         let (s, r) = self.send_recv(stream, &send, &recv, Lengths::Equal)?;
         self.check_reduction(op, T::DTYPE, "HcclAllReduce")?;
         let (dtype, count, comm) = (hccl_dtype(T::DTYPE), s.len as u64, self.raw);
-        self.enqueue(
-            stream,
-            &[(&s, Access::Read), (&r, Access::Write)],
-            |h, t, raw| {
-                // SAFETY: both spans are contiguous device memory of this rank's device holding
-                // `count` elements, kept allocated until the stream has run the collective
-                // (recorded by `enqueue`); `raw` is a stream of that device, whose context
-                // `submit` bound; `comm` is live while `self` is.
-                unsafe { result::all_reduce(h, t, s.ptr, r.ptr, count, dtype, op.raw(), comm, raw) }
-            },
-        )
+        let uses = [(&s, Access::Read), (&r, Access::Write)];
+        self.enqueue(stream, &uses, |h, t, raw| {
+            // SAFETY: both spans are contiguous device memory of this rank's device holding
+            // `count` elements, kept allocated until the stream has run the collective
+            // (recorded by `enqueue`); `raw` is a stream of that device, whose context
+            // `submit` bound; `comm` is live while `self` is.
+            unsafe { result::all_reduce(h, t, s.ptr, r.ptr, count, dtype, op.raw(), comm, raw) }
+        })
     }
 
     /// Copies rank `root`'s `buf` into every other rank's `buf` (`HcclBroadcast`).
@@ -82,10 +79,11 @@ impl Communicator {
                 self.size
             )));
         }
+        let (b, l) = (buf.buf, &buf.layout);
         self.one_buffer_call(
             stream,
-            buf.buf,
-            &buf.layout,
+            b,
+            l,
             T::DTYPE,
             Access::Write,
             root,
@@ -109,14 +107,11 @@ impl Communicator {
         let lengths = Lengths::RecvIsGroupTimesSend;
         let (s, r) = self.send_recv(stream, &send, &recv, lengths)?;
         let (dtype, count, comm) = (hccl_dtype(T::DTYPE), s.len as u64, self.raw);
-        self.enqueue(
-            stream,
-            &[(&s, Access::Read), (&r, Access::Write)],
-            |h, t, raw| {
-                // SAFETY: as in `all_reduce`; `recv` holds `size * count` elements.
-                unsafe { result::all_gather(h, t, s.ptr, r.ptr, count, dtype, comm, raw) }
-            },
-        )
+        let uses = [(&s, Access::Read), (&r, Access::Write)];
+        self.enqueue(stream, &uses, |h, t, raw| {
+            // SAFETY: as in `all_reduce`; `recv` holds `size * count` elements.
+            unsafe { result::all_gather(h, t, s.ptr, r.ptr, count, dtype, comm, raw) }
+        })
     }
 
     /// Combines every rank's `send` with `op` and gives rank `r` the `r`-th
@@ -137,16 +132,11 @@ impl Communicator {
         let (s, r) = self.send_recv(stream, &send, &recv, lengths)?;
         self.check_reduction(op, T::DTYPE, "HcclReduceScatter")?;
         let (dtype, count, comm) = (hccl_dtype(T::DTYPE), r.len as u64, self.raw);
-        self.enqueue(
-            stream,
-            &[(&s, Access::Read), (&r, Access::Write)],
-            |h, t, raw| {
-                // SAFETY: as in `all_reduce`; `send` holds `size * count` elements.
-                unsafe {
-                    result::reduce_scatter(h, t, s.ptr, r.ptr, count, dtype, op.raw(), comm, raw)
-                }
-            },
-        )
+        let uses = [(&s, Access::Read), (&r, Access::Write)];
+        self.enqueue(stream, &uses, |h, t, raw| {
+            // SAFETY: as in `all_reduce`; `send` holds `size * count` elements.
+            unsafe { result::reduce_scatter(h, t, s.ptr, r.ptr, count, dtype, op.raw(), comm, raw) }
+        })
     }
 
     /// Work queued on `stream` after this waits until every rank's stream has reached its
@@ -250,15 +240,8 @@ impl Communicator {
     ) -> Result<()> {
         let buf = buf.as_tensor_view();
         self.check_peer(dest, "send to")?;
-        self.one_buffer_call(
-            stream,
-            buf.buf,
-            &buf.layout,
-            T::DTYPE,
-            Access::Read,
-            dest,
-            result::send,
-        )
+        let (b, l) = (buf.buf, &buf.layout);
+        self.one_buffer_call(stream, b, l, T::DTYPE, Access::Read, dest, result::send)
     }
 
     /// Receives into `buf` what rank `src` sends (`HcclRecv`); see
@@ -274,15 +257,8 @@ impl Communicator {
     ) -> Result<()> {
         let buf = buf.as_tensor_view_mut();
         self.check_peer(src, "receive from")?;
-        self.one_buffer_call(
-            stream,
-            buf.buf,
-            &buf.layout,
-            T::DTYPE,
-            Access::Write,
-            src,
-            result::recv,
-        )
+        let (b, l) = (buf.buf, &buf.layout);
+        self.one_buffer_call(stream, b, l, T::DTYPE, Access::Write, src, result::recv)
     }
 
     /// Queues `call`, one of the checked layer's calls on one buffer and one rank, on
