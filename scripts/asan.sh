@@ -5,10 +5,7 @@
 # target directory keeps the instrumented build apart from the normal one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NIGHTLY="${NIGHTLY:-nightly-2026-05-20}"
-TRIPLE=x86_64-unknown-linux-gnu
-rustup toolchain list | grep -q "^$NIGHTLY" ||
-    rustup toolchain install "$NIGHTLY" --profile minimal
+source scripts/nightly.sh
 # The test executables export the ASan runtime's entry points, so that the instrumented
 # simulator cdylib the dlopen tests load resolves them.
 export RUSTFLAGS="-Zsanitizer=address -Clink-arg=-Wl,--export-dynamic-symbol=__asan_*"

@@ -147,16 +147,22 @@ if [ "${1:-}" = "--self-test" ]; then
     sed 's/^\(#define ACL_ERROR_RT_CONTEXT_NULL *\)107002/\1107012/' "$HEADER" >"$WORK/bad_value/ascendcl_sys.h"
     sed 's/^aclError aclrtMemset(void \*devPtr, size_t maxCount, int32_t value, size_t count);/aclError aclrtMemset(void *devPtr, size_t maxCount, int64_t value, size_t count);/' \
         "$HEADER" >"$WORK/bad_proto/ascendcl_sys.h"
-    for case in bad_value bad_proto; do
-        if cmp -s "$HEADER" "$WORK/$case/ascendcl_sys.h"; then
+    # expect_rejected CASE ORIGINAL MUTATED CHECK: the mutation changed the header, and
+    # CHECK (`check` or `check_hccl`) fails on the case's directory.
+    expect_rejected() {
+        local case="$1" original="$2" mutated="$3" checker="$4"
+        if cmp -s "$original" "$mutated"; then
             echo "self-test: could not make the $case mutation" >&2
             exit 1
         fi
-        if check "$WORK/$case" "$WORK/$case/conformance" >"$WORK/$case.log" 2>&1; then
-            echo "self-test: the check passed a header with a $case; it must fail" >&2
+        if "$checker" "$WORK/$case" "$WORK/$case/conformance" >"$WORK/$case.log" 2>&1; then
+            echo "self-test: $checker passed a header with a ${case#hccl_}; it must fail" >&2
             exit 1
         fi
         echo "self-test: $case rejected: $(grep -m1 -E 'error' "$WORK/$case.log")"
+    }
+    for case in bad_value bad_proto; do
+        expect_rejected "$case" "$HEADER" "$WORK/$case/ascendcl_sys.h" check
     done
     mkdir -p "$WORK/hccl_bad_value" "$WORK/hccl_bad_proto" "$WORK/hccl_bad_p2p"
     for case in hccl_bad_value hccl_bad_proto hccl_bad_p2p; do
@@ -168,15 +174,7 @@ if [ "${1:-}" = "--self-test" ]; then
     sed 's/^HcclResult HcclSend(void \*sendBuf, uint64_t count, HcclDataType dataType, uint32_t destRank,/HcclResult HcclSend(void *sendBuf, uint32_t count, HcclDataType dataType, uint32_t destRank,/' \
         "$HCCL_HEADER" >"$WORK/hccl_bad_p2p/hccl_sys.h"
     for case in hccl_bad_value hccl_bad_proto hccl_bad_p2p; do
-        if cmp -s "$HCCL_HEADER" "$WORK/$case/hccl_sys.h"; then
-            echo "self-test: could not make the $case mutation" >&2
-            exit 1
-        fi
-        if check_hccl "$WORK/$case" "$WORK/$case/conformance" >"$WORK/$case.log" 2>&1; then
-            echo "self-test: the HCCL check passed a header with a ${case#hccl_}; it must fail" >&2
-            exit 1
-        fi
-        echo "self-test: $case rejected: $(grep -m1 -E 'error' "$WORK/$case.log")"
+        expect_rejected "$case" "$HCCL_HEADER" "$WORK/$case/hccl_sys.h" check_hccl
     done
 fi
 exit $status

@@ -52,7 +52,8 @@ def product(x, steps, eta=0):
     return e * q / (d * d)
 
 
-def bound_at(x):
+def sensitivities(x):
+    """The relative sensitivity of `product` at x to its exp's error and to each step's."""
     y = product(x, [0] * 5)
     tiny = mp.mpf(10) ** -40
     step_sens = []
@@ -61,6 +62,11 @@ def bound_at(x):
         steps[i] = tiny
         step_sens.append(abs((product(x, steps) - y) / (tiny * y)))
     exp_sens = abs((product(x, [0] * 5, tiny) - y) / (tiny * y))
+    return exp_sens, step_sens
+
+
+def bound_at(x):
+    exp_sens, step_sens = sensitivities(x)
     k = abs(mp.nint(16 * x / mp.log(2))) / 16
     exp_error = worst_poly + 6 * u + k * ln2_lo + u * mp.log(2) / 32
     # numerator steps, then d², g·e, (g·e)·q and the reciprocal's ε³ + its two roundings
@@ -154,14 +160,7 @@ avx2_exp = avx2_poly("DMISH_EXP_POLY", 10)
 
 
 def avx2_dmish_bound_at(x):
-    y = product(x, [0] * 5)
-    tiny = mp.mpf(10) ** -40
-    step_sens = []
-    for i in range(5):
-        steps = [0] * 5
-        steps[i] = tiny
-        step_sens.append(abs((product(x, steps) - y) / (tiny * y)))
-    exp_sens = abs((product(x, [0] * 5, tiny) - y) / (tiny * y))
+    exp_sens, step_sens = sensitivities(x)
     # numerator steps, then d², g·e, (g·e)·q and the division
     return exp_sens * avx2_exp(x) + sum(step_sens) * u + 4 * u
 

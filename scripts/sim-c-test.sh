@@ -10,15 +10,14 @@ target_dir="${CARGO_TARGET_DIR:-target}"
 lib_dir="$(cd "$target_dir/debug" && pwd)"
 out_dir="$target_dir/sim-c-test"
 mkdir -p "$out_dir"
-gcc -std=c11 -Wall -Wextra -Werror \
-    -I ascend-sys/include \
-    ascend-sim/tests/c/sim_smoke.c \
-    -o "$out_dir/sim_smoke" \
-    -L "$lib_dir" -lascend_sim -Wl,-rpath,"$lib_dir" -lm
-"$out_dir/sim_smoke"
-gcc -std=c11 -Wall -Wextra -Werror \
-    -I ascend-sys/include \
-    ascend-sim/tests/c/hccl_smoke.c \
-    -o "$out_dir/hccl_smoke" \
-    -L "$lib_dir" -lascend_sim -Wl,-rpath,"$lib_dir" -lpthread
-"$out_dir/hccl_smoke"
+# Each smoke test with the extra libraries it links.
+for test in "sim_smoke -lm" "hccl_smoke -lpthread"; do
+    read -r name libs <<<"$test"
+    # shellcheck disable=SC2086 # $libs is a list of linker flags
+    gcc -std=c11 -Wall -Wextra -Werror \
+        -I ascend-sys/include \
+        "ascend-sim/tests/c/$name.c" \
+        -o "$out_dir/$name" \
+        -L "$lib_dir" -lascend_sim -Wl,-rpath,"$lib_dir" $libs
+    "$out_dir/$name"
+done

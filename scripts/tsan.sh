@@ -4,10 +4,7 @@
 # condition variables are seen as synchronisation; that needs the pinned nightly's rust-src.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NIGHTLY="${NIGHTLY:-nightly-2026-05-20}"
-TRIPLE=x86_64-unknown-linux-gnu
-rustup toolchain list | grep -q "^$NIGHTLY" ||
-    rustup toolchain install "$NIGHTLY" --profile minimal
+source scripts/nightly.sh
 rustup component list --toolchain "$NIGHTLY" --installed | grep -q '^rust-src' ||
     rustup component add rust-src --toolchain "$NIGHTLY"
 export RUSTFLAGS="-Zsanitizer=thread"
