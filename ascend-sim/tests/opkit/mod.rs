@@ -51,6 +51,18 @@ pub fn refused(g: Got, want: i32, fragments: &[&str]) {
     assert_fails_with(status(g), want, fragments);
 }
 
+/// [`refused`] with `ACLNN_ERR_PARAM_NULLPTR` (161001).
+#[track_caller]
+pub fn nullptr(g: Got, fragment: &str) {
+    refused(g, ACLNN_ERR_PARAM_NULLPTR, &[fragment]);
+}
+
+/// [`refused`] with `ACLNN_ERR_PARAM_INVALID` (161002).
+#[track_caller]
+pub fn invalid(g: Got, fragment: &str) {
+    refused(g, ACLNN_ERR_PARAM_INVALID, &[fragment]);
+}
+
 /// Runs phase 2 of a successful phase 1 on the default stream and waits for it.
 #[track_caller]
 pub fn run(g: Got, f: Phase2) {
