@@ -22,23 +22,19 @@ fn pinned_host_memory_is_checked_for_copies() {
     // Two uploads from one pinned buffer on two streams: reads only.
     let (a, b) = (create_stream(), create_stream());
     let up = |s| {
-        let rc = memcpy_async(x.ptr, BYTES, h, BYTES, ACL_MEMCPY_HOST_TO_DEVICE, s);
-        assert_eq!(rc, ACL_SUCCESS, "{}", err_msg());
+        copy_async(x.ptr, h, ACL_MEMCPY_HOST_TO_DEVICE, s);
     };
     let down = |s| {
-        let rc = memcpy_async(h, BYTES, x.ptr, BYTES, ACL_MEMCPY_DEVICE_TO_HOST, s);
-        assert_eq!(rc, ACL_SUCCESS, "{}", err_msg());
+        copy_async(h, x.ptr, ACL_MEMCPY_DEVICE_TO_HOST, s);
     };
     up(a);
     ok(a);
     let y = Buf::new(0.0);
-    let rc = memcpy_async(y.ptr, BYTES, h, BYTES, ACL_MEMCPY_HOST_TO_DEVICE, b);
-    assert_eq!(rc, ACL_SUCCESS);
+    copy_async(y.ptr, h, ACL_MEMCPY_HOST_TO_DEVICE, b);
     ok(b);
     // A download into it on one stream while an upload from it is queued on another.
     let hold = hold_stream(b).unwrap();
-    let rc = memcpy_async(y.ptr, BYTES, h, BYTES, ACL_MEMCPY_HOST_TO_DEVICE, b);
-    assert_eq!(rc, ACL_SUCCESS);
+    copy_async(y.ptr, h, ACL_MEMCPY_HOST_TO_DEVICE, b);
     down(a);
     ok(a);
     hold.release();
@@ -185,22 +181,12 @@ fn r14_overwrite_under_a_queued_read_on_another_stream_is_reported() {
     assert_eq!(unsafe { api::aclrtMallocHost(&mut h, BYTES) }, ACL_SUCCESS);
     let (s0, s1) = (create_stream(), create_stream());
     let hold = hold_stream(s0).unwrap();
-    let rc = memcpy_async(y.ptr, BYTES, h, BYTES, ACL_MEMCPY_HOST_TO_DEVICE, s0);
-    assert_eq!(rc, ACL_SUCCESS);
+    copy_async(y.ptr, h, ACL_MEMCPY_HOST_TO_DEVICE, s0);
     mish(&x, &y, s0);
     // S1 overwrites the pinned buffer (a download into it) and x (an upload).
-    let rc = memcpy_async(h, BYTES, x.ptr, BYTES, ACL_MEMCPY_DEVICE_TO_HOST, s1);
-    assert_eq!(rc, ACL_SUCCESS);
+    copy_async(h, x.ptr, ACL_MEMCPY_DEVICE_TO_HOST, s1);
     let src = [-100.0f32; N];
-    let rc = memcpy_async(
-        x.ptr,
-        BYTES,
-        src.as_ptr().cast(),
-        BYTES,
-        ACL_MEMCPY_HOST_TO_DEVICE,
-        s1,
-    );
-    assert_eq!(rc, ACL_SUCCESS);
+    copy_async(x.ptr, src.as_ptr().cast(), ACL_MEMCPY_HOST_TO_DEVICE, s1);
     ok(s1);
     hold.release();
     race_on(
@@ -216,15 +202,7 @@ fn r14_overwrite_under_a_queued_read_on_another_stream_is_reported() {
     // The first race failed the stream's work; the kernel's own race is the next finding.
     let hold = hold_stream(s0).unwrap();
     mish(&x, &y, s0);
-    let rc = memcpy_async(
-        x.ptr,
-        BYTES,
-        src.as_ptr().cast(),
-        BYTES,
-        ACL_MEMCPY_HOST_TO_DEVICE,
-        s1,
-    );
-    assert_eq!(rc, ACL_SUCCESS);
+    copy_async(x.ptr, src.as_ptr().cast(), ACL_MEMCPY_HOST_TO_DEVICE, s1);
     ok(s1);
     hold.release();
     race_on(
@@ -252,15 +230,12 @@ fn r15_in_place_kernel_writing_a_tensor_another_stream_reads_is_reported() {
     let hold = hold_stream(s).unwrap();
     inplace_mish(&t2, s);
     let mut out = [0f32; N];
-    let rc = memcpy_async(
+    copy_async(
         out.as_mut_ptr().cast(),
-        BYTES,
         t2.ptr,
-        BYTES,
         ACL_MEMCPY_DEVICE_TO_HOST,
         other,
     );
-    assert_eq!(rc, ACL_SUCCESS);
     ok(other);
     assert_eq!(out, [-1.0; N], "the read ran before the queued kernel");
     hold.release();

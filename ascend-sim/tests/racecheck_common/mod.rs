@@ -73,14 +73,13 @@ pub fn inplace_mish(x: &Buf, s: aclrtStream) {
 }
 
 pub fn d2d_async(dst: &Buf, src: &Buf, s: aclrtStream) {
-    let rc = memcpy_async(
-        dst.ptr,
-        BYTES,
-        src.ptr,
-        BYTES,
-        ACL_MEMCPY_DEVICE_TO_DEVICE,
-        s,
-    );
+    copy_async(dst.ptr, src.ptr, ACL_MEMCPY_DEVICE_TO_DEVICE, s);
+}
+
+/// Queues a copy of `BYTES` bytes of kind `kind` on `s`, which must be accepted.
+#[track_caller]
+pub fn copy_async(dst: *mut c_void, src: *const c_void, kind: u32, s: aclrtStream) {
+    let rc = memcpy_async(dst, BYTES, src, BYTES, kind, s);
     assert_eq!(rc, ACL_SUCCESS, "{}", err_msg());
 }
 
