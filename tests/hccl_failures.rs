@@ -8,7 +8,7 @@ mod hccl_common;
 
 use ascend_sys::hccl::{HCCL_E_PARA, HCCL_E_TIMEOUT};
 use ascendcl::hccl::{Communicator, ReduceOp, RootInfo};
-use ascendcl::{DeviceTensor, Error, Runtime, Stream};
+use ascendcl::{Error, Runtime};
 use hccl_common::*;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -66,23 +66,6 @@ const TIMEOUT: Duration = Duration::from_millis(300);
 
 fn rt() -> Runtime {
     runtime_with(FOUR_A2, Some(TIMEOUT.as_millis() as u64))
-}
-
-fn zeros(stream: &Stream, n: usize) -> DeviceTensor<f32> {
-    DeviceTensor::zeros(stream, &[n]).unwrap()
-}
-
-fn is_hccl(e: &Error, api: &str, code: u32) -> bool {
-    matches!(e, Error::Hccl { api: a, code: c, .. } if *a == api && *c == code)
-}
-
-/// The simulator reported what the test provoked; forgotten so that the leak check sees
-/// no other report.
-#[track_caller]
-fn expected_report(fragment: &str) {
-    let report = ascend_sim::last_report().unwrap_or_default();
-    assert!(report.contains(fragment), "{report}");
-    ascend_sim::clear_last_report();
 }
 
 #[test]
@@ -199,9 +182,7 @@ fn a_timed_out_communicator_refuses_later_collectives_at_once() {
     // Recovery: new communicators work.
     drop(comms);
     let comms = Communicator::init_all(&devices(rt(), &[0, 1])).unwrap();
-    let ok = on_ranks(&comms, |comm, stream| {
-        comm.barrier(stream).and_then(|()| stream.synchronize())
-    });
+    let ok = barrier_on_ranks(&comms);
     assert!(ok.iter().all(Result::is_ok), "{ok:?}");
 }
 
@@ -210,15 +191,7 @@ fn an_asynchronous_error_fails_the_next_collective_at_once() {
     let _leaks = LeakCheck::start(rt());
     let comms = Communicator::init_all(&devices(rt(), &[0, 1])).unwrap();
     let results = on_ranks(&comms, |comm, stream| {
-        let hold =
-            (comm.rank() == 1).then(|| ascend_sim::testing::hold_stream(stream.as_raw()).unwrap());
-        let (send, mut recv) = (zeros(stream, 4), zeros(stream, 4));
-        comm.all_reduce(&send, &mut recv, ReduceOp::Sum, stream)
-            .unwrap();
-        if let Some(hold) = hold {
-            std::thread::sleep(2 * TIMEOUT);
-            hold.release();
-        }
+        let (send, mut recv) = all_reduce_with_rank_1_held(comm, stream, 2 * TIMEOUT);
         let synced = stream.synchronize();
         let next = comm.all_reduce(&send, &mut recv, ReduceOp::Sum, stream);
         (synced, next)
