@@ -6,6 +6,7 @@ pub mod cases;
 pub mod counting;
 pub mod held;
 pub mod logs;
+pub mod orders;
 pub mod props;
 pub mod props_mish;
 pub mod raw_entry;
