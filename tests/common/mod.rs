@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod cases;
+pub mod chaos;
 pub mod counting;
 pub mod held;
 pub mod logs;
