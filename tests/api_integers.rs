@@ -29,26 +29,17 @@ fn config() -> ProptestConfig {
 trait FromBits: Element {
     fn from_bits(bits: u64) -> Self;
 }
-impl FromBits for i32 {
-    fn from_bits(bits: u64) -> Self {
-        bits as i32
-    }
+/// `FromBits` for each integer type: the low bits, as `as` keeps them.
+macro_rules! from_bits {
+    ($($t:ty),*) => {$(
+        impl FromBits for $t {
+            fn from_bits(bits: u64) -> Self {
+                bits as $t
+            }
+        }
+    )*};
 }
-impl FromBits for i64 {
-    fn from_bits(bits: u64) -> Self {
-        bits as i64
-    }
-}
-impl FromBits for i8 {
-    fn from_bits(bits: u64) -> Self {
-        bits as i8
-    }
-}
-impl FromBits for u8 {
-    fn from_bits(bits: u64) -> Self {
-        bits as u8
-    }
-}
+from_bits!(i32, i64, i8, u8);
 
 fn ints<T: FromBits>(shape: &[usize], bits: &[u64]) -> ArrayD<T> {
     ArrayD::from_shape_fn(IxDyn(shape), |i| {
