@@ -92,6 +92,18 @@ impl Drop for LeakCheck {
     }
 }
 
+/// The C functions that one `mish_backward` on fresh tensors calls, in the order the fault
+/// tests walk them: device and pinned allocations, the upload, a descriptor and the two
+/// phases.
+pub const MISH_BACKWARD_CALLS: [&str; 6] = [
+    "aclrtMalloc",
+    "aclrtMallocHost",
+    "aclrtMemcpyAsync",
+    "aclCreateTensor",
+    "aclnnMishBackwardGetWorkspaceSize",
+    "aclnnMishBackward",
+];
+
 /// Deterministic inputs: `n` values in `[lo, hi)`, staying away from the zero of mish'
 /// (x ≈ -1.19) where relative errors are meaningless.
 pub fn values(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
