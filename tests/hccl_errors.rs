@@ -8,7 +8,7 @@ mod hccl_common;
 
 use ascend_sys::hccl::{HCCL_E_PARA, HCCL_E_TIMEOUT};
 use ascendcl::hccl::{Communicator, ReduceOp, RootInfo};
-use ascendcl::{DType, DeviceTensor, Error, Runtime};
+use ascendcl::{DType, Device, DeviceTensor, Error, Runtime};
 use half::bf16;
 use hccl_common::*;
 use std::time::{Duration, Instant};
@@ -29,6 +29,25 @@ fn hccl_calls() -> u64 {
         .filter(|s| s.starts_with("Hccl"))
         .map(|s| ascend_sim::call_count(s))
         .sum()
+}
+
+/// Device `r` of `devs` joins `info`'s group of `nranks` as rank `r`, each on its own
+/// thread, all at once.
+fn join_by_root_info(
+    devs: &[Device],
+    info: &RootInfo,
+    nranks: u32,
+) -> Vec<Result<Communicator, Error>> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = devs
+            .iter()
+            .enumerate()
+            .map(|(rank, d)| {
+                s.spawn(move || Communicator::from_root_info(d, info, nranks, rank as u32))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
 }
 
 #[test]
@@ -151,10 +170,7 @@ fn ranks_that_disagree_fail_on_every_rank_at_once() {
     let comms = Communicator::init_all(&devices(rt(), &[0, 1, 2])).unwrap();
     let started = Instant::now();
     let results = on_ranks(&comms, |comm, stream| {
-        let n = if comm.rank() == 2 { 8 } else { 4 };
-        let send = zeros(stream, n);
-        let mut recv = zeros(stream, n);
-        comm.all_reduce(&send, &mut recv, ReduceOp::Sum, stream)
+        all_reduce_zeros(comm, stream, if comm.rank() == 2 { 8 } else { 4 })
     });
     assert!(started.elapsed() < TIMEOUT, "{:?}", started.elapsed());
     for r in &results {
@@ -188,9 +204,7 @@ fn a_missing_rank_ends_in_a_timeout_not_a_hang() {
     let comms = Communicator::init_all(&devices(rt(), &[0, 1, 2])).unwrap();
     let started = Instant::now();
     let results = on_ranks(&comms[..2], |comm, stream| {
-        let send = zeros(stream, 4);
-        let mut recv = zeros(stream, 4);
-        comm.all_reduce(&send, &mut recv, ReduceOp::Sum, stream)
+        all_reduce_zeros(comm, stream, 4)
     });
     let waited = started.elapsed();
     assert!(waited >= TIMEOUT && waited < 5 * TIMEOUT, "{waited:?}");
@@ -201,9 +215,7 @@ fn a_missing_rank_ends_in_a_timeout_not_a_hang() {
     }
     // The rank that never came fails at once when it finally calls.
     let late = on_ranks(&comms[2..], |comm, stream| {
-        let send = zeros(stream, 4);
-        let mut recv = zeros(stream, 4);
-        comm.all_reduce(&send, &mut recv, ReduceOp::Sum, stream)
+        all_reduce_zeros(comm, stream, 4)
     });
     assert!(matches!(&late[0], Err(e) if is_hccl(e, "HcclAllReduce", HCCL_E_TIMEOUT)));
     expected_report("did not call it");
@@ -248,20 +260,10 @@ fn root_info_joins_ranks_across_threads() {
     let info = RootInfo::new(&devs[0]).unwrap();
     // Through bytes, as another process would receive it.
     let info = RootInfo::from_bytes(info.as_bytes()).unwrap();
-    let comms = std::thread::scope(|s| {
-        let handles: Vec<_> = devs
-            .iter()
-            .enumerate()
-            .map(|(rank, d)| {
-                let info = &info;
-                s.spawn(move || Communicator::from_root_info(d, info, 3, rank as u32))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap().unwrap())
-            .collect::<Vec<_>>()
-    });
+    let comms: Vec<Communicator> = join_by_root_info(&devs, &info, 3)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
     for (rank, comm) in comms.iter().enumerate() {
         assert_eq!((comm.rank(), comm.size()), (rank as u32, 3));
         assert_eq!(comm.device().id(), devs[rank].id());
@@ -278,20 +280,7 @@ fn root_info_joins_ranks_across_threads() {
     // A rank that never joins: the others time out.
     let info = RootInfo::new(&devs[0]).unwrap();
     let started = Instant::now();
-    let results = std::thread::scope(|s| {
-        let handles: Vec<_> = devs[..2]
-            .iter()
-            .enumerate()
-            .map(|(rank, d)| {
-                let info = &info;
-                s.spawn(move || Communicator::from_root_info(d, info, 3, rank as u32))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap())
-            .collect::<Vec<_>>()
-    });
+    let results = join_by_root_info(&devs[..2], &info, 3);
     assert!(started.elapsed() >= TIMEOUT);
     for r in results {
         let e = r.unwrap_err();

@@ -97,13 +97,7 @@ fn an_error_text_names_the_failing_call_once() {
     let _leaks = LeakCheck::start(rt());
     let comms = Communicator::init_all(&devices(rt(), &[0, 1])).unwrap();
     let results = on_ranks(&comms, |comm, stream| {
-        let n = 4 + comm.rank() as usize;
-        comm.all_reduce(
-            &zeros(stream, n),
-            &mut zeros(stream, n),
-            ReduceOp::Sum,
-            stream,
-        )
+        all_reduce_zeros(comm, stream, 4 + comm.rank() as usize)
     });
     for r in &results {
         let e = r.as_ref().unwrap_err();
@@ -129,12 +123,7 @@ fn a_timed_out_communicator_refuses_later_collectives_at_once() {
     let comms = Communicator::init_all(&devices(rt(), &[0, 1])).unwrap();
     // Rank 1 does not come to the first collective.
     let first = on_ranks(&comms[..1], |comm, stream| {
-        comm.all_reduce(
-            &zeros(stream, 4),
-            &mut zeros(stream, 4),
-            ReduceOp::Sum,
-            stream,
-        )
+        all_reduce_zeros(comm, stream, 4)
     });
     let e = first[0].as_ref().unwrap_err();
     assert!(is_hccl(e, "HcclAllReduce", HCCL_E_TIMEOUT), "{e}");
@@ -145,12 +134,7 @@ fn a_timed_out_communicator_refuses_later_collectives_at_once() {
     let calls = |api| ascend_sim::call_count(api);
     let (reduces, barriers) = (calls("HcclAllReduce"), calls("HcclBarrier"));
     let later = on_ranks(&comms, |comm, stream| {
-        let r = comm.all_reduce(
-            &zeros(stream, 4),
-            &mut zeros(stream, 4),
-            ReduceOp::Sum,
-            stream,
-        );
+        let r = all_reduce_zeros(comm, stream, 4);
         (r, comm.barrier(stream))
     });
     assert_eq!(

@@ -87,6 +87,16 @@ pub fn all_reduce_with_rank_1_held(
     (send, recv)
 }
 
+/// An all-reduce (sum) of `n` zeros into `n` zeros, on one rank's thread.
+pub fn all_reduce_zeros(comm: &Communicator, stream: &Stream, n: usize) -> Result<(), Error> {
+    comm.all_reduce(
+        &zeros(stream, n),
+        &mut zeros(stream, n),
+        ReduceOp::Sum,
+        stream,
+    )
+}
+
 /// `n` zeros (f32) on `stream`'s device.
 pub fn zeros(stream: &Stream, n: usize) -> DeviceTensor<f32> {
     DeviceTensor::zeros(stream, &[n]).unwrap()
