@@ -29,26 +29,17 @@ fn config() -> ProptestConfig {
 trait FromBits: Element {
     fn from_bits(bits: u64) -> Self;
 }
-impl FromBits for i32 {
-    fn from_bits(bits: u64) -> Self {
-        bits as i32
-    }
+/// `FromBits` for each integer type: the low bits, as `as` keeps them.
+macro_rules! from_bits {
+    ($($t:ty),*) => {$(
+        impl FromBits for $t {
+            fn from_bits(bits: u64) -> Self {
+                bits as $t
+            }
+        }
+    )*};
 }
-impl FromBits for i64 {
-    fn from_bits(bits: u64) -> Self {
-        bits as i64
-    }
-}
-impl FromBits for i8 {
-    fn from_bits(bits: u64) -> Self {
-        bits as i8
-    }
-}
-impl FromBits for u8 {
-    fn from_bits(bits: u64) -> Self {
-        bits as u8
-    }
-}
+from_bits!(i32, i64, i8, u8);
 
 fn ints<T: FromBits>(shape: &[usize], bits: &[u64]) -> ArrayD<T> {
     ArrayD::from_shape_fn(IxDyn(shape), |i| {
@@ -104,13 +95,17 @@ fn shape() -> impl Strategy<Value = Vec<usize>> {
     prop::collection::vec(1usize..=5, 1..=3)
 }
 
+/// A shape and the bit patterns [`ints`] fills it from.
+fn shape_and_bits() -> impl Strategy<Value = (Vec<usize>, Vec<u64>)> {
+    (shape(), prop::collection::vec(any::<u64>(), 1..8))
+}
+
 proptest! {
     #![proptest_config(config())]
 
     #[test]
     fn integer_tensors_round_trip_exactly(
-        shape in shape(),
-        bits in prop::collection::vec(any::<u64>(), 1..8),
+        (shape, bits) in shape_and_bits(),
         which in 0usize..4,
     ) {
         let _check = LeakCheck::start();
@@ -125,8 +120,7 @@ proptest! {
     /// Integer to integer wraps (two's complement), as the device's cast does.
     #[test]
     fn integer_copies_wrap(
-        shape in shape(),
-        bits in prop::collection::vec(any::<u64>(), 1..8),
+        (shape, bits) in shape_and_bits(),
     ) {
         let _check = LeakCheck::start();
         let wide = ints::<i64>(&shape, &bits);
@@ -236,10 +230,16 @@ fn zip<A: Copy, B: Copy, O>(a: &ArrayD<A>, b: &ArrayD<B>, f: impl Fn(A, B) -> O)
     ndarray::Zip::from(a).and(b).map_collect(|&x, &y| f(x, y))
 }
 
-fn run_add<A: Element, B: Element, O: Element>(
+/// `op` on the device over `a` and `b` uploaded, into an `O` of `a`'s shape, downloaded.
+fn run_binary<A: Element, B: Element, O: Element>(
     a: &ArrayD<A>,
     b: &ArrayD<B>,
-    alpha: impl Into<ascendcl::protocol::Scalar>,
+    op: impl FnOnce(
+        &DeviceTensor<A>,
+        &DeviceTensor<B>,
+        &mut DeviceTensor<O>,
+        &ascendcl::Stream,
+    ) -> ascendcl::Result<()>,
 ) -> ascendcl::Result<ArrayD<O>> {
     let s = device(A2).stream().unwrap();
     let (da, db) = (
@@ -247,22 +247,23 @@ fn run_add<A: Element, B: Element, O: Element>(
         DeviceTensor::from_array(&s, b)?,
     );
     let mut out = DeviceTensor::<O>::zeros(&s, a.shape())?;
-    ascendcl::add(&da, &db, alpha, &mut out, &s)?;
+    op(&da, &db, &mut out, &s)?;
     out.to_array(&s)
+}
+
+fn run_add<A: Element, B: Element, O: Element>(
+    a: &ArrayD<A>,
+    b: &ArrayD<B>,
+    alpha: impl Into<ascendcl::protocol::Scalar>,
+) -> ascendcl::Result<ArrayD<O>> {
+    run_binary(a, b, |da, db, out, s| ascendcl::add(da, db, alpha, out, s))
 }
 
 fn run_mul<A: Element, B: Element, O: Element>(
     a: &ArrayD<A>,
     b: &ArrayD<B>,
 ) -> ascendcl::Result<ArrayD<O>> {
-    let s = device(A2).stream().unwrap();
-    let (da, db) = (
-        DeviceTensor::from_array(&s, a)?,
-        DeviceTensor::from_array(&s, b)?,
-    );
-    let mut out = DeviceTensor::<O>::zeros(&s, a.shape())?;
-    ascendcl::mul(&da, &db, &mut out, &s)?;
-    out.to_array(&s)
+    run_binary(a, b, |da, db, out, s| ascendcl::mul(da, db, out, s))
 }
 
 proptest! {
@@ -272,8 +273,7 @@ proptest! {
     /// follow CANN's promotion (i32 with i64 → i64, i32 with f32 → f32).
     #[test]
     fn integer_arithmetic_wraps_and_promotes(
-        shape in shape(),
-        bits in prop::collection::vec(any::<u64>(), 1..8),
+        (shape, bits) in shape_and_bits(),
         more in prop::collection::vec(any::<u64>(), 1..8),
         alpha in -5i64..=5,
     ) {
@@ -301,8 +301,7 @@ proptest! {
     /// Integer sums over dims, in out's dtype: exact.
     #[test]
     fn integer_reduce_sum_is_exact(
-        shape in shape(),
-        bits in prop::collection::vec(any::<u64>(), 1..8),
+        (shape, bits) in shape_and_bits(),
         dim in 0usize..3,
     ) {
         let _check = LeakCheck::start();

@@ -11,7 +11,9 @@ mod device;
 #[path = "../examples/mlp_training/model.rs"]
 mod model;
 
-use common::counting::{Counting, host_and_device_during};
+use common::counting::{
+    Counting, assert_mlp_steps_allocate_on_no_host_thread, host_and_device_during,
+};
 use common::*;
 use device::DeviceMlp;
 use model::{Config, compare, cpu_step, setup};
@@ -23,9 +25,6 @@ const STEPS: usize = 100;
 const WARM_UP: usize = 5;
 /// The loss is read every this many steps, as the example does.
 const READ_EVERY: usize = 25;
-/// Matrix products a step makes (two addmm, three matmul): the simulator's device thread
-/// allocates a packing buffer for each (`matrixmultiply` takes no buffer).
-const GEMMS_PER_STEP: u64 = 5;
 
 /// The entry points one step launches, and how many times each.
 const LAUNCHES: [(&str, u64); 7] = [
@@ -72,18 +71,7 @@ fn two_hundred_device_steps_allocate_nothing_and_match_the_cpu() {
             }
         }
     });
-    // Host threads allocate nothing. The simulator's device thread stands for the
-    // device: its heap use is the device's working memory (a GEMM's packing buffer, one
-    // per matrix product, as `matrixmultiply` allocates per call and takes no buffer), so
-    // it is not a host allocation; it is bounded so that a leak there shows too.
-    assert_eq!(
-        heap.host, 0,
-        "host heap allocations over {STEPS} steps: {heap:?}"
-    );
-    assert!(
-        heap.device <= GEMMS_PER_STEP * STEPS as u64,
-        "device-thread heap allocations over {STEPS} steps: {heap:?}"
-    );
+    assert_mlp_steps_allocate_on_no_host_thread(heap, STEPS);
     assert_eq!(calls("aclrtMalloc"), mallocs, "device allocations");
     assert_eq!(calls("aclrtMallocHost"), host_mallocs, "pinned allocations");
     for ((name, per_step), before) in LAUNCHES.iter().zip(&launches) {

@@ -10,7 +10,9 @@ mod common;
 
 use ascendcl::reference as r;
 use ascendcl::*;
-use common::counting::{Counting, SimCalls, host_and_device_during};
+use common::counting::{
+    Counting, SimCalls, assert_mlp_steps_allocate_on_no_host_thread, host_and_device_during,
+};
 use common::*;
 use ndarray::{ArrayD, Ix2, IxDyn, arr0};
 
@@ -24,9 +26,6 @@ const OUT: usize = 4;
 const WARM_UP: usize = 20;
 const STEPS: usize = 200;
 const LR: f64 = 0.05;
-/// Matrix products a step makes in the simulator (3 matmuls, 2 addmms): its device thread
-/// allocates a packing buffer for each (`matrixmultiply` takes no buffer).
-const GEMMS_PER_STEP: u64 = 5;
 
 /// The parameters, on the host.
 #[derive(Clone)]
@@ -172,18 +171,7 @@ fn two_hundred_training_steps_on_the_device_through_plans() {
             step(i, &mut losses);
         }
     });
-    // Host threads allocate nothing. The simulator's device thread stands for the
-    // device: its heap use is the device's working memory (a GEMM's packing buffer, one
-    // per matrix product, as `matrixmultiply` allocates per call and takes no buffer), so
-    // it is not a host allocation; it is bounded so that a leak there shows too.
-    assert_eq!(
-        heap.host, 0,
-        "host heap allocations over {STEPS} steps: {heap:?}"
-    );
-    assert!(
-        heap.device <= GEMMS_PER_STEP * STEPS as u64,
-        "device-thread heap allocations over {STEPS} steps: {heap:?}"
-    );
+    assert_mlp_steps_allocate_on_no_host_thread(heap, STEPS);
     calls.assert_no_memory_allocated();
     assert_eq!(
         calls.since("aclnnAddmmGetWorkspaceSize"),

@@ -8,7 +8,7 @@ mod hccl_common;
 
 use ascend_sys::hccl::{HCCL_E_PARA, HCCL_E_TIMEOUT};
 use ascendcl::hccl::{Communicator, ReduceOp, RootInfo};
-use ascendcl::{DType, DeviceTensor, Error, Runtime, Stream};
+use ascendcl::{DType, Device, DeviceTensor, Error, Runtime};
 use half::bf16;
 use hccl_common::*;
 use std::time::{Duration, Instant};
@@ -22,10 +22,6 @@ fn rt() -> Runtime {
     )
 }
 
-fn zeros(stream: &Stream, n: usize) -> DeviceTensor<f32> {
-    DeviceTensor::zeros(stream, &[n]).unwrap()
-}
-
 /// HCCL calls made so far in this process.
 fn hccl_calls() -> u64 {
     ascend_sim::SYMBOLS
@@ -35,17 +31,23 @@ fn hccl_calls() -> u64 {
         .sum()
 }
 
-/// The simulator reported the failure a test provoked (a finding); it is then forgotten so
-/// that the leak check sees no other.
-#[track_caller]
-fn expected_report(fragment: &str) {
-    let report = ascend_sim::last_report().unwrap_or_default();
-    assert!(report.contains(fragment), "{report}");
-    ascend_sim::clear_last_report();
-}
-
-fn is_hccl(e: &Error, api: &str, code: u32) -> bool {
-    matches!(e, Error::Hccl { api: a, code: c, .. } if *a == api && *c == code)
+/// Device `r` of `devs` joins `info`'s group of `nranks` as rank `r`, each on its own
+/// thread, all at once.
+fn join_by_root_info(
+    devs: &[Device],
+    info: &RootInfo,
+    nranks: u32,
+) -> Vec<Result<Communicator, Error>> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = devs
+            .iter()
+            .enumerate()
+            .map(|(rank, d)| {
+                s.spawn(move || Communicator::from_root_info(d, info, nranks, rank as u32))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
 }
 
 #[test]
@@ -61,90 +63,79 @@ fn wrong_arguments_are_refused_before_any_hccl_call() {
     let other = zeros(&s1, 4);
     let before = hccl_calls();
 
-    let e = c0.all_reduce(&a4, &mut b5, ReduceOp::Sum, &s0).unwrap_err();
-    assert_eq!(
-        e,
-        Error::LengthMismatch {
-            argument: "recv",
-            expected: 4,
-            actual: 5
-        }
-    );
+    let h = DeviceTensor::<bf16>::zeros(&s0, &[4]).unwrap();
+    let mut h2 = DeviceTensor::<bf16>::zeros(&s0, &[4]).unwrap();
+    let length = |argument, expected, actual| Error::LengthMismatch {
+        argument,
+        expected,
+        actual,
+    };
+    let device = |argument, expected, found| Error::DeviceMismatch {
+        argument,
+        expected,
+        found,
+    };
+    let bf16_product = Error::UnsupportedDtype {
+        argument: "send",
+        dtype: DType::BF16,
+        operator: "HcclAllReduce",
+        soc: "Ascend910B4".into(),
+    };
+    let exact = [
+        (
+            c0.all_reduce(&a4, &mut b5, ReduceOp::Sum, &s0),
+            length("recv", 4, 5),
+        ),
+        (
+            c0.reduce_scatter(&a4, &mut b4, ReduceOp::Max, &s0),
+            length("send", 8, 4),
+        ),
+        (
+            c0.all_reduce(&a4, &mut b4, ReduceOp::Sum, &s1),
+            device("communicator", 1, 0),
+        ),
+        (
+            c0.all_reduce(&other, &mut b4, ReduceOp::Sum, &s0),
+            device("send", 0, 1),
+        ),
+        (
+            c0.all_reduce(&h, &mut h2, ReduceOp::Prod, &s0),
+            bf16_product,
+        ),
+    ];
+    for (got, want) in &exact {
+        assert_eq!(got.as_ref().unwrap_err(), want);
+    }
+    let e = exact[2].0.as_ref().unwrap_err().to_string();
+    assert!(e.contains("communicator lives on device 0"), "{e}");
     let e = c0.all_gather(&a4, &mut b5, &s0).unwrap_err();
     assert!(
         matches!(e, Error::LengthMismatch { expected: 8, .. }),
         "{e}"
     );
-    let e = c0
-        .reduce_scatter(&a4, &mut b4, ReduceOp::Max, &s0)
-        .unwrap_err();
-    assert_eq!(
-        e,
-        Error::LengthMismatch {
-            argument: "send",
-            expected: 8,
-            actual: 4
-        }
-    );
-    let e = c0.all_reduce(&a4, &mut b4, ReduceOp::Sum, &s1).unwrap_err();
-    assert_eq!(
-        e,
-        Error::DeviceMismatch {
-            argument: "communicator",
-            expected: 1,
-            found: 0
-        }
-    );
-    assert!(
-        e.to_string().contains("communicator lives on device 0"),
-        "{e}"
-    );
-    let e = c0
-        .all_reduce(&other, &mut b4, ReduceOp::Sum, &s0)
-        .unwrap_err();
-    assert_eq!(
-        e,
-        Error::DeviceMismatch {
-            argument: "send",
-            expected: 0,
-            found: 1
-        }
-    );
+    // Invalid arguments, each with a fragment of its message ("" where any will do).
     let strided = b8.view().reshape(&[4, 2]).unwrap().t();
-    let e = c0
-        .all_reduce(&strided, &mut b4, ReduceOp::Sum, &s0)
-        .unwrap_err();
-    assert!(
-        matches!(&e, Error::InvalidArgument(m) if m.contains("not contiguous")),
-        "{e}"
-    );
-    let e = c0.broadcast(&mut b8, 2, &s0).unwrap_err();
-    assert!(
-        matches!(&e, Error::InvalidArgument(m) if m.contains("root 2")),
-        "{e}"
-    );
-    let h = DeviceTensor::<bf16>::zeros(&s0, &[4]).unwrap();
-    let mut h2 = DeviceTensor::<bf16>::zeros(&s0, &[4]).unwrap();
-    let e = c0.all_reduce(&h, &mut h2, ReduceOp::Prod, &s0).unwrap_err();
-    assert_eq!(
-        e,
-        Error::UnsupportedDtype {
-            argument: "send",
-            dtype: DType::BF16,
-            operator: "HcclAllReduce",
-            soc: "Ascend910B4".into()
-        }
-    );
-    let e = Communicator::init_all(&[]).unwrap_err();
-    assert!(matches!(e, Error::InvalidArgument(_)));
-    let e = Communicator::init_all(&[devs[1].clone(), devs[1].clone()]).unwrap_err();
-    assert!(
-        matches!(&e, Error::InvalidArgument(m) if m.contains("listed twice")),
-        "{e}"
-    );
+    let twice = [devs[1].clone(), devs[1].clone()];
     let info = RootInfo::from_bytes(&[0; ascendcl::hccl::ROOT_INFO_BYTES]).unwrap();
-    let e = Communicator::from_root_info(&devs[0], &info, 2, 2).unwrap_err();
-    assert!(matches!(e, Error::InvalidArgument(_)));
+    let invalid = [
+        (
+            c0.all_reduce(&strided, &mut b4, ReduceOp::Sum, &s0),
+            "not contiguous",
+        ),
+        (c0.broadcast(&mut b8, 2, &s0), "root 2"),
+        (Communicator::init_all(&[]).map(drop), ""),
+        (Communicator::init_all(&twice).map(drop), "listed twice"),
+        (
+            Communicator::from_root_info(&devs[0], &info, 2, 2).map(drop),
+            "",
+        ),
+    ];
+    for (got, fragment) in &invalid {
+        assert!(
+            matches!(got, Err(Error::InvalidArgument(m)) if m.contains(fragment)),
+            "{got:?}"
+        );
+    }
     assert_eq!(hccl_calls(), before, "no HCCL call was made");
 
     // The training series (Ascend910A) takes a product of bf16: the rule is A2/A3's.
@@ -179,10 +170,7 @@ fn ranks_that_disagree_fail_on_every_rank_at_once() {
     let comms = Communicator::init_all(&devices(rt(), &[0, 1, 2])).unwrap();
     let started = Instant::now();
     let results = on_ranks(&comms, |comm, stream| {
-        let n = if comm.rank() == 2 { 8 } else { 4 };
-        let send = zeros(stream, n);
-        let mut recv = zeros(stream, n);
-        comm.all_reduce(&send, &mut recv, ReduceOp::Sum, stream)
+        all_reduce_zeros(comm, stream, if comm.rank() == 2 { 8 } else { 4 })
     });
     assert!(started.elapsed() < TIMEOUT, "{:?}", started.elapsed());
     for r in &results {
@@ -206,9 +194,7 @@ fn ranks_that_disagree_fail_on_every_rank_at_once() {
     );
     // The group is still usable.
     expected_report("the ranks disagree");
-    let results = on_ranks(&comms, |comm, stream| {
-        comm.barrier(stream).and_then(|()| stream.synchronize())
-    });
+    let results = barrier_on_ranks(&comms);
     assert!(results.iter().all(Result::is_ok), "{results:?}");
 }
 
@@ -218,9 +204,7 @@ fn a_missing_rank_ends_in_a_timeout_not_a_hang() {
     let comms = Communicator::init_all(&devices(rt(), &[0, 1, 2])).unwrap();
     let started = Instant::now();
     let results = on_ranks(&comms[..2], |comm, stream| {
-        let send = zeros(stream, 4);
-        let mut recv = zeros(stream, 4);
-        comm.all_reduce(&send, &mut recv, ReduceOp::Sum, stream)
+        all_reduce_zeros(comm, stream, 4)
     });
     let waited = started.elapsed();
     assert!(waited >= TIMEOUT && waited < 5 * TIMEOUT, "{waited:?}");
@@ -231,9 +215,7 @@ fn a_missing_rank_ends_in_a_timeout_not_a_hang() {
     }
     // The rank that never came fails at once when it finally calls.
     let late = on_ranks(&comms[2..], |comm, stream| {
-        let send = zeros(stream, 4);
-        let mut recv = zeros(stream, 4);
-        comm.all_reduce(&send, &mut recv, ReduceOp::Sum, stream)
+        all_reduce_zeros(comm, stream, 4)
     });
     assert!(matches!(&late[0], Err(e) if is_hccl(e, "HcclAllReduce", HCCL_E_TIMEOUT)));
     expected_report("did not call it");
@@ -244,16 +226,7 @@ fn a_stream_that_never_arrives_fails_its_peers_work_within_the_timeout() {
     let _leaks = LeakCheck::start(rt());
     let comms = Communicator::init_all(&devices(rt(), &[0, 1])).unwrap();
     let results = on_ranks(&comms, |comm, stream| {
-        let hold =
-            (comm.rank() == 1).then(|| ascend_sim::testing::hold_stream(stream.as_raw()).unwrap());
-        let send = zeros(stream, 4);
-        let mut recv = zeros(stream, 4);
-        comm.all_reduce(&send, &mut recv, ReduceOp::Sum, stream)
-            .unwrap();
-        if let Some(hold) = hold {
-            std::thread::sleep(2 * TIMEOUT);
-            hold.release();
-        }
+        let _buffers = all_reduce_with_rank_1_held(comm, stream, 2 * TIMEOUT);
         let synced = stream.synchronize();
         (synced, comm.async_error())
     });
@@ -287,20 +260,10 @@ fn root_info_joins_ranks_across_threads() {
     let info = RootInfo::new(&devs[0]).unwrap();
     // Through bytes, as another process would receive it.
     let info = RootInfo::from_bytes(info.as_bytes()).unwrap();
-    let comms = std::thread::scope(|s| {
-        let handles: Vec<_> = devs
-            .iter()
-            .enumerate()
-            .map(|(rank, d)| {
-                let info = &info;
-                s.spawn(move || Communicator::from_root_info(d, info, 3, rank as u32))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap().unwrap())
-            .collect::<Vec<_>>()
-    });
+    let comms: Vec<Communicator> = join_by_root_info(&devs, &info, 3)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
     for (rank, comm) in comms.iter().enumerate() {
         assert_eq!((comm.rank(), comm.size()), (rank as u32, 3));
         assert_eq!(comm.device().id(), devs[rank].id());
@@ -317,20 +280,7 @@ fn root_info_joins_ranks_across_threads() {
     // A rank that never joins: the others time out.
     let info = RootInfo::new(&devs[0]).unwrap();
     let started = Instant::now();
-    let results = std::thread::scope(|s| {
-        let handles: Vec<_> = devs[..2]
-            .iter()
-            .enumerate()
-            .map(|(rank, d)| {
-                let info = &info;
-                s.spawn(move || Communicator::from_root_info(d, info, 3, rank as u32))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap())
-            .collect::<Vec<_>>()
-    });
+    let results = join_by_root_info(&devs[..2], &info, 3);
     assert!(started.elapsed() >= TIMEOUT);
     for r in results {
         let e = r.unwrap_err();

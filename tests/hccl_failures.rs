@@ -8,7 +8,7 @@ mod hccl_common;
 
 use ascend_sys::hccl::{HCCL_E_PARA, HCCL_E_TIMEOUT};
 use ascendcl::hccl::{Communicator, ReduceOp, RootInfo};
-use ascendcl::{DeviceTensor, Error, Runtime, Stream};
+use ascendcl::{Error, Runtime};
 use hccl_common::*;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -68,23 +68,6 @@ fn rt() -> Runtime {
     runtime_with(FOUR_A2, Some(TIMEOUT.as_millis() as u64))
 }
 
-fn zeros(stream: &Stream, n: usize) -> DeviceTensor<f32> {
-    DeviceTensor::zeros(stream, &[n]).unwrap()
-}
-
-fn is_hccl(e: &Error, api: &str, code: u32) -> bool {
-    matches!(e, Error::Hccl { api: a, code: c, .. } if *a == api && *c == code)
-}
-
-/// The simulator reported what the test provoked; forgotten so that the leak check sees
-/// no other report.
-#[track_caller]
-fn expected_report(fragment: &str) {
-    let report = ascend_sim::last_report().unwrap_or_default();
-    assert!(report.contains(fragment), "{report}");
-    ascend_sim::clear_last_report();
-}
-
 #[test]
 fn a_group_nobody_can_fill_times_out_with_a_short_text_and_small_allocations() {
     let _leaks = LeakCheck::start(rt());
@@ -114,13 +97,7 @@ fn an_error_text_names_the_failing_call_once() {
     let _leaks = LeakCheck::start(rt());
     let comms = Communicator::init_all(&devices(rt(), &[0, 1])).unwrap();
     let results = on_ranks(&comms, |comm, stream| {
-        let n = 4 + comm.rank() as usize;
-        comm.all_reduce(
-            &zeros(stream, n),
-            &mut zeros(stream, n),
-            ReduceOp::Sum,
-            stream,
-        )
+        all_reduce_zeros(comm, stream, 4 + comm.rank() as usize)
     });
     for r in &results {
         let e = r.as_ref().unwrap_err();
@@ -146,12 +123,7 @@ fn a_timed_out_communicator_refuses_later_collectives_at_once() {
     let comms = Communicator::init_all(&devices(rt(), &[0, 1])).unwrap();
     // Rank 1 does not come to the first collective.
     let first = on_ranks(&comms[..1], |comm, stream| {
-        comm.all_reduce(
-            &zeros(stream, 4),
-            &mut zeros(stream, 4),
-            ReduceOp::Sum,
-            stream,
-        )
+        all_reduce_zeros(comm, stream, 4)
     });
     let e = first[0].as_ref().unwrap_err();
     assert!(is_hccl(e, "HcclAllReduce", HCCL_E_TIMEOUT), "{e}");
@@ -162,12 +134,7 @@ fn a_timed_out_communicator_refuses_later_collectives_at_once() {
     let calls = |api| ascend_sim::call_count(api);
     let (reduces, barriers) = (calls("HcclAllReduce"), calls("HcclBarrier"));
     let later = on_ranks(&comms, |comm, stream| {
-        let r = comm.all_reduce(
-            &zeros(stream, 4),
-            &mut zeros(stream, 4),
-            ReduceOp::Sum,
-            stream,
-        );
+        let r = all_reduce_zeros(comm, stream, 4);
         (r, comm.barrier(stream))
     });
     assert_eq!(
@@ -199,9 +166,7 @@ fn a_timed_out_communicator_refuses_later_collectives_at_once() {
     // Recovery: new communicators work.
     drop(comms);
     let comms = Communicator::init_all(&devices(rt(), &[0, 1])).unwrap();
-    let ok = on_ranks(&comms, |comm, stream| {
-        comm.barrier(stream).and_then(|()| stream.synchronize())
-    });
+    let ok = barrier_on_ranks(&comms);
     assert!(ok.iter().all(Result::is_ok), "{ok:?}");
 }
 
@@ -210,15 +175,7 @@ fn an_asynchronous_error_fails_the_next_collective_at_once() {
     let _leaks = LeakCheck::start(rt());
     let comms = Communicator::init_all(&devices(rt(), &[0, 1])).unwrap();
     let results = on_ranks(&comms, |comm, stream| {
-        let hold =
-            (comm.rank() == 1).then(|| ascend_sim::testing::hold_stream(stream.as_raw()).unwrap());
-        let (send, mut recv) = (zeros(stream, 4), zeros(stream, 4));
-        comm.all_reduce(&send, &mut recv, ReduceOp::Sum, stream)
-            .unwrap();
-        if let Some(hold) = hold {
-            std::thread::sleep(2 * TIMEOUT);
-            hold.release();
-        }
+        let (send, mut recv) = all_reduce_with_rank_1_held(comm, stream, 2 * TIMEOUT);
         let synced = stream.synchronize();
         let next = comm.all_reduce(&send, &mut recv, ReduceOp::Sum, stream);
         (synced, next)

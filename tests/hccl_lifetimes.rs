@@ -5,11 +5,14 @@
 //! communicators back where they were, no finding).
 
 mod hccl_common;
+#[path = "common/orders.rs"]
+mod orders;
 
 use ascendcl::hccl::{Communicator, ReduceOp};
 use ascendcl::{DeviceTensor, Runtime};
 use hccl_common::*;
 use ndarray::arr1;
+use orders::permutations;
 use std::time::{Duration, Instant};
 
 fn rt() -> Runtime {
@@ -125,19 +128,4 @@ fn every_drop_order_releases_everything() {
         });
     }
     assert_eq!(orders.len(), 24);
-}
-
-fn permutations(n: usize) -> Vec<Vec<usize>> {
-    if n == 0 {
-        return vec![Vec::new()];
-    }
-    let mut out = Vec::new();
-    for p in permutations(n - 1) {
-        for at in 0..=p.len() {
-            let mut q = p.clone();
-            q.insert(at, n - 1);
-            out.push(q);
-        }
-    }
-    out
 }

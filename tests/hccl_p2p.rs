@@ -7,34 +7,15 @@ mod hccl_common;
 
 use ascend_sys::hccl::{HCCL_E_PARA, HCCL_E_TIMEOUT};
 use ascendcl::hccl::{Communicator, ReduceOp};
-use ascendcl::{DeviceTensor, Element, Error, Runtime, Stream};
+use ascendcl::{DeviceTensor, Element, Error, Runtime};
 use half::{bf16, f16};
 use hccl_common::*;
-use ndarray::Array1;
 use std::time::Duration;
 
 const TIMEOUT: Duration = Duration::from_millis(300);
 
 fn rt() -> Runtime {
     runtime_with(FOUR_A2, Some(TIMEOUT.as_millis() as u64))
-}
-
-fn upload<T: Element>(stream: &Stream, v: &[T]) -> DeviceTensor<T> {
-    DeviceTensor::from_array(stream, &Array1::from_vec(v.to_vec())).unwrap()
-}
-
-fn download<T: Element>(stream: &Stream, t: &DeviceTensor<T>) -> Vec<T> {
-    t.to_array::<ndarray::IxDyn>(stream)
-        .unwrap()
-        .into_iter()
-        .collect()
-}
-
-#[track_caller]
-fn expected_report(fragment: &str) {
-    let report = ascend_sim::last_report().unwrap_or_default();
-    assert!(report.contains(fragment), "{report}");
-    ascend_sim::clear_last_report();
 }
 
 /// Small integers, so that every dtype sums them exactly.

@@ -13,8 +13,7 @@ mod hccl_common;
 use ascendcl::hccl::{Communicator, ReduceOp, RendezvousError, RootInfo};
 use ascendcl::{DeviceTensor, Element, Error, Runtime, Stream};
 use half::{bf16, f16};
-use hccl_common::{assert_bits, combine};
-use ndarray::Array1;
+use hccl_common::{assert_bits, combine, download, upload};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -41,17 +40,6 @@ fn var(name: &str) -> String {
 
 fn rank() -> u32 {
     var("RANK").parse().unwrap_or(0)
-}
-
-fn upload<T: Element>(stream: &Stream, v: &[T]) -> DeviceTensor<T> {
-    DeviceTensor::from_array(stream, &Array1::from_vec(v.to_vec())).unwrap()
-}
-
-fn download<T: Element>(stream: &Stream, t: &DeviceTensor<T>) -> Vec<T> {
-    t.to_array::<ndarray::IxDyn>(stream)
-        .unwrap()
-        .into_iter()
-        .collect()
 }
 
 /// Rank `r`'s element `i`: small integers, exact in every dtype when summed.

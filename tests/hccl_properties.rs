@@ -10,7 +10,6 @@ use ascendcl::hccl::{Communicator, ReduceOp};
 use ascendcl::{DeviceTensor, Element, Runtime, Stream};
 use half::{bf16, f16};
 use hccl_common::*;
-use ndarray::Array1;
 use proptest::prelude::*;
 
 fn rt() -> Runtime {
@@ -35,17 +34,6 @@ struct Case {
     len: usize,
     root: u32,
     seed: u64,
-}
-
-fn upload<T: Element>(stream: &Stream, v: &[T]) -> DeviceTensor<T> {
-    DeviceTensor::from_array(stream, &Array1::from(v.to_vec())).expect("upload")
-}
-
-fn download<T: Element>(stream: &Stream, t: &DeviceTensor<T>) -> Vec<T> {
-    t.to_array::<ndarray::IxDyn>(stream)
-        .expect("download")
-        .into_iter()
-        .collect()
 }
 
 /// Runs `case` on `comms` and compares every rank's result with the host's.

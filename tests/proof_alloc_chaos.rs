@@ -24,6 +24,7 @@
 mod common;
 
 use ascendcl::{DeviceTensor, Stream, add, add_new, copy, mish, mish_inplace, mish_new};
+use common::chaos::{self, CHECKED, FAILED, LEAKED};
 use common::*;
 use ndarray::Array1;
 use proptest::prelude::*;
@@ -41,11 +42,8 @@ const STREAMS: usize = 3;
 /// (a 2048-element block serves the smaller ones) and merged back.
 const LENS: [usize; 4] = [64, 100, 700, 2048];
 
-/// Downloads compared, failed calls, cache hits and leaks over all cases (asserted
-/// non-zero where the property would otherwise be vacuous).
-static CHECKED: AtomicU64 = AtomicU64::new(0);
-static FAILED: AtomicU64 = AtomicU64::new(0);
-static LEAKED: AtomicU64 = AtomicU64::new(0);
+/// Cache hits and splits over all cases (asserted non-zero, as are the tallies of
+/// [`chaos`]).
 static HITS: AtomicU64 = AtomicU64::new(0);
 static SPLITS: AtomicU64 = AtomicU64::new(0);
 
@@ -490,26 +488,12 @@ fn run_case(case: &Case) -> Result<(), TestCaseError> {
         })
         .collect();
     let timers = Mutex::new(Vec::new());
-    for &(f, nth) in &case.faults {
-        ascend_sim::set_fault(FAULTS[f], nth).unwrap();
-    }
-    let results: Vec<Result<(), String>> = std::thread::scope(|sc| {
-        let handles: Vec<_> = case
-            .threads
-            .iter()
-            .map(|ops| {
-                let (streams, slots, timers, dev) = (streams.clone(), &slots, &timers, &dev);
-                sc.spawn(move || run_thread(dev, ops, slots, streams, timers))
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    chaos::arm_faults(FAULTS, &case.faults);
+    let results = chaos::on_threads(&case.threads, |ops| {
+        run_thread(&dev, ops, &slots, streams.clone(), &timers)
     });
-    for &(f, _) in &case.faults {
-        ascend_sim::set_fault(FAULTS[f], 0).unwrap();
-    }
-    if let Some((f, nth)) = case.end_fault {
-        ascend_sim::set_fault(END_FAULTS[f], nth).unwrap();
-    }
+    chaos::disarm_faults(FAULTS, &case.faults);
+    chaos::arm_faults(END_FAULTS, case.end_fault.as_slice());
     if case.empty_first {
         // Work queued behind held streams on every live tensor, which is then dropped:
         // emptying the cache must wait for it (or leak the blocks when a drain fails).
@@ -533,14 +517,9 @@ fn run_case(case: &Case) -> Result<(), TestCaseError> {
     }
     // Emptying the cache frees (or leaks, counted) every block.
     dev.empty_cache();
-    if let Some((f, _)) = case.end_fault {
-        ascend_sim::set_fault(END_FAULTS[f], 0).unwrap();
-    }
-    for r in results {
-        r.map_err(TestCaseError::fail)?;
-    }
-    let report = ascend_sim::last_report();
-    prop_assert!(report.is_none(), "simulator report: {report:?}");
+    chaos::disarm_faults(END_FAULTS, case.end_fault.as_slice());
+    chaos::threads_passed(results)?;
+    chaos::no_report()?;
     prop_assert_eq!(ascend_sim::racecheck::violations(), races_before, "races");
     let stats = dev.memory_stats();
     prop_assert_eq!(
@@ -596,11 +575,7 @@ fn allocations_drops_and_launches_on_streams_and_threads_with_faults() {
     runner
         .run(&case(), |c| run_case(&c))
         .unwrap_or_else(|e| panic!("{e}"));
-    let (checked, failed, leaked) = (
-        CHECKED.load(Ordering::Relaxed),
-        FAILED.load(Ordering::Relaxed),
-        LEAKED.load(Ordering::Relaxed),
-    );
+    let (checked, failed, leaked) = chaos::tallies();
     let (hits, splits) = (HITS.load(Ordering::Relaxed), SPLITS.load(Ordering::Relaxed));
     eprintln!(
         "{CASES} cases: {checked} downloads checked, {failed} failed calls, {leaked} leaks, \

@@ -7,6 +7,7 @@
 mod common;
 
 use ascendcl::{DeviceTensor, mish_backward, reference};
+use common::orders::permutations;
 use common::*;
 use ndarray::ArrayD;
 use std::time::Duration;
@@ -26,21 +27,6 @@ fn bounded(what: String, f: impl FnOnce() + Send + 'static) {
         Err(_) => panic!("{what}: hang (no progress in 20 s)"),
     }
     assert_eq!(ascend_sim::last_report(), None, "{what}: sanitizer report");
-}
-
-fn permutations(n: usize) -> Vec<Vec<usize>> {
-    if n == 0 {
-        return vec![vec![]];
-    }
-    let mut out = Vec::new();
-    for p in permutations(n - 1) {
-        for i in 0..=p.len() {
-            let mut q = p.clone();
-            q.insert(i, n - 1);
-            out.push(q);
-        }
-    }
-    out
 }
 
 #[test]

@@ -15,12 +15,13 @@
 mod common;
 
 use ascendcl::{DeviceTensor, Stream, mish_inplace};
+use common::chaos::{self, CHECKED, FAILED, LEAKED};
 use common::*;
 use ndarray::Array1;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// Cases run (bounded: each is a few tens of milliseconds on the simulator).
@@ -28,12 +29,6 @@ const CASES: u32 = 400;
 const THREADS: usize = 2;
 const TENSORS: usize = 3;
 const N: usize = 64;
-
-/// Downloads compared with the model, failed calls, and leaks counted, over all cases
-/// (asserted non-zero: the property is not vacuous).
-static CHECKED: AtomicU64 = AtomicU64::new(0);
-static FAILED: AtomicU64 = AtomicU64::new(0);
-static LEAKED: AtomicU64 = AtomicU64::new(0);
 
 /// Runtime functions a fault is injected into (at a random call).
 const FAULTS: &[&str] = &[
@@ -228,33 +223,21 @@ fn run_case(case: &Case) -> Result<(), TestCaseError> {
     setup.synchronize().unwrap();
     drop(setup);
     let graveyard = Mutex::new(Vec::new());
-    if let Some((f, nth)) = case.fault {
-        ascend_sim::set_fault(FAULTS[f], nth).unwrap();
-    }
-    let results: Vec<Result<(), String>> = std::thread::scope(|sc| {
-        let handles: Vec<_> = case
-            .threads
-            .iter()
-            .map(|ops| sc.spawn(|| run_thread(&dev, ops, &tensors, &graveyard)))
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    chaos::arm_faults(FAULTS, case.fault.as_slice());
+    let results = chaos::on_threads(&case.threads, |ops| {
+        run_thread(&dev, ops, &tensors, &graveyard)
     });
     drop(graveyard);
     let mut tensors: Vec<Option<Mutex<Shared>>> = tensors.into_iter().map(Some).collect();
     for &i in &case.drop_order {
         drop(tensors[i].take());
     }
-    if let Some((f, _)) = case.fault {
-        ascend_sim::set_fault(FAULTS[f], 0).unwrap();
-    }
-    for r in results {
-        r.map_err(TestCaseError::fail)?;
-    }
+    chaos::disarm_faults(FAULTS, case.fault.as_slice());
+    chaos::threads_passed(results)?;
     // The device's cache keeps dropped blocks: emptying it frees (or leaks, counted)
     // every one.
     dev.empty_cache();
-    let report = ascend_sim::last_report();
-    prop_assert!(report.is_none(), "simulator report: {report:?}");
+    chaos::no_report()?;
     let after = ascend_sim::counters();
     let leaked = dev.leaks().allocations - leaks_before;
     LEAKED.fetch_add(leaked, Ordering::Relaxed);
@@ -277,11 +260,7 @@ fn random_stream_lifetimes_faults_and_drops() {
     runner
         .run(&case(), |c| run_case(&c))
         .unwrap_or_else(|e| panic!("{e}"));
-    let (checked, failed, leaked) = (
-        CHECKED.load(Ordering::Relaxed),
-        FAILED.load(Ordering::Relaxed),
-        LEAKED.load(Ordering::Relaxed),
-    );
+    let (checked, failed, leaked) = chaos::tallies();
     eprintln!("{CASES} cases: {checked} reads checked, {failed} failed calls, {leaked} leaks");
     assert!(
         checked > 0 && failed > 0,

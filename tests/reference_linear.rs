@@ -266,27 +266,21 @@ fn addmm_skips_what_alpha_or_beta_zero_removes() {
     // beta 0: a NaN bias is never read
     let ok = array![[1.0f32, 2.0]];
     let nan_bias = array![f32::NAN];
-    let h = addmm(
-        nan_bias.view(),
-        ok.view(),
-        array![[1.0f32], [1.0]].view(),
-        0,
-        1,
-        CubeMath::KeepDtype,
-    )
-    .unwrap();
-    assert_eq!(h, array![[3.0]]);
+    let ones = array![[1.0f32], [1.0]];
+    let with_beta = |beta: i32| {
+        addmm(
+            nan_bias.view(),
+            ok.view(),
+            ones.view(),
+            beta,
+            1,
+            CubeMath::KeepDtype,
+        )
+        .unwrap()
+    };
+    assert_eq!(with_beta(0), array![[3.0]]);
     // otherwise NaN propagates
-    let h = addmm(
-        nan_bias.view(),
-        ok.view(),
-        array![[1.0f32], [1.0]].view(),
-        1,
-        1,
-        CubeMath::KeepDtype,
-    )
-    .unwrap();
-    assert!(h[[0, 0]].is_nan());
+    assert!(with_beta(1)[[0, 0]].is_nan());
     // K = 0: beta·self broadcast
     let e = Array2::<f32>::zeros((2, 0));
     let h = addmm(

@@ -126,3 +126,26 @@ pub fn host_and_device_during(f: impl FnOnce()) -> Split {
         device: DEVICE_ALLOCS.load(Ordering::SeqCst),
     }
 }
+
+/// Matrix products one step of the two-layer MLP makes (two addmm, three matmul): the
+/// simulator's device thread allocates a packing buffer for each (`matrixmultiply` takes
+/// no buffer).
+#[allow(dead_code)]
+pub const MLP_GEMMS_PER_STEP: u64 = 5;
+
+/// Asserts that `steps` steps of the two-layer MLP, measured as `heap`, allocated nothing
+/// on a host thread. The simulator's device thread stands for the device: its heap use is
+/// the device's working memory (a GEMM's packing buffer, one per matrix product), so it is
+/// not a host allocation; it is bounded so that a leak there shows too.
+#[allow(dead_code)]
+#[track_caller]
+pub fn assert_mlp_steps_allocate_on_no_host_thread(heap: Split, steps: usize) {
+    assert_eq!(
+        heap.host, 0,
+        "host heap allocations over {steps} steps: {heap:?}"
+    );
+    assert!(
+        heap.device <= MLP_GEMMS_PER_STEP * steps as u64,
+        "device-thread heap allocations over {steps} steps: {heap:?}"
+    );
+}

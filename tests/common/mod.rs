@@ -3,9 +3,11 @@
 #![allow(dead_code)]
 
 pub mod cases;
+pub mod chaos;
 pub mod counting;
 pub mod held;
 pub mod logs;
+pub mod orders;
 pub mod props;
 pub mod props_mish;
 pub mod raw_entry;
@@ -89,6 +91,18 @@ impl Drop for LeakCheck {
         }
     }
 }
+
+/// The C functions that one `mish_backward` on fresh tensors calls, in the order the fault
+/// tests walk them: device and pinned allocations, the upload, a descriptor and the two
+/// phases.
+pub const MISH_BACKWARD_CALLS: [&str; 6] = [
+    "aclrtMalloc",
+    "aclrtMallocHost",
+    "aclrtMemcpyAsync",
+    "aclCreateTensor",
+    "aclnnMishBackwardGetWorkspaceSize",
+    "aclnnMishBackward",
+];
 
 /// Deterministic inputs: `n` values in `[lo, hi)`, staying away from the zero of mish'
 /// (x ≈ -1.19) where relative errors are meaningless.

@@ -4,8 +4,10 @@
 #![allow(dead_code)]
 
 use ascendcl::hccl::{Communicator, ReduceOp};
-use ascendcl::{Device, Element, Runtime, Stream};
+use ascendcl::{Device, DeviceTensor, Element, Error, Runtime, Stream};
+use ndarray::Array1;
 use std::sync::{Mutex, MutexGuard, Once};
+use std::time::Duration;
 
 static ENV: Once = Once::new();
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -55,6 +57,74 @@ pub fn on_ranks<R: Send>(
             .map(|h| h.join().expect("rank thread"))
             .collect()
     })
+}
+
+/// Every rank's barrier, each stream synchronised after it: a group that is still usable
+/// gives `Ok` on every rank.
+pub fn barrier_on_ranks(comms: &[Communicator]) -> Vec<Result<(), Error>> {
+    on_ranks(comms, |comm, stream| {
+        comm.barrier(stream).and_then(|()| stream.synchronize())
+    })
+}
+
+/// On one rank's thread: an all-reduce (sum) of four zeros, queued while rank 1's stream
+/// is held for `hold`, so that rank 1 reaches the collective that long after the others.
+/// Returns the send and receive buffers.
+pub fn all_reduce_with_rank_1_held(
+    comm: &Communicator,
+    stream: &Stream,
+    hold: Duration,
+) -> (DeviceTensor<f32>, DeviceTensor<f32>) {
+    let held =
+        (comm.rank() == 1).then(|| ascend_sim::testing::hold_stream(stream.as_raw()).unwrap());
+    let (send, mut recv) = (zeros(stream, 4), zeros(stream, 4));
+    comm.all_reduce(&send, &mut recv, ReduceOp::Sum, stream)
+        .unwrap();
+    if let Some(held) = held {
+        std::thread::sleep(hold);
+        held.release();
+    }
+    (send, recv)
+}
+
+/// An all-reduce (sum) of `n` zeros into `n` zeros, on one rank's thread.
+pub fn all_reduce_zeros(comm: &Communicator, stream: &Stream, n: usize) -> Result<(), Error> {
+    comm.all_reduce(
+        &zeros(stream, n),
+        &mut zeros(stream, n),
+        ReduceOp::Sum,
+        stream,
+    )
+}
+
+/// `n` zeros (f32) on `stream`'s device.
+pub fn zeros(stream: &Stream, n: usize) -> DeviceTensor<f32> {
+    DeviceTensor::zeros(stream, &[n]).unwrap()
+}
+
+pub fn upload<T: Element>(stream: &Stream, v: &[T]) -> DeviceTensor<T> {
+    DeviceTensor::from_array(stream, &Array1::from_vec(v.to_vec())).expect("upload")
+}
+
+pub fn download<T: Element>(stream: &Stream, t: &DeviceTensor<T>) -> Vec<T> {
+    t.to_array::<ndarray::IxDyn>(stream)
+        .expect("download")
+        .into_iter()
+        .collect()
+}
+
+/// `e` is HCCL's `code` from `api`.
+pub fn is_hccl(e: &Error, api: &str, code: u32) -> bool {
+    matches!(e, Error::Hccl { api: a, code: c, .. } if *a == api && *c == code)
+}
+
+/// The simulator reported the failure a test provoked (a finding); it is then forgotten so
+/// that the leak check sees no other.
+#[track_caller]
+pub fn expected_report(fragment: &str) {
+    let report = ascend_sim::last_report().unwrap_or_default();
+    assert!(report.contains(fragment), "{report}");
+    ascend_sim::clear_last_report();
 }
 
 /// `a op b` as the simulated HCCL computes it: in f32, rounded to the element type.
