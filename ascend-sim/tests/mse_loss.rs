@@ -31,19 +31,10 @@ fn grad(
 fn loss_checks_in_order() {
     on(A2);
     let f = |d: &[i64]| meta(d, ACL_FLOAT);
-    let mut ex = null_mut();
     // SAFETY: deliberate NULLs.
-    let rc = unsafe {
-        api::aclnnMseLossGetWorkspaceSize(
-            null_mut(),
-            null_mut(),
-            1,
-            null_mut(),
-            null_mut(),
-            &mut ex,
-        )
-    };
-    assert_fails_with(rc, ACLNN_ERR_PARAM_NULLPTR, &["workspaceSize is nullptr"]);
+    refuses_null_workspace_size(|ex| unsafe {
+        api::aclnnMseLossGetWorkspaceSize(null_mut(), null_mut(), 1, null_mut(), null_mut(), ex)
+    });
     nullptr(loss(NULL_T, f(&[2]), 1, f(&[])), "self is nullptr");
     nullptr(loss(f(&[2]), NULL_T, 1, f(&[])), "target is nullptr");
     nullptr(loss(f(&[2]), f(&[2]), 1, NULL_T), "out is nullptr");
@@ -124,9 +115,8 @@ fn loss_values() {
 fn backward_checks_in_order() {
     on(A2);
     let f = |d: &[i64]| meta(d, ACL_FLOAT);
-    let mut ex = null_mut();
     // SAFETY: deliberate NULLs.
-    let rc = unsafe {
+    refuses_null_workspace_size(|ex| unsafe {
         api::aclnnMseLossBackwardGetWorkspaceSize(
             null_mut(),
             null_mut(),
@@ -134,10 +124,9 @@ fn backward_checks_in_order() {
             1,
             null_mut(),
             null_mut(),
-            &mut ex,
+            ex,
         )
-    };
-    assert_fails_with(rc, ACLNN_ERR_PARAM_NULLPTR, &["workspaceSize is nullptr"]);
+    });
     let t = f(&[2]);
     nullptr(grad(NULL_T, t, t, 1, t), "gradOutput is nullptr");
     nullptr(grad(t, NULL_T, t, 1, t), "self is nullptr");

@@ -25,19 +25,17 @@ pub fn checks_in_order(phase1: AlphaPhase1) {
     };
     let one = f64_scalar(1.0);
     let f = |d: &[i64]| meta(d, ACL_FLOAT);
-    let mut ex = null_mut();
     // SAFETY: deliberate NULLs.
-    let rc = unsafe {
+    refuses_null_workspace_size(|ex| unsafe {
         phase1(
             null_mut(),
             null_mut(),
             null_mut(),
             null_mut(),
             null_mut(),
-            &mut ex,
+            ex,
         )
-    };
-    assert_fails_with(rc, ACLNN_ERR_PARAM_NULLPTR, &["workspaceSize is nullptr"]);
+    });
     refused(
         op(NULL_T, f(&[2]), one, f(&[2])),
         ACLNN_ERR_PARAM_NULLPTR,

@@ -51,6 +51,15 @@ pub fn refused(g: Got, want: i32, fragments: &[&str]) {
     assert_fails_with(status(g), want, fragments);
 }
 
+/// Asserts that `phase1`, given an executor out-pointer, fails with 161001 naming
+/// `workspaceSize` (which it passes NULL, with NULL for every other pointer).
+#[track_caller]
+pub fn refuses_null_workspace_size(phase1: impl FnOnce(*mut *mut aclOpExecutor) -> i32) {
+    let mut ex = null_mut();
+    let rc = phase1(&mut ex);
+    assert_fails_with(rc, ACLNN_ERR_PARAM_NULLPTR, &["workspaceSize is nullptr"]);
+}
+
 /// [`refused`] with `ACLNN_ERR_PARAM_NULLPTR` (161001).
 #[track_caller]
 pub fn nullptr(g: Got, fragment: &str) {
