@@ -30,12 +30,10 @@ fn checks_in_order() {
     let one = f64_scalar(1.0);
     let f = |d: &[i64]| meta(d, ACL_FLOAT);
     let (a, b, o) = (f(&[2, 3]), f(&[3, 4]), f(&[2, 4]));
-    let mut ex = null_mut();
     // SAFETY: deliberate NULLs.
-    let rc = unsafe {
-        api::aclnnAddmmGetWorkspaceSize(null_mut(), a, b, one, one, o, 0, null_mut(), &mut ex)
-    };
-    assert_fails_with(rc, ACLNN_ERR_PARAM_NULLPTR, &["workspaceSize is nullptr"]);
+    refuses_null_workspace_size(|ex| unsafe {
+        api::aclnnAddmmGetWorkspaceSize(null_mut(), a, b, one, one, o, 0, null_mut(), ex)
+    });
     refused(
         addmm(NULL_T, a, b, one, one, o, 0),
         ACLNN_ERR_PARAM_NULLPTR,

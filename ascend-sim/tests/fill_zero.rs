@@ -24,10 +24,10 @@ fn fill(t: *mut aclTensor, v: *const aclScalar) -> Got {
 fn zero_checks_in_order() {
     on(A2);
     let t = meta(&[2], ACL_FLOAT);
-    let mut ex = null_mut();
     // SAFETY: deliberate NULLs.
-    let rc = unsafe { api::aclnnInplaceZeroGetWorkspaceSize(null_mut(), null_mut(), &mut ex) };
-    assert_fails_with(rc, ACLNN_ERR_PARAM_NULLPTR, &["workspaceSize is nullptr"]);
+    refuses_null_workspace_size(|ex| unsafe {
+        api::aclnnInplaceZeroGetWorkspaceSize(null_mut(), null_mut(), ex)
+    });
     refused(
         zero(NULL_T),
         ACLNN_ERR_PARAM_NULLPTR,
@@ -82,12 +82,10 @@ fn zero_writes_only_the_view() {
 fn fill_checks_in_order() {
     on(A2);
     let s = f64_scalar(1.0);
-    let mut ex = null_mut();
     // SAFETY: deliberate NULLs.
-    let rc = unsafe {
-        api::aclnnInplaceFillScalarGetWorkspaceSize(null_mut(), null_mut(), null_mut(), &mut ex)
-    };
-    assert_fails_with(rc, ACLNN_ERR_PARAM_NULLPTR, &["workspaceSize is nullptr"]);
+    refuses_null_workspace_size(|ex| unsafe {
+        api::aclnnInplaceFillScalarGetWorkspaceSize(null_mut(), null_mut(), null_mut(), ex)
+    });
     refused(
         fill(NULL_T, s),
         ACLNN_ERR_PARAM_NULLPTR,

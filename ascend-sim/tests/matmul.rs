@@ -38,12 +38,10 @@ fn with_format(dims: &[i64], dtype: aclDataType, format: aclFormat) -> *mut aclT
 fn checks_in_order() {
     on(A2);
     let f = |d: &[i64]| meta(d, ACL_FLOAT);
-    let mut ex = null_mut();
     // SAFETY: deliberate NULLs.
-    let rc = unsafe {
-        api::aclnnMatmulGetWorkspaceSize(null_mut(), null_mut(), null_mut(), 0, null_mut(), &mut ex)
-    };
-    assert_fails_with(rc, ACLNN_ERR_PARAM_NULLPTR, &["workspaceSize is nullptr"]);
+    refuses_null_workspace_size(|ex| unsafe {
+        api::aclnnMatmulGetWorkspaceSize(null_mut(), null_mut(), null_mut(), 0, null_mut(), ex)
+    });
     refused(
         mm(NULL_T, NULL_T, NULL_T, 0),
         ACLNN_ERR_PARAM_NULLPTR,

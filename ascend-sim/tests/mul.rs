@@ -24,12 +24,10 @@ fn mul_(a: *mut aclTensor, b: *mut aclTensor) -> Got {
 fn checks_in_order() {
     on(A2);
     let f = |d: &[i64]| meta(d, ACL_FLOAT);
-    let mut ex = null_mut();
     // SAFETY: deliberate NULLs.
-    let rc = unsafe {
-        api::aclnnMulGetWorkspaceSize(null_mut(), null_mut(), null_mut(), null_mut(), &mut ex)
-    };
-    assert_fails_with(rc, ACLNN_ERR_PARAM_NULLPTR, &["workspaceSize is nullptr"]);
+    refuses_null_workspace_size(|ex| unsafe {
+        api::aclnnMulGetWorkspaceSize(null_mut(), null_mut(), null_mut(), null_mut(), ex)
+    });
     refused(
         mul(NULL_T, f(&[2]), f(&[2])),
         ACLNN_ERR_PARAM_NULLPTR,
