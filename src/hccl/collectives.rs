@@ -79,11 +79,10 @@ impl Communicator {
                 self.size
             )));
         }
-        let (b, l) = (buf.buf, &buf.layout);
         self.one_buffer_call(
             stream,
-            b,
-            l,
+            buf.buf,
+            &buf.layout,
             T::DTYPE,
             Access::Write,
             root,

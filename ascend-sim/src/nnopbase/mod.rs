@@ -8,15 +8,17 @@
 mod access;
 mod attrs;
 mod executor;
+mod op_def;
 mod phase2;
 mod prepared;
 
 pub(crate) use attrs::*;
 
 pub(crate) use executor::{
-    Arg, Attr, Decision, Executor, OpDef, Phase1, destroy_executor, every_product, op_def,
-    out_params, require_broadcast, set_input_addr, set_output_addr, set_repeatable,
+    Arg, Attr, Decision, Executor, Phase1, destroy_executor, out_params, require_broadcast,
+    set_input_addr, set_output_addr, set_repeatable,
 };
+pub(crate) use op_def::{OpDef, every_product, op_def};
 pub(crate) use phase2::{KernelCall, phase2, release_on_fault};
 pub(crate) use prepared::Prepared;
 

@@ -1,7 +1,8 @@
 //! Phase 2 and the queued kernel call: binding an executor's tensors and workspace to live
 //! allocations, and the element access operators' kernels read and write through.
 
-use super::executor::{Decision, MAX_ARGS, OpDef, USE_AFTER_RELEASE, lookup_executor};
+use super::executor::{Decision, MAX_ARGS, USE_AFTER_RELEASE, lookup_executor};
+use super::op_def::OpDef;
 use super::prepared::{ForCall, Layout};
 use crate::mem::{Alloc, Class, still_live};
 use crate::racecheck::{Access, Accesses, MAX_ACCESSES};

@@ -4,7 +4,8 @@
 //! the calls of all its launches, so a launch copies neither.
 
 use super::TensorDesc;
-use super::executor::{Decision, MAX_ARGS, OpDef};
+use super::executor::{Decision, MAX_ARGS};
+use super::op_def::OpDef;
 use crate::slab::{Dims64, Shape};
 use crate::strided::{View, offset_range};
 use crate::tables::dtype_size;

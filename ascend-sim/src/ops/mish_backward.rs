@@ -46,8 +46,8 @@ const SELF: usize = 1;
 const OUT: usize = 2;
 const MAX_DIMS: usize = 8;
 
-pub(crate) static OP: OpDef = op_def!("MishBackward", ["gradOutput", "self", "gradInput"], [GRAD, SELF] -> [OUT], run,
-        on available);
+pub(crate) static OP: OpDef = op_def!("MishBackward",
+    ["gradOutput", "self", "gradInput"], [GRAD, SELF] -> [OUT], run, on available);
 
 /// Every product but Atlas 200I/500 A2 has the kernel.
 fn available(family: Family) -> bool {
