@@ -160,11 +160,36 @@ fn child(case: &str) {
             let send = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
             let mut recv = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
             report(&comm.all_reduce(&send, &mut recv, ReduceOp::Sum, &stream));
+        }
+        "hub_leaves_first" => {
+            let comm = Communicator::from_env(&device).unwrap();
             if r == 0 {
-                // The hub's process stays until the test has the other survivor's result:
-                // its exit would otherwise be what a late survivor sees.
-                let mut line = String::new();
-                let _ = std::io::stdin().read_line(&mut line);
+                // The hub's rank destroys its communicator while the others still have
+                // work between them, and its process exits after.
+                drop(comm);
+                println!("result ok");
+            } else {
+                std::thread::sleep(Duration::from_millis(300));
+                let stream = device.stream().unwrap();
+                let peer = 3 - r;
+                let send = upload(&stream, &input::<f32>(r as usize, 64));
+                let mut got = DeviceTensor::<f32>::zeros(&stream, &[64]).unwrap();
+                let sent = if r == 1 {
+                    comm.send(&send, peer, &stream)
+                        .and_then(|()| comm.recv(&mut got, peer, &stream))
+                } else {
+                    comm.recv(&mut got, peer, &stream)
+                        .and_then(|()| comm.send(&send, peer, &stream))
+                };
+                let done = sent.and_then(|()| stream.synchronize());
+                if done.is_ok() {
+                    assert_bits(
+                        &download(&stream, &got),
+                        &input::<f32>(peer as usize, 64),
+                        "send/recv after the hub left",
+                    );
+                }
+                report(&done);
             }
         }
         "hub_aborts" => {
@@ -404,16 +429,10 @@ fn disagreeing_counts_fail_every_rank_with_para() {
 
 fn a_rank_that_aborts_after_joining_fails_the_others_at_once() {
     let ranks = [(0, 3), (1, 3), (2, 3)];
-    let mut children = spawn("abort_after_join", &ranks, free_port(), &[]);
-    let limit = Duration::from_secs(90);
-    let hub = children.remove(0);
-    let mut out = finish(children, limit);
-    {
-        use std::io::Write;
-        let mut hub = hub;
-        let _ = writeln!(hub.stdin.as_mut().unwrap(), "exit");
-        out.insert(0, finish(vec![hub], limit).remove(0));
-    }
+    let out = finish(
+        spawn("abort_after_join", &ranks, free_port(), &[]),
+        Duration::from_secs(90),
+    );
     assert!(!out[2].success, "rank 2 aborted");
     // The survivors learn it from the closed connections (HCCL_E_REMOTE naming rank 2 and
     // its process), not from a timeout.
@@ -425,6 +444,22 @@ fn a_rank_that_aborts_after_joining_fails_the_others_at_once() {
                 && o.result.contains("exited or was killed"),
             "rank {r}: {}",
             o.result
+        );
+    }
+}
+
+fn the_others_work_on_after_the_hub_rank_destroys_its_communicator() {
+    let ranks = [(0, 3), (1, 3), (2, 3)];
+    let out = finish(
+        spawn("hub_leaves_first", &ranks, free_port(), &[]),
+        Duration::from_secs(90),
+    );
+    for (r, o) in out.iter().enumerate() {
+        assert!(
+            o.success && o.result == "ok",
+            "rank {r}: {} {}",
+            o.result,
+            o.stderr
         );
     }
 }
@@ -562,7 +597,7 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let cases: [(&str, fn()); 9] = [
+    let cases: [(&str, fn()); 10] = [
         (
             "collectives_in_two_and_four_processes",
             collectives_in_two_and_four_processes,
@@ -586,6 +621,10 @@ fn main() {
         (
             "rendezvous_refuses_a_rank_claimed_twice_and_a_wrong_world_size",
             rendezvous_refuses_a_rank_claimed_twice_and_a_wrong_world_size,
+        ),
+        (
+            "the_others_work_on_after_the_hub_rank_destroys_its_communicator",
+            the_others_work_on_after_the_hub_rank_destroys_its_communicator,
         ),
         (
             "the_death_of_the_hub_process_fails_the_other_ranks",

@@ -61,6 +61,8 @@ struct GroupState {
     queued: Vec<u64>,
     /// Ranks of other processes that went away, and why.
     gone: Vec<Option<String>>,
+    /// Ranks whose communicator was destroyed (in the hub: seen from its goodbye).
+    destroyed: Vec<bool>,
 }
 
 /// Where the ranks meet for one collective.
@@ -121,6 +123,7 @@ impl Group {
                 async_errors: vec![HCCL_SUCCESS; n],
                 queued: vec![0; n],
                 gone: vec![None; n],
+                destroyed: vec![false; n],
             }),
             cv: Condvar::new(),
             pairs: Pairs::default(),
@@ -311,9 +314,34 @@ impl Group {
         lock(&self.served).push(conn);
     }
 
-    /// The group is gone from this process: the connections it served are shut down, so
-    /// that their threads end and the ranks of the other processes learn it.
-    pub(crate) fn close_served(&self) {
+    /// `rank` destroyed its communicator.
+    pub(crate) fn destroyed(&self, rank: usize) {
+        let mut g = self.lock();
+        if let Some(slot) = g.destroyed.get_mut(rank) {
+            *slot = true;
+        }
+        self.cv.notify_all();
+    }
+
+    /// The hub's last communicator in the group was destroyed. The ranks of other processes
+    /// may still move data through the hub (HCCL has no hub: one rank's destroy does not end
+    /// the others' transfers), so it waits, up to `limit`, until each rank has destroyed its
+    /// communicator or gone away. Then the connections it served are shut down, so that
+    /// their threads end and a rank still there learns it.
+    pub(crate) fn close_served(&self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        let mut g = self.lock();
+        while g
+            .destroyed
+            .iter()
+            .zip(&g.gone)
+            .any(|(d, gone)| !d && gone.is_none())
+        {
+            match self.wait(g, deadline) {
+                (next, true) => g = next,
+                (_, false) => break,
+            }
+        }
         for c in lock(&self.served).drain(..) {
             let _ = c.shutdown(Shutdown::Both);
         }

@@ -7,7 +7,8 @@
 //! parts on the group, as the rank's own threads would in one process. A connection that
 //! closes without a goodbye is a process that died: its rank departs and the meetings it
 //! has not reached fail at once. When the last communicator of this process in the group
-//! is destroyed, the connections are shut down and their threads end.
+//! is destroyed, it waits (up to the timeout) for the other processes' ranks to destroy
+//! theirs; then the connections left are shut down and their threads end.
 
 use super::group::{Failure, Group};
 use super::movement::{Part, part_bytes, staged};
@@ -125,7 +126,10 @@ fn serve(mut conn: UnixStream, root: u64) {
     let rank = rank as usize;
     loop {
         let m = match In::recv(&mut conn) {
-            Ok(m) if m.tag == tag::BYE => return,
+            Ok(m) if m.tag == tag::BYE => {
+                group.destroyed(rank);
+                return;
+            }
             Ok(m) => m,
             Err(e) => {
                 group.depart(

@@ -60,7 +60,10 @@
 //!   in-process ranks' are, with the same checks and texts. A process that exits or is
 //!   killed after joining closes its connections: the meetings its ranks have not reached
 //!   fail at once with `HCCL_E_REMOTE` naming the rank and process; the death of the
-//!   serving process fails the others' calls with `HCCL_E_REMOTE` as well.
+//!   serving process fails the others' calls with `HCCL_E_REMOTE` as well. HCCL itself
+//!   has no serving process, so one rank's `HcclCommDestroy` does not end the others'
+//!   work: the serving process's last destroy waits (up to the timeout) until every rank
+//!   of the other processes has destroyed its communicator or gone away.
 //! * **Bounds.** Nothing is sized by a root info's `nRanks` before the ranks have joined,
 //!   and messages name at most four ranks and count the rest.
 //! * **Arithmetic.** Reductions combine rank 0 with rank 1, the result with rank 2, and
@@ -356,20 +359,34 @@ pub(crate) unsafe fn comm_destroy(comm: HcclComm) -> HcclResult {
         }
         let (group, rank) = lookup(comm)?;
         let id = (comm as usize & ID_MASK) as u64;
-        let last_here = {
+        let last_hub = {
             let mut reg = registry();
             reg.comms.remove(&id);
             reg.dead.insert(id, "destroyed by HcclCommDestroy");
-            let last = !reg.comms.values().any(|c| Arc::ptr_eq(&c.group, &group));
-            if last {
-                reg.hubs.retain(|_, g| !Arc::ptr_eq(g, &group));
-            }
-            last
+            !reg.comms.values().any(|c| Arc::ptr_eq(&c.group, &group))
+                && reg.hubs.values().any(|g| Arc::ptr_eq(g, &group))
         };
         match &group.remote {
             Some(link) => link.close(rank),
-            None if last_here => group.close_served(),
-            None => {}
+            None => group.destroyed(rank),
+        }
+        if last_hub {
+            group.close_served(timeout());
+            let mut reg = registry();
+            let roots: Vec<u64> = (reg.hubs.iter())
+                .filter(|(_, g)| Arc::ptr_eq(g, &group))
+                .map(|(&root, _)| root)
+                .collect();
+            for root in roots {
+                reg.hubs.remove(&root);
+                // A connection of another process still on its way to the group ends at once.
+                reg.roots.entry(root).or_insert_with(|| {
+                    root::Root::Failed(
+                        HCCL_E_INTERNAL,
+                        format!("communicator group {} was destroyed", group.id),
+                    )
+                });
+            }
         }
         let queued = group.queued(rank);
         if queued > 0 {
