@@ -52,14 +52,21 @@ impl CubeMath {
     }
 }
 
-impl TryFrom<i64> for CubeMath {
-    type Error = i64;
+/// `TryFrom<i64>` for an attribute enum with `ALL` and `as_i64`.
+macro_rules! from_vendor_value {
+    ($enum:ty) => {
+        impl TryFrom<i64> for $enum {
+            type Error = i64;
 
-    /// The enum for a vendor value; the value itself back when it names none.
-    fn try_from(v: i64) -> Result<Self, i64> {
-        Self::ALL.into_iter().find(|m| m.as_i64() == v).ok_or(v)
-    }
+            /// The enum for a vendor value; the value itself back when it names none.
+            fn try_from(v: i64) -> Result<Self, i64> {
+                Self::ALL.into_iter().find(|e| e.as_i64() == v).ok_or(v)
+            }
+        }
+    };
 }
+
+from_vendor_value!(CubeMath);
 
 /// How a loss reduces its elementwise values: the `int64_t reduction` argument of
 /// `aclnnMseLoss`, `aclnnMseLossBackward` and the other loss operators.
@@ -97,14 +104,7 @@ impl Reduction {
     }
 }
 
-impl TryFrom<i64> for Reduction {
-    type Error = i64;
-
-    /// The enum for a vendor value; the value itself back when it names none.
-    fn try_from(v: i64) -> Result<Self, i64> {
-        Self::ALL.into_iter().find(|r| r.as_i64() == v).ok_or(v)
-    }
-}
+from_vendor_value!(Reduction);
 
 impl CubeMath {
     /// What torch_npu passes by default on a product family: [`KeepDtype`](Self::KeepDtype)

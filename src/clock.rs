@@ -262,16 +262,35 @@ impl Clock {
 }
 
 #[cfg(all(test, loom))]
-mod loom_tests {
+pub(crate) mod loom_tests {
     use super::Clock;
     use crate::error::Error;
     use loom::sync::Arc;
     use loom::sync::atomic::{AtomicBool, Ordering};
     use loom::thread;
+    use std::ops::Deref;
     use std::sync::Weak;
 
     fn failure() -> Error {
         Error::InvalidArgument("drain failed".into())
+    }
+
+    /// Drops `clock`'s stream on another thread: begins the drop, sets `drained` (if any)
+    /// once the stream has drained, and finishes the drop at `ticket` with `drain`.
+    pub(crate) fn drop_elsewhere(
+        clock: impl Deref<Target = Clock> + Send + 'static,
+        ticket: u64,
+        drain: Result<(), Error>,
+        drained: Option<&Arc<AtomicBool>>,
+    ) -> thread::JoinHandle<()> {
+        let drained = drained.map(Arc::clone);
+        thread::spawn(move || {
+            clock.begin_drop(None);
+            if let Some(flag) = drained {
+                flag.store(true, Ordering::Release);
+            }
+            let _ = clock.finish_drop(ticket, drain);
+        })
     }
 
     /// Invariant 1: a stream whose `Drop` runs counts as busy until its drain has
@@ -282,14 +301,7 @@ mod loom_tests {
         loom::model(|| {
             let clock = Arc::new(Clock::new(1, Weak::new()));
             let drained = Arc::new(AtomicBool::new(false));
-            let dropper = {
-                let (clock, drained) = (Arc::clone(&clock), Arc::clone(&drained));
-                thread::spawn(move || {
-                    clock.begin_drop(None);
-                    drained.store(true, Ordering::Release);
-                    let _ = clock.finish_drop(3, Ok(()));
-                })
-            };
+            let dropper = drop_elsewhere(Arc::clone(&clock), 3, Ok(()), Some(&drained));
             if clock.is_done(3) {
                 assert!(drained.load(Ordering::Acquire));
             }
@@ -305,13 +317,7 @@ mod loom_tests {
     fn failed_drain_never_counts_as_done() {
         loom::model(|| {
             let clock = Arc::new(Clock::new(1, Weak::new()));
-            let dropper = {
-                let clock = Arc::clone(&clock);
-                thread::spawn(move || {
-                    clock.begin_drop(None);
-                    let _ = clock.finish_drop(3, Err(failure()));
-                })
-            };
+            let dropper = drop_elsewhere(Arc::clone(&clock), 3, Err(failure()), None);
             assert!(!clock.is_done(3));
             let waited = clock.wait_gone(3);
             dropper.join().unwrap();

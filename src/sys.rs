@@ -59,6 +59,14 @@ macro_rules! forwarding {
     };
 }
 
+/// Runs `call` with a place holding `init` for a C function to write its result to, and
+/// returns what it wrote.
+fn written<T>(init: T, call: impl FnOnce(&mut T) -> Result<()>) -> Result<T> {
+    let mut value = init;
+    call(&mut value)?;
+    Ok(value)
+}
+
 // ---------------------------------------------------------------------------------------
 // Process, devices, contexts.
 
@@ -77,9 +85,8 @@ pub(crate) unsafe fn init(t: &FnTable) -> Result<()> {
 /// `aclrtGetDeviceCount`, as the `i32` that device ids are (`aclrtSetDevice` takes an
 /// `int32_t`, so no usable count exceeds `i32::MAX`).
 pub(crate) fn device_count(t: &FnTable) -> Result<i32> {
-    let mut count = 0u32;
     // SAFETY: a valid out-pointer for the duration of the call.
-    unsafe { checked!(acl t, aclrtGetDeviceCount(&mut count)) }?;
+    let count = written(0u32, |n| unsafe { checked!(acl t, aclrtGetDeviceCount(n)) })?;
     Ok(i32::try_from(count).unwrap_or(i32::MAX))
 }
 
@@ -107,9 +114,10 @@ forwarding! {
 
 /// `aclrtGetCurrentContext`; a NULL context is `ACL_ERROR_RT_CONTEXT_NULL`.
 pub(crate) fn current_context(t: &FnTable) -> Result<aclrtContext> {
-    let mut context: aclrtContext = std::ptr::null_mut();
     // SAFETY: a valid out-pointer.
-    unsafe { checked!(acl t, aclrtGetCurrentContext(&mut context)) }?;
+    let context = written(std::ptr::null_mut(), |c| unsafe {
+        checked!(acl t, aclrtGetCurrentContext(c))
+    })?;
     if context.is_null() {
         return Err(acl_error(
             t,
@@ -150,10 +158,11 @@ pub(crate) fn mem_info(t: &FnTable) -> Result<(usize, usize)> {
 
 /// `aclrtMalloc(HUGE_FIRST)` of `bytes` device bytes on the current context's device.
 pub(crate) fn malloc(t: &FnTable, bytes: usize) -> Result<*mut c_void> {
-    let mut p: *mut c_void = std::ptr::null_mut();
+    let policy = ascend_sys::ACL_MEM_MALLOC_HUGE_FIRST;
     // SAFETY: a valid out-pointer.
-    unsafe { checked!(acl t, aclrtMalloc(&mut p, bytes, ascend_sys::ACL_MEM_MALLOC_HUGE_FIRST)) }?;
-    Ok(p)
+    written(std::ptr::null_mut(), |p| unsafe {
+        checked!(acl t, aclrtMalloc(p, bytes, policy))
+    })
 }
 
 forwarding! {
@@ -167,10 +176,10 @@ forwarding! {
 
 /// `aclrtMallocHost`: `bytes` of page-locked host memory.
 pub(crate) fn malloc_host(t: &FnTable, bytes: usize) -> Result<*mut c_void> {
-    let mut p: *mut c_void = std::ptr::null_mut();
     // SAFETY: a valid out-pointer.
-    unsafe { checked!(acl t, aclrtMallocHost(&mut p, bytes)) }?;
-    Ok(p)
+    written(std::ptr::null_mut(), |p| unsafe {
+        checked!(acl t, aclrtMallocHost(p, bytes))
+    })
 }
 
 forwarding! {
@@ -202,9 +211,10 @@ pub(crate) unsafe fn memcpy_async(
 
 /// `aclrtDeviceCanAccessPeer`: whether device `device` can access the memory of `peer`.
 pub(crate) fn can_access_peer(t: &FnTable, device: i32, peer: i32) -> Result<bool> {
-    let mut can = 0i32;
     // SAFETY: a valid out-pointer for the duration of the call; ids are validated by it.
-    unsafe { checked!(acl? t, aclrtDeviceCanAccessPeer(&mut can, device, peer)) }?;
+    let can = written(0i32, |c| unsafe {
+        checked!(acl? t, aclrtDeviceCanAccessPeer(c, device, peer))
+    })?;
     Ok(can != 0)
 }
 
@@ -253,10 +263,10 @@ pub(crate) unsafe fn memset(
 
 /// `aclrtCreateStream` in the current context.
 pub(crate) fn create_stream(t: &FnTable) -> Result<aclrtStream> {
-    let mut s: aclrtStream = std::ptr::null_mut();
     // SAFETY: a valid out-pointer.
-    unsafe { checked!(acl t, aclrtCreateStream(&mut s)) }?;
-    Ok(s)
+    written(std::ptr::null_mut(), |s| unsafe {
+        checked!(acl t, aclrtCreateStream(s))
+    })
 }
 
 forwarding! {
@@ -275,10 +285,10 @@ forwarding! {
 
 /// `aclrtCreateEvent` in the current context.
 pub(crate) fn create_event(t: &FnTable) -> Result<aclrtEvent> {
-    let mut e: aclrtEvent = std::ptr::null_mut();
     // SAFETY: a valid out-pointer.
-    unsafe { checked!(acl t, aclrtCreateEvent(&mut e)) }?;
-    Ok(e)
+    written(std::ptr::null_mut(), |e| unsafe {
+        checked!(acl t, aclrtCreateEvent(e))
+    })
 }
 
 forwarding! {

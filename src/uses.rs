@@ -411,9 +411,9 @@ fn slot_at(slots: &mut Slots, i: usize) -> &mut Slot {
 mod loom_tests {
     use super::{Access, Uses};
     use crate::clock::Clock;
+    use crate::clock::loom_tests::drop_elsewhere;
     use crate::error::Error;
     use loom::sync::atomic::{AtomicBool, Ordering};
-    use loom::thread;
     use std::sync::{Arc, Weak};
 
     /// Invariants 1 and 2 through the records: a tensor used by a stream that is dropped
@@ -425,15 +425,8 @@ mod loom_tests {
             let clock = Arc::new(Clock::new(1, Weak::new()));
             let uses = Arc::new(Uses::new());
             uses.record_on(&clock, 2, Access::Write);
-            let drained = Arc::new(AtomicBool::new(false));
-            let dropper = {
-                let (clock, drained) = (Arc::clone(&clock), Arc::clone(&drained));
-                thread::spawn(move || {
-                    clock.begin_drop(None);
-                    drained.store(true, Ordering::Release);
-                    let _ = clock.finish_drop(2, Ok(()));
-                })
-            };
+            let drained = loom::sync::Arc::new(AtomicBool::new(false));
+            let dropper = drop_elsewhere(Arc::clone(&clock), 2, Ok(()), Some(&drained));
             if uses.is_idle() {
                 assert!(drained.load(Ordering::Acquire));
             }
@@ -457,13 +450,8 @@ mod loom_tests {
             uses.record_on(&b, 1, Access::Read);
             b.mark_checked(1);
             uses.record_on(&a, 4, Access::Write);
-            let dropper = {
-                let a = Arc::clone(&a);
-                thread::spawn(move || {
-                    a.begin_drop(None);
-                    let _ = a.finish_drop(4, Err(Error::InvalidArgument("timeout".into())));
-                })
-            };
+            let timeout = Err(Error::InvalidArgument("timeout".into()));
+            let dropper = drop_elsewhere(Arc::clone(&a), 4, timeout, None);
             assert!(!uses.is_idle());
             let read = uses.wait_for(Access::Read);
             dropper.join().unwrap();

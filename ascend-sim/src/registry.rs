@@ -157,19 +157,12 @@ macro_rules! sim_api {
             )*
             $(
                 c_export!($pname( $($parg: $pty),* ) -> aclnnStatus);
-
-                /// # Safety
-                /// The contract of the C function of the same name.
-                #[unsafe(no_mangle)]
-                pub unsafe extern "C" fn $oname(
+                c_export!($oname(
                     workspace: *mut c_void,
                     workspace_size: u64,
                     executor: *mut aclOpExecutor,
-                    stream: aclrtStream,
-                ) -> aclnnStatus {
-                    // SAFETY: forwarded unchanged under the same contract.
-                    unsafe { crate::api::$oname(workspace, workspace_size, executor, stream) }
-                }
+                    stream: aclrtStream
+                ) -> aclnnStatus);
             )*
             $(
                 c_export!($hname( $($harg: $hty),* ) -> $hret);

@@ -177,48 +177,16 @@ impl Group {
                 self.cv.notify_all();
             }
         }
+        let what = format!("collective #{seq} of communicator group {}", self.id);
         let deadline = Instant::now() + timeout;
-        loop {
-            let m = g
-                .calls
-                .get_mut(&seq)
-                .expect("a meeting stays until every rank left");
-            if let Some(outcome) = m.outcome.clone() {
-                leave(&mut g.calls, seq, n);
-                return outcome.map(|()| seq);
-            }
-            let GroupState { calls, gone, .. } = &mut *g;
-            let m = calls.get_mut(&seq).expect("as above");
-            if m.outcome.is_none()
-                && let Some(text) = departed(gone, &m.items)
-            {
-                m.outcome = Some(Err((
-                    HCCL_E_REMOTE,
-                    format!(
-                        "collective #{seq} of communicator group {}: {text}",
-                        self.id
-                    ),
-                )));
-                self.cv.notify_all();
-                continue;
-            }
-            let (guard, in_time) = self.wait(g, deadline);
-            g = guard;
-            if !in_time {
-                let m = g.calls.get_mut(&seq).expect("as above");
-                if m.outcome.is_none() && m.arrived < n {
-                    let text = format!(
-                        "collective #{seq} of communicator group {}: rank(s) {} did not call it within {} ms (rank {rank} called {}); with one process driving several devices, drive each rank from its own thread",
-                        self.id,
-                        m.missing(),
-                        timeout.as_millis(),
-                        desc.kind.api(),
-                    );
-                    m.outcome = Some(Err((HCCL_E_TIMEOUT, text)));
-                    self.cv.notify_all();
-                }
-            }
-        }
+        self.outcome(g, calls, seq, deadline, &what, |missing| {
+            format!(
+                "{what}: rank(s) {missing} did not call it within {} ms (rank {rank} called {}); with one process driving several devices, drive each rank from its own thread",
+                timeout.as_millis(),
+                desc.kind.api(),
+            )
+        })
+        .map(|()| seq)
     }
 
     /// Every rank must have called the same collective with the same parameters.
@@ -437,56 +405,70 @@ impl Group {
                 self.cv.notify_all();
             }
         }
+        let api = desc.kind.api();
+        let what = format!("{api} #{seq} of communicator group {}", self.id);
         let deadline = Instant::now() + timeout;
-        let outcome = loop {
-            let m = g
-                .execs
+        self.outcome(g, execs, seq, deadline, &what, |missing| {
+            format!(
+                "{what}: the stream(s) of rank(s) {missing} did not reach it within {} ms (a stream blocked behind other work, or waiting for this one)",
+                timeout.as_millis()
+            )
+        })
+    }
+
+    /// Waits for the outcome of meeting `seq` (`what`, for messages) and leaves it. A rank
+    /// that went away fails it at once (`HCCL_E_REMOTE`); one that has not come by
+    /// `deadline` fails it with `HCCL_E_TIMEOUT` and the text `late` makes of the missing
+    /// ranks. Once everyone arrived, the last one is moving the data: that is waited for.
+    /// A failed meeting drops the parts already delivered, since nothing will move.
+    fn outcome<T>(
+        &self,
+        mut g: MutexGuard<'_, GroupState>,
+        meetings: Meetings<T>,
+        seq: u64,
+        deadline: Instant,
+        what: &str,
+        late: impl Fn(&str) -> String,
+    ) -> Result<(), Failure> {
+        let n = self.size();
+        loop {
+            let (all, gone) = meetings(&mut g);
+            let m = all
                 .get_mut(&seq)
                 .expect("a meeting stays until every rank left");
             if let Some(outcome) = m.outcome.clone() {
-                leave(&mut g.execs, seq, n);
-                break outcome;
+                leave(all, seq, n);
+                return outcome;
             }
-            let GroupState { execs, gone, .. } = &mut *g;
-            let m = execs.get_mut(&seq).expect("as above");
             if m.arrived < n
                 && let Some(text) = departed(gone, &m.items)
             {
                 m.items.iter_mut().for_each(|p| *p = None);
-                m.outcome = Some(Err((
-                    HCCL_E_REMOTE,
-                    format!(
-                        "{} #{seq} of communicator group {}: {text}",
-                        desc.kind.api(),
-                        self.id
-                    ),
-                )));
+                m.outcome = Some(Err((HCCL_E_REMOTE, format!("{what}: {text}"))));
                 self.cv.notify_all();
                 continue;
             }
             let (guard, in_time) = self.wait(g, deadline);
             g = guard;
-            if !in_time {
-                let m = g.execs.get_mut(&seq).expect("as above");
-                // Everyone arrived: the last one is moving the data; wait for it.
-                if m.outcome.is_none() && m.arrived < n {
-                    let text = format!(
-                        "{} #{seq} of communicator group {}: the stream(s) of rank(s) {} did not reach it within {} ms (a stream blocked behind other work, or waiting for this one)",
-                        desc.kind.api(),
-                        self.id,
-                        m.missing(),
-                        timeout.as_millis()
-                    );
-                    // Parts already delivered are dropped: nothing will move.
-                    m.items.iter_mut().for_each(|p| *p = None);
-                    m.outcome = Some(Err((HCCL_E_TIMEOUT, text)));
-                    self.cv.notify_all();
-                }
+            let m = meetings(&mut g).0.get_mut(&seq).expect("as above");
+            if !in_time && m.outcome.is_none() && m.arrived < n {
+                m.items.iter_mut().for_each(|p| *p = None);
+                m.outcome = Some(Err((HCCL_E_TIMEOUT, late(&m.missing()))));
+                self.cv.notify_all();
             }
-        };
-        drop(g);
-        outcome
+        }
     }
+}
+
+/// The meetings of one phase and the ranks gone, borrowed together from the group state.
+type Meetings<T> = fn(&mut GroupState) -> (&mut BTreeMap<u64, Meeting<T>>, &[Option<String>]);
+
+fn calls(g: &mut GroupState) -> (&mut BTreeMap<u64, Meeting<Desc>>, &[Option<String>]) {
+    (&mut g.calls, &g.gone)
+}
+
+fn execs(g: &mut GroupState) -> (&mut BTreeMap<u64, Meeting<Part>>, &[Option<String>]) {
+    (&mut g.execs, &g.gone)
 }
 
 /// Why the first rank that has not arrived at a meeting with `items` will never come.

@@ -18,7 +18,7 @@ pub(crate) use executor::{
     Arg, Attr, Decision, Executor, Phase1, destroy_executor, out_params, require_broadcast,
     set_input_addr, set_output_addr, set_repeatable,
 };
-pub(crate) use op_def::{OpDef, every_product, op_def};
+pub(crate) use op_def::{OpDef, every_product, op_def, positions};
 pub(crate) use phase2::{KernelCall, phase2, release_on_fault};
 pub(crate) use prepared::Prepared;
 

@@ -48,6 +48,21 @@ macro_rules! op_def {
 }
 pub(crate) use op_def;
 
+/// Declares the positions of an operator's arguments or attributes as `usize` constants
+/// numbered in order from 0 (`positions!(pub(super) SELF, OTHER, OUT);`), so that an
+/// index is where its name stands.
+macro_rules! positions {
+    ($vis:vis $($name:ident),+ $(,)?) => {
+        $crate::nnopbase::positions!(@next [$vis] 0usize; $($name),+);
+    };
+    (@next [$($vis:tt)*] $n:expr; $name:ident $(, $rest:ident)*) => {
+        $($vis)* const $name: usize = $n;
+        $crate::nnopbase::positions!(@next [$($vis)*] $n + 1; $($rest),*);
+    };
+    (@next [$($vis:tt)*] $n:expr;) => {};
+}
+pub(crate) use positions;
+
 impl OpDef {
     /// Phase 1 of this operator as a C status: [`Phase1::open`] on `args`, then the
     /// operator's own `checks`, which end in [`Phase1::finish`].

@@ -25,21 +25,17 @@
 //! fails in the vendor's ViewCopy, 561103.
 
 use crate::cube::{Product, compute_rule, gemm, round_operands};
-use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, broadcast, invalid, op_def};
+use crate::nnopbase::{
+    Arg, Attr, Decision, KernelCall, OpDef, Phase1, broadcast, invalid, op_def, positions,
+};
 use crate::slab::{Dims64, Shape};
 use crate::state::fail;
 use crate::stream::Scratch;
 use crate::tables::{dtype_name, promote_type};
 use ascend_sys::*;
 
-const SELF: usize = 0;
-const MAT1: usize = 1;
-const MAT2: usize = 2;
-const OUT: usize = 3;
-const BETA: usize = 0;
-const ALPHA: usize = 1;
-const KERNEL_OUT: usize = 2;
-const HF32: usize = 3;
+positions!(SELF, MAT1, MAT2, OUT);
+positions!(BETA, ALPHA, KERNEL_OUT, HF32);
 
 pub(crate) static OP: OpDef =
     op_def!("Addmm", ["self", "mat1", "mat2", "out"], [SELF, MAT1, MAT2] -> [OUT], run);

@@ -1,16 +1,14 @@
 //! The check chain aclnnAdd and aclnnSub share (Sub runs Add's checks in the same order
 //! with the same codes), and their treatment of alpha.
 
+use super::MAX_DIMS;
 use super::checks::{promote_of, refuse_complex, require_cast};
-use crate::nnopbase::{Arg, Attr, Decision, OpDef, Phase1, invalid};
+use crate::nnopbase::{Arg, Attr, Decision, OpDef, Phase1, invalid, positions};
 use crate::tables::{can_cast, dtype_name, is_integral, numeric_dtypes};
 use ascend_sys::*;
 
-pub(super) const SELF: usize = 0;
-pub(super) const OTHER: usize = 1;
-pub(super) const OUT: usize = 2;
-pub(super) const ALPHA: usize = 0;
-pub(super) const MAX_DIMS: usize = 8;
+positions!(pub(super) SELF, OTHER, OUT);
+positions!(pub(super) ALPHA);
 
 /// Phase 1 of aclnnAdd or aclnnSub (`op` names which), for either operator kind, as a C
 /// status.

@@ -17,16 +17,15 @@
 //! byte for byte; a cast from or to an FP8 kind is not modeled and fails phase 1 with
 //! 561000, saying so.
 
+use super::MAX_DIMS;
 use crate::cast;
-use crate::nnopbase::{Arg, Decision, KernelCall, OpDef, Phase1, broadcast, op_def};
+use crate::nnopbase::{Arg, Decision, KernelCall, OpDef, Phase1, broadcast, op_def, positions};
 use crate::state::fail;
 use crate::stream::Scratch;
 use crate::tables::{dtype_name, dtype_size};
 use ascend_sys::*;
 
-const SELF: usize = 0;
-const SRC: usize = 1;
-const MAX_DIMS: usize = 8;
+positions!(SELF, SRC);
 
 /// The dtypes the operator accepts, FP8 kinds (34 to 37) included.
 const DTYPES: &[aclDataType] = &[

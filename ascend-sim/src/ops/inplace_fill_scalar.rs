@@ -15,15 +15,15 @@
 //! vendor rounds there is not documented), fills selfRef's shape and copies into its view.
 //! The value is taken at phase 1, so a repeatable executor keeps it.
 
+use super::MAX_DIMS;
 use super::checks::promote_of;
-use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, op_def};
+use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, op_def, positions};
 use crate::stream::Scratch;
 use crate::tables::numeric_and_unsigned_dtypes;
 use ascend_sys::*;
 
-const SELF: usize = 0;
-const VALUE: usize = 0;
-const MAX_DIMS: usize = 8;
+positions!(SELF);
+positions!(VALUE);
 
 pub(crate) static OP: OpDef = op_def!("InplaceFillScalar", ["selfRef"], [SELF] -> [SELF], run);
 

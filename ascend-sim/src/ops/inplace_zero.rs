@@ -11,11 +11,11 @@
 //! chain is ZerosLike then a copy into selfRef's view, so any strides work; all-zero bytes
 //! are 0 (+0.0 for the floating-point dtypes) in every listed dtype.
 
-use crate::nnopbase::{Arg, Decision, KernelCall, OpDef, Phase1, op_def};
+use crate::nnopbase::{Arg, Decision, KernelCall, OpDef, Phase1, op_def, positions};
 use crate::stream::Scratch;
 use ascend_sys::*;
 
-const SELF: usize = 0;
+positions!(SELF);
 
 const DTYPES: &[aclDataType] = &[
     ACL_INT8,

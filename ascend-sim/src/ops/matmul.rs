@@ -27,17 +27,14 @@
 //! documented: the simulator keeps 10 explicit mantissa bits, rounding ties away from zero.
 
 use crate::cube::{as_matrix, compute_rule, gemm, product, round_operands, to_i64};
-use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, invalid, op_def};
+use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, invalid, op_def, positions};
 use crate::state::fail;
 use crate::stream::Scratch;
 use ascend_sys::*;
 
-const SELF: usize = 0;
-const MAT2: usize = 1;
-const OUT: usize = 2;
-/// Attributes: the kernel's output dtype and whether operands round to HF32.
-const KERNEL_OUT: usize = 0;
-const HF32: usize = 1;
+positions!(SELF, MAT2, OUT);
+// Attributes: the kernel's output dtype and whether operands round to HF32.
+positions!(KERNEL_OUT, HF32);
 
 pub(crate) static OP: OpDef =
     op_def!("Matmul", ["self", "mat2", "out"], [SELF, MAT2] -> [OUT], run);

@@ -16,8 +16,10 @@
 //! result rounded to the dtype, to nearest even); at `x = -inf` it returns the limit
 //! `-0.0` instead of the literal `0 * -inf`.
 
+use super::MAX_DIMS;
 use crate::nnopbase::{
-    Decision, KernelCall, OpDef, Phase1, TensorDesc, invalid, op_def, out_params, require_non_null,
+    Decision, KernelCall, OpDef, Phase1, TensorDesc, invalid, op_def, out_params, positions,
+    require_non_null,
 };
 use crate::state::{fail, status_of};
 use crate::stream::Scratch;
@@ -25,9 +27,7 @@ use crate::strided::{DType, par_chunks};
 use crate::tables::{Family, dtype_name, float_dtypes};
 use ascend_sys::*;
 
-const SELF: usize = 0;
-const OUT: usize = 1;
-const MAX_DIMS: usize = 8;
+positions!(SELF, OUT);
 
 pub(crate) static OP: OpDef = op_def!("Mish", ["self", "out"], [SELF] -> [OUT], run, on available);
 

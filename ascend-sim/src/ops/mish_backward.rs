@@ -32,8 +32,9 @@
 //! out. The simulator thus agrees with a correctly rounded CPU reference on every special
 //! value.
 
+use super::MAX_DIMS;
 use crate::nnopbase::{
-    Decision, KernelCall, OpDef, Phase1, broadcast, op_def, out_params, require_non_null,
+    Decision, KernelCall, OpDef, Phase1, broadcast, op_def, out_params, positions, require_non_null,
 };
 use crate::state::{fail, status_of};
 use crate::stream::Scratch;
@@ -41,10 +42,7 @@ use crate::strided::{DType, par_zip};
 use crate::tables::{Family, can_cast, dtype_name, float_dtypes};
 use ascend_sys::*;
 
-const GRAD: usize = 0;
-const SELF: usize = 1;
-const OUT: usize = 2;
-const MAX_DIMS: usize = 8;
+positions!(GRAD, SELF, OUT);
 
 pub(crate) static OP: OpDef = op_def!("MishBackward",
     ["gradOutput", "self", "gradInput"], [GRAD, SELF] -> [OUT], run, on available);

@@ -18,6 +18,9 @@ pub mod mul;
 pub mod reduce_sum;
 pub mod sub;
 
+/// The rank limit of the operators' tensors (their "above 8 dims" checks).
+const MAX_DIMS: usize = 8;
+
 /// The operators' scalar kernels, exactly as the simulated device evaluates them.
 pub mod kernel {
     pub use super::mish::mish_f32;

@@ -21,20 +21,19 @@
 //! length and core split are not documented (the simulator uses one core and tiles of
 //! 4096 elements), nor the older kernel's arithmetic (the simulator uses MSELossV2's).
 
+use super::MAX_DIMS;
 use super::checks::{require_out_broadcast, require_reduction};
-use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, broadcast, invalid, op_def};
+use crate::nnopbase::{
+    Arg, Attr, Decision, KernelCall, OpDef, Phase1, broadcast, invalid, op_def, positions,
+};
 use crate::stream::Scratch;
 use crate::strided::DType;
 use crate::tables::{dtype_list, dtype_name, float_dtypes, promote_type};
 use ascend_sys::*;
 
-const SELF: usize = 0;
-const TARGET: usize = 1;
-const OUT: usize = 2;
-/// Attributes: the reduction, and whether an input is empty (phase 2 only fills out).
-const REDUCTION: usize = 0;
-const EMPTY: usize = 1;
-const MAX_DIMS: usize = 8;
+positions!(SELF, TARGET, OUT);
+// Attributes: the reduction, and whether an input is empty (phase 2 only fills out).
+positions!(REDUCTION, EMPTY);
 const TILE: usize = 4096;
 
 pub(crate) static OP: OpDef =

@@ -17,19 +17,18 @@
 //! dtype, then cast to out. The older kernel (mismatched shapes, such as torch's 0-D
 //! gradOutput of a mean) is not documented; the simulator computes it the same way.
 
+use super::MAX_DIMS;
 use super::checks::{require_out_broadcast, require_reduction};
-use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, broadcast, invalid, op_def};
+use crate::nnopbase::{
+    Arg, Attr, Decision, KernelCall, OpDef, Phase1, broadcast, invalid, op_def, positions,
+};
 use crate::stream::Scratch;
 use crate::strided::DType;
 use crate::tables::{dtype_name, float_dtypes};
 use ascend_sys::*;
 
-const GRAD: usize = 0;
-const SELF: usize = 1;
-const TARGET: usize = 2;
-const OUT: usize = 3;
-const REDUCTION: usize = 0;
-const MAX_DIMS: usize = 8;
+positions!(GRAD, SELF, TARGET, OUT);
+positions!(REDUCTION);
 
 pub(crate) static OP: OpDef = op_def!("MseLossBackward",
     ["gradOutput", "self", "target", "out"], [GRAD, SELF, TARGET] -> [OUT], run);

@@ -19,17 +19,15 @@
 //! is cast to out's dtype and written through out's view. Complex arithmetic is not
 //! modeled: a complex promote fails phase 1 with 561000.
 
+use super::MAX_DIMS;
 use super::checks::{promote_of, refuse_complex, require_cast};
 use crate::cast::round;
-use crate::nnopbase::{Arg, Decision, KernelCall, OpDef, Phase1, op_def};
+use crate::nnopbase::{Arg, Decision, KernelCall, OpDef, Phase1, op_def, positions};
 use crate::stream::Scratch;
 use crate::tables::numeric_dtypes;
 use ascend_sys::*;
 
-const SELF: usize = 0;
-const OTHER: usize = 1;
-const OUT: usize = 2;
-const MAX_DIMS: usize = 8;
+positions!(SELF, OTHER, OUT);
 
 pub(crate) static OP: OpDef = op_def!("Mul", ["self", "other", "out"], [SELF, OTHER] -> [OUT], run);
 

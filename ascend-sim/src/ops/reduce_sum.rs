@@ -19,19 +19,18 @@
 //! FLOAT16 and BF16 (rounded once at the end), in f64 for DOUBLE, exactly for integers
 //! below 2^53 (wrapped to the width). Complex sums are not modeled (561000).
 
+use super::MAX_DIMS;
 use super::checks::{is_complex, unmodeled_complex};
 use crate::cast::round;
-use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, invalid, op_def};
+use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, invalid, op_def, positions};
 use crate::slab::{Dims64, Shape};
 use crate::stream::Scratch;
 use crate::tables::{dtype_list, dtype_name, numeric_dtypes};
 use ascend_sys::*;
 
-const SELF: usize = 0;
-const OUT: usize = 1;
-/// Attribute: the reduced dims as a bit mask.
-const MASK: usize = 0;
-const MAX_DIMS: usize = 8;
+positions!(SELF, OUT);
+// Attribute: the reduced dims as a bit mask.
+positions!(MASK);
 
 pub(crate) static OP: OpDef = op_def!("ReduceSum", ["self", "out"], [SELF] -> [OUT], run);
 
