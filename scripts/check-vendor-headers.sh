@@ -53,16 +53,26 @@ PY
 VENDOR_INC="$WORK/vendor"
 VENDOR_ROOT="$WORK/vendor_root"
 
+# The start of both checks' Python, read before each one's own part: its arguments (our
+# header, the vendor's header directory, the output file's stem), our header's text, and
+# constants(DEFINE, ENUM), the (name, value) pairs of the #defines and enum members whose
+# names match those patterns.
+PY_COMMON=$(cat <<'PY'
+import re, sys, pathlib
+ours, vendor_dir, out = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3]
+text = pathlib.Path(ours).read_text()
+def constants(define, enum):
+    return (re.findall(r'#define\s+(%s)\s+(-?\d+)' % define, text)
+            + re.findall(r'^\s*(%s)\s*=\s*(-?\d+)\s*,?\s*$' % enum, text, re.M))
+PY
+)
+
 # check HEADER_DIR OUT: compile the conformance check of the header in HEADER_DIR (its
 # steps return on failure: callers test it in `if`, where `set -e` does not apply).
 check() {
     local header_dir=$1 out=$2
-    python3 - "$header_dir/ascendcl_sys.h" "$VENDOR_INC" "$out" <<'PY' || return 1
-import re, sys, pathlib
-ours, vendor_dir, out = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3]
-text = pathlib.Path(ours).read_text()
-values = re.findall(r'#define\s+(ACLN?N?_\w+)\s+(-?\d+)', text)
-values += re.findall(r'^\s*(ACL_\w+)\s*=\s*(-?\d+)\s*,?\s*$', text, re.M)
+    { echo "$PY_COMMON"; cat <<'PY'; } | python3 - "$header_dir/ascendcl_sys.h" "$VENDOR_INC" "$out" || return 1
+values = constants(r'ACLN?N?_\w+', r'ACL_\w+')
 vendor_text = "\n".join(p.read_text(errors="replace") for p in (vendor_dir / "acl").rglob("*.h"))
 checked, absent = [], []
 for name, value in values:
@@ -98,12 +108,9 @@ PY
 # beside it) against the vendor's hccl.h.
 check_hccl() {
     local header_dir=$1 out=$2
-    python3 - "$header_dir/hccl_sys.h" "$VENDOR_ROOT/third_party/hccl/inc/hccl" "$out" <<'PY' || return 1
-import re, sys, pathlib
-ours, vendor_dir, out = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3]
-text = pathlib.Path(ours).read_text()
-values = re.findall(r'#define\s+(HCCL_\w+)\s+(-?\d+)', text)
-values += re.findall(r'^\s*(HCCL_\w+)\s*=\s*(-?\d+)\s*,?\s*$', text, re.M)
+    local vendor_hccl="$VENDOR_ROOT/third_party/hccl/inc/hccl"
+    { echo "$PY_COMMON"; cat <<'PY'; } | python3 - "$header_dir/hccl_sys.h" "$vendor_hccl" "$out" || return 1
+values = constants(r'HCCL_\w+', r'HCCL_\w+')
 vendor_text = "\n".join(p.read_text(errors="replace") for p in vendor_dir.glob("hccl*.h"))
 absent = [n for n, _ in values if not re.search(r'\b%s\b' % n, vendor_text)]
 if absent:

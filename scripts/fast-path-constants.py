@@ -20,17 +20,25 @@ import mpmath as mp
 mp.mp.prec = 200
 u = mp.mpf(2) ** -53
 
+
+def poly_error(coefs, h, samples):
+    """The largest relative error against exp of the polynomial `coefs` (highest degree
+    first) over `samples` + 1 evenly spaced points of [-h, h]."""
+    worst = mp.mpf(0)
+    for i in range(samples + 1):
+        r = -h + 2 * h * i / samples
+        p = mp.mpf(0)
+        for c in coefs:
+            p = p * r + mp.mpf(c)
+        worst = max(worst, abs(p / mp.exp(r) - 1))
+    return worst
+
+
 # exp on the reduced interval (with a little slack for the reduction's rounding)
 h = mp.log(2) / 32 * (1 + mp.mpf(2) ** -20)
 poly = mp.chebyfit(mp.exp, [-h, h], 6)  # 6 coefficients: degree 5, highest first
 coefs = [float(c) for c in poly]
-worst_poly = mp.mpf(0)
-for i in range(20001):
-    r = -h + 2 * h * i / 20000
-    p = mp.mpf(0)
-    for c in coefs:
-        p = p * r + mp.mpf(c)
-    worst_poly = max(worst_poly, abs(p / mp.exp(r) - 1))
+worst_poly = poly_error(coefs, h, 20000)
 print("EXP_REDUCED_POLY (highest degree first):")
 for c in coefs:
     print("   ", repr(c))
@@ -52,21 +60,22 @@ def product(x, steps, eta=0):
     return e * q / (d * d)
 
 
-def sensitivities(x):
-    """The relative sensitivity of `product` at x to its exp's error and to each step's."""
-    y = product(x, [0] * 5)
+def sensitivities(f, x, n):
+    """The relative sensitivity of `f` (`product` or `mish_product`, of `n` steps) at x to
+    its exp's error and to each step's."""
+    y = f(x, [0] * n)
     tiny = mp.mpf(10) ** -40
     step_sens = []
-    for i in range(5):
-        steps = [0] * 5
+    for i in range(n):
+        steps = [0] * n
         steps[i] = tiny
-        step_sens.append(abs((product(x, steps) - y) / (tiny * y)))
-    exp_sens = abs((product(x, [0] * 5, tiny) - y) / (tiny * y))
+        step_sens.append(abs((f(x, steps) - y) / (tiny * y)))
+    exp_sens = abs((f(x, [0] * n, tiny) - y) / (tiny * y))
     return exp_sens, step_sens
 
 
 def bound_at(x):
-    exp_sens, step_sens = sensitivities(x)
+    exp_sens, step_sens = sensitivities(product, x, 5)
     k = abs(mp.nint(16 * x / mp.log(2))) / 16
     exp_error = worst_poly + 6 * u + k * ln2_lo + u * mp.log(2) / 32
     # numerator steps, then d², g·e, (g·e)·q and the reciprocal's ε³ + its two roundings
@@ -101,14 +110,7 @@ def mish_product(x, steps, eta=0):
 
 
 def mish_bound_at(x, exp_error, division):
-    y = mish_product(x, [0] * 4)
-    tiny = mp.mpf(10) ** -40
-    step_sens = []
-    for i in range(4):
-        steps = [0] * 4
-        steps[i] = tiny
-        step_sens.append(abs((mish_product(x, steps) - y) / (tiny * y)))
-    exp_sens = abs((mish_product(x, [0] * 4, tiny) - y) / (tiny * y))
+    exp_sens, step_sens = sensitivities(mish_product, x, 4)
     return exp_sens, sum(step_sens), exp_sens * exp_error(x) + sum(step_sens) * u + division
 
 
@@ -139,13 +141,7 @@ h2 = mp.log(2) / 2 * (1 + mp.mpf(2) ** -20)
 
 def avx2_poly(name, degree):
     coefs = [float(c) for c in mp.chebyfit(mp.exp, [-h2, h2], degree + 1)]
-    worst = mp.mpf(0)
-    for i in range(40001):
-        r = -h2 + 2 * h2 * i / 40000
-        p = mp.mpf(0)
-        for c in coefs:
-            p = p * r + mp.mpf(c)
-        worst = max(worst, abs(p / mp.exp(r) - 1))
+    worst = poly_error(coefs, h2, 40000)
     print(name, "(AVX2, highest degree first):")
     for c in coefs:
         print("   ", repr(c))
@@ -160,7 +156,7 @@ avx2_exp = avx2_poly("DMISH_EXP_POLY", 10)
 
 
 def avx2_dmish_bound_at(x):
-    exp_sens, step_sens = sensitivities(x)
+    exp_sens, step_sens = sensitivities(product, x, 5)
     # numerator steps, then d², g·e, (g·e)·q and the division
     return exp_sens * avx2_exp(x) + sum(step_sens) * u + 4 * u
 

@@ -46,6 +46,26 @@ fn phase_two_releases_what_nnopbase_releases() {
     assert_eq!(unsafe { api::aclDestroyAclOpExecutor(ex) }, ACLNN_SUCCESS);
     let w = malloc(ws as usize);
     let base = live_executors();
+    let fresh_repeatable = || {
+        let (_, ex) = fresh();
+        // SAFETY: a fresh executor from phase 1.
+        let rc = unsafe { api::aclSetAclOpExecutorRepeatable(ex) };
+        assert_eq!(rc, ACLNN_SUCCESS, "{}", err_msg());
+        ex
+    };
+    // A phase 2 that succeeds, and the work it queued.
+    let runs = |ex| {
+        let rc = phase2(w, ws, ex, null_mut());
+        assert_eq!(rc, ACLNN_SUCCESS, "{}", err_msg());
+        assert_eq!(sync(null_mut()), ACL_SUCCESS);
+    };
+    // A failed phase 2 of a non-repeatable executor: refused with `want` and `fragments`,
+    // and the executor released.
+    let fails_and_releases = |rc, want, fragments: &[&str], ex| {
+        assert_fails_with(rc, want, fragments);
+        assert_eq!(live_executors(), base, "{fragments:?}");
+        assert_released_by_failed_phase2(ex);
+    };
 
     // 1. A non-repeatable executor and a phase 2 refused for a too-small workspace size.
     let (_, ex) = fresh();
@@ -86,58 +106,31 @@ fn phase_two_releases_what_nnopbase_releases() {
     let (_, ex) = fresh();
     // SAFETY: a live executor, a workspace of its size, the default stream.
     let rc = unsafe { api::aclnnMish(w, ws, ex, null_mut()) };
-    assert_fails_with(
-        rc,
-        ACLNN_ERR_PARAM_INVALID,
-        &["launch it with aclnnMishBackward"],
-    );
-    assert_eq!(live_executors(), base);
-    assert_released_by_failed_phase2(ex);
+    let launch_msg = "launch it with aclnnMishBackward";
+    fails_and_releases(rc, ACLNN_ERR_PARAM_INVALID, &[launch_msg], ex);
 
     // 3. A successful phase 2 releases it too; a later destroy says so.
     let (_, ex) = fresh();
-    assert_eq!(
-        phase2(w, ws, ex, null_mut()),
-        ACLNN_SUCCESS,
-        "{}",
-        err_msg()
-    );
-    assert_eq!(sync(null_mut()), ACL_SUCCESS);
+    runs(ex);
     assert_eq!(live_executors(), base);
     assert_double_release(ex, &["consumed by its phase-2 call (not made repeatable"]);
 
     // 4. A repeatable executor survives a failed phase 2, runs, and is destroyed once.
-    let (_, ex) = fresh();
-    // SAFETY: a fresh executor from phase 1.
-    assert_eq!(
-        unsafe { api::aclSetAclOpExecutorRepeatable(ex) },
-        ACLNN_SUCCESS
-    );
+    let ex = fresh_repeatable();
     assert_fails_with(
         phase2(w, ws - 1, ex, null_mut()),
         ACLNN_ERR_PARAM_INVALID,
         &["smaller than"],
     );
     assert_eq!(live_executors(), base + 1, "a repeatable executor stays");
-    assert_eq!(
-        phase2(w, ws, ex, null_mut()),
-        ACLNN_SUCCESS,
-        "{}",
-        err_msg()
-    );
-    assert_eq!(sync(null_mut()), ACL_SUCCESS);
+    runs(ex);
     assert_eq!(d2h::<f32>(dout, 8)[1], mish_grad_f32(1.0, -0.5));
     // SAFETY: a live repeatable executor with no queued work.
     assert_eq!(unsafe { api::aclDestroyAclOpExecutor(ex) }, ACLNN_SUCCESS);
     assert_eq!(live_executors(), base);
 
     // 5. A NULL workspace with a non-zero size: nnopbase releases even a repeatable one.
-    let (_, ex) = fresh();
-    // SAFETY: a fresh executor from phase 1.
-    assert_eq!(
-        unsafe { api::aclSetAclOpExecutorRepeatable(ex) },
-        ACLNN_SUCCESS
-    );
+    let ex = fresh_repeatable();
     assert_fails_with(
         phase2(null_mut(), ws, ex, null_mut()),
         ACLNN_ERR_PARAM_NULLPTR,
@@ -155,19 +148,9 @@ fn phase_two_releases_what_nnopbase_releases() {
     // 6. An injected fault of phase 2 has the effect of a failed phase 2.
     let (_, ex) = fresh();
     set_fault("aclnnMishBackward", 1).unwrap();
-    assert_fails_with(
-        phase2(w, ws, ex, null_mut()),
-        ACLNN_ERR_RUNTIME_ERROR,
-        &["injected fault"],
-    );
-    assert_eq!(live_executors(), base);
-    assert_released_by_failed_phase2(ex);
-    let (_, ex) = fresh();
-    // SAFETY: a fresh executor from phase 1.
-    assert_eq!(
-        unsafe { api::aclSetAclOpExecutorRepeatable(ex) },
-        ACLNN_SUCCESS
-    );
+    let rc = phase2(w, ws, ex, null_mut());
+    fails_and_releases(rc, ACLNN_ERR_RUNTIME_ERROR, &["injected fault"], ex);
+    let ex = fresh_repeatable();
     set_fault("aclnnMishBackward", 1).unwrap();
     assert_eq!(phase2(w, ws, ex, null_mut()), ACLNN_ERR_RUNTIME_ERROR);
     assert_eq!(live_executors(), base + 1, "a repeatable executor stays");

@@ -90,27 +90,6 @@ fn upload(v: &[f32]) -> *mut c_void {
     p
 }
 
-/// Phase 1 and 2 of MishBackward on the default stream; asserts success.
-fn run_mish_backward(g: *mut aclTensor, x: *mut aclTensor, out: *mut aclTensor) {
-    let (rc, ws, ex) = phase1(g, x, out);
-    assert_eq!(rc, ACLNN_SUCCESS, "{}", err_msg());
-    let w = if ws > 0 {
-        malloc(ws as usize)
-    } else {
-        null_mut()
-    };
-    assert_eq!(
-        phase2(w, ws, ex, null_mut()),
-        ACLNN_SUCCESS,
-        "{}",
-        err_msg()
-    );
-    assert_eq!(sync(null_mut()), ACL_SUCCESS, "{}", err_msg());
-    if !w.is_null() {
-        free(w);
-    }
-}
-
 #[test]
 fn vendor_case_007_not_contiguous_with_an_hwcn_output() {
     let _serial = serial();

@@ -37,55 +37,26 @@ fn all_reduce_combines_in_rank_order_on_every_rank() {
                 })
             })
             .collect();
-        let got = per_rank(&devices, |rank, _| {
-            let s = create_stream();
-            let mine: Vec<f32> = (0..n).map(|i| value(rank, i)).collect();
-            let send = upload(&mine);
-            let recv = malloc(n * 4);
-            let rc = all_reduce(
-                send,
-                recv,
-                n as u64,
-                HCCL_DATA_TYPE_FP32,
-                op,
-                comms[rank],
-                s,
-            );
-            assert_eq!(rc, HCCL_SUCCESS, "{}", err_msg());
-            assert_eq!(sync(s), ACL_SUCCESS, "{}", err_msg());
-            let out: Vec<f32> = d2h(recv, n);
-            free(send);
-            free(recv);
-            destroy_stream(s);
-            out
+        let got = all_reduce_per_rank(&devices, &comms, HCCL_DATA_TYPE_FP32, op, false, |rank| {
+            (0..n).map(|i| value(rank, i)).collect::<Vec<f32>>()
         });
         for (rank, out) in got.iter().enumerate() {
             assert_eq!(out, &want, "op {op}, rank {rank}");
         }
     }
-    // Half types: each step rounded to the type (f32 arithmetic, round to nearest even).
-    let got = per_rank(&devices, |rank, _| {
-        let s = create_stream();
-        let mine: Vec<f16> = (0..n)
-            .map(|i| f16::from_f32(value(rank, i) * 0.1))
-            .collect();
-        let send = upload(&mine);
-        let rc = all_reduce(
-            send,
-            send,
-            n as u64,
-            HCCL_DATA_TYPE_FP16,
-            HCCL_REDUCE_SUM,
-            comms[rank],
-            s,
-        );
-        assert_eq!(rc, HCCL_SUCCESS, "in place: {}", err_msg());
-        assert_eq!(sync(s), ACL_SUCCESS, "{}", err_msg());
-        let out: Vec<u16> = d2h(send, n);
-        free(send);
-        destroy_stream(s);
-        out
-    });
+    // Half types, in place: each step rounded to the type (f32 arithmetic, round to nearest even).
+    let got = all_reduce_per_rank(
+        &devices,
+        &comms,
+        HCCL_DATA_TYPE_FP16,
+        HCCL_REDUCE_SUM,
+        true,
+        |rank| {
+            (0..n)
+                .map(|i| f16::from_f32(value(rank, i) * 0.1).to_bits())
+                .collect::<Vec<u16>>()
+        },
+    );
     for i in 0..n {
         let mut acc = f16::from_f32(value(0, i) * 0.1);
         for r in 1..4 {
@@ -95,6 +66,40 @@ fn all_reduce_combines_in_rank_order_on_every_rank() {
     }
     comms.into_iter().for_each(destroy);
     assert_eq!(hccl_counters(), HcclCounters::default());
+}
+
+/// Every rank's `HcclAllReduce` of its `mine(rank)`, into a buffer of its own or, with
+/// `in_place`, into the send buffer; each rank's result as read back after its stream
+/// drains.
+fn all_reduce_per_rank<T: Copy + Default + Send>(
+    devices: &[i32],
+    comms: &[H],
+    dt: HcclDataType,
+    op: HcclReduceOp,
+    in_place: bool,
+    mine: impl Fn(usize) -> Vec<T> + Sync,
+) -> Vec<Vec<T>> {
+    per_rank(devices, |rank, _| {
+        let s = create_stream();
+        let mine = mine(rank);
+        let n = mine.len();
+        let send = upload(&mine);
+        let recv = if in_place {
+            send
+        } else {
+            malloc(std::mem::size_of_val(mine.as_slice()))
+        };
+        let rc = all_reduce(send, recv, n as u64, dt, op, comms[rank], s);
+        assert_eq!(rc, HCCL_SUCCESS, "in place {in_place}: {}", err_msg());
+        assert_eq!(sync(s), ACL_SUCCESS, "{}", err_msg());
+        let out = d2h(recv, n);
+        free(send);
+        if !in_place {
+            free(recv);
+        }
+        destroy_stream(s);
+        out
+    })
 }
 
 #[test]
@@ -200,31 +205,32 @@ fn arguments_are_checked_in_the_vendors_order() {
     let rc = all_reduce(buf, buf, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, H(0), s);
     assert_eq!(rc, HCCL_E_PTR);
     assert_err_msg_contains(&["HcclAllReduce failed with HCCL_E_PTR (2)", "comm is NULL"]);
-    assert_eq!(
-        all_reduce(nul, buf, 4, HCCL_DATA_TYPE_FP32, 0, c0, s),
-        HCCL_E_PTR
-    );
-    assert_err_msg_contains(&["sendBuf is NULL"]);
-    assert_eq!(
-        all_reduce(buf, nul, 4, HCCL_DATA_TYPE_FP32, 0, c0, s),
-        HCCL_E_PTR
-    );
-    assert_eq!(all_reduce(buf, buf, 4, 12, 0, c0, s), HCCL_E_NOT_SUPPORT);
-    assert_err_msg_contains(&["does not model"]);
-    assert_eq!(all_reduce(buf, buf, 4, 300, 0, c0, s), HCCL_E_NOT_SUPPORT);
-    assert_eq!(
-        all_reduce(buf, buf, 4, HCCL_DATA_TYPE_FP32, 0, c0, nul),
-        HCCL_E_PTR
-    );
-    assert_err_msg_contains(&["stream is NULL"]);
-    assert_eq!(
-        all_reduce(buf, buf, 4, HCCL_DATA_TYPE_FP32, 7, c0, s),
-        HCCL_E_NOT_SUPPORT
-    );
-    // Atlas A2 refuses PROD on BFP16 and INT16.
-    let rc = all_reduce(buf, buf, 4, HCCL_DATA_TYPE_BFP16, HCCL_REDUCE_PROD, c0, s);
-    assert_eq!(rc, HCCL_E_NOT_SUPPORT);
-    assert_err_msg_contains(&["PROD", "BFP16", "Ascend910B4"]);
+    // One argument wrong at a time, in the order the vendor looks at them: the code, and
+    // what the message names where it is checked.
+    let fp32 = HCCL_DATA_TYPE_FP32;
+    let cases: [(_, _, _, _, _, _, &[&str]); 7] = [
+        (nul, buf, fp32, 0, s, HCCL_E_PTR, &["sendBuf is NULL"]),
+        (buf, nul, fp32, 0, s, HCCL_E_PTR, &[]),
+        (buf, buf, 12, 0, s, HCCL_E_NOT_SUPPORT, &["does not model"]),
+        (buf, buf, 300, 0, s, HCCL_E_NOT_SUPPORT, &[]),
+        (buf, buf, fp32, 0, nul, HCCL_E_PTR, &["stream is NULL"]),
+        (buf, buf, fp32, 7, s, HCCL_E_NOT_SUPPORT, &[]),
+        // Atlas A2 refuses PROD on BFP16 and INT16.
+        (
+            buf,
+            buf,
+            HCCL_DATA_TYPE_BFP16,
+            HCCL_REDUCE_PROD,
+            s,
+            HCCL_E_NOT_SUPPORT,
+            &["PROD", "BFP16", "Ascend910B4"],
+        ),
+    ];
+    for (send, recv, dt, op, stream, want, names) in cases {
+        let rc = all_reduce(send, recv, 4, dt, op, c0, stream);
+        assert_eq!(rc, want, "type {dt}, op {op}: {}", err_msg());
+        assert_err_msg_contains(names);
+    }
     // A foreign pointer and a root outside the group.
     let rc = all_reduce(buf, buf, 4, HCCL_DATA_TYPE_FP32, 0, H(0x1234), s);
     assert_eq!(rc, HCCL_E_PARA);

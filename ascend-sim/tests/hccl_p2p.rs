@@ -13,29 +13,19 @@ use common::*;
 use hccl_common::*;
 use std::ffi::c_void;
 
-fn send(
-    buf: *mut c_void,
-    count: u64,
-    dt: HcclDataType,
-    peer: u32,
-    comm: H,
-    s: aclrtStream,
-) -> HcclResult {
+/// `HcclSend` and `HcclRecv` take the same arguments (the peer is the destination or the
+/// source); here with the tests' thread-crossing communicator handle.
+type P2p = fn(*mut c_void, u64, HcclDataType, u32, H, aclrtStream) -> HcclResult;
+
+const SEND: P2p = |buf, count, dt, peer, comm, s| {
     // SAFETY: simulator handles and device pointers (or deliberately bad ones).
     unsafe { api::HcclSend(buf, count, dt, peer, comm.p(), s) }
-}
+};
 
-fn recv(
-    buf: *mut c_void,
-    count: u64,
-    dt: HcclDataType,
-    peer: u32,
-    comm: H,
-    s: aclrtStream,
-) -> HcclResult {
-    // SAFETY: as in `send`.
+const RECV: P2p = |buf, count, dt, peer, comm, s| {
+    // SAFETY: as in `SEND`.
     unsafe { api::HcclRecv(buf, count, dt, peer, comm.p(), s) }
-}
+};
 
 #[test]
 fn arguments_are_checked_in_the_vendor_order() {
@@ -44,7 +34,7 @@ fn arguments_are_checked_in_the_vendor_order() {
     let null = H(0);
     // No current device comes first, before even a NULL buffer.
     assert_eq!(
-        send(
+        SEND(
             std::ptr::null_mut(),
             4,
             HCCL_DATA_TYPE_FP32,
@@ -61,21 +51,21 @@ fn arguments_are_checked_in_the_vendor_order() {
         let fp32 = HCCL_DATA_TYPE_FP32;
         // A zero count succeeds before any pointer is looked at.
         assert_eq!(
-            send(std::ptr::null_mut(), 0, fp32, 9, null, std::ptr::null_mut()),
+            SEND(std::ptr::null_mut(), 0, fp32, 9, null, std::ptr::null_mut()),
             HCCL_SUCCESS
         );
         assert_eq!(
-            recv(std::ptr::null_mut(), 0, fp32, 9, null, std::ptr::null_mut()),
+            RECV(std::ptr::null_mut(), 0, fp32, 9, null, std::ptr::null_mut()),
             HCCL_SUCCESS
         );
         // NULL pointers: comm, then the buffer, then the stream.
         let cases: [(HcclResult, &str); 3] = [
             (
-                send(std::ptr::null_mut(), 4, fp32, 1, null, std::ptr::null_mut()),
+                SEND(std::ptr::null_mut(), 4, fp32, 1, null, std::ptr::null_mut()),
                 "comm is NULL",
             ),
             (
-                send(
+                SEND(
                     std::ptr::null_mut(),
                     4,
                     fp32,
@@ -86,7 +76,7 @@ fn arguments_are_checked_in_the_vendor_order() {
                 "sendBuf is NULL",
             ),
             (
-                recv(buf, 4, fp32, 1, comms[0], std::ptr::null_mut()),
+                RECV(buf, 4, fp32, 1, comms[0], std::ptr::null_mut()),
                 "stream is NULL",
             ),
         ];
@@ -95,14 +85,14 @@ fn arguments_are_checked_in_the_vendor_order() {
             assert_err_msg_contains(&[text]);
         }
         // Then the dtype, then the peer.
-        assert_eq!(send(buf, 4, 99, 7, comms[0], s), HCCL_E_NOT_SUPPORT);
+        assert_eq!(SEND(buf, 4, 99, 7, comms[0], s), HCCL_E_NOT_SUPPORT);
         assert_err_msg_contains(&["HcclSend", "dataType HcclDataType(99)"]);
-        assert_eq!(send(buf, 4, fp32, 2, comms[0], s), HCCL_E_PARA);
+        assert_eq!(SEND(buf, 4, fp32, 2, comms[0], s), HCCL_E_PARA);
         assert_err_msg_contains(&["destRank 2 is not a rank of the communicator (2 ranks)"]);
-        assert_eq!(recv(buf, 4, fp32, 0, comms[0], s), HCCL_E_PARA);
+        assert_eq!(RECV(buf, 4, fp32, 0, comms[0], s), HCCL_E_PARA);
         assert_err_msg_contains(&["HcclRecv", "srcRank 0 is this rank"]);
         // A buffer shorter than count elements is a finding.
-        assert_eq!(send(buf, 17, fp32, 1, comms[0], s), HCCL_E_PARA);
+        assert_eq!(SEND(buf, 17, fp32, 1, comms[0], s), HCCL_E_PARA);
         let _ = err_msg();
         assert!(ascend_sim::last_report().is_some_and(|r| r.contains("sendBuf")));
         ascend_sim::clear_last_report();
@@ -120,39 +110,23 @@ fn a_send_meets_the_receive_of_the_same_number_and_moves_the_bytes() {
     let comms = init_all(&[0, 1]);
     let got = per_rank(&[0, 1], |rank, _| {
         let s = create_stream();
-        let (first, second): (Vec<i32>, Vec<i32>) = ((0..5).collect(), (10..15).collect());
-        let out = if rank == 0 {
-            let a = upload(&first);
-            let b = upload(&second);
-            assert_eq!(
-                send(a, 5, HCCL_DATA_TYPE_INT32, 1, comms[0], s),
-                HCCL_SUCCESS
-            );
-            assert_eq!(
-                send(b, 5, HCCL_DATA_TYPE_INT32, 1, comms[0], s),
-                HCCL_SUCCESS
-            );
-            assert_eq!(sync(s), ACL_SUCCESS, "{}", err_msg());
-            free(a);
-            free(b);
-            Vec::new()
+        // Rank 0 sends two buffers to rank 1, which receives them in the same order.
+        let (transfer, peer, bufs) = if rank == 0 {
+            let values: [Vec<i32>; 2] = [(0..5).collect(), (10..15).collect()];
+            (SEND, 1, values.map(|v| upload(&v)))
         } else {
-            let a = malloc(20);
-            let b = malloc(20);
-            assert_eq!(
-                recv(a, 5, HCCL_DATA_TYPE_INT32, 0, comms[1], s),
-                HCCL_SUCCESS
-            );
-            assert_eq!(
-                recv(b, 5, HCCL_DATA_TYPE_INT32, 0, comms[1], s),
-                HCCL_SUCCESS
-            );
-            assert_eq!(sync(s), ACL_SUCCESS, "{}", err_msg());
-            let out = [d2h::<i32>(a, 5), d2h::<i32>(b, 5)].concat();
-            free(a);
-            free(b);
-            out
+            (RECV, 0, [malloc(20), malloc(20)])
         };
+        for buf in bufs {
+            let rc = transfer(buf, 5, HCCL_DATA_TYPE_INT32, peer, comms[rank], s);
+            assert_eq!(rc, HCCL_SUCCESS, "rank {rank}");
+        }
+        assert_eq!(sync(s), ACL_SUCCESS, "{}", err_msg());
+        let out: Vec<i32> = match rank {
+            0 => Vec::new(),
+            _ => bufs.iter().flat_map(|&b| d2h::<i32>(b, 5)).collect(),
+        };
+        bufs.into_iter().for_each(free);
         destroy_stream(s);
         out
     });

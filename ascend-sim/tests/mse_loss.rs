@@ -117,15 +117,7 @@ fn backward_checks_in_order() {
     let f = |d: &[i64]| meta(d, ACL_FLOAT);
     // SAFETY: deliberate NULLs.
     refuses_null_workspace_size(|ex| unsafe {
-        api::aclnnMseLossBackwardGetWorkspaceSize(
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            1,
-            null_mut(),
-            null_mut(),
-            ex,
-        )
+        api::aclnnMseLossBackwardGetWorkspaceSize(NULL_T, NULL_T, NULL_T, 1, NULL_T, null_mut(), ex)
     });
     let t = f(&[2]);
     nullptr(grad(NULL_T, t, t, 1, t), "gradOutput is nullptr");

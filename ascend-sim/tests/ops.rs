@@ -96,14 +96,7 @@ fn run(
         tensor(shapes[1], dts[1].acl(), dx),
         tensor(shapes[2], dts[2].acl(), dout),
     );
-    let (rc, ws, ex) = phase1(tg, tx, tout);
-    assert_eq!(rc, ACLNN_SUCCESS, "{}", err_msg());
-    let w = if ws > 0 {
-        malloc(ws as usize)
-    } else {
-        null_mut()
-    };
-    launch_and_sync(w, ws, ex);
+    run_mish_backward(tg, tx, tout);
     let out = dts[2].decode(&d2h::<u8>(dout, out_bytes));
     for t in [tg, tx, tout] {
         destroy_tensor(t);
@@ -111,23 +104,7 @@ fn run(
     for p in [dg, dx, dout] {
         free(p);
     }
-    if !w.is_null() {
-        free(w);
-    }
     (g, x, out)
-}
-
-/// Launches phase 2 of `ex` on the default stream and asserts that the launch and the
-/// synchronize succeed.
-#[track_caller]
-fn launch_and_sync(w: *mut c_void, ws: u64, ex: *mut aclOpExecutor) {
-    assert_eq!(
-        phase2(w, ws, ex, null_mut()),
-        ACLNN_SUCCESS,
-        "{}",
-        err_msg()
-    );
-    assert_eq!(sync(null_mut()), ACL_SUCCESS, "{}", err_msg());
 }
 
 /// Golden on the broadcast shape (`out` row-major; inputs broadcast numpy-style).

@@ -329,6 +329,35 @@ pub fn phase2(ws: *mut c_void, size: u64, ex: *mut aclOpExecutor, s: aclrtStream
     unsafe { api::aclnnMishBackward(ws, size, ex, s) }
 }
 
+/// Launches phase 2 of `ex` on the default stream and asserts that the launch and the
+/// synchronize succeed.
+#[track_caller]
+pub fn launch_and_sync(w: *mut c_void, ws: u64, ex: *mut aclOpExecutor) {
+    assert_eq!(
+        phase2(w, ws, ex, std::ptr::null_mut()),
+        ACLNN_SUCCESS,
+        "{}",
+        err_msg()
+    );
+    assert_eq!(sync(std::ptr::null_mut()), ACL_SUCCESS, "{}", err_msg());
+}
+
+/// Phase 1 and 2 of MishBackward on the default stream; asserts success.
+#[track_caller]
+pub fn run_mish_backward(g: *mut aclTensor, x: *mut aclTensor, out: *mut aclTensor) {
+    let (rc, ws, ex) = phase1(g, x, out);
+    assert_eq!(rc, ACLNN_SUCCESS, "{}", err_msg());
+    let w = if ws > 0 {
+        malloc(ws as usize)
+    } else {
+        std::ptr::null_mut()
+    };
+    launch_and_sync(w, ws, ex);
+    if !w.is_null() {
+        free(w);
+    }
+}
+
 pub fn create_event() -> aclrtEvent {
     let mut e = std::ptr::null_mut();
     // SAFETY: valid out-pointer.

@@ -27,14 +27,7 @@ pub fn checks_in_order(phase1: AlphaPhase1) {
     let f = |d: &[i64]| meta(d, ACL_FLOAT);
     // SAFETY: deliberate NULLs.
     refuses_null_workspace_size(|ex| unsafe {
-        phase1(
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            ex,
-        )
+        phase1(NULL_T, NULL_T, null_mut(), NULL_T, null_mut(), ex)
     });
     refused(
         op(NULL_T, f(&[2]), one, f(&[2])),
