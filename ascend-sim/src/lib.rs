@@ -177,9 +177,9 @@ sim_api! {
         aclnnInplaceCopyGetWorkspaceSize(self_ref: *mut aclTensor, src: *const aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::inplace_copy::get_workspace_size, aclnnInplaceCopy = ops::inplace_copy::OP;
         aclnnInplaceZeroGetWorkspaceSize(self_ref: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::inplace_zero::get_workspace_size, aclnnInplaceZero = ops::inplace_zero::OP;
         aclnnInplaceFillScalarGetWorkspaceSize(self_ref: *mut aclTensor, value: *const aclScalar, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::inplace_fill_scalar::get_workspace_size, aclnnInplaceFillScalar = ops::inplace_fill_scalar::OP;
-        aclnnAddGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::add::get_workspace_size, aclnnAdd = ops::add::OP;
+        aclnnAddGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::alpha_chain::get_workspace_size [&ops::add::OP], aclnnAdd = ops::add::OP;
         aclnnInplaceAddGetWorkspaceSize(self_ref: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::add::inplace_get_workspace_size, aclnnInplaceAdd = ops::add::INPLACE_OP;
-        aclnnSubGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::sub::get_workspace_size, aclnnSub = ops::sub::OP;
+        aclnnSubGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::alpha_chain::get_workspace_size [&ops::sub::OP], aclnnSub = ops::sub::OP;
         aclnnInplaceSubGetWorkspaceSize(self_ref: *mut aclTensor, other: *const aclTensor, alpha: *const aclScalar, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::sub::inplace_get_workspace_size, aclnnInplaceSub = ops::sub::INPLACE_OP;
         aclnnMulGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mul::get_workspace_size, aclnnMul = ops::mul::OP;
         aclnnInplaceMulGetWorkspaceSize(self_ref: *mut aclTensor, other: *const aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mul::inplace_get_workspace_size, aclnnInplaceMul = ops::mul::INPLACE_OP;
@@ -197,13 +197,13 @@ sim_api! {
         hccl HcclCommDestroy(comm: HcclComm) -> HcclResult = hccl::comm_destroy;
         hccl HcclGetRankSize(comm: HcclComm, rank_size: *mut u32) -> HcclResult = hccl::get_rank_size;
         hccl HcclGetRankId(comm: HcclComm, rank: *mut u32) -> HcclResult = hccl::get_rank_id;
-        hccl HcclAllReduce(send_buf: *mut c_void, recv_buf: *mut c_void, count: u64, data_type: HcclDataType, op: HcclReduceOp, comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::all_reduce;
+        hccl HcclAllReduce(send_buf: *mut c_void, recv_buf: *mut c_void, count: u64, data_type: HcclDataType, op: HcclReduceOp, comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::reducing [hccl::Kind::AllReduce];
         hccl HcclBroadcast(buf: *mut c_void, count: u64, data_type: HcclDataType, root: u32, comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::broadcast;
         hccl HcclAllGather(send_buf: *mut c_void, recv_buf: *mut c_void, send_count: u64, data_type: HcclDataType, comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::all_gather;
-        hccl HcclReduceScatter(send_buf: *mut c_void, recv_buf: *mut c_void, recv_count: u64, data_type: HcclDataType, op: HcclReduceOp, comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::reduce_scatter;
+        hccl HcclReduceScatter(send_buf: *mut c_void, recv_buf: *mut c_void, recv_count: u64, data_type: HcclDataType, op: HcclReduceOp, comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::reducing [hccl::Kind::ReduceScatter];
         hccl HcclBarrier(comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::barrier;
-        hccl HcclSend(send_buf: *mut c_void, count: u64, data_type: HcclDataType, dest_rank: u32, comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::send;
-        hccl HcclRecv(recv_buf: *mut c_void, count: u64, data_type: HcclDataType, src_rank: u32, comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::recv;
+        hccl HcclSend(send_buf: *mut c_void, count: u64, data_type: HcclDataType, dest_rank: u32, comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::post [hccl::Role::Send];
+        hccl HcclRecv(recv_buf: *mut c_void, count: u64, data_type: HcclDataType, src_rank: u32, comm: HcclComm, stream: aclrtStream) -> HcclResult = hccl::post [hccl::Role::Recv];
         hccl HcclGetCommAsyncError(comm: HcclComm, async_error: *mut HcclResult) -> HcclResult = hccl::get_comm_async_error;
         cnull HcclGetErrorString(code: HcclResult) -> *const c_char = hccl::get_error_string;
     }

@@ -27,9 +27,11 @@ macro_rules! failure_value {
 }
 
 /// One function of `api`: the entry bookkeeping (call count, fault, error text, no
-/// unwinding across C) around its implementation.
+/// unwinding across C) around its implementation, which receives the `lead` arguments
+/// (what it shares with its siblings: the operator, the collective, the role) before the
+/// C arguments.
 macro_rules! sim_entry {
-    ($doc:expr, $name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty, $fail:expr, $imp:path) => {
+    ($doc:expr, $name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty, $fail:expr, $imp:path [$($lead:expr)?]) => {
         #[doc = $doc]
         ///
         /// # Safety
@@ -41,7 +43,7 @@ macro_rules! sim_entry {
                 $fail,
                 // SAFETY: the caller upholds the C contract of this function, which is all
                 // the implementation relies on.
-                move || unsafe { $imp( $($arg),* ) },
+                move || unsafe { $imp( $($lead,)? $($arg),* ) },
             )
         }
     };
@@ -70,10 +72,10 @@ macro_rules! sim_api {
             $( $afail:ident $aname:ident ( $($aarg:ident : $aty:ty),* ) -> $aret:ty = $aimp:path; )*
         }
         operators {
-            $( $pname:ident ( $($parg:ident : $pty:ty),* ) = $pimp:path, $oname:ident = $odef:path; )*
+            $( $pname:ident ( $($parg:ident : $pty:ty),* ) = $pimp:path $([$plead:expr])?, $oname:ident = $odef:path; )*
         }
         hccl {
-            $( $hfail:ident $hname:ident ( $($harg:ident : $hty:ty),* ) -> $hret:ty = $himp:path; )*
+            $( $hfail:ident $hname:ident ( $($harg:ident : $hty:ty),* ) -> $hret:ty = $himp:path $([$hlead:expr])?; )*
         }
         extra {
             $( $xname:ident ( $($xarg:ident : $xty:ty),* ) -> $xret:ty = $ximp:path, $xfail:expr; )*
@@ -103,13 +105,13 @@ macro_rules! sim_api {
         pub mod api {
             use super::*;
             $(
-                sim_entry!(concat!("Simulated `", stringify!($name), "`."), $name( $($arg: $ty),* ) -> $ret, failure_value!($fail, Sym::$name), $imp);
+                sim_entry!(concat!("Simulated `", stringify!($name), "`."), $name( $($arg: $ty),* ) -> $ret, failure_value!($fail, Sym::$name), $imp []);
             )*
             $(
-                sim_entry!(concat!("Simulated `", stringify!($aname), "`."), $aname( $($aarg: $aty),* ) -> $aret, failure_value!($afail, Sym::$aname), $aimp);
+                sim_entry!(concat!("Simulated `", stringify!($aname), "`."), $aname( $($aarg: $aty),* ) -> $aret, failure_value!($afail, Sym::$aname), $aimp []);
             )*
             $(
-                sim_entry!(concat!("Simulated `", stringify!($pname), "` (phase 1)."), $pname( $($parg: $pty),* ) -> aclnnStatus, crate::introspect::fault_code(Sym::$pname), $pimp);
+                sim_entry!(concat!("Simulated `", stringify!($pname), "` (phase 1)."), $pname( $($parg: $pty),* ) -> aclnnStatus, crate::introspect::fault_code(Sym::$pname), $pimp [$($plead)?]);
 
                 #[doc = concat!("Simulated `", stringify!($oname), "` (phase 2).")]
                 ///
@@ -131,7 +133,7 @@ macro_rules! sim_api {
                 }
             )*
             $(
-                sim_entry!(concat!("Simulated `", stringify!($hname), "` (HCCL)."), $hname( $($harg: $hty),* ) -> $hret, failure_value!($hfail, Sym::$hname), $himp);
+                sim_entry!(concat!("Simulated `", stringify!($hname), "` (HCCL)."), $hname( $($harg: $hty),* ) -> $hret, failure_value!($hfail, Sym::$hname), $himp [$($hlead)?]);
             )*
             $(
                 #[doc = concat!("`", stringify!($xname), "`: see [`Counters`](crate::Counters) and [`set_fault`](crate::set_fault).")]

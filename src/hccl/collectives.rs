@@ -11,7 +11,7 @@ use crate::stream::Stream;
 use crate::tensor::{AsTensorView, AsTensorViewMut};
 use crate::tensor::{Buffer, Layout};
 use crate::uses::Access;
-use ascend_sys::hccl::{HcclComm, HcclDataType, HcclTable};
+use ascend_sys::hccl::{HcclComm, HcclDataType, HcclReduceOp, HcclTable};
 use ascend_sys::{FnTable, aclrtStream};
 use std::ffi::c_void;
 
@@ -24,6 +24,20 @@ type OneBufferCall = unsafe fn(
     u64,
     HcclDataType,
     u32,
+    HcclComm,
+    aclrtStream,
+) -> Result<()>;
+
+/// The checked layer's reducing calls from a send into a receive buffer:
+/// `result::all_reduce`, `result::reduce_scatter`.
+type ReducingCall = unsafe fn(
+    &HcclTable,
+    &FnTable,
+    *mut c_void,
+    *mut c_void,
+    u64,
+    HcclDataType,
+    HcclReduceOp,
     HcclComm,
     aclrtStream,
 ) -> Result<()>;
@@ -47,18 +61,12 @@ impl Communicator {
         op: ReduceOp,
         stream: &Stream,
     ) -> Result<()> {
-        let (send, recv) = (send.as_tensor_view(), recv.as_tensor_view_mut());
-        let (s, r) = self.send_recv(stream, &send, &recv, Lengths::Equal)?;
-        self.check_reduction(op, T::DTYPE, "HcclAllReduce")?;
-        let (dtype, count, comm) = (hccl_dtype(T::DTYPE), s.len as u64, self.raw);
-        let uses = [(&s, Access::Read), (&r, Access::Write)];
-        self.enqueue(stream, &uses, |h, t, raw| {
-            // SAFETY: both spans are contiguous device memory of this rank's device holding
-            // `count` elements, kept allocated until the stream has run the collective
-            // (recorded by `enqueue`); `raw` is a stream of that device, whose context
-            // `submit` bound; `comm` is live while `self` is.
-            unsafe { result::all_reduce(h, t, s.ptr, r.ptr, count, dtype, op.raw(), comm, raw) }
-        })
+        let call = (
+            Lengths::Equal,
+            "HcclAllReduce",
+            result::all_reduce as ReducingCall,
+        );
+        self.reducing(send, recv, op, stream, call)
     }
 
     /// Copies rank `root`'s `buf` into every other rank's `buf` (`HcclBroadcast`).
@@ -108,7 +116,7 @@ impl Communicator {
         let (dtype, count, comm) = (hccl_dtype(T::DTYPE), s.len as u64, self.raw);
         let uses = [(&s, Access::Read), (&r, Access::Write)];
         self.enqueue(stream, &uses, |h, t, raw| {
-            // SAFETY: as in `all_reduce`; `recv` holds `size * count` elements.
+            // SAFETY: as in `reducing`; `recv` holds `size * count` elements.
             unsafe { result::all_gather(h, t, s.ptr, r.ptr, count, dtype, comm, raw) }
         })
     }
@@ -126,15 +134,37 @@ impl Communicator {
         op: ReduceOp,
         stream: &Stream,
     ) -> Result<()> {
-        let (send, recv) = (send.as_tensor_view(), recv.as_tensor_view_mut());
         let lengths = Lengths::SendIsGroupTimesRecv;
+        let call = (
+            lengths,
+            "HcclReduceScatter",
+            result::reduce_scatter as ReducingCall,
+        );
+        self.reducing(send, recv, op, stream, call)
+    }
+
+    /// A reducing collective from `send` into `recv`, whose lengths agree as `lengths`
+    /// says, by `call` of the C function `api`; `recv`'s length is the count.
+    fn reducing<T: Element>(
+        &self,
+        send: &impl AsTensorView<Elem = T>,
+        recv: &mut impl AsTensorViewMut<Elem = T>,
+        op: ReduceOp,
+        stream: &Stream,
+        (lengths, api, call): (Lengths, &'static str, ReducingCall),
+    ) -> Result<()> {
+        let (send, recv) = (send.as_tensor_view(), recv.as_tensor_view_mut());
         let (s, r) = self.send_recv(stream, &send, &recv, lengths)?;
-        self.check_reduction(op, T::DTYPE, "HcclReduceScatter")?;
+        self.check_reduction(op, T::DTYPE, api)?;
         let (dtype, count, comm) = (hccl_dtype(T::DTYPE), r.len as u64, self.raw);
         let uses = [(&s, Access::Read), (&r, Access::Write)];
         self.enqueue(stream, &uses, |h, t, raw| {
-            // SAFETY: as in `all_reduce`; `send` holds `size * count` elements.
-            unsafe { result::reduce_scatter(h, t, s.ptr, r.ptr, count, dtype, op.raw(), comm, raw) }
+            // SAFETY: both spans are contiguous device memory of this rank's device, `recv`
+            // holding `count` elements and `send` the elements `lengths` checked (`count`,
+            // or the group's size times `count`), kept allocated until the stream has run
+            // the collective (recorded by `enqueue`); `raw` is a stream of that device,
+            // whose context `submit` bound; `comm` is live while `self` is.
+            unsafe { call(h, t, s.ptr, r.ptr, count, dtype, op.raw(), comm, raw) }
         })
     }
 
@@ -185,7 +215,7 @@ impl Communicator {
         self.check_reduction(op, T::DTYPE, "HcclAllReduce")?;
         let comm = self.raw;
         self.enqueue(stream, &[(&b, Access::Write)], |h, t, raw| {
-            // SAFETY: as in `all_reduce`, with `b` as both buffers: HCCL reads every rank's
+            // SAFETY: as in `reducing`, with `b` as both buffers: HCCL reads every rank's
             // input before it writes an output, so the one span may be both.
             unsafe { result::all_reduce(h, t, b.ptr, b.ptr, count, dtype, op.raw(), comm, raw) }
         })
@@ -277,7 +307,7 @@ impl Communicator {
         let (b, dtype, count) = self.one_buffer(stream, buf, layout, dtype)?;
         let comm = self.raw;
         self.enqueue(stream, &[(&b, access)], |h, t, raw| {
-            // SAFETY: as in `all_reduce`, for the one span `b`: `call`'s contract (each
+            // SAFETY: as in `reducing`, for the one span `b`: `call`'s contract (each
             // of `result::broadcast`, `send` and `recv` has that of `all_reduce` for its
             // one buffer of `count` elements).
             unsafe { call(h, t, b.ptr, count, dtype, rank, comm, raw) }

@@ -277,34 +277,17 @@ fn prologue(
     Ok(Checked { group, rank, size })
 }
 
-/// The checks of a reducing collective (`HcclAllReduce`, `HcclReduceScatter`) in the
-/// vendor's order: the device, the count (`None` for 0: success without meeting anyone),
-/// the [`prologue`], the reduction and its dtype on this product.
-fn reducing_prologue(
-    send_buf: *mut c_void,
-    recv_buf: *mut c_void,
-    count: u64,
-    data_type: HcclDataType,
-    op: HcclReduceOp,
-    comm: HcclComm,
-    stream: aclrtStream,
-) -> Result<Option<Checked>, HcclResult> {
-    let device = current_device()?;
-    if count == 0 {
-        return Ok(None);
-    }
-    let c = prologue(
-        comm,
-        &[(send_buf, "sendBuf"), (recv_buf, "recvBuf")],
-        data_type,
-        stream,
-    )?;
-    check_op(op)?;
-    check_reduce_dtype(data_type, op, device)?;
-    Ok(Some(c))
-}
-
-pub(crate) unsafe fn all_reduce(
+/// `HcclAllReduce` and `HcclReduceScatter` (by `kind`): the checks in the vendor's order
+/// (the device, the count: 0 succeeds without meeting anyone, the [`prologue`], the
+/// reduction and its dtype on this product), then the buffers' lengths (`count` is the
+/// receive count: a reduce-scatter sends the group's size times as many), and the rank's
+/// part enqueued.
+///
+/// # Safety
+/// The C contract of `HcclAllReduce` / `HcclReduceScatter`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn reducing(
+    kind: Kind,
     send_buf: *mut c_void,
     recv_buf: *mut c_void,
     count: u64,
@@ -314,13 +297,24 @@ pub(crate) unsafe fn all_reduce(
     stream: aclrtStream,
 ) -> HcclResult {
     status(|| {
-        let Some(c) = reducing_prologue(send_buf, recv_buf, count, data_type, op, comm, stream)?
-        else {
+        let device = current_device()?;
+        if count == 0 {
             return Ok(());
+        }
+        let bufs = [(send_buf, "sendBuf"), (recv_buf, "recvBuf")];
+        let c = prologue(comm, &bufs, data_type, stream)?;
+        check_op(op)?;
+        check_reduce_dtype(data_type, op, device)?;
+        let (send, recv) = if kind == Kind::ReduceScatter {
+            let ranks = c.group.size();
+            let send = byte_len(count, c.size, ranks, "sendBuf (recvCount per rank)")?;
+            (send, byte_len(count, c.size, 1, "recvCount")?)
+        } else {
+            let len = byte_len(count, c.size, 1, "count")?;
+            (len, len)
         };
-        let len = byte_len(count, c.size, 1, "count")?;
-        let desc = Desc::new(Kind::AllReduce, count, data_type).reducing(op);
-        c.launch_send_recv(desc, stream, (send_buf, len), (recv_buf, len))
+        let desc = Desc::new(kind, count, data_type).reducing(op);
+        c.launch_send_recv(desc, stream, (send_buf, send), (recv_buf, recv))
     })
 }
 
@@ -383,33 +377,6 @@ pub(crate) unsafe fn all_gather(
             "recvBuf (sendCount per rank)",
         )?;
         let desc = Desc::new(Kind::AllGather, send_count, data_type);
-        c.launch_send_recv(desc, stream, (send_buf, send), (recv_buf, recv))
-    })
-}
-
-pub(crate) unsafe fn reduce_scatter(
-    send_buf: *mut c_void,
-    recv_buf: *mut c_void,
-    recv_count: u64,
-    data_type: HcclDataType,
-    op: HcclReduceOp,
-    comm: HcclComm,
-    stream: aclrtStream,
-) -> HcclResult {
-    status(|| {
-        let Some(c) =
-            reducing_prologue(send_buf, recv_buf, recv_count, data_type, op, comm, stream)?
-        else {
-            return Ok(());
-        };
-        let send = byte_len(
-            recv_count,
-            c.size,
-            c.group.size(),
-            "sendBuf (recvCount per rank)",
-        )?;
-        let recv = byte_len(recv_count, c.size, 1, "recvCount")?;
-        let desc = Desc::new(Kind::ReduceScatter, recv_count, data_type).reducing(op);
         c.launch_send_recv(desc, stream, (send_buf, send), (recv_buf, recv))
     })
 }

@@ -452,8 +452,9 @@ impl Group {
             g = guard;
             let m = meetings(&mut g).0.get_mut(&seq).expect("as above");
             if !in_time && m.outcome.is_none() && m.arrived < n {
+                let text = late(&m.missing());
                 m.items.iter_mut().for_each(|p| *p = None);
-                m.outcome = Some(Err((HCCL_E_TIMEOUT, late(&m.missing()))));
+                m.outcome = Some(Err((HCCL_E_TIMEOUT, text)));
                 self.cv.notify_all();
             }
         }

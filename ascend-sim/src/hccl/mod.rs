@@ -82,9 +82,10 @@ mod remote;
 mod root;
 mod wire;
 
-pub(crate) use collectives::{all_gather, all_reduce, barrier, broadcast, reduce_scatter};
+pub(crate) use collectives::{all_gather, barrier, broadcast, reducing};
 pub use hub::serving_threads;
-pub(crate) use p2p::{recv, send};
+pub(crate) use movement::Kind;
+pub(crate) use p2p::{Role, post};
 pub(crate) use root::{comm_init_root_info, get_root_info};
 
 use crate::state::{out_slot, state};

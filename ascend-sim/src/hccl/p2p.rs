@@ -177,10 +177,13 @@ impl Pairs {
     }
 }
 
-/// `HcclSend` and `HcclRecv`: the vendor's checks (device, a zero count, NULL pointers,
-/// the dtype), then the simulator's (the handle, the peer, the stream and the buffer), and
-/// the rank's side enqueued on its stream.
-fn post(
+/// `HcclSend` and `HcclRecv` (by `role`): the vendor's checks (device, a zero count, NULL
+/// pointers, the dtype), then the simulator's (the handle, the peer, the stream and the
+/// buffer), and the rank's side enqueued on its stream.
+///
+/// # Safety
+/// The C contract of `HcclSend` / `HcclRecv`.
+pub(crate) unsafe fn post(
     role: Role,
     buf: *mut c_void,
     count: u64,
@@ -254,42 +257,4 @@ fn post(
         });
         Ok(())
     })
-}
-
-pub(crate) unsafe fn send(
-    send_buf: *mut c_void,
-    count: u64,
-    data_type: HcclDataType,
-    dest_rank: u32,
-    comm: HcclComm,
-    stream: aclrtStream,
-) -> HcclResult {
-    post(
-        Role::Send,
-        send_buf,
-        count,
-        data_type,
-        dest_rank,
-        comm,
-        stream,
-    )
-}
-
-pub(crate) unsafe fn recv(
-    recv_buf: *mut c_void,
-    count: u64,
-    data_type: HcclDataType,
-    src_rank: u32,
-    comm: HcclComm,
-    stream: aclrtStream,
-) -> HcclResult {
-    post(
-        Role::Recv,
-        recv_buf,
-        count,
-        data_type,
-        src_rank,
-        comm,
-        stream,
-    )
 }

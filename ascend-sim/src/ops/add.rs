@@ -41,28 +41,6 @@ pub(crate) static OP: OpDef = op_def!("Add", ["self", "other", "out"], [SELF, OT
 pub(crate) static INPLACE_OP: OpDef =
     op_def!("InplaceAdd", ["selfRef", "other", "selfRef"], [SELF, OTHER] -> [OUT], run);
 
-pub(crate) unsafe fn get_workspace_size(
-    self_: *const aclTensor,
-    other: *const aclTensor,
-    alpha: *const aclScalar,
-    out: *mut aclTensor,
-    workspace_size: *mut u64,
-    executor: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    // SAFETY: the C contract, passed on.
-    unsafe {
-        super::alpha_chain::get_workspace_size(
-            &OP,
-            self_,
-            other,
-            alpha,
-            out,
-            workspace_size,
-            executor,
-        )
-    }
-}
-
 pub(crate) unsafe fn inplace_get_workspace_size(
     self_ref: *const aclTensor,
     other: *const aclTensor,

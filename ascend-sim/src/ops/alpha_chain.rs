@@ -15,7 +15,7 @@ positions!(pub(super) ALPHA);
 ///
 /// # Safety
 /// As [`OpDef::phase1`].
-pub(super) unsafe fn get_workspace_size(
+pub(crate) unsafe fn get_workspace_size(
     op: &'static OpDef,
     self_: *const aclTensor,
     other: *const aclTensor,

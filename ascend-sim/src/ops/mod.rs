@@ -4,7 +4,7 @@
 
 pub mod add;
 pub mod addmm;
-mod alpha_chain;
+pub(crate) mod alpha_chain;
 mod checks;
 pub mod inplace_copy;
 pub mod inplace_fill_scalar;
