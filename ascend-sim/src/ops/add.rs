@@ -27,7 +27,7 @@
 //! out's dtype and written through out's view. Complex arithmetic is not modeled: a complex
 //! promote fails phase 1 with 561000.
 
-use super::alpha_chain::{ALPHA, OTHER, OUT, SELF, is_one};
+use super::alpha_chain::{OTHER, OUT, SELF, compute, inplace_alpha_chain, is_one};
 use crate::cast::round;
 use crate::nnopbase::{
     KernelCall, OpDef, live_tensor, op_def, require_broadcast, require_non_null,
@@ -65,12 +65,11 @@ pub(crate) unsafe fn inplace_get_workspace_size(
     }
     // SAFETY: the C contract, passed on.
     unsafe {
-        super::alpha_chain::get_workspace_size(
+        inplace_alpha_chain(
             &INPLACE_OP,
             self_ref,
             other,
             alpha,
-            self_ref,
             workspace_size,
             executor,
         )
@@ -79,32 +78,17 @@ pub(crate) unsafe fn inplace_get_workspace_size(
 
 /// The queued compute of either kind.
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
-    let promote = call.decision().compute;
-    let alpha = call.decision().attr_f64(ALPHA);
-    let [a, b] = scratch.wide::<2>(call.decision().numel());
-    call.read_f64(SELF, call.dims(OUT), a)?;
-    call.read_f64(OTHER, call.dims(OUT), b)?;
-    for v in a.iter_mut().chain(b.iter_mut()) {
-        *v = round(promote, *v);
-    }
-    if is_one(alpha) {
-        for (r, &w) in a.iter_mut().zip(b.iter()) {
-            *r = sum(promote, *r, w);
+    compute(call, scratch, |promote, alpha, x, y| {
+        if is_one(alpha) {
+            sum(promote, x, y)
+        } else if matches!(promote, ACL_FLOAT | ACL_FLOAT16) {
+            // Axpy with alpha as an f32 attribute.
+            round(promote, f64::from(x as f32 + alpha as f32 * y as f32))
+        } else {
+            // INT32's Axpy is exact here like the Mul-then-Add of the other promotes.
+            sum(promote, x, round(promote, round(promote, alpha) * y))
         }
-    } else if matches!(promote, ACL_FLOAT | ACL_FLOAT16) {
-        // Axpy with alpha as an f32 attribute.
-        let al = alpha as f32;
-        for (r, &w) in a.iter_mut().zip(b.iter()) {
-            *r = round(promote, f64::from(*r as f32 + al * w as f32));
-        }
-    } else {
-        // INT32's Axpy is exact here like the Mul-then-Add of the other promotes.
-        let al = round(promote, alpha);
-        for (r, &w) in a.iter_mut().zip(b.iter()) {
-            *r = sum(promote, *r, round(promote, al * w));
-        }
-    }
-    call.write_f64(OUT, a)
+    })
 }
 
 /// `a + b` in the promote dtype, rounded once (half types through f32).

@@ -3,7 +3,9 @@
 
 use super::MAX_DIMS;
 use super::checks::{promote_of, refuse_complex, require_cast};
-use crate::nnopbase::{Arg, Attr, Decision, OpDef, Phase1, invalid, positions};
+use crate::cast::round;
+use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, invalid, positions};
+use crate::stream::Scratch;
 use crate::tables::{can_cast, dtype_name, is_integral, numeric_dtypes};
 use ascend_sys::*;
 
@@ -33,6 +35,32 @@ pub(crate) unsafe fn get_workspace_size(
     let checks = |p: Phase1<'_>| alpha_checks(p, alpha);
     // SAFETY: the caller's contract.
     unsafe { op.phase1(workspace_size, executor, &args, checks) }
+}
+
+/// Phase 1 of an in-place kind (`op`): the out-of-place chain with `out = selfRef`.
+///
+/// # Safety
+/// As [`OpDef::phase1`].
+pub(crate) unsafe fn inplace_alpha_chain(
+    op: &'static OpDef,
+    self_ref: *const aclTensor,
+    other: *const aclTensor,
+    alpha: *const aclScalar,
+    workspace_size: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the caller's contract.
+    unsafe {
+        get_workspace_size(
+            op,
+            self_ref,
+            other,
+            alpha,
+            self_ref,
+            workspace_size,
+            executor,
+        )
+    }
 }
 
 /// The checks after the opening, in the vendor's order.
@@ -65,6 +93,25 @@ fn alpha_checks(p: Phase1<'_>, alpha: *const aclScalar) -> Result<(), i32> {
     p.finish(decision)
 }
 
+/// The compute Add and Sub share: both operands read over out's shape and cast to the
+/// promote, then `combine(promote, alpha, self, other)` for each element, written to out.
+pub(super) fn compute(
+    call: &KernelCall,
+    scratch: &mut Scratch,
+    combine: impl Fn(aclDataType, f64, f64, f64) -> f64,
+) -> Result<(), String> {
+    let promote = call.decision().compute;
+    let alpha = call.decision().attr_f64(ALPHA);
+    let [a, b] = scratch.wide::<2>(call.decision().numel());
+    call.read_f64(SELF, call.dims(OUT), a)?;
+    call.read_f64(OTHER, call.dims(OUT), b)?;
+    for (r, &w) in a.iter_mut().zip(b.iter()) {
+        *r = combine(promote, alpha, round(promote, *r), round(promote, w));
+    }
+    call.write_f64(OUT, a)
+}
+
+/// Whether alpha counts as 1: unless it is above or below 1 (NaN counts as 1).
 pub(super) fn is_one(alpha: f64) -> bool {
     use std::cmp::Ordering::{Greater, Less};
     !matches!(alpha.partial_cmp(&1.0), Some(Less | Greater))

@@ -27,7 +27,7 @@
 //! their width). The result is cast to out's dtype and written through out's view.
 //! Complex arithmetic is not modeled: a complex promote fails phase 1 with 561000.
 
-use super::alpha_chain::{ALPHA, OTHER, OUT, SELF, is_one};
+use super::alpha_chain::{OTHER, OUT, SELF, compute, is_one};
 use crate::cast::round;
 use crate::nnopbase::{KernelCall, OpDef, op_def};
 use crate::stream::Scratch;
@@ -38,54 +38,18 @@ pub(crate) static OP: OpDef = op_def!("Sub", ["self", "other", "out"], [SELF, OT
 pub(crate) static INPLACE_OP: OpDef =
     op_def!("InplaceSub", ["selfRef", "other", "selfRef"], [SELF, OTHER] -> [OUT], run);
 
-pub(crate) unsafe fn inplace_get_workspace_size(
-    self_ref: *mut aclTensor,
-    other: *const aclTensor,
-    alpha: *const aclScalar,
-    workspace_size: *mut u64,
-    executor: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    // SAFETY: the C contract, passed on.
-    unsafe {
-        super::alpha_chain::get_workspace_size(
-            &INPLACE_OP,
-            self_ref,
-            other,
-            alpha,
-            self_ref,
-            workspace_size,
-            executor,
-        )
-    }
-}
-
 /// The queued compute of either kind.
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
-    let promote = call.decision().compute;
-    let alpha = call.decision().attr_f64(ALPHA);
-    let [a, b] = scratch.wide::<2>(call.decision().numel());
-    call.read_f64(SELF, call.dims(OUT), a)?;
-    call.read_f64(OTHER, call.dims(OUT), b)?;
-    for v in a.iter_mut().chain(b.iter_mut()) {
-        *v = round(promote, *v);
-    }
-    if is_one(alpha) {
-        for (r, &w) in a.iter_mut().zip(b.iter()) {
-            *r = difference(promote, *r, w);
+    compute(call, scratch, |promote, alpha, x, y| {
+        if is_one(alpha) {
+            difference(promote, x, y)
+        } else if matches!(promote, ACL_FLOAT | ACL_FLOAT16 | ACL_BF16) {
+            // Axpy in f32 with −alpha as its attribute; the cast to out rounds the halves.
+            f64::from(x as f32 + -(alpha as f32) * y as f32)
+        } else {
+            difference(promote, x, round(promote, round(promote, alpha) * y))
         }
-    } else if matches!(promote, ACL_FLOAT | ACL_FLOAT16 | ACL_BF16) {
-        // Axpy in f32 with −alpha as its attribute; the cast to out rounds the halves.
-        let al = -(alpha as f32);
-        for (r, &w) in a.iter_mut().zip(b.iter()) {
-            *r = f64::from(*r as f32 + al * w as f32);
-        }
-    } else {
-        let al = round(promote, alpha);
-        for (r, &w) in a.iter_mut().zip(b.iter()) {
-            *r = difference(promote, *r, round(promote, al * w));
-        }
-    }
-    call.write_f64(OUT, a)
+    })
 }
 
 /// `a − b` in the promote dtype, rounded once (half types through f32).

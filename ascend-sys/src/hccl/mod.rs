@@ -6,16 +6,7 @@
 //! Nothing else in this crate depends on it: a toolkit without `libhccl.so` loads as
 //! before, and only [`Hccl::for_api`] reports that HCCL is missing.
 
-#[cfg(not(ascend_sys_generated))]
-#[allow(missing_docs, clippy::all)]
-#[rustfmt::skip]
-mod bindings;
-
-#[cfg(ascend_sys_generated)]
-#[allow(missing_docs, clippy::all)]
-mod bindings {
-    include!(concat!(env!("OUT_DIR"), "/hccl_bindings.rs"));
-}
+bindings_module!("hccl_bindings.rs");
 
 mod library;
 
