@@ -40,10 +40,11 @@
 /// an installed toolkit's headers (`ascend_sys_generated`).
 macro_rules! bindings_module {
     ($generated:literal) => {
+        // Declared in a macro, the committed file is out of rustfmt's reach, as generated
+        // code should be.
         #[cfg(not(ascend_sys_generated))]
-                #[allow(missing_docs, clippy::all)]
-                #[rustfmt::skip]
-                mod bindings;
+        #[allow(missing_docs, clippy::all)]
+        mod bindings;
 
         #[cfg(ascend_sys_generated)]
         #[allow(missing_docs, clippy::all)]
