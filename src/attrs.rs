@@ -1,61 +1,36 @@
 //! Attribute enums that aclnn operators take as plain integers. Both are `Copy` values,
 //! `Send + Sync` like every public type of the crate.
 
-/// How a cube (matrix) operator may trade precision for speed: the `int8_t cubeMathType`
-/// argument of `aclnnMatmul`, `aclnnAddmm` and the other cube operators.
-///
-/// The discriminants are the vendor's values, so [`CubeMath::as_i8`] is what the C call
-/// receives.
-///
-/// # Examples
-/// ```
-/// use ascendcl::CubeMath;
-///
-/// assert_eq!(CubeMath::UseFp16.as_i8(), 2);
-/// assert_eq!(CubeMath::try_from(3), Ok(CubeMath::UseHf32));
-/// assert!(CubeMath::try_from(5).is_err());
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(i8)]
-pub enum CubeMath {
-    /// Compute in the inputs' dtype (`KEEP_DTYPE`); f32 stays f32 where the SoC can.
-    KeepDtype = 0,
-    /// The SoC may lower f32 to a faster format (HF32 on Atlas A2/A3, f16 on the training
-    /// series and 310P) (`ALLOW_FP32_DOWN_PRECISION`).
-    AllowFp32DownPrecision = 1,
-    /// Round f32 inputs to f16 and compute in f16 (`USE_FP16`).
-    UseFp16 = 2,
-    /// Compute f32 inputs in HF32 (`USE_HF32`).
-    UseHf32 = 3,
-    /// f16/bf16 inputs accumulated in f32 (`USE_FP32_ADD`); SoC-dependent.
-    UseFp32Add = 4,
-}
+/// Declares an attribute enum whose discriminants are the vendor's values, stored as
+/// `$repr` (the C argument's type), with `ALL` (every value, in vendor order), `as_i8`,
+/// `as_i64` and `TryFrom<i64>` (the value itself back when it names none).
+macro_rules! vendor_enum {
+    ($(#[$doc:meta])* pub enum $name:ident: $repr:ty {
+        $($(#[$vdoc:meta])* $variant:ident = $value:literal,)+
+    }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr($repr)]
+        pub enum $name {
+            $($(#[$vdoc])* $variant = $value,)+
+        }
 
-impl CubeMath {
-    /// All five values, in vendor order.
-    pub const ALL: [CubeMath; 5] = [
-        CubeMath::KeepDtype,
-        CubeMath::AllowFp32DownPrecision,
-        CubeMath::UseFp16,
-        CubeMath::UseHf32,
-        CubeMath::UseFp32Add,
-    ];
+        impl $name {
+            #[doc = concat!("Every value, in vendor order (", stringify!($($value),+), ").")]
+            pub const ALL: [$name; [$($value),+].len()] = [$($name::$variant),+];
 
-    /// The vendor value, as the `int8_t` the C call takes.
-    pub const fn as_i8(self) -> i8 {
-        self as i8
-    }
+            /// The vendor value as an `i8` (every value fits).
+            pub const fn as_i8(self) -> i8 {
+                self as $repr as i8
+            }
 
-    /// The vendor value widened to `i64`.
-    pub const fn as_i64(self) -> i64 {
-        self as i8 as i64
-    }
-}
+            /// The vendor value as an `i64`.
+            pub const fn as_i64(self) -> i64 {
+                self as $repr as i64
+            }
+        }
 
-/// `TryFrom<i64>` for an attribute enum with `ALL` and `as_i64`.
-macro_rules! from_vendor_value {
-    ($enum:ty) => {
-        impl TryFrom<i64> for $enum {
+        impl TryFrom<i64> for $name {
             type Error = i64;
 
             /// The enum for a vendor value; the value itself back when it names none.
@@ -66,45 +41,57 @@ macro_rules! from_vendor_value {
     };
 }
 
-from_vendor_value!(CubeMath);
-
-/// How a loss reduces its elementwise values: the `int64_t reduction` argument of
-/// `aclnnMseLoss`, `aclnnMseLossBackward` and the other loss operators.
-///
-/// # Examples
-/// ```
-/// use ascendcl::Reduction;
-///
-/// assert_eq!(Reduction::Mean.as_i64(), 1);
-/// assert_eq!(Reduction::try_from(2), Ok(Reduction::Sum));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(i64)]
-pub enum Reduction {
-    /// No reduction: the output has the broadcast shape of the inputs.
-    None = 0,
-    /// The mean over all elements: a 0-D output.
-    Mean = 1,
-    /// The sum over all elements: a 0-D output.
-    Sum = 2,
-}
-
-impl Reduction {
-    /// All three values, in vendor order.
-    pub const ALL: [Reduction; 3] = [Reduction::None, Reduction::Mean, Reduction::Sum];
-
-    /// The vendor value, as the `int64_t` the C call takes.
-    pub const fn as_i64(self) -> i64 {
-        self as i64
-    }
-
-    /// The vendor value narrowed to `i8` (it fits).
-    pub const fn as_i8(self) -> i8 {
-        self as i64 as i8
+vendor_enum! {
+    /// How a cube (matrix) operator may trade precision for speed: the `int8_t cubeMathType`
+    /// argument of `aclnnMatmul`, `aclnnAddmm` and the other cube operators.
+    ///
+    /// The discriminants are the vendor's values, so [`CubeMath::as_i8`] is what the C call
+    /// receives.
+    ///
+    /// # Examples
+    /// ```
+    /// use ascendcl::CubeMath;
+    ///
+    /// assert_eq!(CubeMath::UseFp16.as_i8(), 2);
+    /// assert_eq!(CubeMath::try_from(3), Ok(CubeMath::UseHf32));
+    /// assert!(CubeMath::try_from(5).is_err());
+    /// assert_eq!(CubeMath::ALL.len(), 5);
+    /// ```
+    pub enum CubeMath: i8 {
+        /// Compute in the inputs' dtype (`KEEP_DTYPE`); f32 stays f32 where the SoC can.
+        KeepDtype = 0,
+        /// The SoC may lower f32 to a faster format (HF32 on Atlas A2/A3, f16 on the
+        /// training series and 310P) (`ALLOW_FP32_DOWN_PRECISION`).
+        AllowFp32DownPrecision = 1,
+        /// Round f32 inputs to f16 and compute in f16 (`USE_FP16`).
+        UseFp16 = 2,
+        /// Compute f32 inputs in HF32 (`USE_HF32`).
+        UseHf32 = 3,
+        /// f16/bf16 inputs accumulated in f32 (`USE_FP32_ADD`); SoC-dependent.
+        UseFp32Add = 4,
     }
 }
 
-from_vendor_value!(Reduction);
+vendor_enum! {
+    /// How a loss reduces its elementwise values: the `int64_t reduction` argument of
+    /// `aclnnMseLoss`, `aclnnMseLossBackward` and the other loss operators.
+    ///
+    /// # Examples
+    /// ```
+    /// use ascendcl::Reduction;
+    ///
+    /// assert_eq!(Reduction::Mean.as_i64(), 1);
+    /// assert_eq!(Reduction::try_from(2), Ok(Reduction::Sum));
+    /// ```
+    pub enum Reduction: i64 {
+        /// No reduction: the output has the broadcast shape of the inputs.
+        None = 0,
+        /// The mean over all elements: a 0-D output.
+        Mean = 1,
+        /// The sum over all elements: a 0-D output.
+        Sum = 2,
+    }
+}
 
 impl CubeMath {
     /// What torch_npu passes by default on a product family: [`KeepDtype`](Self::KeepDtype)
