@@ -27,12 +27,9 @@
 //! out's dtype and written through out's view. Complex arithmetic is not modeled: a complex
 //! promote fails phase 1 with 561000.
 
-use super::alpha_chain::{OTHER, OUT, SELF, compute, inplace_alpha_chain, is_one};
+use super::alpha_chain::{Inplace, OTHER, OUT, SELF, compute, is_one};
 use crate::cast::round;
-use crate::nnopbase::{
-    KernelCall, OpDef, live_tensor, op_def, require_broadcast, require_non_null,
-};
-use crate::state::{state, status_of};
+use crate::nnopbase::{KernelCall, OpDef, op_def};
 use crate::stream::Scratch;
 use ascend_sys::*;
 
@@ -41,40 +38,11 @@ pub(crate) static OP: OpDef = op_def!("Add", ["self", "other", "out"], [SELF, OT
 pub(crate) static INPLACE_OP: OpDef =
     op_def!("InplaceAdd", ["selfRef", "other", "selfRef"], [SELF, OTHER] -> [OUT], run);
 
-pub(crate) unsafe fn inplace_get_workspace_size(
-    self_ref: *const aclTensor,
-    other: *const aclTensor,
-    alpha: *const aclScalar,
-    workspace_size: *mut u64,
-    executor: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    // Checked before the opening's NULL checks of workspaceSize and executor.
-    let early = status_of(|| {
-        let op = &INPLACE_OP;
-        require_non_null(&[
-            (self_ref as usize, op.args[SELF]),
-            (other as usize, op.args[OTHER]),
-        ])?;
-        let st = state();
-        let (_, x) = live_tensor(&st, self_ref, op.args[SELF])?;
-        let (_, y) = live_tensor(&st, other, op.args[OTHER])?;
-        require_broadcast(op, (SELF, x), (OTHER, y), (SELF, x))
-    });
-    if early != ACL_SUCCESS {
-        return early;
-    }
-    // SAFETY: the C contract, passed on.
-    unsafe {
-        inplace_alpha_chain(
-            &INPLACE_OP,
-            self_ref,
-            other,
-            alpha,
-            workspace_size,
-            executor,
-        )
-    }
-}
+/// aclnnInplaceAdd checks its inputs before the out-parameters.
+pub(crate) static INPLACE: Inplace = Inplace {
+    op: &INPLACE_OP,
+    checks_inputs_first: true,
+};
 
 /// The queued compute of either kind.
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {

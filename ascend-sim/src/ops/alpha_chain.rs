@@ -4,7 +4,11 @@
 use super::MAX_DIMS;
 use super::checks::{promote_of, refuse_complex, require_cast};
 use crate::cast::round;
-use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, invalid, positions};
+use crate::nnopbase::{
+    Arg, Attr, Decision, KernelCall, OpDef, Phase1, invalid, live_tensor, positions,
+    require_broadcast, require_non_null,
+};
+use crate::state::{state, status_of};
 use crate::stream::Scratch;
 use crate::tables::{can_cast, dtype_name, is_integral, numeric_dtypes};
 use ascend_sys::*;
@@ -37,18 +41,43 @@ pub(crate) unsafe fn get_workspace_size(
     unsafe { op.phase1(workspace_size, executor, &args, checks) }
 }
 
-/// Phase 1 of an in-place kind (`op`): the out-of-place chain with `out = selfRef`.
+/// An in-place kind of aclnnAdd or aclnnSub.
+pub(crate) struct Inplace {
+    pub op: &'static OpDef,
+    /// Whether selfRef and other are checked (NULL, then their broadcast against
+    /// selfRef's shape) before the opening's NULL checks of workspaceSize and executor.
+    pub checks_inputs_first: bool,
+}
+
+/// Phase 1 of an in-place kind: its own first checks, if any, then the out-of-place chain
+/// with `out = selfRef`.
 ///
 /// # Safety
 /// As [`OpDef::phase1`].
 pub(crate) unsafe fn inplace_alpha_chain(
-    op: &'static OpDef,
+    kind: &'static Inplace,
     self_ref: *const aclTensor,
     other: *const aclTensor,
     alpha: *const aclScalar,
     workspace_size: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
+    let op = kind.op;
+    if kind.checks_inputs_first {
+        let first = status_of(|| {
+            require_non_null(&[
+                (self_ref as usize, op.args[SELF]),
+                (other as usize, op.args[OTHER]),
+            ])?;
+            let st = state();
+            let (_, x) = live_tensor(&st, self_ref, op.args[SELF])?;
+            let (_, y) = live_tensor(&st, other, op.args[OTHER])?;
+            require_broadcast(op, (SELF, x), (OTHER, y), (SELF, x))
+        });
+        if first != ACL_SUCCESS {
+            return first;
+        }
+    }
     // SAFETY: the caller's contract.
     unsafe {
         get_workspace_size(

@@ -27,7 +27,7 @@
 //! their width). The result is cast to out's dtype and written through out's view.
 //! Complex arithmetic is not modeled: a complex promote fails phase 1 with 561000.
 
-use super::alpha_chain::{OTHER, OUT, SELF, compute, is_one};
+use super::alpha_chain::{Inplace, OTHER, OUT, SELF, compute, is_one};
 use crate::cast::round;
 use crate::nnopbase::{KernelCall, OpDef, op_def};
 use crate::stream::Scratch;
@@ -37,6 +37,12 @@ pub(crate) static OP: OpDef = op_def!("Sub", ["self", "other", "out"], [SELF, OT
 
 pub(crate) static INPLACE_OP: OpDef =
     op_def!("InplaceSub", ["selfRef", "other", "selfRef"], [SELF, OTHER] -> [OUT], run);
+
+/// aclnnInplaceSub's own pre-check does not count: it reports success even when it fails.
+pub(crate) static INPLACE: Inplace = Inplace {
+    op: &INPLACE_OP,
+    checks_inputs_first: false,
+};
 
 /// The queued compute of either kind.
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
