@@ -177,11 +177,12 @@ impl Group {
                 self.cv.notify_all();
             }
         }
-        let what = format!("collective #{seq} of communicator group {}", self.id);
+        let what = || format!("collective #{seq} of communicator group {}", self.id);
         let deadline = Instant::now() + timeout;
-        self.outcome(g, calls, seq, deadline, &what, |missing| {
+        self.outcome(g, calls, seq, deadline, what, |missing| {
             format!(
-                "{what}: rank(s) {missing} did not call it within {} ms (rank {rank} called {}); with one process driving several devices, drive each rank from its own thread",
+                "{}: rank(s) {missing} did not call it within {} ms (rank {rank} called {}); with one process driving several devices, drive each rank from its own thread",
+                what(),
                 timeout.as_millis(),
                 desc.kind.api(),
             )
@@ -405,18 +406,25 @@ impl Group {
                 self.cv.notify_all();
             }
         }
-        let api = desc.kind.api();
-        let what = format!("{api} #{seq} of communicator group {}", self.id);
-        let deadline = Instant::now() + timeout;
-        self.outcome(g, execs, seq, deadline, &what, |missing| {
+        let what = || {
             format!(
-                "{what}: the stream(s) of rank(s) {missing} did not reach it within {} ms (a stream blocked behind other work, or waiting for this one)",
+                "{} #{seq} of communicator group {}",
+                desc.kind.api(),
+                self.id
+            )
+        };
+        let deadline = Instant::now() + timeout;
+        self.outcome(g, execs, seq, deadline, what, |missing| {
+            format!(
+                "{}: the stream(s) of rank(s) {missing} did not reach it within {} ms (a stream blocked behind other work, or waiting for this one)",
+                what(),
                 timeout.as_millis()
             )
         })
     }
 
-    /// Waits for the outcome of meeting `seq` (`what`, for messages) and leaves it. A rank
+    /// Waits for the outcome of meeting `seq` (`what` names it in messages, made only for a
+    /// failure) and leaves it. A rank
     /// that went away fails it at once (`HCCL_E_REMOTE`); one that has not come by
     /// `deadline` fails it with `HCCL_E_TIMEOUT` and the text `late` makes of the missing
     /// ranks. Once everyone arrived, the last one is moving the data: that is waited for.
@@ -427,7 +435,7 @@ impl Group {
         meetings: Meetings<T>,
         seq: u64,
         deadline: Instant,
-        what: &str,
+        what: impl Fn() -> String,
         late: impl Fn(&str) -> String,
     ) -> Result<(), Failure> {
         let n = self.size();
@@ -444,7 +452,7 @@ impl Group {
                 && let Some(text) = departed(gone, &m.items)
             {
                 m.items.iter_mut().for_each(|p| *p = None);
-                m.outcome = Some(Err((HCCL_E_REMOTE, format!("{what}: {text}"))));
+                m.outcome = Some(Err((HCCL_E_REMOTE, format!("{}: {text}", what()))));
                 self.cv.notify_all();
                 continue;
             }
