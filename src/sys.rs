@@ -18,16 +18,16 @@ use std::ffi::{CStr, c_void};
 /// naming the error after `$f`.
 macro_rules! checked {
     (acl $t:expr, $f:ident ( $($a:expr),* $(,)? )) => {
-        acl($t, stringify!($f), ($t.$f)($($a),*))
+        check($t, Lib::Acl, stringify!($f), ($t.$f)($($a),*))
     };
     (aclnn $t:expr, $f:ident ( $($a:expr),* $(,)? )) => {
-        aclnn($t, stringify!($f), ($t.$f)($($a),*))
+        check($t, Lib::Aclnn, stringify!($f), ($t.$f)($($a),*))
     };
     // An optional runtime function: its absence is an error of the call.
     (acl? $t:expr, $f:ident ( $($a:expr),* $(,)? )) => {
         match $t.$f {
-            Some(f) => acl($t, stringify!($f), f($($a),*)),
-            None => Err(absent_runtime(stringify!($f))),
+            Some(f) => check($t, Lib::Acl, stringify!($f), f($($a),*)),
+            None => Err(absent(Lib::Acl, stringify!($f))),
         }
     };
     // An optional function: its absence is an error of the call.
@@ -37,8 +37,8 @@ macro_rules! checked {
     // An optional function of the set `$fns`, errors reported with `$t`'s message.
     (aclnn? $fns:expr, $t:expr, $f:ident ( $($a:expr),* $(,)? )) => {
         match $fns.$f {
-            Some(f) => aclnn($t, stringify!($f), f($($a),*)),
-            None => Err(absent(stringify!($f))),
+            Some(f) => check($t, Lib::Aclnn, stringify!($f), f($($a),*)),
+            None => Err(absent(Lib::Aclnn, stringify!($f))),
         }
     };
 }
@@ -119,8 +119,9 @@ pub(crate) fn current_context(t: &FnTable) -> Result<aclrtContext> {
         checked!(acl t, aclrtGetCurrentContext(c))
     })?;
     if context.is_null() {
-        return Err(acl_error(
+        return Err(error(
             t,
+            Lib::Acl,
             "aclrtGetCurrentContext",
             ascend_sys::ACL_ERROR_RT_CONTEXT_NULL,
         ));
@@ -135,8 +136,9 @@ pub(crate) fn soc_name(t: &FnTable) -> Result<String> {
     // the runtime, copied before any other call.
     let p = unsafe { (t.aclrtGetSocName)() };
     if p.is_null() {
-        return Err(acl_error(
+        return Err(error(
             t,
+            Lib::Acl,
             "aclrtGetSocName",
             ascend_sys::ACL_ERROR_INTERNAL_ERROR,
         ));
@@ -190,23 +192,17 @@ forwarding! {
     unsafe fn free_host(p: *mut c_void) = [acl] aclrtFreeHost;
 }
 
-/// `aclrtMemcpyAsync` of `count` bytes.
-///
-/// # Safety
-/// `dst` holds `dst_max >= count` bytes and `src` `count` bytes of the memory kinds
-/// `kind` names, both staying valid until the stream has run the copy; `stream` is a live
-/// stream of the current context.
-pub(crate) unsafe fn memcpy_async(
-    t: &FnTable,
-    dst: *mut c_void,
-    dst_max: usize,
-    src: *const c_void,
-    count: usize,
-    kind: aclrtMemcpyKind,
-    stream: aclrtStream,
-) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe { checked!(acl t, aclrtMemcpyAsync(dst, dst_max, src, count, kind, stream)) }
+forwarding! {
+    /// `aclrtMemcpyAsync` of `count` bytes.
+    ///
+    /// # Safety
+    /// `dst` holds `dst_max >= count` bytes and `src` `count` bytes of the memory kinds
+    /// `kind` names, both staying valid until the stream has run the copy; `stream` is a
+    /// live stream of the current context.
+    unsafe fn memcpy_async(
+        dst: *mut c_void, dst_max: usize, src: *const c_void, count: usize,
+        kind: aclrtMemcpyKind, stream: aclrtStream,
+    ) = [acl] aclrtMemcpyAsync;
 }
 
 /// `aclrtDeviceCanAccessPeer`: whether device `device` can access the memory of `peer`.
@@ -225,37 +221,23 @@ pub(crate) fn enable_peer_access(t: &FnTable, peer: i32) -> Result<()> {
     unsafe { checked!(acl? t, aclrtDeviceEnablePeerAccess(peer, 0)) }
 }
 
-/// `aclrtMemcpy` of `count` bytes: synchronous, and not ordered with any stream.
-///
-/// # Safety
-/// `dst` holds `dst_max >= count` bytes and `src` `count` bytes of the memory kinds `kind`
-/// names; no queued work uses either range.
-pub(crate) unsafe fn memcpy(
-    t: &FnTable,
-    dst: *mut c_void,
-    dst_max: usize,
-    src: *const c_void,
-    count: usize,
-    kind: aclrtMemcpyKind,
-) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe { checked!(acl t, aclrtMemcpy(dst, dst_max, src, count, kind)) }
-}
+forwarding! {
+    /// `aclrtMemcpy` of `count` bytes: synchronous, and not ordered with any stream.
+    ///
+    /// # Safety
+    /// `dst` holds `dst_max >= count` bytes and `src` `count` bytes of the memory kinds
+    /// `kind` names; no queued work uses either range.
+    unsafe fn memcpy(
+        dst: *mut c_void, dst_max: usize, src: *const c_void, count: usize,
+        kind: aclrtMemcpyKind,
+    ) = [acl] aclrtMemcpy;
 
-/// `aclrtMemset` of `count` bytes to `value`.
-///
-/// # Safety
-/// `p` holds `max >= count` bytes of device memory of the current context that no queued
-/// work uses.
-pub(crate) unsafe fn memset(
-    t: &FnTable,
-    p: *mut c_void,
-    max: usize,
-    value: i32,
-    count: usize,
-) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe { checked!(acl t, aclrtMemset(p, max, value, count)) }
+    /// `aclrtMemset` of `count` bytes to `value`.
+    ///
+    /// # Safety
+    /// `p` holds `max >= count` bytes of device memory of the current context that no
+    /// queued work uses.
+    unsafe fn memset(p: *mut c_void, max: usize, value: i32, count: usize) = [acl] aclrtMemset;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -351,14 +333,7 @@ pub(crate) unsafe fn create_tensor(
             data,
         )
     };
-    if p.is_null() {
-        return Err(aclnn_error(
-            t,
-            "aclCreateTensor",
-            ascend_sys::ACLNN_ERR_INNER_NULLPTR,
-        ));
-    }
-    Ok(p)
+    non_null(t, "aclCreateTensor", p)
 }
 
 forwarding! {
@@ -383,7 +358,7 @@ pub(crate) unsafe fn create_scalar(
     let f = t
         .attrs()
         .aclCreateScalar
-        .ok_or_else(|| absent("aclCreateScalar"))?;
+        .ok_or_else(|| absent(Lib::Aclnn, "aclCreateScalar"))?;
     // SAFETY: the caller's contract; the value is copied before the call returns.
     non_null(t, "aclCreateScalar", unsafe { f(value, dtype) })
 }
@@ -402,7 +377,7 @@ pub(crate) fn create_int_array(t: &Api, values: &[i64]) -> Result<*mut aclIntArr
     let f = t
         .attrs()
         .aclCreateIntArray
-        .ok_or_else(|| absent("aclCreateIntArray"))?;
+        .ok_or_else(|| absent(Lib::Aclnn, "aclCreateIntArray"))?;
     // SAFETY: `values` is valid for its length and copied by the call.
     non_null(t, "aclCreateIntArray", unsafe {
         f(values.as_ptr(), values.len() as u64)
@@ -418,9 +393,16 @@ pub(crate) unsafe fn destroy_int_array(t: &Api, p: *mut aclIntArray) -> Result<(
     unsafe { checked!(aclnn? t.attrs(), t, aclDestroyIntArray(p)) }
 }
 
+/// `p`, or `ACLNN_ERR_INNER_NULLPTR` for `api` when it is NULL (an nnopbase constructor's
+/// failure value).
 fn non_null<T>(t: &FnTable, api: &'static str, p: *mut T) -> Result<*mut T> {
     if p.is_null() {
-        Err(aclnn_error(t, api, ascend_sys::ACLNN_ERR_INNER_NULLPTR))
+        Err(error(
+            t,
+            Lib::Aclnn,
+            api,
+            ascend_sys::ACLNN_ERR_INNER_NULLPTR,
+        ))
     } else {
         Ok(p)
     }
@@ -442,108 +424,95 @@ forwarding! {
     unsafe fn destroy_executor(e: *mut aclOpExecutor) = [aclnn?] aclDestroyAclOpExecutor;
 }
 
-/// `aclSetInputTensorAddr` (CANN 8.0+; absent is an error).
-///
-/// # Safety
-/// `e` is a live repeatable executor, `tensor` its descriptor of input `index`, and `addr`
-/// the base of a live device allocation holding the storage that descriptor describes.
-/// (Each phase 2 takes the addresses bound when it is enqueued, so rebinding between
-/// launches does not affect queued ones.)
-pub(crate) unsafe fn set_input_addr(
-    t: &FnTable,
-    e: *mut aclOpExecutor,
-    index: usize,
-    tensor: *mut aclTensor,
-    addr: *mut c_void,
-) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe { checked!(aclnn? t, aclSetInputTensorAddr(e, index, tensor, addr)) }
-}
+forwarding! {
+    /// `aclSetInputTensorAddr` (CANN 8.0+; absent is an error).
+    ///
+    /// # Safety
+    /// `e` is a live repeatable executor, `tensor` its descriptor of input `index`, and
+    /// `addr` the base of a live device allocation holding the storage that descriptor
+    /// describes. (Each phase 2 takes the addresses bound when it is enqueued, so rebinding
+    /// between launches does not affect queued ones.)
+    unsafe fn set_input_addr(
+        e: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void,
+    ) = [aclnn?] aclSetInputTensorAddr;
 
-/// `aclSetOutputTensorAddr` (CANN 8.0+; absent is an error).
-///
-/// # Safety
-/// As [`set_input_addr`], for output `index`.
-pub(crate) unsafe fn set_output_addr(
-    t: &FnTable,
-    e: *mut aclOpExecutor,
-    index: usize,
-    tensor: *mut aclTensor,
-    addr: *mut c_void,
-) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe { checked!(aclnn? t, aclSetOutputTensorAddr(e, index, tensor, addr)) }
+    /// `aclSetOutputTensorAddr` (CANN 8.0+; absent is an error).
+    ///
+    /// # Safety
+    /// As [`set_input_addr`], for output `index`.
+    unsafe fn set_output_addr(
+        e: *mut aclOpExecutor, index: usize, tensor: *mut aclTensor, addr: *mut c_void,
+    ) = [aclnn?] aclSetOutputTensorAddr;
 }
 
 // ---------------------------------------------------------------------------------------
 // Status conversion.
 
-/// `Ok(())` when `code` is `ACL_SUCCESS`, else [`Error::Acl`] for `api`.
+/// The library whose status a call returns: the runtime (`aclError`, [`Error::Acl`]) or
+/// nnopbase and the operators (`aclnnStatus`, [`Error::Aclnn`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lib {
+    Acl,
+    Aclnn,
+}
+
+/// `Ok(())` when `code` is `lib`'s success, else its error for `api` (operator entry
+/// points, whose names are data of the operator's declaration, go through here).
 #[inline]
-pub(crate) fn acl(table: &FnTable, api: &'static str, code: i32) -> Result<()> {
-    if code == ascend_sys::ACL_SUCCESS {
+pub(crate) fn check(table: &FnTable, lib: Lib, api: &'static str, code: i32) -> Result<()> {
+    let success = match lib {
+        Lib::Acl => ascend_sys::ACL_SUCCESS,
+        Lib::Aclnn => ascend_sys::ACLNN_SUCCESS,
+    };
+    if code == success {
         Ok(())
     } else {
-        Err(acl_error(table, api, code))
+        Err(error(table, lib, api, code))
     }
 }
 
-/// `Ok(())` when `status` is `ACLNN_SUCCESS`, else [`Error::Aclnn`] for `api` (operator
-/// entry points, whose names are data of the operator's declaration, go through here).
-#[inline]
-pub(crate) fn aclnn(table: &FnTable, api: &'static str, status: i32) -> Result<()> {
-    if status == ascend_sys::ACLNN_SUCCESS {
-        Ok(())
-    } else {
-        Err(aclnn_error(table, api, status))
-    }
-}
-
-/// Builds [`Error::Acl`] for a failed runtime call.
+/// `lib`'s error for a failed call of `api`, with this thread's recent error message.
 #[cold]
 #[inline(never)]
-pub(crate) fn acl_error(table: &FnTable, api: &'static str, code: i32) -> Error {
-    Error::Acl {
-        api,
-        code,
-        name: ascend_sys::status_name(code),
-        message: recent_message(table),
+pub(crate) fn error(table: &FnTable, lib: Lib, api: &'static str, code: i32) -> Error {
+    failure(lib, api, code, recent_message(table))
+}
+
+/// A call of an optional function that the loaded library lacks.
+#[cold]
+#[inline(never)]
+fn absent(lib: Lib, api: &'static str) -> Error {
+    match lib {
+        Lib::Acl => failure(
+            lib,
+            api,
+            ascend_sys::ACL_ERROR_FEATURE_UNSUPPORTED,
+            "the loaded runtime lacks this function".into(),
+        ),
+        Lib::Aclnn => failure(
+            lib,
+            api,
+            ascend_sys::ACLNN_ERR_INNER,
+            "the loaded toolkit lacks this function (before CANN 8.0)".into(),
+        ),
     }
 }
 
-/// Builds [`Error::Aclnn`] for a failed aclnn call.
-#[cold]
-#[inline(never)]
-pub(crate) fn aclnn_error(table: &FnTable, api: &'static str, status: i32) -> Error {
-    Error::Aclnn {
-        api,
-        status,
-        name: ascend_sys::status_name(status),
-        message: recent_message(table),
-    }
-}
-
-/// A call of an optional function the loaded library lacks.
-#[cold]
-#[inline(never)]
-fn absent_runtime(api: &'static str) -> Error {
-    Error::Acl {
-        api,
-        code: ascend_sys::ACL_ERROR_FEATURE_UNSUPPORTED,
-        name: ascend_sys::status_name(ascend_sys::ACL_ERROR_FEATURE_UNSUPPORTED),
-        message: "the loaded runtime lacks this function".into(),
-    }
-}
-
-/// A call of an optional nnopbase function the loaded library lacks.
-#[cold]
-#[inline(never)]
-fn absent(api: &'static str) -> Error {
-    Error::Aclnn {
-        api,
-        status: ascend_sys::ACLNN_ERR_INNER,
-        name: ascend_sys::status_name(ascend_sys::ACLNN_ERR_INNER),
-        message: "the loaded toolkit lacks this function (before CANN 8.0)".into(),
+fn failure(lib: Lib, api: &'static str, code: i32, message: String) -> Error {
+    let name = ascend_sys::status_name(code);
+    match lib {
+        Lib::Acl => Error::Acl {
+            api,
+            code,
+            name,
+            message,
+        },
+        Lib::Aclnn => Error::Aclnn {
+            api,
+            status: code,
+            name,
+            message,
+        },
     }
 }
 

@@ -9,7 +9,7 @@ use crate::device::DeviceInner;
 use crate::element::Element;
 use crate::error::Result;
 use crate::stream::{Stream, StreamInner};
-use crate::sys;
+use crate::sys::{self, Lib};
 use crate::tensor::DeviceTensor;
 use crate::uses::Access;
 use ascend_sys::aclOpExecutor;
@@ -164,10 +164,11 @@ pub(crate) fn prepare<'t>(
     // is (both from its declaration); the handles are live and of the declared kinds.
     let status = unsafe { (spec.phase1)(fns.phase1, handles, &mut workspace_size, &mut raw) };
     let executor = Executor { device, raw };
-    sys::aclnn(table, spec.entry.phase1, status)?;
+    sys::check(table, Lib::Aclnn, spec.entry.phase1, status)?;
     if executor.raw.is_null() {
-        return Err(sys::aclnn_error(
+        return Err(sys::error(
             table,
+            Lib::Aclnn,
             spec.entry.phase1,
             ascend_sys::ACLNN_ERR_INNER_NULLPTR,
         ));
@@ -202,7 +203,7 @@ pub(crate) fn enqueue(
         // record, so no other user takes it before that work has run); the callers record the tensors' use at the
         // returned ticket.
         let status = unsafe { (fns.phase2)(workspace, workspace_size, executor, raw_stream) };
-        sys::aclnn(table, entry.phase2, status)
+        sys::check(table, Lib::Aclnn, entry.phase2, status)
     })
 }
 
