@@ -63,6 +63,9 @@ macro_rules! c_export {
     };
 }
 
+/// The simulator's entry points, one line each: the C prototype, then `= implementation`,
+/// optionally with `[lead]`, an argument passed before the C ones (the operator kind, the
+/// collective, the role), so that siblings share one implementation.
 macro_rules! sim_api {
     (
         table {

@@ -1,5 +1,6 @@
-//! The check chain aclnnAdd and aclnnSub share (Sub runs Add's checks in the same order
-//! with the same codes), and their treatment of alpha.
+//! What aclnnAdd and aclnnSub share: their phase-1 entries, out of place and in place
+//! (Sub runs Add's checks in the same order with the same codes), their treatment of
+//! alpha, and their compute loop (each operator brings its element formula).
 
 use super::MAX_DIMS;
 use super::checks::{promote_of, refuse_complex, require_cast};
