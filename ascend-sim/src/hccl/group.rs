@@ -424,11 +424,11 @@ impl Group {
     }
 
     /// Waits for the outcome of meeting `seq` (`what` names it in messages, made only for a
-    /// failure) and leaves it. A rank
-    /// that went away fails it at once (`HCCL_E_REMOTE`); one that has not come by
-    /// `deadline` fails it with `HCCL_E_TIMEOUT` and the text `late` makes of the missing
-    /// ranks. Once everyone arrived, the last one is moving the data: that is waited for.
-    /// A failed meeting drops the parts already delivered, since nothing will move.
+    /// failure) and leaves it. A rank that went away fails it at once (`HCCL_E_REMOTE`);
+    /// one that has not come by `deadline` fails it with `HCCL_E_TIMEOUT` and the text
+    /// `late` makes of the missing ranks. Once everyone arrived, the last one is moving the
+    /// data: that is waited for. A failed meeting drops the parts already delivered, since
+    /// nothing will move.
     fn outcome<T>(
         &self,
         mut g: MutexGuard<'_, GroupState>,
