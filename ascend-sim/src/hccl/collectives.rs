@@ -1,9 +1,9 @@
 //! The collectives' entry points: each checks its arguments in the vendor's order, meets
 //! the other ranks' calls, and enqueues its part on the stream.
 
-use super::group::Group;
+use super::group::{Arrival, Group};
 use super::movement::{Buf, Desc, Kind, Part, dtype_name, dtype_size, op_name};
-use super::{QUEUED, current_device, fail, finding, lookup, non_null, status, timeout};
+use super::{QUEUED, current_device, data_call, fail, finding, lookup, non_null, status, timeout};
 use crate::racecheck::{Held, Touch};
 use crate::state::{Kind as HandleKind, decode, state};
 use crate::stream::{StreamShared, Task};
@@ -183,12 +183,17 @@ fn launch(
     let root_reads = desc.kind == Kind::Broadcast && desc.root == Some(rank as u32);
     let touch = touches(desc.kind.api(), &part, send, recv, !root_reads);
     let timeout = timeout();
-    let seq = group
-        .call(rank, desc, timeout)
-        .map_err(|(code, text)| finding(code, text))?;
+    let arrival = Arrival {
+        seq: group
+            .call(rank, desc, timeout)
+            .map_err(|(code, text)| finding(code, text))?,
+        rank,
+        desc,
+        part,
+    };
     let runs = Arc::clone(&group);
     enqueue(&queue, &group, rank, touch, move || {
-        runs.execute(seq, rank, desc, part, timeout)
+        runs.execute(arrival, timeout)
     });
     Ok(())
 }
@@ -296,11 +301,7 @@ pub(crate) unsafe fn reducing(
     comm: HcclComm,
     stream: aclrtStream,
 ) -> HcclResult {
-    status(|| {
-        let device = current_device()?;
-        if count == 0 {
-            return Ok(());
-        }
+    data_call(count, |device| {
         let bufs = [(send_buf, "sendBuf"), (recv_buf, "recvBuf")];
         let c = prologue(comm, &bufs, data_type, stream)?;
         check_op(op)?;
@@ -326,11 +327,7 @@ pub(crate) unsafe fn broadcast(
     comm: HcclComm,
     stream: aclrtStream,
 ) -> HcclResult {
-    status(|| {
-        current_device()?;
-        if count == 0 {
-            return Ok(());
-        }
+    data_call(count, |_| {
         let c = prologue(comm, &[(buf, "buf")], data_type, stream)?;
         if root as usize >= c.group.size() {
             return Err(fail(
@@ -358,11 +355,7 @@ pub(crate) unsafe fn all_gather(
     comm: HcclComm,
     stream: aclrtStream,
 ) -> HcclResult {
-    status(|| {
-        current_device()?;
-        if send_count == 0 {
-            return Ok(());
-        }
+    data_call(send_count, |_| {
         let c = prologue(
             comm,
             &[(send_buf, "sendBuf"), (recv_buf, "recvBuf")],

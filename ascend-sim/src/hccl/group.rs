@@ -21,7 +21,7 @@
 //! once, with `HCCL_E_REMOTE` naming it.
 
 use super::movement::{self, Desc, Part};
-use super::p2p::{Key, Pairs, Role, Side};
+use super::p2p::{Pairs, Side};
 use super::remote::Link;
 use crate::state::lock;
 use ascend_sys::hccl::*;
@@ -33,6 +33,15 @@ use std::time::{Duration, Instant};
 
 /// A failure of a collective: its status and text.
 pub(crate) type Failure = (HcclResult, String);
+
+/// Rank `rank`'s arrival at collective `seq` on its stream: what it asked for and its
+/// buffers.
+pub(crate) struct Arrival {
+    pub seq: u64,
+    pub rank: usize,
+    pub desc: Desc,
+    pub part: Part,
+}
 
 /// The ranks of one communicator and their meeting points.
 pub(crate) struct Group {
@@ -259,19 +268,13 @@ impl Group {
         self.lock().async_errors[rank]
     }
 
-    /// The stream side of `rank`'s part of transfer `key` (runs on the rank's stream
-    /// worker); see [`Pairs::execute`].
-    pub(crate) fn transfer(
-        &self,
-        key: Key,
-        role: Role,
-        side: Side,
-        timeout: Duration,
-    ) -> Result<(), String> {
-        let rank = if role == Role::Send { key.src } else { key.dst };
+    /// The stream side of a rank's side of a transfer (runs on the rank's stream worker);
+    /// see [`Pairs::execute`].
+    pub(crate) fn transfer(&self, side: Side, timeout: Duration) -> Result<(), String> {
+        let rank = side.rank();
         let outcome = match &self.remote {
-            Some(link) => link.transfer(key, role, side, timeout),
-            None => self.pairs.execute(self.id, key, role, side, timeout),
+            Some(link) => link.transfer(side, timeout),
+            None => self.pairs.execute(self.id, side, timeout),
         };
         let mut g = self.lock();
         self.finish(&mut g, rank, outcome)
@@ -348,17 +351,11 @@ impl Group {
 
     /// The stream side of collective `seq` for `rank` (runs on the rank's stream worker):
     /// waits for every rank's stream, then the last to arrive moves the data for all.
-    pub(crate) fn execute(
-        &self,
-        seq: u64,
-        rank: usize,
-        desc: Desc,
-        part: Part,
-        timeout: Duration,
-    ) -> Result<(), String> {
+    pub(crate) fn execute(&self, arrival: Arrival, timeout: Duration) -> Result<(), String> {
+        let rank = arrival.rank;
         let outcome = match &self.remote {
-            Some(link) => link.execute(seq, rank, &desc, &part, self.size(), timeout),
-            None => self.meet(seq, rank, desc, part, timeout),
+            Some(link) => link.execute(&arrival, self.size(), timeout),
+            None => self.meet(arrival, timeout),
         };
         let mut g = self.lock();
         self.finish(&mut g, rank, outcome)
@@ -366,19 +363,13 @@ impl Group {
 
     /// The meeting of [`Group::execute`] in the hub, also on behalf of a rank of another
     /// process.
-    pub(crate) fn meet(
-        &self,
-        seq: u64,
-        rank: usize,
-        desc: Desc,
-        part: Part,
-        timeout: Duration,
-    ) -> Result<(), Failure> {
+    pub(crate) fn meet(&self, arrival: Arrival, timeout: Duration) -> Result<(), Failure> {
+        let (seq, desc) = (arrival.seq, arrival.desc);
         let n = self.size();
         let mut g = self.lock();
         let m = g.execs.entry(seq).or_insert_with(|| Meeting::new(n));
         if m.outcome.is_none() {
-            m.items[rank] = Some(part);
+            m.items[arrival.rank] = Some(arrival.part);
             m.arrived += 1;
             if m.arrived == n {
                 let parts: Vec<Part> = m

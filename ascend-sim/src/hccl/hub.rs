@@ -10,7 +10,7 @@
 //! is destroyed, it waits (up to the timeout) for the other processes' ranks to destroy
 //! theirs; then the connections left are shut down and their threads end.
 
-use super::group::{Failure, Group};
+use super::group::{Arrival, Failure, Group};
 use super::movement::{Part, part_bytes, staged};
 use super::p2p::{Key, Role, Side};
 use super::root::{self, Root};
@@ -189,12 +189,17 @@ fn execute(group: &Group, rank: usize, mut m: In) -> Result<Out, Failure> {
     }
     recv.resize(recv_len, 0);
     let device = group.devices[rank];
-    let part = Part {
-        send: (send_len > 0).then(|| staged(device, send)),
-        recv: (recv_len > 0).then(|| staged(device, recv)),
+    let arrival = Arrival {
+        seq,
+        rank,
+        desc,
+        part: Part {
+            send: (send_len > 0).then(|| staged(device, send)),
+            recv: (recv_len > 0).then(|| staged(device, recv)),
+        },
     };
-    let out = part.recv.as_ref().map(|b| Arc::clone(&b.alloc));
-    group.meet(seq, rank, desc, part, limit)?;
+    let out = arrival.part.recv.as_ref().map(|b| Arc::clone(&b.alloc));
+    group.meet(arrival, limit)?;
     let bytes = out.map(|a| std::mem::take(&mut *crate::state::lock(&a.data)));
     Ok(Out::new(tag::DONE).bytes(&bytes.unwrap_or_default()))
 }
@@ -215,20 +220,22 @@ fn transfer(group: &Group, mut m: In) -> Result<Out, Failure> {
     let limit = Duration::from_millis(m.u64().map_err(malformed)?);
     let bytes = usize::try_from(m.u64().map_err(malformed)?).unwrap_or(usize::MAX);
     let mut data = m.bytes().map_err(malformed)?;
-    let rank = if role == Role::Send { key.src } else { key.dst };
     if key.src >= group.size() || key.dst >= group.size() {
         return Err((HCCL_E_INTERNAL, "transfer between unknown ranks".into()));
     }
     data.resize(bytes, 0);
+    let rank = key.rank_of(role);
     let buf = staged(group.devices[rank], data);
     let out = Arc::clone(&buf.alloc);
     let side = Side {
+        key,
+        role,
         count,
         dtype,
         bytes,
         buf,
     };
-    group.pairs.execute(group.id, key, role, side, limit)?;
+    group.pairs.execute(group.id, side, limit)?;
     let data = if role == Role::Recv {
         std::mem::take(&mut *crate::state::lock(&out.data))
     } else {

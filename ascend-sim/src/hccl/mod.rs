@@ -230,6 +230,18 @@ fn status(body: impl FnOnce() -> Result<(), HcclResult>) -> HcclResult {
     }
 }
 
+/// A data call's opening in HCCL's order: the calling thread's device, then a zero
+/// `count`, which succeeds without checking or meeting anything; `body` gets the device.
+fn data_call(count: u64, body: impl FnOnce(usize) -> Result<(), HcclResult>) -> HcclResult {
+    status(|| {
+        let device = current_device()?;
+        if count == 0 {
+            return Ok(());
+        }
+        body(device)
+    })
+}
+
 /// HCCL asks the runtime for the calling thread's device before anything else.
 fn current_device() -> Result<usize, HcclResult> {
     let st = state();

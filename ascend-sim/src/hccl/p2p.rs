@@ -14,7 +14,7 @@
 use super::collectives::{bind, byte_len, check_dtype, enqueue, touches};
 use super::group::Failure;
 use super::movement::{Buf, dtype_name};
-use super::{current_device, fail, lookup, non_null, status, timeout};
+use super::{data_call, fail, lookup, non_null, timeout};
 use crate::state::lock;
 use ascend_sys::aclrtStream;
 use ascend_sys::hccl::*;
@@ -39,12 +39,21 @@ impl Role {
     }
 }
 
-/// One posted side: its count, dtype and buffer.
+/// One posted side of transfer `key`: which side, its count, dtype and buffer.
 pub(crate) struct Side {
+    pub key: Key,
+    pub role: Role,
     pub count: u64,
     pub dtype: HcclDataType,
     pub bytes: usize,
     pub buf: Buf,
+}
+
+impl Side {
+    /// The rank that posted this side.
+    pub(crate) fn rank(&self) -> usize {
+        self.key.rank_of(self.role)
+    }
 }
 
 /// The `seq`-th transfer from `src` to `dst`.
@@ -53,6 +62,16 @@ pub(crate) struct Key {
     pub src: usize,
     pub dst: usize,
     pub seq: u64,
+}
+
+impl Key {
+    /// The rank that posts the `role` side.
+    pub(crate) fn rank_of(self, role: Role) -> usize {
+        match role {
+            Role::Send => self.src,
+            Role::Recv => self.dst,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -88,14 +107,8 @@ impl Pairs {
 
     /// The stream side of one transfer: waits for the peer's side, then the later of the
     /// two moves the bytes.
-    pub(crate) fn execute(
-        &self,
-        group: u64,
-        key: Key,
-        role: Role,
-        side: Side,
-        timeout: Duration,
-    ) -> Result<(), Failure> {
+    pub(crate) fn execute(&self, group: u64, side: Side, timeout: Duration) -> Result<(), Failure> {
+        let (key, role) = (side.key, side.role);
         let name = format!(
             "transfer #{} from rank {} to rank {} of communicator group {group}",
             key.seq, key.src, key.dst
@@ -192,11 +205,7 @@ pub(crate) unsafe fn post(
     comm: HcclComm,
     stream: aclrtStream,
 ) -> HcclResult {
-    status(|| {
-        current_device()?;
-        if count == 0 {
-            return Ok(());
-        }
+    data_call(count, |_| {
         let (buf_name, peer_name) = match role {
             Role::Send => ("sendBuf", "destRank"),
             Role::Recv => ("recvBuf", "srcRank"),
@@ -245,6 +254,8 @@ pub(crate) unsafe fn post(
             seq: group.pairs.number(src, dst, role),
         };
         let side = Side {
+            key,
+            role,
             count,
             dtype: data_type,
             bytes,
@@ -253,7 +264,7 @@ pub(crate) unsafe fn post(
         let timeout = timeout();
         let runs = Arc::clone(&group);
         enqueue(&queue, &group, rank, touch, move || {
-            runs.transfer(key, role, side, timeout)
+            runs.transfer(side, timeout)
         });
         Ok(())
     })

@@ -4,9 +4,9 @@
 //! of one collective and the stream tasks of earlier ones (on up to three streams at a
 //! time) do not wait for each other; more streams wait for a free connection.
 
-use super::group::{Failure, Group};
-use super::movement::{Desc, Kind, Part, part_bytes, with_bytes, write};
-use super::p2p::{Key, Role, Side};
+use super::group::{Arrival, Failure, Group};
+use super::movement::{Desc, Kind, part_bytes, with_bytes, write};
+use super::p2p::{Role, Side};
 use super::wire::{self, In, Out, tag};
 use crate::state::lock;
 use ascend_sys::hccl::*;
@@ -132,13 +132,11 @@ impl Link {
     /// back into its receive buffer.
     pub(crate) fn execute(
         &self,
-        seq: u64,
-        rank: usize,
-        desc: &Desc,
-        part: &Part,
+        arrival: &Arrival,
         n: usize,
         timeout: Duration,
     ) -> Result<(), Failure> {
+        let (seq, rank, desc, part) = (arrival.seq, arrival.rank, &arrival.desc, &arrival.part);
         let memory = |m: String| (HCCL_E_MEMORY, format!("{} #{seq}: {m}", desc.kind.api()));
         let (send_len, recv_len) = part_bytes(desc, n);
         let send = if send_len > 0 {
@@ -179,14 +177,8 @@ impl Link {
     }
 
     /// [`super::p2p::Pairs::execute`] through the hub.
-    pub(crate) fn transfer(
-        &self,
-        key: Key,
-        role: Role,
-        side: Side,
-        timeout: Duration,
-    ) -> Result<(), Failure> {
-        let rank = if role == Role::Send { key.src } else { key.dst };
+    pub(crate) fn transfer(&self, side: Side, timeout: Duration) -> Result<(), Failure> {
+        let (key, role, rank) = (side.key, side.role, side.rank());
         let memory = |m: String| (HCCL_E_MEMORY, format!("{}: {m}", role.api()));
         let data = if role == Role::Send {
             with_bytes(

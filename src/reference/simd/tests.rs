@@ -256,6 +256,42 @@ fn half_bits(to: Narrow, v: f32) -> u16 {
     }
 }
 
+/// Each fast path of formula `K` on this CPU (AVX2 with the first of `bounds`, AVX-512
+/// with the second) on the lanes of `x`: its name, how many lanes it covered, its worst
+/// relative error against the precise values there (lanes whose precise value is 0 left
+/// out), and its bound.
+fn fast_errors<K: super::Vectorized<N>, const N: usize>(
+    x: [&[f32]; N],
+    (avx2_bound, avx512_bound): (f64, f64),
+) -> Vec<(&'static str, usize, f64, f64)> {
+    let isas = Isa::available();
+    let mut paths = Vec::new();
+    if isas.contains(&Isa::Avx2) {
+        // SAFETY: AVX2 and FMA are available (checked above).
+        let fast = unsafe { fast4::fast_values_avx2::<K, N>(x) };
+        paths.push(("avx2", fast, avx2_bound));
+    }
+    if isas.contains(&Isa::Avx512) {
+        // SAFETY: AVX-512F is available (checked above).
+        let fast = unsafe { fast::fast_values_avx512::<K, N>(x) };
+        paths.push(("avx512", fast, avx512_bound));
+    }
+    let errors = paths.into_iter().map(|(name, fast, bound)| {
+        let mut worst = 0.0f64;
+        let mut covered = 0;
+        for (i, fast) in fast.iter().enumerate() {
+            let Some(fast) = fast else { continue };
+            covered += 1;
+            let precise = K::precise(std::array::from_fn(|k| f64::from(x[k][i])));
+            if precise != 0.0 {
+                worst = worst.max(((fast - precise) / precise).abs());
+            }
+        }
+        (name, covered, worst, bound)
+    });
+    errors.collect()
+}
+
 /// The stated error bounds of the fast products (AVX-512 and AVX2) on covered lanes,
 /// measured against the precise product on inputs dense near the window's border, where
 /// they are largest, and over the whole covered range.
@@ -277,27 +313,8 @@ fn fast_product_within_its_error_bounds() {
             _ => -151.0 + 299.0 * u,
         });
     }
-    let isas = Isa::available();
-    let mut paths: Vec<(&str, Vec<Option<f64>>, f64)> = Vec::new();
-    if isas.contains(&Isa::Avx2) {
-        // SAFETY: AVX2 and FMA are available (checked above).
-        let fast = unsafe { fast4::fast_values_avx2::<MishGrad, 2>([&g, &x]) };
-        paths.push(("avx2", fast, fast4::DMISH_ERROR_BOUND));
-    }
-    if isas.contains(&Isa::Avx512) {
-        // SAFETY: AVX-512F is available (checked above).
-        let fast = unsafe { fast::fast_values_avx512::<MishGrad, 2>([&g, &x]) };
-        paths.push(("avx512", fast, fast::DMISH_ERROR_BOUND));
-    }
-    for (name, fast, bound) in paths {
-        let mut worst = 0.0f64;
-        let mut covered = 0;
-        for i in 0..n {
-            let Some(fast) = fast[i] else { continue };
-            covered += 1;
-            let precise = MishGrad::precise([f64::from(g[i]), f64::from(x[i])]);
-            worst = worst.max(((fast - precise) / precise).abs());
-        }
+    let bounds = (fast4::DMISH_ERROR_BOUND, fast::DMISH_ERROR_BOUND);
+    for (name, covered, worst, bound) in fast_errors::<MishGrad, 2>([&g, &x], bounds) {
         assert!(covered > n / 2, "{name}: {covered} of {n} lanes covered");
         assert!(worst < bound, "{name}: worst relative error {worst:e}");
         // the bound is not vacuous: the window border costs accuracy
@@ -313,44 +330,76 @@ fn fast_product_within_its_error_bounds() {
 #[test]
 fn rounding_test_is_sound() {
     let isas = Isa::available();
-    /// A format: its grid, its rounding of f64 (once, to nearest even; from the scalar
-    /// code, not the vector code under test), the value of an encoding, the encoding of
-    /// its largest finite value, and the f64 exponent fields of its smallest normal
-    /// and largest values.
+    /// A binary floating format of `fraction` stored fraction bits and `exponent` exponent
+    /// bits, its grid, and the 16-bit format of the scalar code that rounds to it (`None`:
+    /// f32, rounded by the `as` cast).
     struct Format {
         name: &'static str,
         grid: fast::Grid,
-        round: fn(f64) -> u64,
-        value: fn(u64) -> f64,
-        max_bits: u64,
-        fields: (u64, u64),
+        narrow: Option<Narrow>,
+        fraction: u32,
+        exponent: u32,
+    }
+    impl Format {
+        fn new(
+            name: &'static str,
+            grid: fast::Grid,
+            narrow: Option<Narrow>,
+            bits: (u32, u32),
+        ) -> Self {
+            let (fraction, exponent) = bits;
+            Format {
+                name,
+                grid,
+                narrow,
+                fraction,
+                exponent,
+            }
+        }
+        fn bias(&self) -> i32 {
+            (1 << (self.exponent - 1)) - 1
+        }
+        /// `v` rounded once, to nearest even, by the scalar code (not the vector code under
+        /// test), as an encoding.
+        fn round(&self, v: f64) -> u64 {
+            match self.narrow {
+                Some(to) => round16(to, v),
+                None => u64::from((v as f32).to_bits()),
+            }
+        }
+        /// The value of the non-negative finite encoding `b`.
+        fn value(&self, b: u64) -> f64 {
+            let (field, frac) = (b >> self.fraction, b & ((1 << self.fraction) - 1));
+            let (scale, significand) = match field {
+                0 => (1 - self.bias(), frac),
+                _ => (field as i32 - self.bias(), frac | 1 << self.fraction),
+            };
+            significand as f64 * 2f64.powi(scale - self.fraction as i32)
+        }
+        /// The encoding of the largest finite value.
+        fn max_bits(&self) -> u64 {
+            ((1 << self.exponent) - 2) << self.fraction | ((1 << self.fraction) - 1)
+        }
+        /// The f64 exponent fields of the smallest normal and of the largest values.
+        fn fields(&self) -> (u64, u64) {
+            let bias = self.bias() as u64;
+            (1023 - (bias - 1), 1023 + bias)
+        }
     }
     let formats = [
-        Format {
-            name: "f32",
-            grid: fast::F32_GRID,
-            round: |v| u64::from((v as f32).to_bits()),
-            value: |b| f64::from(f32::from_bits(b as u32)),
-            max_bits: u64::from(f32::MAX.to_bits()),
-            fields: (1023 - 126, 1023 + 127),
-        },
-        Format {
-            name: "f16",
-            grid: fast::F16_GRID,
-            round: |v| round16(Narrow::F16, v),
-            value: |b| f64::from(half::f16::from_bits(b as u16)),
-            max_bits: 0x7bff,
-            fields: (1023 - 14, 1023 + 15),
-        },
-        Format {
-            name: "bf16",
-            grid: fast::BF16_GRID,
-            round: |v| round16(Narrow::Bf16, v),
-            value: |b| f64::from(half::bf16::from_bits(b as u16)),
-            max_bits: 0x7f7f,
-            fields: (1023 - 126, 1023 + 127),
-        },
+        Format::new("f32", fast::F32_GRID, None, (23, 8)),
+        Format::new("f16", fast::F16_GRID, Some(Narrow::F16), (10, 5)),
+        Format::new("bf16", fast::BF16_GRID, Some(Narrow::Bf16), (7, 8)),
     ];
+    // The derived facts are those of the types.
+    assert_eq!(formats[0].max_bits(), u64::from(f32::MAX.to_bits()));
+    assert_eq!(formats[1].max_bits(), u64::from(half::f16::MAX.to_bits()));
+    assert_eq!(formats[2].max_bits(), u64::from(half::bf16::MAX.to_bits()));
+    assert_eq!(formats[1].value(1), f64::from(half::f16::from_bits(1)));
+    assert_eq!(
+        formats[2].value(0x3f81),
+        f64::from(half::bf16::from_bits(0x3f81))
+    );
     let mut s = 0x0dd_ba11_cafe_f00du64;
     for f in &formats {
         let mut y = vec![0.0, -0.0, f64::INFINITY, -f64::INFINITY];
@@ -360,12 +409,12 @@ fn rounding_test_is_sound() {
             let sign = if r & 1 == 0 { 1.0 } else { -1.0 };
             // a finite value of the format from the subnormals up, the midpoint to the
             // next one, nudged
-            let b = (r >> 8) % f.max_bits;
-            let mid = ((f.value)(b) + (f.value)(b + 1)) / 2.0;
+            let b = (r >> 8) % f.max_bits();
+            let mid = (f.value(b) + f.value(b + 1)) / 2.0;
             let nudge = ((r >> 40) as f64 / (1u64 << 24) as f64 - 0.5) * 2f64.powi(-33);
             y.push(sign * mid * (1.0 + nudge));
             // a random value in the normal range
-            let (lo, hi) = f.fields;
+            let (lo, hi) = f.fields();
             let field = lo + (r >> 20) % (hi - lo);
             y.push(sign * f64::from_bits(field << 52 | (r >> 12) & ((1 << 52) - 1)));
         }
@@ -384,7 +433,7 @@ fn rounding_test_is_sound() {
             for (&y, &ok) in y.iter().zip(&ok) {
                 if ok && y.is_finite() {
                     for end in [y * (1.0 - eps), y * (1.0 + eps)] {
-                        let (a, b) = ((f.round)(end), (f.round)(y));
+                        let (a, b) = (f.round(end), f.round(y));
                         assert_eq!(a, b, "{isa} {} y = {y:e} passed", f.name);
                     }
                 }
@@ -468,29 +517,8 @@ fn fast_mish_within_its_error_bounds() {
             }
         })
         .collect();
-    let isas = Isa::available();
-    let mut paths: Vec<(&str, Vec<Option<f64>>, f64)> = Vec::new();
-    if isas.contains(&Isa::Avx2) {
-        // SAFETY: AVX2 and FMA are available (checked above).
-        let fast = unsafe { fast4::fast_values_avx2::<Mish, 1>([&x]) };
-        paths.push(("avx2", fast, fast4::MISH_ERROR_BOUND));
-    }
-    if isas.contains(&Isa::Avx512) {
-        // SAFETY: AVX-512F is available (checked above).
-        let fast = unsafe { fast::fast_values_avx512::<Mish, 1>([&x]) };
-        paths.push(("avx512", fast, fast::MISH_ERROR_BOUND));
-    }
-    for (name, fast, bound) in paths {
-        let mut worst = 0.0f64;
-        let mut covered = 0;
-        for i in 0..n {
-            let Some(fast) = fast[i] else { continue };
-            covered += 1;
-            let precise = Mish::precise([f64::from(x[i])]);
-            if precise != 0.0 {
-                worst = worst.max(((fast - precise) / precise).abs());
-            }
-        }
+    let bounds = (fast4::MISH_ERROR_BOUND, fast::MISH_ERROR_BOUND);
+    for (name, covered, worst, bound) in fast_errors::<Mish, 1>([&x], bounds) {
         assert!(
             covered > n * 9 / 10,
             "{name}: {covered} of {n} lanes covered"
