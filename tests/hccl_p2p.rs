@@ -174,7 +174,8 @@ fn mismatched_or_missing_sides_fail_both_streams_within_the_timeout() {
     for (rank, (synced, async_error)) in got.iter().enumerate() {
         let text = synced.as_ref().unwrap_err().to_string();
         assert!(
-            text.contains("HcclSend posted 4 elements of FP32, HcclRecv 5 of FP32"),
+            text.contains("transfer #0 from rank 0 to rank 1 of communicator group")
+                && text.contains("HcclSend posted 4 elements of FP32, HcclRecv 5 of FP32"),
             "rank {rank}: {text}"
         );
         assert!(
@@ -191,7 +192,8 @@ fn mismatched_or_missing_sides_fail_both_streams_within_the_timeout() {
     comms[0].send(&buf, 1, &stream).unwrap();
     let text = stream.synchronize().unwrap_err().to_string();
     assert!(
-        text.contains("the stream of rank 1 did not reach its HcclRecv within 300 ms"),
+        text.contains("transfer #0 from rank 0 to rank 1 of communicator group")
+            && text.contains("the stream of rank 1 did not reach its HcclRecv within 300 ms"),
         "{text}"
     );
     assert!(matches!(

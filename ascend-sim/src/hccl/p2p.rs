@@ -109,10 +109,13 @@ impl Pairs {
     /// two moves the bytes.
     pub(crate) fn execute(&self, group: u64, side: Side, timeout: Duration) -> Result<(), Failure> {
         let (key, role) = (side.key, side.role);
-        let name = format!(
-            "transfer #{} from rank {} to rank {} of communicator group {group}",
-            key.seq, key.src, key.dst
-        );
+        // Formatted only for a failure: a transfer that succeeds allocates nothing here.
+        let name = || {
+            format!(
+                "transfer #{} from rank {} to rank {} of communicator group {group}",
+                key.seq, key.src, key.dst
+            )
+        };
         let mut st = lock(&self.state);
         let t = st.transfers.entry(key).or_default();
         if t.outcome.is_none() {
@@ -123,7 +126,8 @@ impl Pairs {
             if let (Some(s), Some(r)) = (&t.send, &t.recv) {
                 let mismatch = (s.count != r.count || s.dtype != r.dtype).then(|| {
                     format!(
-                        "{name}: HcclSend posted {} elements of {}, HcclRecv {} of {}; both sides must agree",
+                        "{}: HcclSend posted {} elements of {}, HcclRecv {} of {}; both sides must agree",
+                        name(),
                         s.count,
                         dtype_name(s.dtype),
                         r.count,
@@ -139,7 +143,7 @@ impl Pairs {
                     drop(st);
                     let moved = match (s, r) {
                         (Some(s), Some(r)) => super::movement::copy(&s.buf, &r.buf, s.bytes, key)
-                            .map_err(|m| (HCCL_E_MEMORY, format!("{name}: {m}"))),
+                            .map_err(|m| (HCCL_E_MEMORY, format!("{}: {m}", name()))),
                         _ => Ok(()),
                     };
                     st = lock(&self.state);
@@ -170,7 +174,8 @@ impl Pairs {
                     Role::Recv => (key.src, Role::Send.api()),
                 };
                 let text = format!(
-                    "{name}: the stream of rank {peer} did not reach its {api} within {} ms",
+                    "{}: the stream of rank {peer} did not reach its {api} within {} ms",
+                    name(),
                     timeout.as_millis()
                 );
                 // Nothing will move: the posted side is dropped, and a late peer fails at
