@@ -37,6 +37,14 @@ impl Role {
             Role::Recv => "HcclRecv",
         }
     }
+
+    /// The side the peer posts.
+    pub(crate) fn peer(self) -> Role {
+        match self {
+            Role::Send => Role::Recv,
+            Role::Recv => Role::Send,
+        }
+    }
 }
 
 /// One posted side of transfer `key`: which side, its count, dtype and buffer.
@@ -169,10 +177,7 @@ impl Pairs {
             }
             let now = Instant::now();
             if now >= deadline {
-                let (peer, api) = match role {
-                    Role::Send => (key.dst, Role::Recv.api()),
-                    Role::Recv => (key.src, Role::Send.api()),
-                };
+                let (peer, api) = (key.rank_of(role.peer()), role.peer().api());
                 let text = format!(
                     "{}: the stream of rank {peer} did not reach its {api} within {} ms",
                     name(),
