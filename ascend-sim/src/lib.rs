@@ -169,25 +169,26 @@ sim_api! {
         code aclGetTensorListSize(tensor_list: *const aclTensorList, size: *mut u64) -> aclnnStatus = nnopbase::get_tensor_list_size;
         code aclGetScalarListSize(scalar_list: *const aclScalarList, size: *mut u64) -> aclnnStatus = nnopbase::get_scalar_list_size;
     }
-    // One line per operator: its phase 1 (the C prototype) and its phase 2 with its kind.
+    // One line per operator: its phase 1 (the C prototype without the `workspaceSize` and
+    // `executor` that end every phase 1) and its phase 2 with its kind.
     operators {
-        aclnnMishBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, grad_input: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mish_backward::get_workspace_size, aclnnMishBackward = ops::mish_backward::OP;
-        aclnnMishGetWorkspaceSize(self_: *const aclTensor, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mish::get_workspace_size, aclnnMish = ops::mish::OP;
-        aclnnInplaceMishGetWorkspaceSize(self_ref: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mish::inplace_get_workspace_size, aclnnInplaceMish = ops::mish::INPLACE_OP;
-        aclnnInplaceCopyGetWorkspaceSize(self_ref: *mut aclTensor, src: *const aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::inplace_copy::get_workspace_size, aclnnInplaceCopy = ops::inplace_copy::OP;
-        aclnnInplaceZeroGetWorkspaceSize(self_ref: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::inplace_zero::get_workspace_size, aclnnInplaceZero = ops::inplace_zero::OP;
-        aclnnInplaceFillScalarGetWorkspaceSize(self_ref: *mut aclTensor, value: *const aclScalar, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::inplace_fill_scalar::get_workspace_size, aclnnInplaceFillScalar = ops::inplace_fill_scalar::OP;
-        aclnnAddGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::alpha_chain::get_workspace_size [&ops::add::OP], aclnnAdd = ops::add::OP;
-        aclnnInplaceAddGetWorkspaceSize(self_ref: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::alpha_chain::inplace_alpha_chain [&ops::add::INPLACE], aclnnInplaceAdd = ops::add::INPLACE_OP;
-        aclnnSubGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::alpha_chain::get_workspace_size [&ops::sub::OP], aclnnSub = ops::sub::OP;
-        aclnnInplaceSubGetWorkspaceSize(self_ref: *mut aclTensor, other: *const aclTensor, alpha: *const aclScalar, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::alpha_chain::inplace_alpha_chain [&ops::sub::INPLACE], aclnnInplaceSub = ops::sub::INPLACE_OP;
-        aclnnMulGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mul::get_workspace_size, aclnnMul = ops::mul::OP;
-        aclnnInplaceMulGetWorkspaceSize(self_ref: *mut aclTensor, other: *const aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mul::inplace_get_workspace_size, aclnnInplaceMul = ops::mul::INPLACE_OP;
-        aclnnMatmulGetWorkspaceSize(self_: *const aclTensor, mat2: *const aclTensor, out: *mut aclTensor, cube_math_type: i8, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::matmul::get_workspace_size, aclnnMatmul = ops::matmul::OP;
-        aclnnAddmmGetWorkspaceSize(self_: *const aclTensor, mat1: *const aclTensor, mat2: *const aclTensor, beta: *const aclScalar, alpha: *const aclScalar, out: *mut aclTensor, cube_math_type: i8, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::addmm::get_workspace_size, aclnnAddmm = ops::addmm::OP;
-        aclnnReduceSumGetWorkspaceSize(self_: *const aclTensor, dims: *const aclIntArray, keep_dims: bool, dtype: aclDataType, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::reduce_sum::get_workspace_size, aclnnReduceSum = ops::reduce_sum::OP;
-        aclnnMseLossGetWorkspaceSize(self_: *const aclTensor, target: *const aclTensor, reduction: i64, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mse_loss::get_workspace_size, aclnnMseLoss = ops::mse_loss::OP;
-        aclnnMseLossBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, target: *const aclTensor, reduction: i64, out: *mut aclTensor, workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) = ops::mse_loss_backward::get_workspace_size, aclnnMseLossBackward = ops::mse_loss_backward::OP;
+        aclnnMishBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, grad_input: *mut aclTensor) = ops::mish_backward::get_workspace_size, aclnnMishBackward = ops::mish_backward::OP;
+        aclnnMishGetWorkspaceSize(self_: *const aclTensor, out: *mut aclTensor) = ops::mish::get_workspace_size, aclnnMish = ops::mish::OP;
+        aclnnInplaceMishGetWorkspaceSize(self_ref: *mut aclTensor) = ops::mish::inplace_get_workspace_size, aclnnInplaceMish = ops::mish::INPLACE_OP;
+        aclnnInplaceCopyGetWorkspaceSize(self_ref: *mut aclTensor, src: *const aclTensor) = ops::inplace_copy::get_workspace_size, aclnnInplaceCopy = ops::inplace_copy::OP;
+        aclnnInplaceZeroGetWorkspaceSize(self_ref: *mut aclTensor) = ops::inplace_zero::get_workspace_size, aclnnInplaceZero = ops::inplace_zero::OP;
+        aclnnInplaceFillScalarGetWorkspaceSize(self_ref: *mut aclTensor, value: *const aclScalar) = ops::inplace_fill_scalar::get_workspace_size, aclnnInplaceFillScalar = ops::inplace_fill_scalar::OP;
+        aclnnAddGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar, out: *mut aclTensor) = ops::alpha_chain::get_workspace_size [&ops::add::OP], aclnnAdd = ops::add::OP;
+        aclnnInplaceAddGetWorkspaceSize(self_ref: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar) = ops::alpha_chain::inplace_alpha_chain [&ops::add::INPLACE], aclnnInplaceAdd = ops::add::INPLACE_OP;
+        aclnnSubGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar, out: *mut aclTensor) = ops::alpha_chain::get_workspace_size [&ops::sub::OP], aclnnSub = ops::sub::OP;
+        aclnnInplaceSubGetWorkspaceSize(self_ref: *mut aclTensor, other: *const aclTensor, alpha: *const aclScalar) = ops::alpha_chain::inplace_alpha_chain [&ops::sub::INPLACE], aclnnInplaceSub = ops::sub::INPLACE_OP;
+        aclnnMulGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, out: *mut aclTensor) = ops::mul::get_workspace_size, aclnnMul = ops::mul::OP;
+        aclnnInplaceMulGetWorkspaceSize(self_ref: *mut aclTensor, other: *const aclTensor) = ops::mul::inplace_get_workspace_size, aclnnInplaceMul = ops::mul::INPLACE_OP;
+        aclnnMatmulGetWorkspaceSize(self_: *const aclTensor, mat2: *const aclTensor, out: *mut aclTensor, cube_math_type: i8) = ops::matmul::get_workspace_size, aclnnMatmul = ops::matmul::OP;
+        aclnnAddmmGetWorkspaceSize(self_: *const aclTensor, mat1: *const aclTensor, mat2: *const aclTensor, beta: *const aclScalar, alpha: *const aclScalar, out: *mut aclTensor, cube_math_type: i8) = ops::addmm::get_workspace_size, aclnnAddmm = ops::addmm::OP;
+        aclnnReduceSumGetWorkspaceSize(self_: *const aclTensor, dims: *const aclIntArray, keep_dims: bool, dtype: aclDataType, out: *mut aclTensor) = ops::reduce_sum::get_workspace_size, aclnnReduceSum = ops::reduce_sum::OP;
+        aclnnMseLossGetWorkspaceSize(self_: *const aclTensor, target: *const aclTensor, reduction: i64, out: *mut aclTensor) = ops::mse_loss::get_workspace_size, aclnnMseLoss = ops::mse_loss::OP;
+        aclnnMseLossBackwardGetWorkspaceSize(grad_output: *const aclTensor, self_: *const aclTensor, target: *const aclTensor, reduction: i64, out: *mut aclTensor) = ops::mse_loss_backward::get_workspace_size, aclnnMseLossBackward = ops::mse_loss_backward::OP;
     }
     // HCCL (libhccl.so): counted and faultable (HCCL_E_INTERNAL), not in the FnTable.
     hccl {

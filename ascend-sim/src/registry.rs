@@ -49,6 +49,32 @@ macro_rules! sim_entry {
     };
 }
 
+/// An operator's phase 1 in `api`: [`sim_entry`]'s bookkeeping around its
+/// implementation, which receives the operator's own arguments and then the two
+/// out-parameters every phase 1 ends in (`workspaceSize`, `executor`) as one
+/// [`OutParams`](crate::nnopbase::OutParams).
+macro_rules! phase1_entry {
+    ($name:ident ( $($arg:ident : $ty:ty),* ), $imp:path [$($lead:expr)?]) => {
+        #[doc = concat!("Simulated `", stringify!($name), "` (phase 1).")]
+        ///
+        /// # Safety
+        /// The contract of the C function of the same name: pointer arguments must be null
+        /// or valid for the documented accesses.
+        pub unsafe extern "C" fn $name(
+            $($arg: $ty,)*
+            workspace_size: *mut u64,
+            executor: *mut *mut aclOpExecutor,
+        ) -> aclnnStatus {
+            crate::state::entry(Sym::$name, crate::introspect::fault_code(Sym::$name), move || {
+                // SAFETY: by the caller's C contract each out-parameter is NULL or writable
+                // and unaliased until this call returns.
+                let outs = unsafe { crate::nnopbase::OutParams::new(workspace_size, executor) };
+                $imp( $($lead,)? $($arg,)* outs )
+            })
+        }
+    };
+}
+
 /// The C export of one function of `api`, under its own name.
 #[cfg(feature = "c-exports")]
 macro_rules! c_export {
@@ -65,7 +91,9 @@ macro_rules! c_export {
 
 /// The simulator's entry points, one line each: the C prototype, then `= implementation`,
 /// optionally with `[lead]`, an argument passed before the C ones (the operator kind, the
-/// collective, the role), so that siblings share one implementation.
+/// collective, the role), so that siblings share one implementation. An operator's line
+/// lists its phase 1's own arguments: the two out-parameters that end every phase 1 are
+/// added here.
 macro_rules! sim_api {
     (
         table {
@@ -114,7 +142,7 @@ macro_rules! sim_api {
                 sim_entry!(concat!("Simulated `", stringify!($aname), "`."), $aname( $($aarg: $aty),* ) -> $aret, failure_value!($afail, Sym::$aname), $aimp []);
             )*
             $(
-                sim_entry!(concat!("Simulated `", stringify!($pname), "` (phase 1)."), $pname( $($parg: $pty),* ) -> aclnnStatus, crate::introspect::fault_code(Sym::$pname), $pimp [$($plead)?]);
+                phase1_entry!($pname( $($parg: $pty),* ), $pimp [$($plead)?]);
 
                 #[doc = concat!("Simulated `", stringify!($oname), "` (phase 2).")]
                 ///
@@ -161,7 +189,11 @@ macro_rules! sim_api {
                 c_export!($aname( $($aarg: $aty),* ) -> $aret);
             )*
             $(
-                c_export!($pname( $($parg: $pty),* ) -> aclnnStatus);
+                c_export!($pname(
+                    $($parg: $pty,)*
+                    workspace_size: *mut u64,
+                    executor: *mut *mut aclOpExecutor
+                ) -> aclnnStatus);
                 c_export!($oname(
                     workspace: *mut c_void,
                     workspace_size: u64,

@@ -10,6 +10,7 @@ use crate::state::{Kind, Life, State, decode, encode, fail, finding, state, stat
 use crate::tables::{Family, dtype_list, dtype_name};
 use ascend_sys::*;
 use std::ffi::c_void;
+use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::sync::{MutexGuard, Weak};
 
@@ -148,21 +149,37 @@ pub(crate) struct Executor {
 /// Where a C out-parameter of phase 1 points.
 type Out<'a, T> = &'a mut MaybeUninit<T>;
 
-/// `workspaceSize` and `executor`, failing with 161001 on NULL.
-///
-/// # Safety
-/// Each is NULL or writable and unaliased during the call.
-pub(crate) unsafe fn out_params<'a>(
+/// Phase 1's two C out-parameters, `workspaceSize` and `executor`, as the entry point
+/// received them. Only [`OutParams::new`] makes one, under the C contract's promise, so the
+/// operators' phase-1 code that takes it needs no `unsafe` of its own.
+pub(crate) struct OutParams<'a> {
     workspace_size: *mut u64,
     executor: *mut *mut aclOpExecutor,
-) -> Result<(Out<'a, u64>, Out<'a, *mut aclOpExecutor>), i32> {
-    // SAFETY: by the caller's contract.
-    let ws = unsafe { crate::state::out_slot(workspace_size) }
-        .ok_or_else(|| nullptr_error("workspaceSize"))?;
-    // SAFETY: as above.
-    let ex =
-        unsafe { crate::state::out_slot(executor) }.ok_or_else(|| nullptr_error("executor"))?;
-    Ok((ws, ex))
+    call: PhantomData<&'a mut ()>,
+}
+
+impl<'a> OutParams<'a> {
+    /// # Safety
+    /// Each pointer is NULL or, for `'a` (the phase-1 call), aligned, writable and not
+    /// accessed through any other pointer.
+    pub(crate) unsafe fn new(workspace_size: *mut u64, executor: *mut *mut aclOpExecutor) -> Self {
+        OutParams {
+            workspace_size,
+            executor,
+            call: PhantomData,
+        }
+    }
+
+    /// The two slots, failing with 161001 on a NULL one (`workspaceSize` first).
+    pub(crate) fn slots(self) -> Result<(Out<'a, u64>, Out<'a, *mut aclOpExecutor>), i32> {
+        // SAFETY: NULL or writable and unaliased for `'a`, as `new` was promised.
+        let ws = unsafe { crate::state::out_slot(self.workspace_size) }
+            .ok_or_else(|| nullptr_error("workspaceSize"))?;
+        // SAFETY: as above.
+        let ex = unsafe { crate::state::out_slot(self.executor) }
+            .ok_or_else(|| nullptr_error("executor"))?;
+        Ok((ws, ex))
+    }
 }
 
 /// A phase-1 pointer argument that must not be NULL (161001): the operator's next tensor
@@ -248,18 +265,8 @@ impl<'a> Phase1<'a> {
     /// The opening most operators share, in the vendor's order: `workspaceSize` and
     /// `executor` (161001 on NULL), then each of `args` in order (161001 on NULL), then
     /// [`Phase1::begin`] on its tensors.
-    ///
-    /// # Safety
-    /// `workspace_size` and `executor` are each NULL or writable and unaliased during the
-    /// call.
-    pub unsafe fn open(
-        op: &'static OpDef,
-        workspace_size: *mut u64,
-        executor: *mut *mut aclOpExecutor,
-        args: &[Arg],
-    ) -> Result<Phase1<'a>, i32> {
-        // SAFETY: by the caller's contract.
-        let outs = unsafe { out_params(workspace_size, executor) }?;
+    pub fn open(op: &'static OpDef, outs: OutParams<'a>, args: &[Arg]) -> Result<Phase1<'a>, i32> {
+        let outs = outs.slots()?;
         let mut tensors = [std::ptr::null(); MAX_ARGS];
         let mut n = 0;
         for arg in args {

@@ -1,7 +1,7 @@
 //! The operator kind: what an operator declares to nnopbase ([`OpDef`], written with
 //! [`op_def!`]) and the phase-1 entry its `GetWorkspaceSize` runs through.
 
-use super::executor::{Arg, Phase1};
+use super::executor::{Arg, OutParams, Phase1};
 use super::phase2::KernelCall;
 use crate::state::status_of;
 use crate::stream::Scratch;
@@ -66,20 +66,14 @@ pub(crate) use positions;
 impl OpDef {
     /// Phase 1 of this operator as a C status: [`Phase1::open`] on `args`, then the
     /// operator's own `checks`, which end in [`Phase1::finish`].
-    ///
-    /// # Safety
-    /// As [`Phase1::open`]: `workspace_size` and `executor` are each NULL or writable and
-    /// unaliased during the call.
-    pub unsafe fn phase1(
+    pub fn phase1(
         &'static self,
-        workspace_size: *mut u64,
-        executor: *mut *mut aclOpExecutor,
+        outs: OutParams<'_>,
         args: &[Arg],
         checks: impl FnOnce(Phase1<'_>) -> Result<(), i32>,
     ) -> aclnnStatus {
         status_of(|| {
-            // SAFETY: by the caller's contract.
-            let p = unsafe { Phase1::open(self, workspace_size, executor, args) }?;
+            let p = Phase1::open(self, outs, args)?;
             checks(p)
         })
     }

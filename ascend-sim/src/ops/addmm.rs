@@ -26,7 +26,8 @@
 
 use crate::cube::{Product, compute_rule, gemm, round_operands};
 use crate::nnopbase::{
-    Arg, Attr, Decision, KernelCall, OpDef, Phase1, broadcast, invalid, op_def, positions,
+    Arg, Attr, Decision, KernelCall, OpDef, OutParams, Phase1, broadcast, invalid, op_def,
+    positions,
 };
 use crate::slab::{Dims64, Shape};
 use crate::state::fail;
@@ -41,7 +42,7 @@ pub(crate) static OP: OpDef =
     op_def!("Addmm", ["self", "mat1", "mat2", "out"], [SELF, MAT1, MAT2] -> [OUT], run);
 
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn get_workspace_size(
+pub(crate) fn get_workspace_size(
     self_: *const aclTensor,
     mat1: *const aclTensor,
     mat2: *const aclTensor,
@@ -49,8 +50,7 @@ pub(crate) unsafe fn get_workspace_size(
     alpha: *const aclScalar,
     out: *mut aclTensor,
     cube_math_type: i8,
-    workspace_size: *mut u64,
-    executor: *mut *mut aclOpExecutor,
+    outs: OutParams<'_>,
 ) -> aclnnStatus {
     let args = [
         Arg::Tensor(self_),
@@ -130,8 +130,7 @@ pub(crate) unsafe fn get_workspace_size(
         ];
         p.finish(decision)
     };
-    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-    unsafe { OP.phase1(workspace_size, executor, &args, checks) }
+    OP.phase1(outs, &args, checks)
 }
 
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {

@@ -6,7 +6,7 @@ use super::MAX_DIMS;
 use super::checks::{promote_of, refuse_complex, require_cast};
 use crate::cast::round;
 use crate::nnopbase::{
-    Arg, Attr, Decision, KernelCall, OpDef, Phase1, invalid, live_tensor, positions,
+    Arg, Attr, Decision, KernelCall, OpDef, OutParams, Phase1, invalid, live_tensor, positions,
     require_broadcast, require_non_null,
 };
 use crate::state::{state, status_of};
@@ -19,17 +19,13 @@ positions!(pub(super) ALPHA);
 
 /// Phase 1 of aclnnAdd or aclnnSub (`op` names which), for either operator kind, as a C
 /// status.
-///
-/// # Safety
-/// As [`OpDef::phase1`].
-pub(crate) unsafe fn get_workspace_size(
+pub(crate) fn get_workspace_size(
     op: &'static OpDef,
     self_: *const aclTensor,
     other: *const aclTensor,
     alpha: *const aclScalar,
     out: *const aclTensor,
-    workspace_size: *mut u64,
-    executor: *mut *mut aclOpExecutor,
+    outs: OutParams<'_>,
 ) -> aclnnStatus {
     let args = [
         Arg::Tensor(self_),
@@ -38,8 +34,7 @@ pub(crate) unsafe fn get_workspace_size(
         Arg::Tensor(out),
     ];
     let checks = |p: Phase1<'_>| alpha_checks(p, alpha);
-    // SAFETY: the caller's contract.
-    unsafe { op.phase1(workspace_size, executor, &args, checks) }
+    op.phase1(outs, &args, checks)
 }
 
 /// An in-place kind of aclnnAdd or aclnnSub.
@@ -52,16 +47,12 @@ pub(crate) struct Inplace {
 
 /// Phase 1 of an in-place kind: its own first checks, if any, then the out-of-place chain
 /// with `out = selfRef`.
-///
-/// # Safety
-/// As [`OpDef::phase1`].
-pub(crate) unsafe fn inplace_alpha_chain(
+pub(crate) fn inplace_alpha_chain(
     kind: &'static Inplace,
     self_ref: *const aclTensor,
     other: *const aclTensor,
     alpha: *const aclScalar,
-    workspace_size: *mut u64,
-    executor: *mut *mut aclOpExecutor,
+    outs: OutParams<'_>,
 ) -> aclnnStatus {
     let op = kind.op;
     if kind.checks_inputs_first {
@@ -79,18 +70,7 @@ pub(crate) unsafe fn inplace_alpha_chain(
             return first;
         }
     }
-    // SAFETY: the caller's contract.
-    unsafe {
-        get_workspace_size(
-            op,
-            self_ref,
-            other,
-            alpha,
-            self_ref,
-            workspace_size,
-            executor,
-        )
-    }
+    get_workspace_size(op, self_ref, other, alpha, self_ref, outs)
 }
 
 /// The checks after the opening, in the vendor's order.

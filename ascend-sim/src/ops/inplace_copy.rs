@@ -19,7 +19,9 @@
 
 use super::MAX_DIMS;
 use crate::cast;
-use crate::nnopbase::{Arg, Decision, KernelCall, OpDef, Phase1, broadcast, op_def, positions};
+use crate::nnopbase::{
+    Arg, Decision, KernelCall, OpDef, OutParams, Phase1, broadcast, op_def, positions,
+};
 use crate::state::fail;
 use crate::stream::Scratch;
 use crate::tables::{dtype_name, dtype_size};
@@ -53,11 +55,10 @@ const DTYPES: &[aclDataType] = &[
 pub(crate) static OP: OpDef =
     op_def!("InplaceCopy", ["selfRef", "src"], [SELF, SRC] -> [SELF], run);
 
-pub(crate) unsafe fn get_workspace_size(
+pub(crate) fn get_workspace_size(
     self_ref: *mut aclTensor,
     src: *const aclTensor,
-    workspace_size: *mut u64,
-    executor: *mut *mut aclOpExecutor,
+    outs: OutParams<'_>,
 ) -> aclnnStatus {
     let args = [Arg::Tensor(self_ref), Arg::Tensor(src)];
     let checks = |p: Phase1<'_>| {
@@ -92,8 +93,7 @@ pub(crate) unsafe fn get_workspace_size(
         decision.temporary(SRC, changed, elem)?;
         p.finish(decision)
     };
-    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-    unsafe { OP.phase1(workspace_size, executor, &args, checks) }
+    OP.phase1(outs, &args, checks)
 }
 
 /// The queued copy: all of src is read (and converted) before selfRef is written, so the

@@ -17,7 +17,9 @@
 
 use super::MAX_DIMS;
 use super::checks::promote_of;
-use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, op_def, positions};
+use crate::nnopbase::{
+    Arg, Attr, Decision, KernelCall, OpDef, OutParams, Phase1, op_def, positions,
+};
 use crate::stream::Scratch;
 use crate::tables::numeric_and_unsigned_dtypes;
 use ascend_sys::*;
@@ -27,11 +29,10 @@ positions!(VALUE);
 
 pub(crate) static OP: OpDef = op_def!("InplaceFillScalar", ["selfRef"], [SELF] -> [SELF], run);
 
-pub(crate) unsafe fn get_workspace_size(
+pub(crate) fn get_workspace_size(
     self_ref: *mut aclTensor,
     value: *const aclScalar,
-    workspace_size: *mut u64,
-    executor: *mut *mut aclOpExecutor,
+    outs: OutParams<'_>,
 ) -> aclnnStatus {
     let args = [Arg::Tensor(self_ref), Arg::object(value, "value")];
     let checks = |p: Phase1<'_>| {
@@ -44,8 +45,7 @@ pub(crate) unsafe fn get_workspace_size(
         decision.attrs[VALUE] = Attr::Scalar(v);
         p.finish(decision)
     };
-    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-    unsafe { OP.phase1(workspace_size, executor, &args, checks) }
+    OP.phase1(outs, &args, checks)
 }
 
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {

@@ -11,7 +11,7 @@
 //! chain is ZerosLike then a copy into selfRef's view, so any strides work; all-zero bytes
 //! are 0 (+0.0 for the floating-point dtypes) in every listed dtype.
 
-use crate::nnopbase::{Arg, Decision, KernelCall, OpDef, Phase1, op_def, positions};
+use crate::nnopbase::{Arg, Decision, KernelCall, OpDef, OutParams, Phase1, op_def, positions};
 use crate::stream::Scratch;
 use ascend_sys::*;
 
@@ -35,19 +35,14 @@ const DTYPES: &[aclDataType] = &[
 
 pub(crate) static OP: OpDef = op_def!("InplaceZero", ["selfRef"], [SELF] -> [SELF], run);
 
-pub(crate) unsafe fn get_workspace_size(
-    self_ref: *mut aclTensor,
-    workspace_size: *mut u64,
-    executor: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
+pub(crate) fn get_workspace_size(self_ref: *mut aclTensor, outs: OutParams<'_>) -> aclnnStatus {
     let args = [Arg::Tensor(self_ref)];
     let checks = |p: Phase1<'_>| {
         p.require_dtype(SELF, DTYPES)?;
         let decision = Decision::over(p.desc(SELF));
         p.finish(decision)
     };
-    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-    unsafe { OP.phase1(workspace_size, executor, &args, checks) }
+    OP.phase1(outs, &args, checks)
 }
 
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {

@@ -27,7 +27,9 @@
 //! documented: the simulator keeps 10 explicit mantissa bits, rounding ties away from zero.
 
 use crate::cube::{as_matrix, compute_rule, gemm, product, round_operands, to_i64};
-use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, invalid, op_def, positions};
+use crate::nnopbase::{
+    Arg, Attr, Decision, KernelCall, OpDef, OutParams, Phase1, invalid, op_def, positions,
+};
 use crate::state::fail;
 use crate::stream::Scratch;
 use ascend_sys::*;
@@ -39,13 +41,12 @@ positions!(KERNEL_OUT, HF32);
 pub(crate) static OP: OpDef =
     op_def!("Matmul", ["self", "mat2", "out"], [SELF, MAT2] -> [OUT], run);
 
-pub(crate) unsafe fn get_workspace_size(
+pub(crate) fn get_workspace_size(
     self_: *const aclTensor,
     mat2: *const aclTensor,
     out: *mut aclTensor,
     cube_math_type: i8,
-    workspace_size: *mut u64,
-    executor: *mut *mut aclOpExecutor,
+    outs: OutParams<'_>,
 ) -> aclnnStatus {
     let args = [Arg::Tensor(self_), Arg::Tensor(mat2), Arg::Tensor(out)];
     let checks = |p: Phase1<'_>| {
@@ -88,8 +89,7 @@ pub(crate) unsafe fn get_workspace_size(
         decision.attrs[HF32] = Attr::Bool(hf32);
         p.finish(decision)
     };
-    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-    unsafe { OP.phase1(workspace_size, executor, &args, checks) }
+    OP.phase1(outs, &args, checks)
 }
 
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {

@@ -18,7 +18,7 @@
 
 use super::MAX_DIMS;
 use crate::nnopbase::{
-    Decision, KernelCall, OpDef, Phase1, TensorDesc, invalid, op_def, out_params, positions,
+    Decision, KernelCall, OpDef, OutParams, Phase1, TensorDesc, invalid, op_def, positions,
     require_non_null,
 };
 use crate::state::{fail, status_of};
@@ -44,16 +44,14 @@ fn phase1(
     op: &'static OpDef,
     self_: *const aclTensor,
     out: *const aclTensor,
-    workspace_size: *mut u64,
-    executor: *mut *mut aclOpExecutor,
+    outs: OutParams<'_>,
 ) -> aclnnStatus {
     status_of(|| {
         require_non_null(&[
             (self_ as usize, op.args[SELF]),
             (out as usize, op.args[OUT]),
         ])?;
-        // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-        let outs = unsafe { out_params(workspace_size, executor) }?;
+        let outs = outs.slots()?;
         let p = Phase1::begin(op, &[self_, out], outs)?;
         let (x, y) = (p.desc(SELF), p.desc(OUT));
         p.require_dtype(SELF, float_dtypes(p.family))?;
@@ -83,21 +81,19 @@ fn phase1(
     })
 }
 
-pub(crate) unsafe fn get_workspace_size(
+pub(crate) fn get_workspace_size(
     self_: *const aclTensor,
     out: *mut aclTensor,
-    workspace_size: *mut u64,
-    executor: *mut *mut aclOpExecutor,
+    outs: OutParams<'_>,
 ) -> aclnnStatus {
-    phase1(&OP, self_, out, workspace_size, executor)
+    phase1(&OP, self_, out, outs)
 }
 
-pub(crate) unsafe fn inplace_get_workspace_size(
+pub(crate) fn inplace_get_workspace_size(
     self_ref: *mut aclTensor,
-    workspace_size: *mut u64,
-    executor: *mut *mut aclOpExecutor,
+    outs: OutParams<'_>,
 ) -> aclnnStatus {
-    phase1(&INPLACE_OP, self_ref, self_ref, workspace_size, executor)
+    phase1(&INPLACE_OP, self_ref, self_ref, outs)
 }
 
 /// The queued compute: all of self is read before out is written, so the in-place form

@@ -34,7 +34,7 @@
 
 use super::MAX_DIMS;
 use crate::nnopbase::{
-    Decision, KernelCall, OpDef, Phase1, broadcast, op_def, out_params, positions, require_non_null,
+    Decision, KernelCall, OpDef, OutParams, Phase1, broadcast, op_def, positions, require_non_null,
 };
 use crate::state::{fail, status_of};
 use crate::stream::Scratch;
@@ -52,12 +52,11 @@ fn available(family: Family) -> bool {
     family != Family::Atlas310B
 }
 
-pub(crate) unsafe fn get_workspace_size(
+pub(crate) fn get_workspace_size(
     grad_output: *const aclTensor,
     self_: *const aclTensor,
     grad_input: *mut aclTensor,
-    workspace_size: *mut u64,
-    executor: *mut *mut aclOpExecutor,
+    outs: OutParams<'_>,
 ) -> aclnnStatus {
     status_of(|| {
         // 1. Null checks.
@@ -66,8 +65,7 @@ pub(crate) unsafe fn get_workspace_size(
             (self_ as usize, OP.args[SELF]),
             (grad_input as usize, OP.args[OUT]),
         ])?;
-        // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-        let outs = unsafe { out_params(workspace_size, executor) }?;
+        let outs = outs.slots()?;
         let p = Phase1::begin(&OP, &[grad_output, self_, grad_input], outs)?;
         let (g, x, out) = (p.desc(GRAD), p.desc(SELF), p.desc(OUT));
         // 2. Dtypes.

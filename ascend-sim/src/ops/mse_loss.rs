@@ -24,7 +24,8 @@
 use super::MAX_DIMS;
 use super::checks::{require_out_broadcast, require_reduction};
 use crate::nnopbase::{
-    Arg, Attr, Decision, KernelCall, OpDef, Phase1, broadcast, invalid, op_def, positions,
+    Arg, Attr, Decision, KernelCall, OpDef, OutParams, Phase1, broadcast, invalid, op_def,
+    positions,
 };
 use crate::stream::Scratch;
 use crate::strided::DType;
@@ -39,13 +40,12 @@ const TILE: usize = 4096;
 pub(crate) static OP: OpDef =
     op_def!("MseLoss", ["self", "target", "out"], [SELF, TARGET] -> [OUT], run);
 
-pub(crate) unsafe fn get_workspace_size(
+pub(crate) fn get_workspace_size(
     self_: *const aclTensor,
     target: *const aclTensor,
     reduction: i64,
     out: *mut aclTensor,
-    workspace_size: *mut u64,
-    executor: *mut *mut aclOpExecutor,
+    outs: OutParams<'_>,
 ) -> aclnnStatus {
     let args = [Arg::Tensor(self_), Arg::Tensor(target), Arg::Tensor(out)];
     let checks = |p: Phase1<'_>| {
@@ -88,8 +88,7 @@ pub(crate) unsafe fn get_workspace_size(
         decision.attrs[EMPTY] = Attr::Bool(empty);
         p.finish(decision)
     };
-    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-    unsafe { OP.phase1(workspace_size, executor, &args, checks) }
+    OP.phase1(outs, &args, checks)
 }
 
 /// Repeated halving: the upper part added onto the lower, the kept length rounded up to a

@@ -20,7 +20,8 @@
 use super::MAX_DIMS;
 use super::checks::{require_out_broadcast, require_reduction};
 use crate::nnopbase::{
-    Arg, Attr, Decision, KernelCall, OpDef, Phase1, broadcast, invalid, op_def, positions,
+    Arg, Attr, Decision, KernelCall, OpDef, OutParams, Phase1, broadcast, invalid, op_def,
+    positions,
 };
 use crate::stream::Scratch;
 use crate::strided::DType;
@@ -33,14 +34,13 @@ positions!(REDUCTION);
 pub(crate) static OP: OpDef = op_def!("MseLossBackward",
     ["gradOutput", "self", "target", "out"], [GRAD, SELF, TARGET] -> [OUT], run);
 
-pub(crate) unsafe fn get_workspace_size(
+pub(crate) fn get_workspace_size(
     grad_output: *const aclTensor,
     self_: *const aclTensor,
     target: *const aclTensor,
     reduction: i64,
     out: *mut aclTensor,
-    workspace_size: *mut u64,
-    executor: *mut *mut aclOpExecutor,
+    outs: OutParams<'_>,
 ) -> aclnnStatus {
     let args = [
         Arg::Tensor(grad_output),
@@ -81,8 +81,7 @@ pub(crate) unsafe fn get_workspace_size(
         decision.attrs[1] = Attr::Int(x.dims.iter().product());
         p.finish(decision)
     };
-    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-    unsafe { OP.phase1(workspace_size, executor, &args, checks) }
+    OP.phase1(outs, &args, checks)
 }
 
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {

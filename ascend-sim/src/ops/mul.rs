@@ -22,7 +22,7 @@
 use super::MAX_DIMS;
 use super::checks::{promote_of, refuse_complex, require_cast};
 use crate::cast::round;
-use crate::nnopbase::{Arg, Decision, KernelCall, OpDef, Phase1, op_def, positions};
+use crate::nnopbase::{Arg, Decision, KernelCall, OpDef, OutParams, Phase1, op_def, positions};
 use crate::stream::Scratch;
 use crate::tables::numeric_dtypes;
 use ascend_sys::*;
@@ -56,31 +56,27 @@ fn checks(p: Phase1<'_>) -> Result<(), i32> {
     p.finish(decision)
 }
 
-pub(crate) unsafe fn get_workspace_size(
+pub(crate) fn get_workspace_size(
     self_: *const aclTensor,
     other: *const aclTensor,
     out: *mut aclTensor,
-    workspace_size: *mut u64,
-    executor: *mut *mut aclOpExecutor,
+    outs: OutParams<'_>,
 ) -> aclnnStatus {
     let args = [Arg::Tensor(self_), Arg::Tensor(other), Arg::Tensor(out)];
-    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-    unsafe { OP.phase1(workspace_size, executor, &args, checks) }
+    OP.phase1(outs, &args, checks)
 }
 
-pub(crate) unsafe fn inplace_get_workspace_size(
+pub(crate) fn inplace_get_workspace_size(
     self_ref: *mut aclTensor,
     other: *const aclTensor,
-    workspace_size: *mut u64,
-    executor: *mut *mut aclOpExecutor,
+    outs: OutParams<'_>,
 ) -> aclnnStatus {
     let args = [
         Arg::Tensor(self_ref),
         Arg::Tensor(other),
         Arg::Tensor(self_ref),
     ];
-    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-    unsafe { INPLACE_OP.phase1(workspace_size, executor, &args, checks) }
+    INPLACE_OP.phase1(outs, &args, checks)
 }
 
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {

@@ -22,7 +22,9 @@
 use super::MAX_DIMS;
 use super::checks::{is_complex, unmodeled_complex};
 use crate::cast::round;
-use crate::nnopbase::{Arg, Attr, Decision, KernelCall, OpDef, Phase1, invalid, op_def, positions};
+use crate::nnopbase::{
+    Arg, Attr, Decision, KernelCall, OpDef, OutParams, Phase1, invalid, op_def, positions,
+};
 use crate::slab::{Dims64, Shape};
 use crate::stream::Scratch;
 use crate::tables::{dtype_list, dtype_name, numeric_dtypes};
@@ -34,14 +36,13 @@ positions!(MASK);
 
 pub(crate) static OP: OpDef = op_def!("ReduceSum", ["self", "out"], [SELF] -> [OUT], run);
 
-pub(crate) unsafe fn get_workspace_size(
+pub(crate) fn get_workspace_size(
     self_: *const aclTensor,
     dims: *const aclIntArray,
     keep_dims: bool,
     dtype: aclDataType,
     out: *mut aclTensor,
-    workspace_size: *mut u64,
-    executor: *mut *mut aclOpExecutor,
+    outs: OutParams<'_>,
 ) -> aclnnStatus {
     let args = [
         Arg::Tensor(self_),
@@ -133,8 +134,7 @@ pub(crate) unsafe fn get_workspace_size(
         decision.attrs[MASK] = Attr::Int(i64::from(mask));
         p.finish(decision)
     };
-    // SAFETY: NULL or writable and unaliased during the call, by the C contract.
-    unsafe { OP.phase1(workspace_size, executor, &args, checks) }
+    OP.phase1(outs, &args, checks)
 }
 
 /// Pairwise sum: the upper half added onto the lower until one value is left.
