@@ -4,6 +4,7 @@
 
 mod common;
 
+use ascendcl::element::Promote;
 use ascendcl::reference;
 use ascendcl::{DType, DeviceTensor, Element, Reduction};
 use common::held::{Lay, broadcast_shapes, hold, lay};
@@ -35,7 +36,7 @@ fn judge<O: Element>(
     Ok(())
 }
 
-fn binary<A: Element, B: Element, O: Element>(
+fn binary<A: Promote<B>, B: Element, O: Element>(
     mul: bool,
     (sa, sb, so): (Vec<usize>, Vec<usize>, Vec<usize>),
     lays: (Lay, Lay, Lay),
@@ -54,10 +55,10 @@ fn binary<A: Element, B: Element, O: Element>(
     );
     let want: ArrayD<O> = if mul {
         ascendcl::mul(da.view(), db.view(), out.view_mut(), &s).unwrap();
-        reference::mul_as(a.view(), b.view()).unwrap()
+        reference::cast(&reference::mul(a.view(), b.view()).unwrap())
     } else {
         ascendcl::add(da.view(), db.view(), alpha, out.view_mut(), &s).unwrap();
-        reference::add_as(a.view(), b.view(), alpha).unwrap()
+        reference::cast(&reference::add(a.view(), b.view(), alpha).unwrap())
     };
     judge(
         &out.get(&s),
@@ -129,7 +130,7 @@ fn reduce_case() -> impl Strategy<Value = (Vec<usize>, Vec<i64>)> {
     )
 }
 
-fn loss<X: Element, T: Element>(
+fn loss<X: Promote<T>, T: Element>(
     (sx, st, _): (Vec<usize>, Vec<usize>, Vec<usize>),
     reduction: Reduction,
     lays: (Lay, Lay),
@@ -140,7 +141,8 @@ fn loss<X: Element, T: Element>(
     let x = array::<X>(&sx, seed, -2.0, 2.0);
     let y = array::<T>(&st, seed + 1, -2.0, 2.0);
     let (dx, dy) = (hold(&s, &x, lays.0), hold(&s, &y, lays.1));
-    let want: ArrayD<f32> = reference::mse_loss_as(x.view(), y.view(), reduction).unwrap();
+    let want: ArrayD<f32> =
+        reference::cast(&reference::mse_loss(x.view(), y.view(), reduction).unwrap());
     let mut out = DeviceTensor::<f32>::zeros(&s, want.shape()).unwrap();
     ascendcl::mse_loss(dx.view(), dy.view(), reduction, &mut out, &s).unwrap();
     let t = threshold_for(X::DTYPE, T::DTYPE, DType::F32);

@@ -6,7 +6,7 @@
 
 mod reference_golden;
 
-use ascendcl::reference::{mish, mish_backward, mish_backward_as};
+use ascendcl::reference::{mish, mish_backward, mish_backward_into};
 use astro_float::BigFloat;
 use half::{bf16, f16};
 use ndarray::{Array1, ArrayD, ArrayView1};
@@ -231,7 +231,8 @@ fn exhaustive_16<T: ascendcl::FloatElement>(round: fn(f64) -> f64, from_bits: fn
         let gt = T::from_f32(gf);
         let ga = ndarray::Array1::from_elem(xs.len(), gt).into_dyn();
         let xa = ndarray::Array1::from(xs.clone()).into_dyn();
-        let out: ArrayD<T> = mish_backward_as(ga.view(), xa.view()).unwrap();
+        let mut out = xa.clone();
+        mish_backward_into(ga.view(), xa.view(), out.view_mut()).unwrap();
         for ((x, m), got) in xs.iter().zip(&ms).zip(out.iter()) {
             let want = golden.product(gt.to_f64(), m, round);
             cases += 1;
@@ -266,9 +267,10 @@ fn promotion_and_output_cast() {
     let ga = Array1::from(g16.clone()).into_dyn();
     let xa = Array1::from(xb.clone()).into_dyn();
     // f16 + bf16 -> computes in f32; output f16 (second rounding) and f32.
-    let out16: ArrayD<f16> = mish_backward_as(ga.view(), xa.view()).unwrap();
     let out32 = mish_backward(ga.view(), xa.view()).unwrap(); // promoted: f32
-    let outb: ArrayD<bf16> = mish_backward_as(ga.view(), xa.view()).unwrap();
+    let (mut out16, mut outb) = (ga.clone(), xa.clone()); // f16 and bf16
+    mish_backward_into(ga.view(), xa.view(), out16.view_mut()).unwrap();
+    mish_backward_into(ga.view(), xa.view(), outb.view_mut()).unwrap();
     for i in 0..n {
         let m = golden.m(xb[i].to_f64());
         let p = golden.product(g16[i].to_f64(), &m, r32) as f32;
@@ -279,7 +281,8 @@ fn promotion_and_output_cast() {
     // f16 + f16 computes in f16, even when the output is f32.
     let x16: Vec<f16> = xb.iter().map(|v| f16::from_f32(v.to_f32())).collect();
     let xa = Array1::from(x16.clone()).into_dyn();
-    let o32: ArrayD<f32> = mish_backward_as(ga.view(), xa.view()).unwrap();
+    let mut o32 = ArrayD::<f32>::zeros(ga.raw_dim());
+    mish_backward_into(ga.view(), xa.view(), o32.view_mut()).unwrap();
     for i in 0..n {
         let m = golden.m(x16[i].to_f64());
         let p = golden.product(g16[i].to_f64(), &m, r16);

@@ -3,7 +3,7 @@
 
 use super::exact::{broadcast_to, zip2};
 use super::mish_backward::Broadcast;
-use crate::element::{DType, Element, Promote};
+use crate::element::{Element, Promote};
 use crate::error::Result;
 use crate::protocol::Scalar;
 use crate::shape::check_broadcast;
@@ -11,7 +11,7 @@ use ndarray::{Array, ArrayView, DimMax, Dimension};
 
 /// `self + alpha·other` of two broadcastable views, as a new array of the broadcast shape
 /// in their compute type `promote(A, B)` ([`Promote`]). For another output type,
-/// [`add_as`].
+/// [`cast`](super::cast) it, as the device's final cast does.
 ///
 /// `alpha` is a plain number, as the operator's [`Scalar`] takes (`f64`, `f32`, `i64`,
 /// `i32`, `bool`). As the device's (non-950) code does, an alpha that is neither `> 1`
@@ -57,37 +57,6 @@ where
     DA: Dimension + DimMax<DB>,
     DB: Dimension,
 {
-    add_as(a, b, alpha)
-}
-
-/// [`add`] with the output in element type `O`: computed in `promote(A, B)` with one
-/// rounding, then converted to `O` (the device's final cast).
-///
-/// # Errors
-/// As [`add`].
-///
-/// # Examples
-/// ```
-/// use ascendcl::reference::add_as;
-/// use half::bf16;
-/// use ndarray::{Array1, array};
-///
-/// let out: Array1<bf16> = add_as(array![1.0f32].view(), array![1e-3f32].view(), 1)?;
-/// assert_eq!(out[0], bf16::from_f32(1.001));
-/// # Ok::<(), ascendcl::Error>(())
-/// ```
-pub fn add_as<O, A, B, DA, DB>(
-    a: ArrayView<'_, A, DA>,
-    b: ArrayView<'_, B, DB>,
-    alpha: impl Into<Scalar>,
-) -> Result<Array<O, Broadcast<DA, DB>>>
-where
-    O: Element,
-    A: Element,
-    B: Element,
-    DA: Dimension + DimMax<DB>,
-    DB: Dimension,
-{
     let alpha = alpha.into().to_f64();
     // Non-950 code takes alpha as 1 unless it is > 1 or < 1: only NaN changes.
     let alpha = if alpha.is_nan() { 1.0 } else { alpha };
@@ -95,7 +64,7 @@ where
 }
 
 /// `self · other` of two broadcastable views, as a new array of the broadcast shape in
-/// their compute type `promote(A, B)`. For another output type, [`mul_as`].
+/// their compute type `promote(A, B)`. For another output type, [`cast`](super::cast) it.
 ///
 /// # Accuracy
 /// The product of two values of these types is exact in f64, so the result is always
@@ -129,62 +98,26 @@ where
     DA: Dimension + DimMax<DB>,
     DB: Dimension,
 {
-    mul_as(a, b)
-}
-
-/// [`mul`] with the output in element type `O`: the correctly rounded product in
-/// `promote(A, B)`, then converted to `O`.
-///
-/// # Errors
-/// As [`add`].
-///
-/// # Examples
-/// ```
-/// use ascendcl::reference::mul_as;
-/// use half::f16;
-/// use ndarray::{Array1, array};
-///
-/// let out: Array1<f16> = mul_as(array![3.0f32].view(), array![1.0f32 / 3.0].view())?;
-/// assert_eq!(out[0], f16::ONE);
-/// # Ok::<(), ascendcl::Error>(())
-/// ```
-pub fn mul_as<O, A, B, DA, DB>(
-    a: ArrayView<'_, A, DA>,
-    b: ArrayView<'_, B, DB>,
-) -> Result<Array<O, Broadcast<DA, DB>>>
-where
-    O: Element,
-    A: Element,
-    B: Element,
-    DA: Dimension + DimMax<DB>,
-    DB: Dimension,
-{
     binary(a, b, |x, y| x * y)
 }
 
-/// `f(self, other)` over the broadcast shape, rounded once to `promote(A, B)`, then `O`.
-fn binary<O, A, B, DA, DB>(
+/// `f(self, other)` over the broadcast shape, rounded once to `promote(A, B)`.
+fn binary<A, B, DA, DB>(
     a: ArrayView<'_, A, DA>,
     b: ArrayView<'_, B, DB>,
     f: impl Fn(f64, f64) -> f64,
-) -> Result<Array<O, Broadcast<DA, DB>>>
+) -> Result<Array<A::Output, Broadcast<DA, DB>>>
 where
-    O: Element,
-    A: Element,
+    A: Promote<B>,
     B: Element,
     DA: Dimension + DimMax<DB>,
     DB: Dimension,
 {
     let shape = check_broadcast(&[("self", a.shape()), ("other", b.shape())], &[])?;
-    let mut out = super::zeros::<O, Broadcast<DA, DB>>(&shape)?;
+    let mut out = super::zeros::<A::Output, Broadcast<DA, DB>>(&shape)?;
     let a = broadcast_to("self", &a, &shape)?;
     let b = broadcast_to("other", &b, &shape)?;
-    zip2(
-        a,
-        b,
-        out.view_mut().into_dyn(),
-        A::DTYPE.promote(B::DTYPE).unwrap_or(DType::F32),
-        f,
-    );
+    let compute = <A::Output as Element>::DTYPE;
+    zip2(a, b, out.view_mut().into_dyn(), compute, f);
     Ok(out)
 }

@@ -15,7 +15,8 @@ pub type Broadcast<DG, DX> = <DG as DimMax<DX>>::Output;
 /// (standard layout) in their compute type `promote(G, X)` ([`Promote`]).
 ///
 /// The value is the exact real `grad·mish'(x)` rounded once to the compute type (see the
-/// [module docs](super)). For another output type, [`mish_backward_as`].
+/// [module docs](super)). For another output type, [`mish_backward_into`] writes into an
+/// output view of any element type, as [`cast`](super::cast) of this result would.
 ///
 /// # Errors
 /// [`Error::TooManyDims`] when an input has more than 8 dims, [`Error::NotBroadcastable`]
@@ -50,43 +51,8 @@ where
     DG: Dimension + DimMax<DX>,
     DX: Dimension,
 {
-    mish_backward_as(grad, x)
-}
-
-/// [`mish_backward`] with the output in element type `O`: computed in `promote(G, X)` with
-/// one rounding, then converted to `O` (a second rounding when `O` is narrower, as the
-/// device's final cast does). `O` is usually inferred from the binding; as a turbofish,
-/// `mish_backward_as::<O, _, _, _, _>`.
-///
-/// # Errors
-/// As [`mish_backward`].
-///
-/// # Examples
-/// ```
-/// use ascendcl::reference::{mish_backward, mish_backward_as};
-/// use half::bf16;
-/// use ndarray::{Array2, array};
-///
-/// let grad = array![[1.0f32, 2.0], [3.0, 4.0]];
-/// let x = array![0.5f32, -0.5];
-/// let out: Array2<bf16> = mish_backward_as(grad.view(), x.view())?;
-/// let wide = mish_backward(grad.view(), x.view())?; // computed in f32
-/// assert_eq!(out[[1, 1]], bf16::from_f32(wide[[1, 1]])); // then rounded to bf16
-/// # Ok::<(), ascendcl::Error>(())
-/// ```
-pub fn mish_backward_as<O, G, X, DG, DX>(
-    grad: ArrayView<'_, G, DG>,
-    x: ArrayView<'_, X, DX>,
-) -> Result<Array<O, Broadcast<DG, DX>>>
-where
-    O: FloatElement,
-    G: FloatElement,
-    X: FloatElement,
-    DG: Dimension + DimMax<DX>,
-    DX: Dimension,
-{
     let shape = check_broadcast(&[("grad_output", grad.shape()), ("self", x.shape())], &[])?;
-    let mut out = super::zeros::<O, Broadcast<DG, DX>>(&shape)?;
+    let mut out = super::zeros::<G::Output, Broadcast<DG, DX>>(&shape)?;
     mish_backward_into(grad, x, out.view_mut())?;
     Ok(out)
 }

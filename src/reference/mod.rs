@@ -2,23 +2,25 @@
 //! results rounded once from a (nearly) exact value.
 //!
 //! - [`mish`] / [`mish_into`]: `aclnnMish`, `mish(x) = x·tanh(softplus(x))`.
-//! - [`mish_backward`] / [`mish_backward_as`] / [`mish_backward_into`]:
+//! - [`mish_backward`] / [`mish_backward_into`]:
 //!   `aclnnMishBackward`, `grad_input = grad_output · mish'(x)` with
 //!   `mish'(x) = tanh(softplus(x)) + x·sigmoid(x)·(1 − tanh²(softplus(x)))`.
 //! - [`matmul`] / [`matmul_as`]: `aclnnMatmul` with batch broadcasting, and [`addmm`] /
 //!   [`addmm_as`]: `aclnnAddmm`, `beta·self + alpha·(mat1 @ mat2)`; the
 //!   [`CubeMath`](crate::CubeMath) decides the compute format ([`cube_format`]) as on
 //!   Atlas A2/A3.
-//! - [`add`] / [`add_as`]: `aclnnAdd`, `self + alpha·other`; [`mul`] / [`mul_as`]:
-//!   `aclnnMul`.
+//! - [`add`]: `aclnnAdd`, `self + alpha·other`; [`mul`]: `aclnnMul`.
 //! - [`reduce_sum`] / [`reduce_sum_as`]: `aclnnReduceSum` over `dims`, with `keep_dims`.
-//! - [`mse_loss`] / [`mse_loss_as`]: `aclnnMseLoss` under a
-//!   [`Reduction`](crate::Reduction); [`mse_loss_backward`] /
-//!   [`mse_loss_backward_as`]: `aclnnMseLossBackward`.
+//! - [`mse_loss`]: `aclnnMseLoss` under a [`Reduction`](crate::Reduction);
+//!   [`mse_loss_backward`]: `aclnnMseLossBackward`.
+//! - [`cast`]: the cast that ends a compute chain, to the output tensor's dtype.
 //!
 //! Each function takes the operator's inputs and attributes in the operator's C order
-//! (without the output) and returns a new array; the `_as` forms choose the output's
-//! element type, as the output tensor's dtype does on the device. Each documents its
+//! (without the output) and returns a new array in the compute type. Where the output
+//! tensor's dtype changes what the device computes (what a cube kernel writes, the dtype
+//! a sum accumulates in), an `_as` form takes the output's element type; elsewhere the
+//! device computes in the compute type and casts to the output's dtype at the end, which
+//! [`cast`] of the result gives. Each documents its
 //! compute chain and its own error bound. The training operators' references are plain
 //! ndarray code: f64 evaluation and accumulation (compensated for sums), one rounding to
 //! the dtype the device computes in, then the cast to the output type. The sections
@@ -26,7 +28,7 @@
 //!
 //! Inputs are [`ArrayView`](ndarray::ArrayView)s of any dimensionality (`a.view()`); the
 //! new arrays have the inputs' dimension type (for two inputs, the larger, as ndarray's
-//! arithmetic does) and, by default, the compute type.
+//! arithmetic does) and the compute type (an `_as` form: the output type it is given).
 //!
 //! # Semantics
 //! - Shapes follow the operators: at most 8 dims per argument; `mish` keeps the shape of
@@ -66,6 +68,7 @@
 
 mod addmm;
 mod arith;
+mod cast;
 mod cube;
 mod engine;
 mod exact;
@@ -83,12 +86,13 @@ mod simd;
 mod tile;
 
 pub use addmm::{addmm, addmm_as};
-pub use arith::{add, add_as, mul, mul_as};
+pub use arith::{add, mul};
+pub use cast::cast;
 pub use cube::{CubeFormat, cube_format};
 pub use matmul::{matmul, matmul_as};
 pub use mish::{mish, mish_into};
-pub use mish_backward::{Broadcast, mish_backward, mish_backward_as, mish_backward_into};
-pub use mse_loss::{mse_loss, mse_loss_as, mse_loss_backward, mse_loss_backward_as};
+pub use mish_backward::{Broadcast, mish_backward, mish_backward_into};
+pub use mse_loss::{mse_loss, mse_loss_backward};
 pub use reduce_sum::{reduce_sum, reduce_sum_as};
 
 use crate::element::Element;

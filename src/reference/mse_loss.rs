@@ -3,7 +3,7 @@
 
 use super::exact::{Sum, broadcast_to, finish, zip2, zip3};
 use crate::attrs::Reduction;
-use crate::element::{DType, Element, Promote};
+use crate::element::{Element, Promote};
 use crate::error::Result;
 use crate::shape::check_broadcast;
 use ndarray::{ArrayD, ArrayView, Dimension, IxDyn, arr0};
@@ -13,7 +13,8 @@ use ndarray::{ArrayD, ArrayView, Dimension, IxDyn, arr0};
 /// elementwise `(self − target)²` of the broadcast shape, for [`Reduction::Mean`] and
 /// [`Reduction::Sum`] a 0-D array with their mean (over the broadcast shape's element
 /// count) or sum. Empty inputs give an empty array, a NaN mean (as the device fills) or
-/// a zero sum. For another output type, [`mse_loss_as`].
+/// a zero sum. For another output type, [`cast`](super::cast) it, as the device's final
+/// cast does.
 ///
 /// # Accuracy
 /// Each `(self − target)²` is evaluated in f64 (relative error at most 3·2⁻⁵³) and the
@@ -50,45 +51,13 @@ where
     DX: Dimension,
     DT: Dimension,
 {
-    mse_loss_as(x, target, reduction)
-}
-
-/// [`mse_loss`] with the output in element type `O`: computed in `promote(X, T)` with one
-/// rounding, then converted to `O`.
-///
-/// # Errors
-/// As [`mse_loss`].
-///
-/// # Examples
-/// ```
-/// use ascendcl::{Reduction, reference::mse_loss_as};
-/// use half::f16;
-/// use ndarray::{ArrayD, Array1};
-///
-/// let x = Array1::<f32>::zeros(0);
-/// let mean: ArrayD<f16> = mse_loss_as(x.view(), x.view(), Reduction::Mean)?;
-/// assert!(mean[[]].is_nan()); // the mean of nothing
-/// # Ok::<(), ascendcl::Error>(())
-/// ```
-pub fn mse_loss_as<O, X, T, DX, DT>(
-    x: ArrayView<'_, X, DX>,
-    target: ArrayView<'_, T, DT>,
-    reduction: Reduction,
-) -> Result<ArrayD<O>>
-where
-    O: Element,
-    X: Element,
-    T: Element,
-    DX: Dimension,
-    DT: Dimension,
-{
     let shape = check_broadcast(&[("self", x.shape()), ("target", target.shape())], &[])?;
-    let compute = X::DTYPE.promote(T::DTYPE).unwrap_or(DType::F32);
+    let compute = <X::Output as Element>::DTYPE;
     let x = broadcast_to("self", &x, &shape)?;
     let y = broadcast_to("target", &target, &shape)?;
     let sq = |a: f64, b: f64| (a - b) * (a - b);
     if reduction == Reduction::None {
-        let mut out = super::zeros::<O, IxDyn>(&shape)?;
+        let mut out = super::zeros::<X::Output, IxDyn>(&shape)?;
         zip2(x, y, out.view_mut(), compute, sq);
         return Ok(out);
     }
@@ -102,14 +71,15 @@ where
         Reduction::Mean => sum.value() / n as f64,
         _ => sum.value(),
     };
-    Ok(arr0(finish::<O>(compute, value)).into_dyn())
+    Ok(arr0(finish::<X::Output>(compute, value)).into_dyn())
 }
 
 /// The gradient of [`mse_loss`] with respect to `self`: `2·grad·(self − target)`, divided
 /// by `self`'s element count for [`Reduction::Mean`], over the broadcast shape of all
 /// three, as a new array in their element type (the device requires `grad_output` and
 /// `target` to have `self`'s dtype). `grad` is usually the 0-D gradient of a reduced
-/// loss. For another output type, [`mse_loss_backward_as`].
+/// loss. For another output type, [`cast`](super::cast) it, as the device's final cast
+/// does.
 ///
 /// # Accuracy
 /// Evaluated in f64 (relative error at most 4·2⁻⁵³) and rounded **once**: correctly
@@ -147,40 +117,6 @@ where
     DX: Dimension,
     DT: Dimension,
 {
-    mse_loss_backward_as(grad, x, target, reduction)
-}
-
-/// [`mse_loss_backward`] with the output in element type `O`: computed in `T` with one
-/// rounding, then converted to `O`.
-///
-/// # Errors
-/// As [`mse_loss_backward`].
-///
-/// # Examples
-/// ```
-/// use ascendcl::{Reduction, reference::mse_loss_backward_as};
-/// use half::bf16;
-/// use ndarray::{ArrayD, arr0, array};
-///
-/// let x = array![1.0f32, 3.0];
-/// let y = array![0.0f32];
-/// let d: ArrayD<bf16> = mse_loss_backward_as(arr0(0.5f32).view(), x.view(), y.view(), Reduction::None)?;
-/// assert_eq!(d, array![bf16::from_f32(1.0), bf16::from_f32(3.0)].into_dyn());
-/// # Ok::<(), ascendcl::Error>(())
-/// ```
-pub fn mse_loss_backward_as<O, T, DG, DX, DT>(
-    grad: ArrayView<'_, T, DG>,
-    x: ArrayView<'_, T, DX>,
-    target: ArrayView<'_, T, DT>,
-    reduction: Reduction,
-) -> Result<ArrayD<O>>
-where
-    O: Element,
-    T: Element,
-    DG: Dimension,
-    DX: Dimension,
-    DT: Dimension,
-{
     let shape = check_broadcast(
         &[
             ("grad_output", grad.shape()),
@@ -194,7 +130,7 @@ where
         Reduction::Mean => 2.0 / x.len().max(1) as f64,
         Reduction::None | Reduction::Sum => 2.0,
     };
-    let mut out = super::zeros::<O, IxDyn>(&shape)?;
+    let mut out = super::zeros::<T, IxDyn>(&shape)?;
     let g = broadcast_to("grad_output", &grad, &shape)?;
     let xb = broadcast_to("self", &x, &shape)?;
     let y = broadcast_to("target", &target, &shape)?;
