@@ -117,7 +117,6 @@ where
     let mut out = super::zeros::<A::Output, Broadcast<DA, DB>>(&shape)?;
     let a = broadcast_to("self", &a, &shape)?;
     let b = broadcast_to("other", &b, &shape)?;
-    let compute = <A::Output as Element>::DTYPE;
-    zip2(a, b, out.view_mut().into_dyn(), compute, f);
+    zip2(a, b, out.view_mut().into_dyn(), f);
     Ok(out)
 }

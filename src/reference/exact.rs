@@ -80,18 +80,17 @@ pub(crate) fn broadcast_to<'a, T, D: Dimension>(
 }
 
 /// Writes `f(a, b)` of every element pair of `a` and `b` (both already of `out`'s shape)
-/// into `out`, each value rounded once to `compute` and then converted to `O`.
+/// into `out`, each value rounded once to `O`.
 pub(crate) fn zip2<A: Element, B: Element, O: Element>(
     a: ArrayView<'_, A, IxDyn>,
     b: ArrayView<'_, B, IxDyn>,
     out: ArrayViewMut<'_, O, IxDyn>,
-    compute: DType,
     f: impl Fn(f64, f64) -> f64,
 ) {
     Zip::from(out)
         .and(a)
         .and(b)
-        .for_each(|o, &a, &b| *o = finish(compute, f(a.to_f64(), b.to_f64())));
+        .for_each(|o, &a, &b| *o = O::from_f64(f(a.to_f64(), b.to_f64())));
 }
 
 /// [`zip2`] over three inputs.
@@ -100,16 +99,13 @@ pub(crate) fn zip3<A: Element, B: Element, C: Element, O: Element>(
     b: ArrayView<'_, B, IxDyn>,
     c: ArrayView<'_, C, IxDyn>,
     out: ArrayViewMut<'_, O, IxDyn>,
-    compute: DType,
     f: impl Fn(f64, f64, f64) -> f64,
 ) {
     Zip::from(out)
         .and(a)
         .and(b)
         .and(c)
-        .for_each(|o, &a, &b, &c| {
-            *o = finish(compute, f(a.to_f64(), b.to_f64(), c.to_f64()));
-        });
+        .for_each(|o, &a, &b, &c| *o = O::from_f64(f(a.to_f64(), b.to_f64(), c.to_f64())));
 }
 
 #[cfg(test)]

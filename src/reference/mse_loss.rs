@@ -1,7 +1,7 @@
 //! The references of `aclnnMseLoss` (`(self − target)²`, reduced) and
 //! `aclnnMseLossBackward` (its gradient with respect to `self`).
 
-use super::exact::{Sum, broadcast_to, finish, zip2, zip3};
+use super::exact::{Sum, broadcast_to, zip2, zip3};
 use crate::attrs::Reduction;
 use crate::element::{Element, Promote};
 use crate::error::Result;
@@ -52,13 +52,12 @@ where
     DT: Dimension,
 {
     let shape = check_broadcast(&[("self", x.shape()), ("target", target.shape())], &[])?;
-    let compute = <X::Output as Element>::DTYPE;
     let x = broadcast_to("self", &x, &shape)?;
     let y = broadcast_to("target", &target, &shape)?;
     let sq = |a: f64, b: f64| (a - b) * (a - b);
     if reduction == Reduction::None {
         let mut out = super::zeros::<X::Output, IxDyn>(&shape)?;
-        zip2(x, y, out.view_mut(), compute, sq);
+        zip2(x, y, out.view_mut(), sq);
         return Ok(out);
     }
     let mut sum = Sum::default();
@@ -71,7 +70,7 @@ where
         Reduction::Mean => sum.value() / n as f64,
         _ => sum.value(),
     };
-    Ok(arr0(finish::<X::Output>(compute, value)).into_dyn())
+    Ok(arr0(X::Output::from_f64(value)).into_dyn())
 }
 
 /// The gradient of [`mse_loss`] with respect to `self`: `2·grad·(self − target)`, divided
@@ -134,8 +133,6 @@ where
     let g = broadcast_to("grad_output", &grad, &shape)?;
     let xb = broadcast_to("self", &x, &shape)?;
     let y = broadcast_to("target", &target, &shape)?;
-    zip3(g, xb, y, out.view_mut(), T::DTYPE, |g, x, y| {
-        scale * g * (x - y)
-    });
+    zip3(g, xb, y, out.view_mut(), |g, x, y| scale * g * (x - y));
     Ok(out)
 }
