@@ -14,8 +14,8 @@ pub mod raw_entry;
 pub mod typed;
 pub mod views;
 
-use ascendcl::{DType, Device, Element, FloatElement, Result, Runtime, reference};
-use ndarray::{ArrayD, ArrayView, Dimension, IxDyn};
+use ascendcl::{DType, Device, Element, Runtime};
+use ndarray::{ArrayD, IxDyn};
 use std::sync::{Mutex, MutexGuard, Once, OnceLock};
 
 /// The simulated devices of every `api_*` test binary: an Atlas A2 (bf16), an Atlas
@@ -136,26 +136,6 @@ pub fn array<T: Element>(shape: &[usize], seed: u64, lo: f32, hi: f32) -> ArrayD
             .collect(),
     )
     .expect("shape")
-}
-
-/// What the device gives for `aclnnMishBackward` into an `O` output: the reference's value
-/// in the compute type, converted to `O` as the device's final cast does (written by
-/// `mish_backward_into`, which takes any output type).
-pub fn mish_backward_want<O, G, X, DG, DX>(
-    g: ArrayView<'_, G, DG>,
-    x: ArrayView<'_, X, DX>,
-) -> Result<ArrayD<O>>
-where
-    O: FloatElement,
-    G: FloatElement,
-    X: FloatElement,
-    DG: Dimension,
-    DX: Dimension,
-{
-    let shape = ascendcl::shape::check_broadcast(&[("g", g.shape()), ("x", x.shape())], &[])?;
-    let mut out = ArrayD::from_elem(IxDyn(shape.as_slice()), O::from_f32(0.0));
-    reference::mish_backward_into(g, x, out.view_mut())?;
-    Ok(out)
 }
 
 /// T of the CANN precision standard for a dtype.
