@@ -258,8 +258,8 @@ fn half_bits(to: Narrow, v: f32) -> u16 {
 
 /// Each fast path of formula `K` on this CPU (AVX2 with the first of `bounds`, AVX-512
 /// with the second) on the lanes of `x`: its name, how many lanes it covered, its worst
-/// relative error against the precise values there (lanes whose precise value is 0 left
-/// out), and its bound.
+/// relative error against the precise values there (infinite for a nonzero value where
+/// the precise one is 0), and its bound.
 fn fast_errors<K: super::Vectorized<N>, const N: usize>(
     x: [&[f32]; N],
     (avx2_bound, avx512_bound): (f64, f64),
@@ -283,9 +283,14 @@ fn fast_errors<K: super::Vectorized<N>, const N: usize>(
             let Some(fast) = fast else { continue };
             covered += 1;
             let precise = K::precise(std::array::from_fn(|k| f64::from(x[k][i])));
-            if precise != 0.0 {
-                worst = worst.max(((fast - precise) / precise).abs());
-            }
+            let error = if precise != 0.0 {
+                ((fast - precise) / precise).abs()
+            } else if *fast != 0.0 {
+                f64::INFINITY
+            } else {
+                0.0
+            };
+            worst = worst.max(error);
         }
         (name, covered, worst, bound)
     });
