@@ -9,11 +9,10 @@ use ndarray::{Array, ArrayBase, Data, Dimension};
 /// value of `T`, else rounded once (to nearest, ties to even; to an integer type truncated
 /// toward zero and saturated).
 ///
-/// The references of the operators whose kernel writes the compute type (`add`, `mul`,
-/// `mish_backward`, `mse_loss`, `mse_loss_backward`) return that type; `cast` of their
-/// result is what the device gives for another output dtype. Where the output's type
-/// changes what the kernel computes (`matmul`, `addmm`, `reduce_sum`), their `_as` forms
-/// take it instead.
+/// A reference whose operator's kernel writes the compute type returns that type; `cast`
+/// of its result is what the device gives for another output dtype. Where the output's
+/// type changes what the kernel computes, the reference's `_as` form takes it instead
+/// (see the [module docs](super)).
 ///
 /// # Examples
 /// ```
