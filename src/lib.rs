@@ -93,12 +93,14 @@
 //! * `mish_backward` — the operator on a small tensor, beside the CPU reference;
 //! * `mixed_precision` — bf16 activations with f32 gradients, a broadcast and a
 //!   transposed view, checked with CANN's precision standard;
-//! * `mish_layer_training` — a two-layer network trained with Mish on the device and
-//!   preallocated tensors;
+//! * `mlp_training` — a two-layer Mish network whose whole training step (forward, MSE
+//!   loss, backward, SGD) runs on the device through plans, checked against the CPU;
+//! * `mish_layer_training` — Mish on the device, the linear layers on the CPU, with
+//!   transfers every step;
 //! * `data_parallel` — data-parallel steps over every device with HCCL `all_reduce`
 //!   (four simulated devices by default);
-//! * `overhead_probe` — launches for instruction counting under callgrind (simulator
-//!   only).
+//! * `overhead_probe` and `caching_probe` — launches and allocate-launch-drop steps for
+//!   instruction counting under callgrind (simulator only).
 //!
 //! # Structure
 //! * [`Runtime`] — the process-wide CANN (or simulator) instance: `aclInit` once, never
@@ -113,12 +115,16 @@
 //!   `(2, 3)`, `Ix2(2, 3)`, ...), downloads return the array type the caller names
 //!   (`let a: Array2<f32> = t.to_array(&stream)?`), [`DeviceTensor::try_clone`] copies a
 //!   tensor on its device and [`DeviceTensor::copy_from_peer`] from another device.
-//! * The operators ([`ops`]), one declaration each: [`mish`], [`mish_inplace`],
-//!   [`mish_backward`], [`inplace_copy`] (with [`copy`](fn@copy), a device-to-device copy
-//!   that converts dtypes and broadcasts). A call is validated in Rust with typed errors, then runs the
-//!   two-phase aclnn protocol (descriptors cached on whole tensors, workspace from a
-//!   per-stream cache, no allocation in steady state). Each has a [`Plan`] for repeated
-//!   launches ([`MishPlan`], [`InplaceMishPlan`], [`MishBackwardPlan`]).
+//! * The operators ([`ops`]), one declaration each: the activation [`mish`] with
+//!   [`mish_inplace`] and [`mish_backward`]; [`add`], [`add_inplace`], [`mul`],
+//!   [`mul_inplace`] (broadcasting, with dtype promotion); [`matmul`], [`addmm`];
+//!   [`reduce_sum`]; [`mse_loss`] and [`mse_loss_backward`]; [`fill_inplace`],
+//!   [`zero_inplace`]; [`inplace_copy`] (with [`copy`](fn@copy), a device-to-device copy
+//!   that converts dtypes and broadcasts). A call is validated in Rust with typed errors,
+//!   then runs the two-phase aclnn protocol (descriptors cached on whole tensors, workspace
+//!   from a per-stream cache, no allocation in steady state). Each has a [`Plan`] for
+//!   repeated launches named after its C name ([`MishPlan`], [`InplaceAddPlan`],
+//!   [`AddmmPlan`], ...).
 //! * [`reference`](mod@reference) — the CPU reference of the operators, used to check results.
 //!
 //! Under the operators are the protocol layer (the two-phase call, descriptors, plans) and
@@ -255,3 +261,22 @@ const _: () = {
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+/// The guides' Rust examples in `docs/`, compiled and run as doc tests.
+#[cfg(doctest)]
+mod guide_doctests {
+    #[doc = include_str!("../docs/allocator.md")]
+    struct Allocator;
+    #[doc = include_str!("../docs/cann.md")]
+    struct Cann;
+    #[doc = include_str!("../docs/simulator.md")]
+    struct Simulator;
+    #[doc = include_str!("../docs/hccl.md")]
+    struct Hccl;
+    #[doc = include_str!("../docs/accuracy.md")]
+    struct Accuracy;
+    #[doc = include_str!("../docs/adding-an-operator.md")]
+    struct AddingAnOperator;
+    #[doc = include_str!("../docs/performance.md")]
+    struct Performance;
+}

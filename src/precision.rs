@@ -2,7 +2,7 @@
 //! ([`judge`], by the community precision standard's statistics and [`threshold`]s).
 //!
 //! Device kernels do not round like a correctly rounded CPU reference: they evaluate
-//! their formula step by step in f32 (see the README, "Accuracy of device results"), so
+//! their formula step by step in f32 (see `docs/accuracy.md`), so
 //! comparing bit for bit is the wrong test. The standard compares against a
 //! high-precision golden with two relative-error statistics and a threshold per dtype.
 

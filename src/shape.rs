@@ -141,13 +141,9 @@ impl std::fmt::Debug for Dims {
     }
 }
 
-/// Anything that names a shape, in the forms ndarray accepts: a slice, a reference to an
-/// array or a `Vec`, a tuple of up to 8 sizes, a single size, an ndarray dimension (`Ix2`,
-/// `IxDyn`, ...) or [`Dims`].
-///
-/// Arrays and `Vec`s are taken by reference only (`&[2, 3]`, `&shape`), as a `&[usize]`
-/// parameter takes them: one spelling per form keeps `clippy::needless_borrows_for_generic_args`
-/// quiet on existing code.
+/// Anything that names a shape, in the forms ndarray accepts: an array or a `Vec` (by value
+/// or by reference), a slice, a tuple of up to 8 sizes, a single size, an ndarray dimension
+/// (`Ix2`, `IxDyn`, ...) or [`Dims`].
 ///
 /// ```
 /// # fn main() -> ascendcl::Result<()> {
@@ -160,7 +156,9 @@ impl std::fmt::Debug for Dims {
 /// let e = DeviceTensor::<f32>::zeros(&stream, &vec![2, 3])?;
 /// let f = DeviceTensor::<f32>::zeros(&stream, a.shape())?;
 /// let g = DeviceTensor::<f32>::zeros(&stream, 6)?;
-/// for t in [&a, &b, &c, &d, &e, &f] {
+/// let h = DeviceTensor::<f32>::zeros(&stream, [2, 3])?; // arrays by value, as ndarray takes them
+/// let i = DeviceTensor::<f32>::zeros(&stream, vec![2, 3])?;
+/// for t in [&a, &b, &c, &d, &e, &f, &h, &i] {
 ///     assert_eq!(t.shape(), &[2, 3]);
 /// }
 /// assert_eq!(g.shape(), &[6]);
@@ -183,6 +181,18 @@ impl IntoDims for &[usize] {
 impl<const N: usize> IntoDims for &[usize; N] {
     fn into_dims(self, argument: &'static str) -> Result<Dims> {
         Dims::new(argument, self)
+    }
+}
+
+impl<const N: usize> IntoDims for [usize; N] {
+    fn into_dims(self, argument: &'static str) -> Result<Dims> {
+        Dims::new(argument, &self)
+    }
+}
+
+impl IntoDims for Vec<usize> {
+    fn into_dims(self, argument: &'static str) -> Result<Dims> {
+        Dims::new(argument, &self)
     }
 }
 

@@ -1,5 +1,5 @@
 //! How close device results are to the correctly rounded reference, per dtype: the
-//! distribution the README documents ("Accuracy of device results"), measured on the
+//! distribution `docs/accuracy.md` documents, measured on the
 //! simulator, which computes with the vendor kernels' f32 formulas.
 
 mod common;
@@ -109,7 +109,7 @@ fn device_results_follow_the_documented_distribution() {
         println!("{}  [{p16:?}]", h16.report(&format!("{op} f16"), n / 10));
         let (hb, pb) = measure::<bf16>(&stream, n / 10, backward);
         println!("{}  [{pb:?}]", hb.report(&format!("{op} bf16"), n / 10));
-        // The contract the README states: f32 results within a few ulp except near the
+        // The contract `docs/accuracy.md` states: f32 results within a few ulp except near the
         // zero of mish' (x ≈ −1.19), 16-bit results within one ulp of the correctly
         // rounded value (the f32 kernel's error is far below their precision).
         assert!(

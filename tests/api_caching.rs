@@ -1,4 +1,4 @@
-//! The caching allocator (issue 25): drops that do not wait, reuse ordered after the old
+//! The caching allocator: drops that do not wait, reuse ordered after the old
 //! work, and a loop of allocated-and-dropped intermediates that allocates nothing after
 //! warm-up.
 

@@ -1,4 +1,4 @@
-//! Issue 13's done-when test: 200 training steps on preallocated tensors — each uploads
+//! 200 training steps on preallocated tensors — each uploads
 //! `x` and the incoming gradient with `copy_from_array`, runs `mish` and `mish_backward`
 //! on the device, and downloads the gradient with `copy_to_array` —
 //! make 0 heap allocations (counted process-wide, the simulator's stream worker included)

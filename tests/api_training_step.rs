@@ -1,4 +1,4 @@
-//! Issue 21's done-when test: a two-layer MLP regression with Mish trained on the device
+//! A two-layer MLP regression with Mish trained on the device
 //! through plans — forward (addmm, mish, addmm), loss (mse_loss, mean), backward
 //! (mse_loss_backward, matmul on transposed views, reduce_sum for the bias gradients,
 //! mish_backward) and the SGD update (add_inplace with alpha = −lr) — for 200 steps after

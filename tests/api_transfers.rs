@@ -1,7 +1,7 @@
 //! `copy_from_array` / `copy_to_array` into existing tensors: any host layout, views,
 //! staging reuse (no device allocation in the steady state, back-to-back uploads never
 //! overwrite a queued one), typed errors, and `to_array` of a huge broadcast view
-//! returning an error instead of aborting (issue 16.8).
+//! returning an error instead of aborting.
 
 mod common;
 
@@ -243,7 +243,7 @@ fn empty_and_zero_d() {
     assert_silent();
 }
 
-/// Issue 16.8: a broadcast view far larger than memory used to abort the process in
+/// A broadcast view far larger than memory used to abort the process in
 /// `to_array` ("memory allocation of … bytes failed").
 #[test]
 fn to_array_of_a_huge_broadcast_view_is_a_typed_error() {

@@ -1,6 +1,6 @@
 //! A collective that fails (an HCCL timeout, 200 ms here) while an operator on another
 //! stream of the same rank is ordered after it by the crate: the operator's download is
-//! an error naming the collective's stream, never `Ok` zeros (reproducer r11); the
+//! an error naming the collective's stream, never `Ok` zeros; the
 //! collective's own stream still reports the timeout.
 
 mod hccl_common;

@@ -1,6 +1,6 @@
 //! An event synchronised on one thread while another thread records it again on a busy
 //! stream: the crate must credit only the record the runtime waited for, so a tensor the
-//! second stream still reads is not freed early (reproducers r07/r08).
+//! second stream still reads is not freed early.
 
 mod common;
 

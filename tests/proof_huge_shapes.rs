@@ -1,6 +1,5 @@
 //! Shape and size arithmetic is checked everywhere: huge dims give typed errors with the
-//! true figures, never a panic (debug builds check overflow) or a wrapped count
-//! (reproducers r04/r05).
+//! true figures, never a panic (debug builds check overflow) or a wrapped count.
 
 mod common;
 

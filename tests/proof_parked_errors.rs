@@ -1,6 +1,6 @@
 //! A synchronisation that fails inside a `Drop` has no caller: its error is parked on the
 //! stream and returned by the stream's next call, once, and the resource it could not
-//! release is leaked and counted (reproducer r09).
+//! release is leaked and counted.
 //!
 //! One `#[test]`: faults are process-global.
 

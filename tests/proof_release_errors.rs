@@ -1,5 +1,5 @@
 //! Failures the crate cannot return and must not hide: failed releases inside `Drop` and
-//! parked errors of dropped streams are counted (reproducer r16).
+//! parked errors of dropped streams are counted.
 //!
 //! One `#[test]` and no leak check: faults are process-global, and the simulator keeps
 //! the objects whose release failed.
@@ -10,7 +10,7 @@ use ascendcl::{DeviceTensor, HostTensor, MishPlan, mish};
 use common::*;
 use ndarray::array;
 
-/// r16: a failed `aclrtFreeHost` / `aclrtFree` in a `Drop` is counted as a release error
+/// A failed `aclrtFreeHost` / `aclrtFree` in a `Drop` is counted as a release error
 /// and the memory the runtime still holds as a leak; so is an error parked on a stream
 /// dropped before any call returned it; so is a failed destroy of a launch's own
 /// descriptor, and of an executor that phase 1 made and no phase 2 took.

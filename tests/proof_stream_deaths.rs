@@ -1,9 +1,9 @@
 //! Stream-ordered lifetimes when streams die and runtime calls fail: a stream dropped on
-//! another thread stays busy until drained (reproducer r10), enqueueing never waits for
-//! another stream's work whatever the number of streams (r12), a staged download whose
-//! drain fails still records its read (r13), and host waits never skip queued work of a
-//! stream whose synchronisation failed (r14), a plan rebind that fails half-way is redone
-//! (r15), and work ordered after failed work fails too (r11's single-device form).
+//! another thread stays busy until drained, enqueueing never waits for
+//! another stream's work whatever the number of streams, a staged download whose
+//! drain fails still records its read, and host waits never skip queued work of a
+//! stream whose synchronisation failed, a plan rebind that fails half-way is redone
+//!, and work ordered after failed work fails too (on one device).
 //!
 //! Faults and the simulator's counters are process-global: each test holds `LeakCheck`.
 
@@ -50,7 +50,7 @@ fn release_soon(
     (released, releaser)
 }
 
-/// r10: stream A has queued in-place writes on `w` and is dropped on another thread. A
+/// Stream A has queued in-place writes on `w` and is dropped on another thread. A
 /// write on stream B waits for them on the device (the enqueue itself returns while A is
 /// still held), and dropping `w` while A drains waits for the drain.
 #[test]
@@ -113,7 +113,7 @@ fn a_stream_dropped_on_another_thread_is_busy_until_drained() {
 }
 
 /// Per-thread streams that end with their threads, all updating one tensor behind a
-/// mutex: every update is seen by the next one (r10's realistic form).
+/// mutex: every update is seen by the next one.
 #[test]
 fn per_thread_streams_dropped_with_their_threads_keep_updates_in_order() {
     let _leaks = LeakCheck::start();
@@ -137,7 +137,7 @@ fn per_thread_streams_dropped_with_their_threads_keep_updates_in_order() {
     }
 }
 
-/// r12: one producer, five consumer streams; each consumer's enqueue returns at once
+/// One producer, five consumer streams; each consumer's enqueue returns at once
 /// (no synchronisation) while the producer is held, and every consumer sees its write.
 #[test]
 fn enqueueing_on_many_consumer_streams_never_waits() {
@@ -178,7 +178,7 @@ fn enqueueing_on_many_consumer_streams_never_waits() {
     }
 }
 
-/// r13: a staged `copy_to_array` whose drain fails has still queued its copy: dropping
+/// A staged `copy_to_array` whose drain fails has still queued its copy: dropping
 /// the tensor waits for that copy instead of freeing the memory under it.
 #[test]
 fn a_staged_download_whose_drain_fails_still_records_its_read() {
@@ -207,7 +207,7 @@ fn a_staged_download_whose_drain_fails_still_records_its_read() {
     assert_eq!(dev.leaks().allocations, 0);
 }
 
-/// r14: more streams use a pinned host tensor and a device tensor than the inline
+/// More streams use a pinned host tensor and a device tensor than the inline
 /// records hold, and a synchronisation fails meanwhile; the host accessor and the
 /// upload's fast path still wait for (or order after) the held stream's queued work.
 #[test]
@@ -284,7 +284,7 @@ fn host_waits_and_fast_paths_never_skip_queued_work_of_any_stream() {
     assert_eq!(dev.leaks().allocations, 0);
 }
 
-/// r15: `aclSetOutputTensorAddr` fails after `aclSetInputTensorAddr` succeeded for an
+/// `aclSetOutputTensorAddr` fails after `aclSetInputTensorAddr` succeeded for an
 /// in-place argument; the next launch on the original tensor rebinds it again and acts
 /// on it, not on the tensor of the failed launch.
 #[test]
@@ -327,7 +327,7 @@ fn a_half_done_plan_rebind_is_redone() {
     );
 }
 
-/// r11 on one device: work on stream B ordered (by the crate) after work on stream A
+/// On one device, work on stream B ordered (by the crate) after work on stream A
 /// whose synchronisation fails gets an error naming A's work from B's download, never
 /// `Ok` values that may not have been computed; A's own next call reports the failure.
 #[test]

@@ -1,5 +1,5 @@
 //! Safe code cannot race between streams: a tensor written on one stream and read or
-//! overwritten on another is ordered by the crate with events (reproducer r01), and work
+//! overwritten on another is ordered by the crate with events, and work
 //! that stays on one stream creates none.
 
 mod common;

@@ -1,4 +1,4 @@
-//! Issue 16.5 (t09): every allocation, stream and event belongs to one device, and using it
+//! Every allocation, stream and event belongs to one device, and using it
 //! from another fails or is reported as CANN documents (own process: two devices).
 
 mod common;

@@ -1,4 +1,4 @@
-//! Issue 15.5: the text of `aclGetRecentErrMsg` belongs to the failing call. Every failure
+//! The text of `aclGetRecentErrMsg` belongs to the failing call. Every failure
 //! leaves exactly one text naming its API and status, a success leaves none, a fetch
 //! clears, and texts nobody fetched come after the newest one (as CANN keeps them).
 

@@ -1,6 +1,6 @@
-//! Issue 16.4: hostile descriptors get a typed status, never a panic, a wrapped size or a
-//! silent read out of bounds. The reproducers t07 (strides and offsets) and t14 (2^62
-//! elements on 4-byte allocations), then a sweep of random i64 dims, strides, offsets and
+//! Hostile descriptors get a typed status, never a panic, a wrapped size or a
+//! silent read out of bounds: strides and offsets whose products overflow, 2^62
+//! elements on 4-byte allocations, then a sweep of random i64 dims, strides, offsets and
 //! storage through aclCreateTensor and both phases of every operator.
 
 mod common;
@@ -98,7 +98,7 @@ fn phase1_ws(rc: i32, ws: u64, out: &Desc, what: &str) {
 }
 
 #[test]
-fn t07_strides_offsets_and_storage() {
+fn strides_offsets_and_storage_sizes_that_overflow_are_refused() {
     setup();
     let (g, x, o) = (malloc(16), malloc(16), malloc(16));
     h2d(x, &[0.5f32, 1.0, 1.5, 2.0]);
@@ -155,7 +155,7 @@ fn t07_strides_offsets_and_storage() {
 }
 
 #[test]
-fn t14_two_to_the_62_elements_on_four_bytes() {
+fn two_to_the_62_elements_on_four_bytes_are_refused() {
     setup();
     let (g, x, o) = (malloc(4), malloc(4), malloc(4));
     for n in [1i64 << 62, 1 << 61] {
@@ -326,7 +326,7 @@ fn sweep_case(ds: &[Desc], bufs: [*mut c_void; 3], alloc: usize) -> (bool, bool)
     (accepted, launched)
 }
 
-/// The fuzz of issue 16.4: proptest draws three random descriptors a case (dims, strides,
+/// A fuzz of hostile descriptors: proptest draws three random descriptors a case (dims, strides,
 /// offsets and storage from the edges of i64 and anywhere in it, or small values that
 /// reach the kernels) and sends them through aclCreateTensor and both phases of every
 /// operator. A panic, a wrapped workspace size or an accepted view outside its allocation

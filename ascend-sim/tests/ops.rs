@@ -602,7 +602,7 @@ fn ten_million_elements() {
 
 #[test]
 fn a_workspace_overlapping_an_operand_is_refused() {
-    // t13: the workspace handed to phase 2 is gradOutput's own allocation.
+    // The workspace handed to phase 2 is gradOutput's own allocation.
     setup();
     let big = malloc(4096);
     h2d(big, &[1.0f32, 2.0, 3.0, 4.0]);

@@ -4,7 +4,7 @@
 //! streams, the ranges and the allocation in the message; none that is ordered by stream
 //! order, an event record and wait, a stream or event synchronisation, a stream's
 //! destruction or a synchronous host copy is. (Pinned memory, workspaces, collectives and
-//! the reproducers' sequences: `racecheck_more.rs`.)
+//! failures of a settle or a rebind: `racecheck_more.rs`.)
 //!
 //! Which work runs second is forced with `hold_stream`, so every test is deterministic.
 

@@ -1,5 +1,6 @@
 //! The racecheck on pinned host memory, workspaces and HCCL collectives, and on the
-//! sequences of reproducers r14 and r15 (`../shared/repro`), through the C ABI.
+//! sequences of a use slot evicted after a failed settle and of a half-failed plan rebind,
+//! through the C ABI.
 
 mod common;
 mod racecheck_common;
@@ -170,7 +171,7 @@ fn collectives_are_checked() {
     done(s);
 }
 
-/// Modelled on reproducer r14: a queued copy on S0 reads a pinned buffer and a kernel
+/// A queued copy on S0 reads a pinned buffer and a kernel
 /// reads a tensor while S1 overwrites both without waiting for S0.
 #[test]
 fn r14_overwrite_under_a_queued_read_on_another_stream_is_reported() {
@@ -220,7 +221,7 @@ fn r14_overwrite_under_a_queued_read_on_another_stream_is_reported() {
     done((s0, s1));
 }
 
-/// Modelled on reproducer r15: an in-place kernel queued on S writes a tensor that
+/// An in-place kernel queued on S writes a tensor that
 /// another stream reads meanwhile (the crate thought nobody borrowed it).
 #[test]
 fn r15_in_place_kernel_writing_a_tensor_another_stream_reads_is_reported() {

@@ -1,4 +1,4 @@
-//! Issue 16.6 (t10): `aclrtResetDevice` releases the device's streams and contexts once
+//! `aclrtResetDevice` releases the device's streams and contexts once
 //! their queued work has finished and invalidates its memory and events; what the caller
 //! left alive stays counted as leaked, and later use of any of it is reported as use after
 //! reset (own process: it resets device 0 and finalizes).
