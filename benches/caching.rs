@@ -31,7 +31,7 @@ fn bench(c: &mut Criterion) {
     let dev = rt.device(0).unwrap();
     let s = dev.stream().unwrap();
     let x = DeviceTensor::from_array(&s, &Array2::<f32>::ones((SHAPE[0], SHAPE[1]))).unwrap();
-    let mut pre = DeviceTensor::<f32>::zeros(&s, &SHAPE).unwrap();
+    let mut pre = DeviceTensor::<f32>::zeros(&s, SHAPE).unwrap();
     let t = rt.api();
     let bytes = SHAPE[0] * SHAPE[1] * 4;
     let malloc = || {
@@ -62,7 +62,7 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("cached zeros-launch-drop", |b| {
         b.iter(|| {
-            let mut y = DeviceTensor::<f32>::zeros(&s, &SHAPE).unwrap();
+            let mut y = DeviceTensor::<f32>::zeros(&s, SHAPE).unwrap();
             mish(&x, &mut y, &s).unwrap();
             s.synchronize().unwrap();
         })

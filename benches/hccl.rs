@@ -74,8 +74,8 @@ fn all_reduces(
 fn buffers(stream: &ascendcl::Stream) -> (DeviceTensor<f32>, DeviceTensor<f32>) {
     let max = SIZES[SIZES.len() - 1] / 4;
     (
-        DeviceTensor::<f32>::zeros(stream, &[max]).expect("send"),
-        DeviceTensor::<f32>::zeros(stream, &[max]).expect("recv"),
+        DeviceTensor::<f32>::zeros(stream, [max]).expect("send"),
+        DeviceTensor::<f32>::zeros(stream, [max]).expect("recv"),
     )
 }
 

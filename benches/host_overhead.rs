@@ -155,12 +155,12 @@ struct Setup {
 
 impl Setup {
     fn new(rt: &Runtime, stream: &Stream, n: usize) -> Setup {
-        let g = DeviceTensor::<f32>::zeros(stream, &[n]).unwrap();
-        let x = DeviceTensor::<f32>::zeros(stream, &[n]).unwrap();
-        let out = DeviceTensor::<f32>::zeros(stream, &[n]).unwrap();
-        let g2 = DeviceTensor::<f32>::zeros(stream, &[n]).unwrap();
-        let x2 = DeviceTensor::<f32>::zeros(stream, &[n]).unwrap();
-        let out2 = DeviceTensor::<f32>::zeros(stream, &[n]).unwrap();
+        let g = DeviceTensor::<f32>::zeros(stream, [n]).unwrap();
+        let x = DeviceTensor::<f32>::zeros(stream, [n]).unwrap();
+        let out = DeviceTensor::<f32>::zeros(stream, [n]).unwrap();
+        let g2 = DeviceTensor::<f32>::zeros(stream, [n]).unwrap();
+        let x2 = DeviceTensor::<f32>::zeros(stream, [n]).unwrap();
+        let out2 = DeviceTensor::<f32>::zeros(stream, [n]).unwrap();
         let plan = MishBackwardPlan::new(&g, &x, &out, stream).unwrap();
         assert!(plan.is_reusable());
         let raw = Raw::new(rt, stream, n);

@@ -33,7 +33,7 @@ fn transfers(c: &mut Criterion) {
         let n = mb * 1_000_000 / 4;
         let src = Array1::from_shape_fn(n, |i| i as f32);
         let mut dst = Array1::<f32>::zeros(n);
-        let mut t = DeviceTensor::<f32>::zeros(&stream, &[n]).unwrap();
+        let mut t = DeviceTensor::<f32>::zeros(&stream, [n]).unwrap();
         let mut pinned = HostTensor::from_array(&device, &src).unwrap();
         let reversed = src.slice(s![..;-1]);
         let mut group = c.benchmark_group(format!("transfers_{mb}MB"));
@@ -86,7 +86,7 @@ fn transfers(c: &mut Criterion) {
         });
         group.bench_function(BenchmarkId::new("to_array_transposed", mb), |b| {
             b.iter(|| {
-                let view = t.view().reshape(&[n / 2, 2]).unwrap().t();
+                let view = t.view().reshape([n / 2, 2]).unwrap().t();
                 view.to_array::<Ix2>(&stream).unwrap()
             })
         });

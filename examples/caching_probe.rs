@@ -27,7 +27,7 @@ fn main() -> ascendcl::Result<()> {
     let dev = rt.device(0)?;
     let s = dev.stream()?;
     let x = DeviceTensor::from_array(&s, &Array2::<f32>::ones((16, 64)))?;
-    let mut pre = DeviceTensor::<f32>::zeros(&s, &[16, 64])?;
+    let mut pre = DeviceTensor::<f32>::zeros(&s, [16, 64])?;
     let t = rt.api();
     let bytes = 16 * 64 * 4;
     let mut held: Vec<*mut c_void> = Vec::with_capacity(per_sync);

@@ -56,11 +56,11 @@ fn rank_loop(comm: &Communicator, n: usize, steps: usize) -> ascendcl::Result<Ra
     let mut w = if rank == 0 {
         DeviceTensor::from_array(&stream, &parameters(n))?
     } else {
-        DeviceTensor::<f32>::zeros(&stream, &[n])?
+        DeviceTensor::<f32>::zeros(&stream, [n])?
     };
     comm.broadcast(&mut w, 0, &stream)?;
-    let mut local = DeviceTensor::<f32>::zeros(&stream, &[n])?;
-    let mut total = DeviceTensor::<f32>::zeros(&stream, &[n])?;
+    let mut local = DeviceTensor::<f32>::zeros(&stream, [n])?;
+    let mut total = DeviceTensor::<f32>::zeros(&stream, [n])?;
     let mut step_times = Vec::with_capacity(steps);
     for step in 0..steps {
         let started = Instant::now();
@@ -201,7 +201,7 @@ fn job_rank(rt: &Runtime, n: usize, steps: usize) -> ascendcl::Result<()> {
     // Every rank's local gradient, to check the sum bit for bit in rank order.
     let stream = device.stream()?;
     let local_t = DeviceTensor::from_array(&stream, &Array1::from_vec(run.local.clone()))?;
-    let mut all = DeviceTensor::<f32>::zeros(&stream, &[n * comm.size() as usize])?;
+    let mut all = DeviceTensor::<f32>::zeros(&stream, [n * comm.size() as usize])?;
     comm.all_gather(&local_t, &mut all, &stream)?;
     let all: Vec<f32> = all.to_array::<Ix1>(&stream)?.into_iter().collect();
     let sum = rank_order_sum(&all.chunks(n.max(1)).collect::<Vec<_>>());

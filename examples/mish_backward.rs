@@ -30,7 +30,7 @@ fn main() -> ascendcl::Result<()> {
 
     let grad_dev = DeviceTensor::from_array(&stream, &grad)?;
     let x_dev = DeviceTensor::from_array(&stream, &x)?;
-    let mut out_dev = DeviceTensor::<f32>::zeros(&stream, &[4, 2])?;
+    let mut out_dev = DeviceTensor::<f32>::zeros(&stream, [4, 2])?;
 
     mish_backward(&grad_dev, &x_dev, &mut out_dev, &stream)?;
     let out: Array2<f32> = out_dev.to_array(&stream)?;

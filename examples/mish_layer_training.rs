@@ -51,10 +51,10 @@ fn main() -> ascendcl::Result<()> {
     let mut b2 = Array1::<f32>::zeros(1);
 
     // Device tensors, allocated once.
-    let mut h_dev = DeviceTensor::<f32>::zeros(&stream, &[N, HIDDEN])?;
-    let mut a_dev = DeviceTensor::<f32>::zeros(&stream, &[N, HIDDEN])?;
-    let mut da_dev = DeviceTensor::<f32>::zeros(&stream, &[N, HIDDEN])?;
-    let mut dh_dev = DeviceTensor::<f32>::zeros(&stream, &[N, HIDDEN])?;
+    let mut h_dev = DeviceTensor::<f32>::zeros(&stream, [N, HIDDEN])?;
+    let mut a_dev = DeviceTensor::<f32>::zeros(&stream, [N, HIDDEN])?;
+    let mut da_dev = DeviceTensor::<f32>::zeros(&stream, [N, HIDDEN])?;
+    let mut dh_dev = DeviceTensor::<f32>::zeros(&stream, [N, HIDDEN])?;
     let mut a = Array2::<f32>::zeros((N, HIDDEN));
     let mut dh = Array2::<f32>::zeros((N, HIDDEN));
 

@@ -28,10 +28,10 @@ fn main() -> ascendcl::Result<()> {
 
     let x_dev = DeviceTensor::from_array(&stream, &x)?;
     let grad_dev = DeviceTensor::from_array(&stream, &grad)?;
-    let mut out_dev = DeviceTensor::<f32>::zeros(&stream, &[5, 3])?;
+    let mut out_dev = DeviceTensor::<f32>::zeros(&stream, [5, 3])?;
 
     let x_t = x_dev.view().t(); // [5, 3], strides [1, 5]
-    let grad_b = grad_dev.view().broadcast_to(&[5, 3])?; // strides [0, 1]
+    let grad_b = grad_dev.view().broadcast_to([5, 3])?; // strides [0, 1]
     match mish_backward(grad_b, x_t, &mut out_dev, &stream) {
         Err(e @ Error::UnsupportedDtype { .. }) => {
             println!("this SoC has no bf16 MishBackward: {e}");

@@ -64,20 +64,20 @@ fn main() -> ascendcl::Result<()> {
     let n: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(1000);
     let rt = Runtime::simulator()?;
     let stream = rt.device(0)?.stream()?;
-    let g = DeviceTensor::<f32>::zeros(&stream, &[1])?;
-    let x = DeviceTensor::<f32>::zeros(&stream, &[1])?;
-    let mut out = DeviceTensor::<f32>::zeros(&stream, &[1])?;
-    let g2 = DeviceTensor::<f32>::zeros(&stream, &[1])?;
-    let x2 = DeviceTensor::<f32>::zeros(&stream, &[1])?;
-    let mut out2 = DeviceTensor::<f32>::zeros(&stream, &[1])?;
+    let g = DeviceTensor::<f32>::zeros(&stream, [1])?;
+    let x = DeviceTensor::<f32>::zeros(&stream, [1])?;
+    let mut out = DeviceTensor::<f32>::zeros(&stream, [1])?;
+    let g2 = DeviceTensor::<f32>::zeros(&stream, [1])?;
+    let x2 = DeviceTensor::<f32>::zeros(&stream, [1])?;
+    let mut out2 = DeviceTensor::<f32>::zeros(&stream, [1])?;
     let mut plan = MishBackwardPlan::new(&g, &x, &out, &stream)?;
     // Views with a layout of their own (not the whole tensor's), made once: per-call
     // descriptors.
-    let g3 = DeviceTensor::<f32>::zeros(&stream, &[1])?;
-    let x3 = DeviceTensor::<f32>::zeros(&stream, &[1])?;
-    let mut out3 = DeviceTensor::<f32>::zeros(&stream, &[1])?;
-    let (gv, xv) = (g3.view().reshape(&[1])?, x3.view().reshape(&[1])?);
-    let mut ov = out3.view_mut().reshape(&[1])?;
+    let g3 = DeviceTensor::<f32>::zeros(&stream, [1])?;
+    let x3 = DeviceTensor::<f32>::zeros(&stream, [1])?;
+    let mut out3 = DeviceTensor::<f32>::zeros(&stream, [1])?;
+    let (gv, xv) = (g3.view().reshape([1])?, x3.view().reshape([1])?);
+    let mut ov = out3.view_mut().reshape([1])?;
 
     let t: &'static FnTable = rt.api();
     let (phase1, phase2) = mish_backward_fns(rt.api());
@@ -91,10 +91,10 @@ fn main() -> ascendcl::Result<()> {
     }
     let mut add_plan = AddPlan::new(&g, &x, 1.0, &out, &stream)?;
     let (a2, b2) = (
-        DeviceTensor::<f32>::zeros(&stream, &[1, 1])?,
-        DeviceTensor::<f32>::zeros(&stream, &[1, 1])?,
+        DeviceTensor::<f32>::zeros(&stream, [1, 1])?,
+        DeviceTensor::<f32>::zeros(&stream, [1, 1])?,
     );
-    let mut c2 = DeviceTensor::<f32>::zeros(&stream, &[1, 1])?;
+    let mut c2 = DeviceTensor::<f32>::zeros(&stream, [1, 1])?;
     let keep = CubeMath::KeepDtype;
     let mut matmul_plan = MatmulPlan::new(&a2, &b2, &c2, keep, &stream)?;
     // SAFETY: the symbols of these names have exactly these prototypes.

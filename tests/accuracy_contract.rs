@@ -72,7 +72,7 @@ fn measure<T: ascendcl::element::Promote<T>>(
         .collect();
     let x: ArrayD<T> = Array1::from_iter(xs.iter().map(|v| T::from_f32(*v))).into_dyn();
     let xd = DeviceTensor::from_array(stream, &x).unwrap();
-    let mut out = DeviceTensor::<T>::zeros(stream, &[n]).unwrap();
+    let mut out = DeviceTensor::<T>::zeros(stream, [n]).unwrap();
     let ones = ArrayD::<T>::from_elem(ndarray::IxDyn(&[n]), T::from_f32(1.0));
     let want: ArrayD<T> = if backward {
         let g = DeviceTensor::from_array(stream, &ones).unwrap();

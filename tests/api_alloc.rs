@@ -65,7 +65,7 @@ fn steady_state_allocates_nothing_raw_safe_and_plan() {
     let g = DeviceTensor::from_array(&stream, &array::<f32>(&shape, 1, -2.0, 2.0)).unwrap();
     let x = DeviceTensor::from_array(&stream, &array::<f32>(&shape, 2, -2.0, 2.0)).unwrap();
     let xb = DeviceTensor::from_array(&stream, &array::<f32>(&[4], 3, -2.0, 2.0)).unwrap();
-    let mut out = DeviceTensor::<f32>::zeros(&stream, &shape).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&stream, shape).unwrap();
 
     // Raw buffers for the hand-written sequence.
     let t = rt.api();
@@ -136,7 +136,7 @@ fn steady_state_allocates_nothing_raw_safe_and_plan() {
 
     // Mish forward: one-off into a transposed output (a per-call descriptor and a
     // workspace), in place, and both plans.
-    let mut ot = DeviceTensor::<f32>::zeros(&stream, &[4, 2]).unwrap();
+    let mut ot = DeviceTensor::<f32>::zeros(&stream, [4, 2]).unwrap();
     let mut fwd = || mish(&x, ot.view_mut().t(), &stream).unwrap();
     warm_up(&stream, &mut fwd);
     let fwd_n = count(&stream, &mut fwd);

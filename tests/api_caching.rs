@@ -26,7 +26,7 @@ fn a_drop_does_not_wait_and_reuse_follows_the_old_work() {
     let (a, b) = (dev.stream().unwrap(), dev.stream().unwrap());
     let xs = Array2::from_shape_fn((8, 16), |(i, j)| (i as f32 - j as f32) * 0.25);
     let x = DeviceTensor::from_array(&a, &xs).unwrap();
-    let mut y = DeviceTensor::<f32>::zeros(&a, &[8, 16]).unwrap();
+    let mut y = DeviceTensor::<f32>::zeros(&a, [8, 16]).unwrap();
     a.synchronize().unwrap();
     let hold = ascend_sim::testing::hold_stream(a.as_raw()).unwrap();
     mish(&x, &mut y, &a).unwrap();
@@ -74,12 +74,12 @@ fn two_hundred_allocating_steps_make_no_device_allocation() {
     let s = dev.stream().unwrap();
     let xs = Array2::from_shape_fn((16, 32), |(i, j)| ((i * 32 + j) as f32 * 0.01).sin());
     let x = DeviceTensor::from_array(&s, &xs).unwrap();
-    let mut pre = DeviceTensor::<f32>::zeros(&s, &[16, 32]).unwrap();
+    let mut pre = DeviceTensor::<f32>::zeros(&s, [16, 32]).unwrap();
     mish(&x, &mut pre, &s).unwrap();
     let mut host = Array2::<f32>::zeros((16, 32));
     let mut got = Array2::<f32>::zeros((16, 32));
     let step = |out: &mut Array2<f32>| {
-        let mut y = DeviceTensor::<f32>::zeros(&s, &[16, 32]).unwrap();
+        let mut y = DeviceTensor::<f32>::zeros(&s, [16, 32]).unwrap();
         mish(&x, &mut y, &s).unwrap();
         y.copy_to_array(&s, out).unwrap();
     };
@@ -163,7 +163,7 @@ fn a_cached_block_is_split_and_merged_back_whole() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dev = device(A2);
     let s = dev.stream().unwrap();
-    drop(DeviceTensor::<f32>::zeros(&s, &[16384]).unwrap());
+    drop(DeviceTensor::<f32>::zeros(&s, [16384]).unwrap());
     let start = dev.memory_stats();
     assert_eq!((start.allocated, start.reserved), (0, 65536));
     let (ah, bh) = (
@@ -193,7 +193,7 @@ fn a_cached_block_is_split_and_merged_back_whole() {
     assert_eq!(st.device_frees, start.device_frees);
     drop(b);
     // Merged: one block of the whole segment serves the whole size.
-    let c = DeviceTensor::<f32>::zeros(&s, &[16384]).unwrap();
+    let c = DeviceTensor::<f32>::zeros(&s, [16384]).unwrap();
     let st = dev.memory_stats();
     assert_eq!(st.device_allocations, start.device_allocations);
     assert_eq!(st.cache_hits, start.cache_hits + 3);
@@ -217,7 +217,7 @@ fn a_split_piece_waits_for_the_old_work_on_its_range() {
     let x = DeviceTensor::from_array(&a, &xs).unwrap();
     // 128×64 f32 = 32 KiB; the kernel writes its first half through a view (no cached
     // descriptor, so the block may be split while the kernel is queued).
-    let mut y = DeviceTensor::<f32>::zeros(&a, &[128, 64]).unwrap();
+    let mut y = DeviceTensor::<f32>::zeros(&a, [128, 64]).unwrap();
     a.synchronize().unwrap();
     let hold = ascend_sim::testing::hold_stream(a.as_raw()).unwrap();
     mish(&x, y.view_mut().slice(0, 0, 64, 1).unwrap(), &a).unwrap();
@@ -249,12 +249,12 @@ fn a_plan_and_its_workspace_drop_without_waiting() {
     let (a, b) = (dev.stream().unwrap(), dev.stream().unwrap());
     let src_h = Array2::from_shape_fn((8, 16), |(i, j)| f16::from_f32((i * 16 + j) as f32));
     let src = DeviceTensor::from_array(&a, &src_h).unwrap();
-    let mut dst = DeviceTensor::<f32>::zeros(&a, &[8, 16]).unwrap();
+    let mut dst = DeviceTensor::<f32>::zeros(&a, [8, 16]).unwrap();
     // An f16 → f32 copy needs a workspace for its temporary.
     let mut plan = InplaceCopyPlan::new(&dst, &src, &a).unwrap();
     let big_h = Array2::from_elem((64, 64), f16::from_f32(3.0));
     let big = DeviceTensor::from_array(&a, &big_h).unwrap();
-    let mut big_dst = DeviceTensor::<f32>::zeros(&a, &[64, 64]).unwrap();
+    let mut big_dst = DeviceTensor::<f32>::zeros(&a, [64, 64]).unwrap();
     a.synchronize().unwrap();
     let executors = ascend_sim::counters().executors;
     let hold = ascend_sim::testing::hold_stream(a.as_raw()).unwrap();
@@ -302,7 +302,7 @@ fn emptying_a_block_whose_wait_fails_leaks_and_counts_it() {
     let dev = device(A2);
     let s = dev.stream().unwrap();
     let x = DeviceTensor::from_array(&s, &Array2::<f32>::ones((4, 4))).unwrap();
-    let mut y = DeviceTensor::<f32>::zeros(&s, &[4, 4]).unwrap();
+    let mut y = DeviceTensor::<f32>::zeros(&s, [4, 4]).unwrap();
     mish(&x, y.view_mut(), &s).unwrap();
     drop(y); // queued work still writes it: cached with that use
     let (leaks, frees) = (dev.leaks(), dev.memory_stats().device_frees);
@@ -382,15 +382,15 @@ fn elementwise_step(m: &mut Model, s: &ascendcl::Stream, loss_out: &mut ndarray:
 fn preallocated_step(m: &mut Model, s: &ascendcl::Stream, loss_out: &mut ndarray::Array0<f32>) {
     use ascendcl::*;
     let math = CubeMath::KeepDtype;
-    let z0 = || DeviceTensor::<f32>::zeros(s, &[32, 1]).unwrap();
+    let z0 = || DeviceTensor::<f32>::zeros(s, [32, 1]).unwrap();
     let (mut z, mut h, mut dh, mut dz) = (z0(), z0(), z0(), z0());
     let mut loss = DeviceTensor::<f32>::zeros(s, ndarray::Ix0()).unwrap();
     let (mut dw, mut dw2, mut step) = (
-        DeviceTensor::<f32>::zeros(s, &[8, 1]).unwrap(),
-        DeviceTensor::<f32>::zeros(s, &[8, 1]).unwrap(),
-        DeviceTensor::<f32>::zeros(s, &[8, 1]).unwrap(),
+        DeviceTensor::<f32>::zeros(s, [8, 1]).unwrap(),
+        DeviceTensor::<f32>::zeros(s, [8, 1]).unwrap(),
+        DeviceTensor::<f32>::zeros(s, [8, 1]).unwrap(),
     );
-    let mut db = DeviceTensor::<f32>::zeros(s, &[1]).unwrap();
+    let mut db = DeviceTensor::<f32>::zeros(s, [1]).unwrap();
     addmm(&m.b, &m.x, &m.w, 1.0, 1.0, &mut z, math, s).unwrap();
     mish(&z, &mut h, s).unwrap();
     mse_loss(&h, &m.t, Reduction::Mean, &mut loss, s).unwrap();
@@ -527,7 +527,7 @@ fn parked_plans_go_on_synchronize_and_on_device_drop() {
         let dev = device(A2);
         let s = dev.stream().unwrap();
         let x = DeviceTensor::from_array(&s, &Array2::<f32>::ones((4, 4))).unwrap();
-        let mut y = DeviceTensor::<f32>::zeros(&s, &[4, 4]).unwrap();
+        let mut y = DeviceTensor::<f32>::zeros(&s, [4, 4]).unwrap();
         let mut plan = MishPlan::new(&x, &y, &s).unwrap();
         s.synchronize().unwrap();
         let hold = ascend_sim::testing::hold_stream(s.as_raw()).unwrap();

@@ -43,7 +43,7 @@ fn case<S: Element, D: Element>(
     let m = dst_shape.len();
     let daxes: Vec<usize> = (0..m).rev().collect();
     let mut dst = if dst_transposed {
-        DeviceTensor::<D>::zeros(stream, &reversed(dst_shape)).unwrap()
+        DeviceTensor::<D>::zeros(stream, reversed(dst_shape)).unwrap()
     } else {
         DeviceTensor::<D>::zeros(stream, dst_shape).unwrap()
     };
@@ -142,7 +142,7 @@ fn casts_round_to_nearest_even() {
         &ndarray::array![1.0 + 2f32.powi(-11), 1.0 + 3.0 * 2f32.powi(-11), 65520.0],
     )
     .unwrap();
-    let mut dst = DeviceTensor::<f16>::zeros(&stream, &[3]).unwrap();
+    let mut dst = DeviceTensor::<f16>::zeros(&stream, [3]).unwrap();
     copy(&src, &mut dst, &stream).unwrap();
     let got = dst.to_array::<ndarray::IxDyn>(&stream).unwrap();
     assert_eq!(got[0], f16::ONE);
@@ -203,7 +203,7 @@ fn dense_same_dtype_copies_are_one_memcpy() {
     let stream = device(A2).stream().unwrap();
     let a = array::<f32>(&[8, 16], 5, -1.0, 1.0);
     let src = DeviceTensor::from_array(&stream, &a).unwrap();
-    let mut dst = DeviceTensor::<f32>::zeros(&stream, &[8, 16]).unwrap();
+    let mut dst = DeviceTensor::<f32>::zeros(&stream, [8, 16]).unwrap();
     let ops = ascend_sim::call_count("aclnnInplaceCopy");
     let copies = ascend_sim::call_count("aclrtMemcpyAsync");
     copy(&src, &mut dst, &stream).unwrap();
@@ -211,7 +211,7 @@ fn dense_same_dtype_copies_are_one_memcpy() {
     assert_eq!(ascend_sim::call_count("aclrtMemcpyAsync"), copies + 1);
     assert_eq!(dst.to_array(&stream).unwrap(), a);
     // A dense row window of a larger tensor also takes the memcpy path.
-    let mut big = DeviceTensor::<f32>::zeros(&stream, &[10, 16]).unwrap();
+    let mut big = DeviceTensor::<f32>::zeros(&stream, [10, 16]).unwrap();
     copy(&src, big.view_mut().slice(0, 2, 10, 1).unwrap(), &stream).unwrap();
     let back = big.to_array::<ndarray::IxDyn>(&stream).unwrap();
     assert_eq!(back.slice(ndarray::s![2.., ..]).into_dyn(), a);
@@ -225,15 +225,15 @@ fn bad_shapes_and_devices_are_typed_errors() {
     let _leaks = LeakCheck::start();
     let s0 = device(A2).stream().unwrap();
     let s1 = device(A910).stream().unwrap();
-    let src = DeviceTensor::<f32>::zeros(&s0, &[2, 3]).unwrap();
-    let mut dst = DeviceTensor::<f32>::zeros(&s0, &[3, 2]).unwrap();
+    let src = DeviceTensor::<f32>::zeros(&s0, [2, 3]).unwrap();
+    let mut dst = DeviceTensor::<f32>::zeros(&s0, [3, 2]).unwrap();
     let err = copy(&src, &mut dst, &s0).unwrap_err();
     assert!(matches!(err, Error::NotBroadcastable { .. }), "{err}");
     // Broadcasting the destination is not allowed: src must broadcast to dst's shape.
-    let mut small = DeviceTensor::<f32>::zeros(&s0, &[1, 3]).unwrap();
+    let mut small = DeviceTensor::<f32>::zeros(&s0, [1, 3]).unwrap();
     let err = copy(&src, &mut small, &s0).unwrap_err();
     assert!(matches!(err, Error::ShapeMismatch { .. }), "{err}");
-    let mut other = DeviceTensor::<f32>::zeros(&s1, &[2, 3]).unwrap();
+    let mut other = DeviceTensor::<f32>::zeros(&s1, [2, 3]).unwrap();
     let err = copy(&src, &mut other, &s0).unwrap_err();
     assert!(matches!(err, Error::DeviceMismatch { .. }), "{err}");
     let err = copy(&src, &mut other, &s1).unwrap_err();

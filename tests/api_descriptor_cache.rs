@@ -52,7 +52,7 @@ fn whole_tensors_create_their_descriptor_once_and_release_it_with_their_block() 
     let (gh, xh) = (values(64, 1), values(64, 2));
     let g = DeviceTensor::from_array(&s, &gh).unwrap();
     let x = DeviceTensor::from_array(&s, &xh).unwrap();
-    let mut out = DeviceTensor::<f32>::zeros(&s, &[64]).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&s, [64]).unwrap();
     let creates = ascend_sim::call_count("aclCreateTensor");
     mish_backward(&g, &x, &mut out, &s).unwrap();
     assert_eq!(ascend_sim::call_count("aclCreateTensor"), creates + 3);
@@ -67,7 +67,7 @@ fn whole_tensors_create_their_descriptor_once_and_release_it_with_their_block() 
     );
     // A view with a layout of its own gets a per-call descriptor, destroyed after the call.
     let first_half = x.view().slice(0, 0, 32, 1).unwrap();
-    let mut half_out = DeviceTensor::<f32>::zeros(&s, &[32]).unwrap();
+    let mut half_out = DeviceTensor::<f32>::zeros(&s, [32]).unwrap();
     let gv = g.view().slice(0, 0, 32, 1).unwrap();
     mish_backward(gv, first_half, &mut half_out, &s).unwrap();
     assert_eq!(ascend_sim::call_count("aclCreateTensor"), creates + 6);
@@ -108,13 +108,13 @@ fn a_cached_block_hands_its_descriptor_to_a_tensor_of_the_same_layout() {
     let (gh, xh) = (values(64, 8), values(64, 9));
     let g = DeviceTensor::from_array(&s, &gh).unwrap();
     let x = DeviceTensor::from_array(&s, &xh).unwrap();
-    let mut out = DeviceTensor::<f32>::zeros(&s, &[64]).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&s, [64]).unwrap();
     mish_backward(&g, &x, &mut out, &s).unwrap();
     s.synchronize().unwrap();
     drop(out);
     let creates = ascend_sim::call_count("aclCreateTensor");
     let hits = dev.memory_stats().cache_hits;
-    let mut same = DeviceTensor::<f32>::zeros(&s, &[64]).unwrap();
+    let mut same = DeviceTensor::<f32>::zeros(&s, [64]).unwrap();
     mish_backward(&g, &x, &mut same, &s).unwrap();
     assert_eq!(dev.memory_stats().cache_hits, hits + 1, "out's block");
     assert_eq!(
@@ -127,7 +127,7 @@ fn a_cached_block_hands_its_descriptor_to_a_tensor_of_the_same_layout() {
     s.synchronize().unwrap();
     drop(same);
     // Another layout of the same size class: the old descriptor goes, a new one is made.
-    let mut other = DeviceTensor::<f32>::zeros(&s, &[8, 8]).unwrap();
+    let mut other = DeviceTensor::<f32>::zeros(&s, [8, 8]).unwrap();
     let (g2, x2) = (
         DeviceTensor::from_array(&s, &gh.clone().into_shape_with_order((8, 8)).unwrap()).unwrap(),
         DeviceTensor::from_array(&s, &xh.clone().into_shape_with_order((8, 8)).unwrap()).unwrap(),
@@ -174,7 +174,7 @@ fn concurrent_calls_share_input_descriptors() {
                         .unwrap()
                         .stream()
                         .unwrap();
-                    let mut out = DeviceTensor::<f32>::zeros(&st, &[256]).unwrap();
+                    let mut out = DeviceTensor::<f32>::zeros(&st, [256]).unwrap();
                     for _ in 0..50 {
                         mish_backward(&g, &x, &mut out, &st).unwrap();
                     }
@@ -200,9 +200,9 @@ fn plans_never_rebind_a_cached_descriptor() {
     let a = DeviceTensor::from_array(&s, &ah).unwrap();
     let b = DeviceTensor::from_array(&s, &bh).unwrap();
     let x = DeviceTensor::from_array(&s, &xh).unwrap();
-    let mut out_a = DeviceTensor::<f32>::zeros(&s, &[48]).unwrap();
-    let mut out_b = DeviceTensor::<f32>::zeros(&s, &[48]).unwrap();
-    let mut out_c = DeviceTensor::<f32>::zeros(&s, &[48]).unwrap();
+    let mut out_a = DeviceTensor::<f32>::zeros(&s, [48]).unwrap();
+    let mut out_b = DeviceTensor::<f32>::zeros(&s, [48]).unwrap();
+    let mut out_c = DeviceTensor::<f32>::zeros(&s, [48]).unwrap();
     mish_backward(&a, &x, &mut out_a, &s).unwrap(); // caches a's, x's, out_a's
     let mut plan = MishBackwardPlan::new(&a, &x, &out_a, &s).unwrap();
     assert!(plan.is_reusable());

@@ -63,7 +63,7 @@ fn view_waits_for_the_queued_copy_into_the_host_tensor() {
     let stream = dev.stream().unwrap();
     let a = array::<f32>(&[4096], 7, -1.0, 1.0);
     let t = DeviceTensor::from_array(&stream, &a).unwrap();
-    let mut host = HostTensor::<f32>::zeros(&dev, &[4096]).unwrap();
+    let mut host = HostTensor::<f32>::zeros(&dev, [4096]).unwrap();
     let releaser = hold_for(&stream, 50);
     // Queued behind the hold: returns at once, the copy has not run.
     t.copy_to_host(&stream, &mut host).unwrap();
@@ -81,7 +81,7 @@ fn writing_or_dropping_the_host_tensor_waits_for_the_copy_that_reads_it() {
     let stream = dev.stream().unwrap();
     let a = array::<f32>(&[1000], 8, -1.0, 1.0);
     let mut host = HostTensor::from_array(&dev, &a).unwrap();
-    let mut t = DeviceTensor::<f32>::zeros(&stream, &[1000]).unwrap();
+    let mut t = DeviceTensor::<f32>::zeros(&stream, [1000]).unwrap();
     let releaser = hold_for(&stream, 50);
     t.copy_from_host(&stream, &host).unwrap();
     // Overwriting the source must wait until the queued copy has read it.
@@ -111,8 +111,8 @@ fn a_host_tensor_orders_copies_on_two_streams() {
     let (sa, sb) = (dev.stream().unwrap(), dev.stream().unwrap());
     let a = array::<f32>(&[2048], 11, -1.0, 1.0);
     let src = DeviceTensor::from_array(&sa, &a).unwrap();
-    let mut host = HostTensor::<f32>::zeros(&dev, &[2048]).unwrap();
-    let mut dst = DeviceTensor::<f32>::zeros(&sb, &[2048]).unwrap();
+    let mut host = HostTensor::<f32>::zeros(&dev, [2048]).unwrap();
+    let mut dst = DeviceTensor::<f32>::zeros(&sb, [2048]).unwrap();
     let releaser = hold_for(&sa, 50);
     // Written on A (held), then read on B: B must wait for A's copy.
     src.copy_to_host(&sa, &mut host).unwrap();
@@ -131,7 +131,7 @@ fn windows_copy_to_and_from_host_tensors() {
     let stream = dev.stream().unwrap();
     let a = array::<f32>(&[4, 3], 5, -1.0, 1.0);
     let mut t = DeviceTensor::from_array(&stream, &a).unwrap();
-    let mut rows = HostTensor::<f32>::zeros(&dev, &[2, 3]).unwrap();
+    let mut rows = HostTensor::<f32>::zeros(&dev, [2, 3]).unwrap();
     t.view()
         .slice(0, 1, 3, 1)
         .unwrap()
@@ -156,7 +156,7 @@ fn windows_copy_to_and_from_host_tensors() {
         .t()
         .slice(0, 0, 2, 1)
         .unwrap()
-        .copy_to_host(&stream, &mut HostTensor::zeros(&dev, &[2, 4]).unwrap())
+        .copy_to_host(&stream, &mut HostTensor::zeros(&dev, [2, 4]).unwrap())
         .unwrap_err();
     assert!(
         matches!(&err, Error::InvalidArgument(m) if m.contains("ascendcl::copy")),
@@ -170,8 +170,8 @@ fn wrong_shapes_and_other_devices_are_typed_errors() {
     let _leaks = LeakCheck::start();
     let (d0, d1) = (device(A2), device(A910));
     let (s0, s1) = (d0.stream().unwrap(), d1.stream().unwrap());
-    let mut t = DeviceTensor::<f16>::zeros(&s0, &[2, 3]).unwrap();
-    let mut wrong = HostTensor::<f16>::zeros(&d0, &[3, 2]).unwrap();
+    let mut t = DeviceTensor::<f16>::zeros(&s0, [2, 3]).unwrap();
+    let mut wrong = HostTensor::<f16>::zeros(&d0, [3, 2]).unwrap();
     assert_eq!(
         t.copy_from_host(&s0, &wrong).unwrap_err(),
         Error::ShapeMismatch {
@@ -185,7 +185,7 @@ fn wrong_shapes_and_other_devices_are_typed_errors() {
         Err(Error::ShapeMismatch { .. })
     ));
     // A host tensor of device 1's context with a device-0 stream and tensor.
-    let mut other = HostTensor::<f16>::zeros(&d1, &[2, 3]).unwrap();
+    let mut other = HostTensor::<f16>::zeros(&d1, [2, 3]).unwrap();
     assert_eq!(
         t.copy_from_host(&s0, &other).unwrap_err(),
         Error::DeviceMismatch {
@@ -211,7 +211,7 @@ fn wrong_shapes_and_other_devices_are_typed_errors() {
             found: A2
         }
     );
-    let mut host = HostTensor::<f16>::zeros(&d0, &[3]).unwrap();
+    let mut host = HostTensor::<f16>::zeros(&d0, [3]).unwrap();
     assert!(matches!(
         host.copy_from_array(&ndarray::arr1(&[f16::ONE; 4])),
         Err(Error::ShapeMismatch { .. })
@@ -224,13 +224,13 @@ fn empty_and_zero_d_host_tensors() {
     ascend_sim::clear_last_report();
     let dev = device(A2);
     let stream = dev.stream().unwrap();
-    let mut e = DeviceTensor::<f32>::zeros(&stream, &[0, 3]).unwrap();
-    let mut he = HostTensor::<f32>::zeros(&dev, &[0, 3]).unwrap();
+    let mut e = DeviceTensor::<f32>::zeros(&stream, [0, 3]).unwrap();
+    let mut he = HostTensor::<f32>::zeros(&dev, [0, 3]).unwrap();
     assert!(he.is_empty());
     e.copy_from_host(&stream, &he).unwrap();
     e.copy_to_host(&stream, &mut he).unwrap();
     assert_eq!(he.view::<ndarray::IxDyn>().unwrap().shape(), &[0, 3]);
-    let mut z = DeviceTensor::<f32>::zeros(&stream, &[]).unwrap();
+    let mut z = DeviceTensor::<f32>::zeros(&stream, []).unwrap();
     let mut hz = HostTensor::from_array(&dev, &ndarray::arr0(2.5f32)).unwrap();
     z.copy_from_host(&stream, &hz).unwrap();
     mish_inplace(&mut z, &stream).unwrap();
@@ -249,7 +249,7 @@ fn pageable_uploads_into_a_tensor_that_queued_work_reads_stay_behind_it() {
     let first = array::<f32>(&[512], 21, -3.0, 3.0);
     let second = array::<f32>(&[512], 22, -3.0, 3.0);
     let mut x = DeviceTensor::from_array(&sa, &first).unwrap();
-    let mut y = DeviceTensor::<f32>::zeros(&sa, &[512]).unwrap();
+    let mut y = DeviceTensor::<f32>::zeros(&sa, [512]).unwrap();
     // Same stream: `mish` is queued behind a hold and reads `x`; the upload must not be
     // copied at once (it would overwrite `x` before `mish` read it).
     let releaser = hold_for(&sa, 50);
@@ -277,7 +277,7 @@ fn steady_state_pinned_copies_allocate_no_device_or_pinned_memory() {
     let dev = device(A2);
     let stream = dev.stream().unwrap();
     let mut host = HostTensor::from_array(&dev, &Array1::from_elem(10_000, 0.5f32)).unwrap();
-    let mut t = DeviceTensor::<f32>::zeros(&stream, &[10_000]).unwrap();
+    let mut t = DeviceTensor::<f32>::zeros(&stream, [10_000]).unwrap();
     t.copy_from_host(&stream, &host).unwrap();
     t.copy_to_host(&stream, &mut host).unwrap();
     stream.synchronize().unwrap();

@@ -195,7 +195,7 @@ fn floating_operators_refuse_integers_before_any_c_call() {
     let _check = LeakCheck::start();
     let s = device(A2).stream().unwrap();
     let i = DeviceTensor::from_array(&s, &array![[1i32, 2], [3, 4]]).unwrap();
-    let mut oi = DeviceTensor::<i32>::zeros(&s, &[2, 2]).unwrap();
+    let mut oi = DeviceTensor::<i32>::zeros(&s, [2, 2]).unwrap();
     let before = (
         ascend_sim::call_count("aclnnMishGetWorkspaceSize"),
         ascend_sim::call_count("aclnnMatmulGetWorkspaceSize"),
@@ -332,14 +332,14 @@ fn a_floating_alpha_with_integers_is_refused() {
 fn integer_fill() {
     let _check = LeakCheck::start();
     let s = device(A2).stream().unwrap();
-    let mut x = DeviceTensor::<i64>::zeros(&s, &[2, 2]).unwrap();
+    let mut x = DeviceTensor::<i64>::zeros(&s, [2, 2]).unwrap();
     let big = (1i64 << 40) + 1;
     ascendcl::fill_inplace(x.view_mut().slice(0, 1, 2, 1).unwrap(), big, &s).unwrap();
     assert_eq!(
         x.to_array::<ndarray::Ix2>(&s).unwrap(),
         array![[0i64, 0], [big, big]]
     );
-    let mut y = DeviceTensor::<u8>::zeros(&s, &[3]).unwrap();
+    let mut y = DeviceTensor::<u8>::zeros(&s, [3]).unwrap();
     ascendcl::fill_inplace(&mut y, 7, &s).unwrap();
     assert_eq!(y.to_array::<ndarray::Ix1>(&s).unwrap(), array![7u8, 7, 7]);
 }

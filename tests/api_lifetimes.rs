@@ -26,7 +26,7 @@ fn dropping_inputs_while_queued_waits_for_the_work() {
     let stream = device(A2).stream().unwrap();
     let g: ArrayD<f32> = array(&[64], 1, -2.0, 2.0);
     let x: ArrayD<f32> = array(&[64], 2, -4.0, 4.0);
-    let mut out = DeviceTensor::<f32>::zeros(&stream, &[64]).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&stream, [64]).unwrap();
     {
         let gd = DeviceTensor::from_array(&stream, &g).unwrap();
         let xd = DeviceTensor::from_array(&stream, &x).unwrap();
@@ -56,7 +56,7 @@ fn dropping_the_stream_and_device_handles_first_is_fine() {
         let stream = device.stream().unwrap();
         let gd = DeviceTensor::from_array(&stream, &g).unwrap();
         let xd = DeviceTensor::from_array(&stream, &x).unwrap();
-        let mut out = DeviceTensor::<f32>::zeros(&stream, &[3, 5]).unwrap();
+        let mut out = DeviceTensor::<f32>::zeros(&stream, [3, 5]).unwrap();
         mish_backward(&gd, &xd, &mut out, &stream).unwrap();
         (gd, xd, out) // stream (drained) and device handle dropped here
     };
@@ -96,7 +96,7 @@ fn tensors_and_streams_work_from_other_threads() {
     let x: ArrayD<f16> = array(&[4], 6, -3.0, 3.0);
     let gd = DeviceTensor::from_array(&stream, &g).unwrap();
     let xd = DeviceTensor::from_array(&stream, &x).unwrap();
-    let mut out = DeviceTensor::<f16>::zeros(&stream, &[4, 4]).unwrap();
+    let mut out = DeviceTensor::<f16>::zeros(&stream, [4, 4]).unwrap();
     // A fresh thread has no current context: the crate binds it.
     std::thread::scope(|s| {
         s.spawn(|| mish_backward(&gd, &xd, &mut out, &stream).unwrap());
@@ -108,7 +108,7 @@ fn tensors_and_streams_work_from_other_threads() {
     std::thread::scope(|s| {
         for _ in 0..4 {
             s.spawn(|| {
-                let mut o = DeviceTensor::<f32>::zeros(&stream, &[4, 4]).unwrap();
+                let mut o = DeviceTensor::<f32>::zeros(&stream, [4, 4]).unwrap();
                 for _ in 0..10 {
                     mish_backward(&gd, &xd, &mut o, &stream).unwrap();
                 }
@@ -132,7 +132,7 @@ fn events_order_two_streams() {
     let hold = ascend_sim::testing::hold_stream(producer.as_raw()).expect("hold");
     let gd = DeviceTensor::from_array(&producer, &g).unwrap();
     let xd = DeviceTensor::from_array(&producer, &x).unwrap();
-    let mut out = DeviceTensor::<f32>::zeros(&producer, &[256]).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&producer, [256]).unwrap();
     mish_backward(&gd, &xd, &mut out, &producer).unwrap();
     producer.record(&event).unwrap();
     consumer.wait(&event).unwrap();
@@ -168,7 +168,7 @@ fn workspace_is_cached_per_stream() {
     // Mixed dtypes and a broadcast need a workspace.
     let g = DeviceTensor::from_array(&stream, &array::<f16>(&[32, 32], 9, -2.0, 2.0)).unwrap();
     let x = DeviceTensor::from_array(&stream, &array::<f32>(&[32], 10, -2.0, 2.0)).unwrap();
-    let mut out = DeviceTensor::<f32>::zeros(&stream, &[32, 32]).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&stream, [32, 32]).unwrap();
     mish_backward(&g, &x, &mut out, &stream).unwrap();
     let mallocs = ascend_sim::call_count("aclrtMalloc");
     for _ in 0..100 {
@@ -196,7 +196,7 @@ fn every_failure_mid_protocol_releases_everything() {
     let tensors = || {
         let g = DeviceTensor::from_array(&stream, &array::<f16>(&[8, 8], 9, -2.0, 2.0)).unwrap();
         let x = DeviceTensor::from_array(&stream, &array::<f32>(&[8], 10, -2.0, 2.0)).unwrap();
-        let out = DeviceTensor::<f32>::zeros(&stream, &[8, 8]).unwrap();
+        let out = DeviceTensor::<f32>::zeros(&stream, [8, 8]).unwrap();
         stream.synchronize().unwrap();
         (g, x, out)
     };
@@ -309,8 +309,8 @@ fn plan_reuses_one_executor() {
     let gd1 = DeviceTensor::from_array(&stream, &g1).unwrap();
     let gd2 = DeviceTensor::from_array(&stream, &g2).unwrap();
     let xd = DeviceTensor::from_array(&stream, &x).unwrap();
-    let mut o1 = DeviceTensor::<f32>::zeros(&stream, &[6, 4]).unwrap();
-    let mut o2 = DeviceTensor::<f32>::zeros(&stream, &[6, 4]).unwrap();
+    let mut o1 = DeviceTensor::<f32>::zeros(&stream, [6, 4]).unwrap();
+    let mut o2 = DeviceTensor::<f32>::zeros(&stream, [6, 4]).unwrap();
     let mut plan = MishBackwardPlan::new(&gd1, xd.view().t(), &o1, &stream).unwrap();
     assert!(plan.is_reusable());
     let phase1 = ascend_sim::call_count("aclnnMishBackwardGetWorkspaceSize");

@@ -115,7 +115,7 @@ fn check_addmm<T: Element>(
         hold(&s, &a, lays.0),
         hold(&s, &b, lays.1),
     );
-    let mut out = DeviceTensor::<T>::zeros(&s, &[m, n]).unwrap();
+    let mut out = DeviceTensor::<T>::zeros(&s, [m, n]).unwrap();
     ascendcl::addmm(
         db.view(),
         da.view(),
@@ -188,7 +188,7 @@ fn f16_addmm_cancels_as_the_device_rounds() {
         DeviceTensor::from_array(&s, &b).unwrap(),
         DeviceTensor::from_array(&s, &bias).unwrap(),
     );
-    let mut out = DeviceTensor::<f16>::zeros(&s, &[1, 1]).unwrap();
+    let mut out = DeviceTensor::<f16>::zeros(&s, [1, 1]).unwrap();
     ascendcl::addmm(&dbias, &da, &db, 1.0, -1.0, &mut out, math, &s).unwrap();
     assert_eq!(out.to_array::<Ix2>(&s).unwrap(), want);
 }
@@ -267,7 +267,7 @@ fn cube_math_follows_the_product_family() {
     let s = device(A910).stream().unwrap();
     let a = DeviceTensor::from_array(&s, &ndarray::array![[1.0f32, 2.0]]).unwrap();
     let b = DeviceTensor::from_array(&s, &ndarray::array![[3.0f32], [4.0]]).unwrap();
-    let mut o = DeviceTensor::<f32>::zeros(&s, &[1, 1]).unwrap();
+    let mut o = DeviceTensor::<f32>::zeros(&s, [1, 1]).unwrap();
     for math in [CubeMath::KeepDtype, CubeMath::UseHf32, CubeMath::UseFp32Add] {
         let e = ascendcl::matmul(&a, &b, &mut o, math, &s).unwrap_err();
         assert!(
@@ -283,7 +283,7 @@ fn cube_math_follows_the_product_family() {
     let s = device(A2).stream().unwrap();
     let a = DeviceTensor::from_array(&s, &ndarray::array![[1.0f32, 2.0]]).unwrap();
     let b = DeviceTensor::from_array(&s, &ndarray::array![[3.0f32], [4.0]]).unwrap();
-    let mut o = DeviceTensor::<f32>::zeros(&s, &[1, 1]).unwrap();
+    let mut o = DeviceTensor::<f32>::zeros(&s, [1, 1]).unwrap();
     for math in CubeMath::ALL {
         ascendcl::matmul(&a, &b, &mut o, math, &s).unwrap();
     }

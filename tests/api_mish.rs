@@ -139,10 +139,10 @@ fn products_and_dtypes() {
         let stream = device.stream().unwrap();
         let x =
             DeviceTensor::from_array(&stream, &common::array::<f16>(&[5], 1, -2.0, 2.0)).unwrap();
-        let mut o = DeviceTensor::<f16>::zeros(&stream, &[5]).unwrap();
+        let mut o = DeviceTensor::<f16>::zeros(&stream, [5]).unwrap();
         let b =
             DeviceTensor::from_array(&stream, &common::array::<bf16>(&[5], 2, -2.0, 2.0)).unwrap();
-        let mut ob = DeviceTensor::<bf16>::zeros(&stream, &[5]).unwrap();
+        let mut ob = DeviceTensor::<bf16>::zeros(&stream, [5]).unwrap();
         let before = ascend_sim::call_count("aclCreateTensor");
         let results = [
             mish(&x, &mut o, &stream),
@@ -183,7 +183,7 @@ fn shape_and_device_mismatches_are_typed() {
     let stream = device(A2).stream().unwrap();
     let x =
         DeviceTensor::from_array(&stream, &common::array::<f32>(&[2, 3], 1, -2.0, 2.0)).unwrap();
-    let mut o = DeviceTensor::<f32>::zeros(&stream, &[3, 2]).unwrap();
+    let mut o = DeviceTensor::<f32>::zeros(&stream, [3, 2]).unwrap();
     match mish(&x, &mut o, &stream) {
         Err(Error::ShapeMismatch {
             argument: "out",
@@ -194,7 +194,7 @@ fn shape_and_device_mismatches_are_typed() {
     }
     // A broadcast output shape is refused too: there is no broadcasting.
     let row = DeviceTensor::from_array(&stream, &common::array::<f32>(&[3], 1, -2.0, 2.0)).unwrap();
-    let mut full = DeviceTensor::<f32>::zeros(&stream, &[2, 3]).unwrap();
+    let mut full = DeviceTensor::<f32>::zeros(&stream, [2, 3]).unwrap();
     assert!(matches!(
         mish(&row, &mut full, &stream),
         Err(Error::ShapeMismatch {
@@ -203,15 +203,10 @@ fn shape_and_device_mismatches_are_typed() {
         })
     ));
     // ... but a broadcast input view of the output's shape is fine.
-    mish(
-        row.view().broadcast_to(&[2, 3]).unwrap(),
-        &mut full,
-        &stream,
-    )
-    .unwrap();
+    mish(row.view().broadcast_to([2, 3]).unwrap(), &mut full, &stream).unwrap();
     let other = device(A910).stream().unwrap();
     assert!(matches!(
-        mish(&x, o.view_mut().reshape(&[2, 3]).unwrap(), &other),
+        mish(&x, o.view_mut().reshape([2, 3]).unwrap(), &other),
         Err(Error::DeviceMismatch {
             argument: "x (self)",
             ..
@@ -235,8 +230,8 @@ fn plans_reuse_one_executor() {
         DeviceTensor::from_array(&stream, &a).unwrap(),
         DeviceTensor::from_array(&stream, &b).unwrap(),
     );
-    let mut oa = DeviceTensor::<f16>::zeros(&stream, &[4, 6]).unwrap();
-    let mut ob = DeviceTensor::<f16>::zeros(&stream, &[4, 6]).unwrap();
+    let mut oa = DeviceTensor::<f16>::zeros(&stream, [4, 6]).unwrap();
+    let mut ob = DeviceTensor::<f16>::zeros(&stream, [4, 6]).unwrap();
     let mut plan = MishPlan::new(&ad, oa.view().t(), &stream).unwrap();
     let mut ia = DeviceTensor::from_array(&stream, &a).unwrap();
     let mut ib = DeviceTensor::from_array(&stream, &b).unwrap();
@@ -290,7 +285,7 @@ fn central_differences_of_mish_match_mish_backward() {
     let on_device = |v: &[f32]| -> ArrayD<f32> {
         let x = ArrayD::from_shape_vec(IxDyn(&[n]), v.to_vec()).unwrap();
         let xd = DeviceTensor::from_array(&stream, &x).unwrap();
-        let mut o = DeviceTensor::<f32>::zeros(&stream, &[n]).unwrap();
+        let mut o = DeviceTensor::<f32>::zeros(&stream, [n]).unwrap();
         mish(&xd, &mut o, &stream).unwrap();
         o.to_array(&stream).unwrap()
     };
@@ -301,7 +296,7 @@ fn central_differences_of_mish_match_mish_backward() {
     )
     .unwrap();
     let ones = DeviceTensor::from_array(&stream, &ArrayD::<f32>::ones(IxDyn(&[n]))).unwrap();
-    let mut grad = DeviceTensor::<f32>::zeros(&stream, &[n]).unwrap();
+    let mut grad = DeviceTensor::<f32>::zeros(&stream, [n]).unwrap();
     mish_backward(&ones, &x, &mut grad, &stream).unwrap();
     let grad = grad.to_array::<ndarray::IxDyn>(&stream).unwrap();
     let mut worst = (0.0f64, 0.0f32);

@@ -77,8 +77,8 @@ fn f16_and_f32_on_910a_and_bf16_rejected_before_any_ffi_call() {
 
     let f = DeviceTensor::from_array(&stream, &array::<f32>(&[4], 3, -1.0, 1.0)).unwrap();
     let b = DeviceTensor::from_array(&stream, &array::<bf16>(&[4], 3, -1.0, 1.0)).unwrap();
-    let mut out_f = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
-    let mut out_b = DeviceTensor::<bf16>::zeros(&stream, &[4]).unwrap();
+    let mut out_f = DeviceTensor::<f32>::zeros(&stream, [4]).unwrap();
+    let mut out_b = DeviceTensor::<bf16>::zeros(&stream, [4]).unwrap();
     stream.synchronize().unwrap();
     let symbols = [
         "aclCreateTensor",
@@ -121,7 +121,7 @@ fn operator_unavailable_on_310b() {
     let device = device(B310);
     let stream = device.stream().unwrap();
     let a = DeviceTensor::from_array(&stream, &array::<f32>(&[4], 3, -1.0, 1.0)).unwrap();
-    let mut o = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
+    let mut o = DeviceTensor::<f32>::zeros(&stream, [4]).unwrap();
     let before = ascend_sim::call_count("aclCreateTensor");
     match mish_backward(&a, &a, &mut o, &stream) {
         Err(Error::UnsupportedOperator {
@@ -204,7 +204,7 @@ fn non_contiguous_inputs_and_output() {
     assert!(!xv.is_contiguous());
 
     // output: a transposed window of a larger tensor, [3, 4] with strides [1, 10]
-    let mut od = DeviceTensor::<f32>::zeros(&stream, &[6, 10]).unwrap();
+    let mut od = DeviceTensor::<f32>::zeros(&stream, [6, 10]).unwrap();
     {
         let ov = od
             .view_mut()
@@ -238,9 +238,9 @@ fn non_contiguous_inputs_and_output() {
     let x3d = DeviceTensor::from_array(&stream, &x3).unwrap();
     let x3p = x3d.view().permute(&[2, 0, 1]).unwrap(); // [4, 2, 3]
     let g1 = DeviceTensor::from_array(&stream, &array::<f32>(&[3], 14, -1.0, 1.0)).unwrap();
-    let g1b = g1.view().broadcast_to(&[4, 2, 3]).unwrap();
+    let g1b = g1.view().broadcast_to([4, 2, 3]).unwrap();
     assert_eq!(g1b.strides(), &[0, 0, 1]);
-    let mut o3 = DeviceTensor::<bf16>::zeros(&stream, &[4, 2, 3]).unwrap();
+    let mut o3 = DeviceTensor::<bf16>::zeros(&stream, [4, 2, 3]).unwrap();
     mish_backward(g1b, x3p, &mut o3, &stream).unwrap();
     let g1h = g1.to_array::<ndarray::IxDyn>(&stream).unwrap();
     let expected: ArrayD<bf16> = reference::cast(
@@ -283,12 +283,12 @@ fn invalid_cases_give_typed_errors_without_ffi_calls() {
     let b = t(&[4]);
     let mut out23 = t(&[2, 3]);
     let mut out32 = t(&[3, 2]);
-    let far = DeviceTensor::<f32>::zeros(&other, &[2, 3]).unwrap();
+    let far = DeviceTensor::<f32>::zeros(&other, [2, 3]).unwrap();
     let before = ascend_sim::call_count("aclCreateTensor");
 
     // more than 8 dims cannot even be created
     assert!(matches!(
-        DeviceTensor::<f32>::zeros(&stream, &nine),
+        DeviceTensor::<f32>::zeros(&stream, nine),
         Err(Error::TooManyDims {
             dims: 9,
             max: 8,
@@ -297,7 +297,7 @@ fn invalid_cases_give_typed_errors_without_ffi_calls() {
     ));
     // a view with 9 dims neither
     assert!(matches!(
-        a.view().reshape(&nine),
+        a.view().reshape(nine),
         Err(Error::TooManyDims { dims: 9, .. })
     ));
     assert!(matches!(
@@ -357,15 +357,15 @@ fn invalid_cases_give_typed_errors_without_ffi_calls() {
         Err(Error::InvalidArgument(_))
     ));
     assert!(matches!(
-        a.view().broadcast_to(&[3, 3]),
+        a.view().broadcast_to([3, 3]),
         Err(Error::InvalidArgument(_))
     ));
     assert!(matches!(
-        a.view().t().reshape(&[6]),
+        a.view().t().reshape([6]),
         Err(Error::InvalidArgument(_))
     ));
     assert!(matches!(
-        a.view().reshape(&[7]),
+        a.view().reshape([7]),
         Err(Error::InvalidArgument(_))
     ));
     // huge steps neither panic nor overflow
@@ -385,7 +385,7 @@ fn vendor_sample_values() {
         ndarray::Array::from_shape_vec((4, 2), vec![1.0f32, 1., 1., 2., 2., 2., 3., 3.]).unwrap();
     let gd = DeviceTensor::from_array(&stream, &g).unwrap();
     let xd = DeviceTensor::from_array(&stream, &x).unwrap();
-    let mut od = DeviceTensor::<f32>::zeros(&stream, &[4, 2]).unwrap();
+    let mut od = DeviceTensor::<f32>::zeros(&stream, [4, 2]).unwrap();
     mish_backward(&gd, &xd, &mut od, &stream).unwrap();
     let out = od.to_array::<ndarray::IxDyn>(&stream).unwrap();
     let want: [f64; 8] = [

@@ -26,7 +26,7 @@ fn a_plan_accepts_a_same_shaped_view_of_a_larger_tensor() {
     let x: ArrayD<f32> = array(&[2, 4], 2, -4.0, 4.0);
     let gd = DeviceTensor::from_array(&stream, &g).unwrap();
     let xd = DeviceTensor::from_array(&stream, &x).unwrap();
-    let mut out = DeviceTensor::<f32>::zeros(&stream, &[2, 4]).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&stream, [2, 4]).unwrap();
     let mut plan = MishBackwardPlan::new(&gd, &xd, &out, &stream).unwrap();
     assert!(plan.is_reusable());
 
@@ -76,7 +76,7 @@ fn a_plan_rejects_only_real_layout_differences() {
     let x: ArrayD<f32> = array(&[3, 4], 6, -4.0, 4.0);
     let gd = DeviceTensor::from_array(&stream, &g).unwrap();
     let xd = DeviceTensor::from_array(&stream, &x).unwrap();
-    let mut out = DeviceTensor::<f32>::zeros(&stream, &[2, 4]).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&stream, [2, 4]).unwrap();
     let mut plan =
         MishBackwardPlan::new(rows(gd.view(), 1, 3), rows(xd.view(), 1, 3), &out, &stream).unwrap();
 
@@ -121,7 +121,7 @@ fn a_plan_rejects_only_real_layout_differences() {
         plan.launch(rows(gd.view(), 1, 3), stepped, &mut out, &stream),
         "x (self)",
     );
-    let mut wide = DeviceTensor::<f32>::zeros(&stream, &[2, 5]).unwrap();
+    let mut wide = DeviceTensor::<f32>::zeros(&stream, [2, 5]).unwrap();
     mismatch(
         plan.launch(
             rows(gd.view(), 1, 3),

@@ -74,10 +74,10 @@ fn two_hundred_training_steps_allocate_nothing_after_warm_up() {
     let mut x_host = Array2::<f32>::zeros((batch, width));
     let mut g_host = Array2::<f32>::zeros((batch, width));
     let mut grad_in = Array2::<f32>::zeros((batch, width));
-    let mut x = DeviceTensor::<f32>::zeros(&stream, &[batch, width]).unwrap();
-    let mut g = DeviceTensor::<f32>::zeros(&stream, &[batch, width]).unwrap();
-    let mut y = DeviceTensor::<f32>::zeros(&stream, &[batch, width]).unwrap();
-    let mut dx = DeviceTensor::<f32>::zeros(&stream, &[batch, width]).unwrap();
+    let mut x = DeviceTensor::<f32>::zeros(&stream, [batch, width]).unwrap();
+    let mut g = DeviceTensor::<f32>::zeros(&stream, [batch, width]).unwrap();
+    let mut y = DeviceTensor::<f32>::zeros(&stream, [batch, width]).unwrap();
+    let mut dx = DeviceTensor::<f32>::zeros(&stream, [batch, width]).unwrap();
     let step = |i: usize, checksum: &mut f64| {
         // New host data every step, written into the same arrays.
         x_host.mapv_inplace(|v| (v + 0.37 + i as f32 * 1e-3).sin() * 3.0);
@@ -112,10 +112,10 @@ fn pinned_training_steps_allocate_nothing_after_warm_up() {
     let dev = device(A2);
     let stream = dev.stream().unwrap();
     let shape = [32, 64];
-    let mut x_host = HostTensor::<f32>::zeros(&dev, &shape).unwrap();
-    let mut g_host = HostTensor::<f32>::zeros(&dev, &shape).unwrap();
-    let mut dx_host = HostTensor::<f32>::zeros(&dev, &shape).unwrap();
-    let zeros = || DeviceTensor::<f32>::zeros(&stream, &shape).unwrap();
+    let mut x_host = HostTensor::<f32>::zeros(&dev, shape).unwrap();
+    let mut g_host = HostTensor::<f32>::zeros(&dev, shape).unwrap();
+    let mut dx_host = HostTensor::<f32>::zeros(&dev, shape).unwrap();
+    let zeros = || DeviceTensor::<f32>::zeros(&stream, shape).unwrap();
     let (mut x, mut g, mut y, mut dx) = (zeros(), zeros(), zeros(), zeros());
     let step = |i: usize, checksum: &mut f64| {
         x_host

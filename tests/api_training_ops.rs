@@ -277,8 +277,8 @@ fn bad_input_is_refused_before_any_c_call() {
 fn operators_absent_from_a_product_are_typed_errors() {
     let _check = LeakCheck::start();
     let s = device(A910).stream().unwrap();
-    let x = DeviceTensor::<f32>::zeros(&s, &[2]).unwrap();
-    let mut o = DeviceTensor::<f32>::zeros(&s, &[2]).unwrap();
+    let x = DeviceTensor::<f32>::zeros(&s, [2]).unwrap();
+    let mut o = DeviceTensor::<f32>::zeros(&s, [2]).unwrap();
     let e = ascendcl::mse_loss_backward(&x, &x, &x, Reduction::None, &mut o, &s).unwrap_err();
     assert!(
         matches!(
@@ -292,8 +292,8 @@ fn operators_absent_from_a_product_are_typed_errors() {
     );
     ascendcl::add(&x, &x, 1.0, &mut o, &s).unwrap();
     let s = device(B310).stream().unwrap();
-    let x = DeviceTensor::<f32>::zeros(&s, &[2]).unwrap();
-    let mut o = DeviceTensor::<f32>::zeros(&s, &[2]).unwrap();
+    let x = DeviceTensor::<f32>::zeros(&s, [2]).unwrap();
+    let mut o = DeviceTensor::<f32>::zeros(&s, [2]).unwrap();
     let e = ascendcl::add(&x, &x, 1.0, &mut o, &s).unwrap_err();
     assert!(
         matches!(

@@ -24,7 +24,7 @@ fn round_trip_any_host_layout() {
     let a = array::<f32>(&[3, 4, 5], 1, -3.0, 3.0)
         .into_dimensionality::<ndarray::Ix3>()
         .unwrap();
-    let mut t = DeviceTensor::<f32>::zeros(&stream, &[5, 4, 3]).unwrap();
+    let mut t = DeviceTensor::<f32>::zeros(&stream, [5, 4, 3]).unwrap();
     // A permuted, non-contiguous source.
     let src = a.view().reversed_axes();
     t.copy_from_array(&stream, &src).unwrap();
@@ -73,7 +73,7 @@ fn the_source_array_may_be_reused_at_once() {
     let stream = device(A2).stream().unwrap();
     let n = 4096;
     let mut tensors: Vec<DeviceTensor<f32>> = (0..4)
-        .map(|_| DeviceTensor::zeros(&stream, &[n]).unwrap())
+        .map(|_| DeviceTensor::zeros(&stream, [n]).unwrap())
         .collect();
     let mut host = Array1::<f32>::zeros(n);
     // Hold the stream so every upload is still queued when the next overwrites `host`
@@ -101,7 +101,7 @@ fn steady_state_allocates_no_device_or_pinned_memory() {
     let _leaks = LeakCheck::start();
     let stream = device(A2).stream().unwrap();
     let a = array::<f32>(&[64, 32], 3, -1.0, 1.0);
-    let mut t = DeviceTensor::<f32>::zeros(&stream, &[64, 32]).unwrap();
+    let mut t = DeviceTensor::<f32>::zeros(&stream, [64, 32]).unwrap();
     let mut out = ArrayD::<f32>::zeros(ndarray::IxDyn(&[64, 32]));
     t.copy_from_array(&stream, &a).unwrap();
     t.copy_to_array(&stream, &mut out).unwrap();
@@ -160,7 +160,7 @@ fn views_upload_into_dense_windows_and_download_any_window() {
     let _leaks = LeakCheck::start();
     ascend_sim::clear_last_report();
     let stream = device(A2).stream().unwrap();
-    let mut t = DeviceTensor::<f16>::zeros(&stream, &[4, 3]).unwrap();
+    let mut t = DeviceTensor::<f16>::zeros(&stream, [4, 3]).unwrap();
     let rows = Array2::from_shape_fn((2, 3), |(i, j)| f16::from_f32((i * 3 + j) as f32));
     t.view_mut()
         .slice(0, 1, 3, 1)
@@ -177,7 +177,7 @@ fn views_upload_into_dense_windows_and_download_any_window() {
     assert_eq!(tt, all.t());
     let mut b = Array3::<f16>::from_elem((2, 4, 3), f16::ZERO);
     t.view()
-        .broadcast_to(&[2, 4, 3])
+        .broadcast_to([2, 4, 3])
         .unwrap()
         .copy_to_array(&stream, &mut b)
         .unwrap();
@@ -197,7 +197,7 @@ fn wrong_shapes_and_other_devices_are_typed_errors() {
     let _leaks = LeakCheck::start();
     let s0 = device(A2).stream().unwrap();
     let s1 = device(A910).stream().unwrap();
-    let mut t = DeviceTensor::<bf16>::zeros(&s0, &[2, 3]).unwrap();
+    let mut t = DeviceTensor::<bf16>::zeros(&s0, [2, 3]).unwrap();
     let wrong = Array2::<bf16>::from_elem((3, 2), bf16::ZERO);
     let err = t.copy_from_array(&s0, &wrong).unwrap_err();
     assert_eq!(
@@ -230,12 +230,12 @@ fn empty_and_zero_d() {
     let _leaks = LeakCheck::start();
     ascend_sim::clear_last_report();
     let stream = device(A2).stream().unwrap();
-    let mut e = DeviceTensor::<f32>::zeros(&stream, &[0, 3]).unwrap();
+    let mut e = DeviceTensor::<f32>::zeros(&stream, [0, 3]).unwrap();
     e.copy_from_array(&stream, &Array2::<f32>::zeros((0, 3)))
         .unwrap();
     let mut out = Array2::<f32>::zeros((0, 3));
     e.copy_to_array(&stream, &mut out).unwrap();
-    let mut z = DeviceTensor::<f32>::zeros(&stream, &[]).unwrap();
+    let mut z = DeviceTensor::<f32>::zeros(&stream, []).unwrap();
     z.copy_from_array(&stream, &ndarray::arr0(2.5f32)).unwrap();
     let mut o = ndarray::arr0(0.0f32);
     z.copy_to_array(&stream, &mut o).unwrap();
@@ -251,7 +251,7 @@ fn to_array_of_a_huge_broadcast_view_is_a_typed_error() {
     let stream = device(A2).stream().unwrap();
     let t = DeviceTensor::from_array(&stream, &ndarray::arr1(&[1.0f32])).unwrap();
     // 2^58 f32 elements: 2^60 bytes, beyond any address space.
-    let huge = t.view().broadcast_to(&[1 << 29, 1 << 29]).unwrap();
+    let huge = t.view().broadcast_to([1 << 29, 1 << 29]).unwrap();
     let err = huge.to_array::<ndarray::IxDyn>(&stream).unwrap_err();
     assert_eq!(
         err,
@@ -301,11 +301,11 @@ fn reshape_in_place_keeps_data_and_refreshes_the_cached_descriptor() {
     let mut x = DeviceTensor::from_array(&stream, &a).unwrap();
     let g = DeviceTensor::from_array(&stream, &ArrayD::from_elem(ndarray::IxDyn(&[3, 4]), 1.0f32))
         .unwrap();
-    let mut out = DeviceTensor::<f32>::zeros(&stream, &[2, 6]).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&stream, [2, 6]).unwrap();
     // Caches the whole-tensor descriptors of `x` and `out` for shape [2, 6].
     ascendcl::mish_backward(&x, &x, &mut out, &stream).unwrap();
-    x.reshape(&[3, 4]).unwrap();
-    out.reshape(&[3, 4]).unwrap();
+    x.reshape([3, 4]).unwrap();
+    out.reshape([3, 4]).unwrap();
     assert_eq!(x.shape(), &[3, 4]);
     ascendcl::mish_backward(&g, &x, &mut out, &stream).unwrap();
     let got = out.to_array(&stream).unwrap();
@@ -322,14 +322,14 @@ fn reshape_in_place_keeps_data_and_refreshes_the_cached_descriptor() {
     assert!(mere < threshold(ascendcl::DType::F32), "{mere}");
     // Wrong counts and overflowing products are typed errors; the tensor is unchanged.
     assert!(matches!(
-        x.reshape(&[5, 2]),
+        x.reshape([5, 2]),
         Err(Error::ReshapeMismatch { .. })
     ));
     assert!(matches!(
-        x.reshape(&[usize::MAX, 2, 0, 3]),
+        x.reshape([usize::MAX, 2, 0, 3]),
         Err(Error::ReshapeMismatch { .. })
     ));
-    assert!(matches!(x.reshape(&[1; 9]), Err(Error::TooManyDims { .. })));
+    assert!(matches!(x.reshape([1; 9]), Err(Error::TooManyDims { .. })));
     assert_eq!(x.shape(), &[3, 4]);
     assert_eq!(ascend_sim::last_report(), None);
 }

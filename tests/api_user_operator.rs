@@ -77,7 +77,7 @@ fn an_operator_the_crate_does_not_wrap_runs_from_a_user_declaration() {
         DeviceTensor::from_array(&s, &a).unwrap(),
         DeviceTensor::from_array(&s, &b).unwrap(),
     );
-    let mut out = DeviceTensor::<f32>::zeros(&s, &[2, 3]).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&s, [2, 3]).unwrap();
     for alpha in [1.0, 0.5, -2.0] {
         user_sub(&da, &db, alpha, &mut out, &s).unwrap();
         let got: ArrayD<f32> = out.to_array(&s).unwrap();
@@ -96,7 +96,7 @@ fn an_operator_the_crate_does_not_wrap_runs_from_a_user_declaration() {
         DeviceTensor::from_array(&s, &c).unwrap(),
         DeviceTensor::from_array(&s, &d).unwrap(),
     );
-    let mut wide = DeviceTensor::<f16>::zeros(&s, &[2, 3]).unwrap();
+    let mut wide = DeviceTensor::<f16>::zeros(&s, [2, 3]).unwrap();
     let mut plan: UserSubPlan<f16, f16, f16> = UserSubPlan::new(&dc, &dd, 3.0, &wide, &s).unwrap();
     for _ in 0..2 {
         plan.launch(&dc, &dd, &mut wide, &s).unwrap();
@@ -115,7 +115,7 @@ fn an_operator_the_crate_does_not_wrap_runs_from_a_user_declaration() {
     assert!(p.passed, "{p:?}");
     // Bad input: typed errors naming the argument, before any C call.
     let before = ascend_sim::call_count("aclnnSubGetWorkspaceSize");
-    let mut small = DeviceTensor::<f32>::zeros(&s, &[2, 1]).unwrap();
+    let mut small = DeviceTensor::<f32>::zeros(&s, [2, 1]).unwrap();
     assert!(matches!(
         user_sub(&da, &db, 1.0, &mut small, &s),
         Err(Error::ShapeMismatch {
@@ -167,7 +167,7 @@ fn an_operator_declared_in_a_user_crate_runs_with_the_crates_checks() {
     let s = device(A2).stream().unwrap();
     let a = DeviceTensor::from_array(&s, &array![[1.0f32, 2.0], [3.0, 4.0]]).unwrap();
     let b = DeviceTensor::from_array(&s, &array![2.0f32, -1.0]).unwrap();
-    let mut out = DeviceTensor::<f32>::zeros(&s, &[2, 2]).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&s, [2, 2]).unwrap();
     user_mul(&a, &b, &mut out, &s).unwrap();
     assert_eq!(
         out.to_array(&s).unwrap(),
@@ -186,7 +186,7 @@ fn an_operator_declared_in_a_user_crate_runs_with_the_crates_checks() {
         e.to_string(),
         "invalid argument: lhs (self) must be a matrix"
     );
-    let mut small = DeviceTensor::<f32>::zeros(&s, &[2, 1]).unwrap();
+    let mut small = DeviceTensor::<f32>::zeros(&s, [2, 1]).unwrap();
     assert!(matches!(
         user_mul(&a, &b, &mut small, &s),
         Err(Error::ShapeMismatch {

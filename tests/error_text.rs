@@ -52,7 +52,7 @@ fn dtypes_show_rust_names_and_keep_cann_names() {
     let _check = LeakCheck::start();
     let s = device(A910).stream().unwrap(); // Atlas training 910: no bf16
     let x = DeviceTensor::from_array(&s, &array![bf16::ONE]).unwrap();
-    let mut out = DeviceTensor::<bf16>::zeros(&s, &[1]).unwrap();
+    let mut out = DeviceTensor::<bf16>::zeros(&s, [1]).unwrap();
     let e = mish_backward(&x, &x, &mut out, &s).unwrap_err();
     let text = e.to_string();
     assert!(text.contains("dtype bf16 (CANN BF16)"), "{text}");
@@ -64,9 +64,9 @@ fn dtypes_show_rust_names_and_keep_cann_names() {
 fn plan_mismatch_and_missing_operator_say_what_to_do() {
     let _check = LeakCheck::start();
     let s = device(A2).stream().unwrap();
-    let g = DeviceTensor::<f32>::zeros(&s, &[128, 4]).unwrap();
-    let small = DeviceTensor::<f32>::zeros(&s, &[100, 4]).unwrap();
-    let mut out = DeviceTensor::<f32>::zeros(&s, &[128, 4]).unwrap();
+    let g = DeviceTensor::<f32>::zeros(&s, [128, 4]).unwrap();
+    let small = DeviceTensor::<f32>::zeros(&s, [100, 4]).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&s, [128, 4]).unwrap();
     let mut plan = ascendcl::MishBackwardPlan::new(&g, &g, &out, &s).unwrap();
     let e = plan.launch(&g, &small, &mut out, &s).unwrap_err();
     assert_eq!(
@@ -77,8 +77,8 @@ fn plan_mismatch_and_missing_operator_say_what_to_do() {
          (one per batch shape, say)"
     );
     let s = device(B310).stream().unwrap();
-    let x = DeviceTensor::<f32>::zeros(&s, &[2]).unwrap();
-    let mut y = DeviceTensor::<f32>::zeros(&s, &[2]).unwrap();
+    let x = DeviceTensor::<f32>::zeros(&s, [2]).unwrap();
+    let mut y = DeviceTensor::<f32>::zeros(&s, [2]).unwrap();
     let e = ascendcl::mish(&x, &mut y, &s).unwrap_err();
     assert_eq!(
         e.to_string(),
@@ -112,7 +112,7 @@ fn a_reshape_names_both_shapes_and_the_element_count() {
     let _check = LeakCheck::start();
     let s = device(A2).stream().unwrap();
     let mut t = DeviceTensor::<f32>::zeros(&s, (2, 3)).unwrap();
-    let e = t.reshape(&[4, 2]).unwrap_err();
+    let e = t.reshape([4, 2]).unwrap_err();
     assert_eq!(
         e.to_string(),
         "cannot reshape [2, 3] to [4, 2]: that is 8 elements, the tensor has 6 \
@@ -128,7 +128,7 @@ fn a_shape_too_large_is_named_once() {
     // Serialised with the leak checks of this binary: its stream and tensors count.
     let _check = LeakCheck::start();
     let s = device(A2).stream().unwrap();
-    let e = DeviceTensor::<f32>::zeros(&s, &[usize::MAX, 2]).unwrap_err();
+    let e = DeviceTensor::<f32>::zeros(&s, [usize::MAX, 2]).unwrap_err();
     assert_eq!(
         e.to_string(),
         format!(

@@ -24,7 +24,7 @@ fn consumers_of_a_failed_collective_get_an_error() {
         let b = comm.device().stream().unwrap();
         let send =
             DeviceTensor::from_array(a, &Array1::from_elem(4, comm.rank() as f32 + 1.0)).unwrap();
-        let mut recv = DeviceTensor::<f32>::zeros(a, &[4]).unwrap();
+        let mut recv = DeviceTensor::<f32>::zeros(a, [4]).unwrap();
         a.synchronize().unwrap();
         // Rank 1's collective starts long after rank 0's has timed out.
         let hold =
@@ -34,7 +34,7 @@ fn consumers_of_a_failed_collective_get_an_error() {
             drop(hold);
         });
         comm.all_reduce(&send, &mut recv, ReduceOp::Sum, a).unwrap();
-        let mut out = DeviceTensor::<f32>::zeros(&b, &[4]).unwrap();
+        let mut out = DeviceTensor::<f32>::zeros(&b, [4]).unwrap();
         let consumed = mish(&recv, &mut out, &b).and_then(|()| out.to_array::<ndarray::IxDyn>(&b));
         releaser.join().unwrap();
         let own = a.synchronize();

@@ -66,7 +66,7 @@ fn collectives_through_a_dlopened_libhccl() {
     let sums = on_ranks(&comms, |comm, stream| {
         let send =
             DeviceTensor::from_array(stream, &Array1::from_elem(1000, comm.rank() as f32)).unwrap();
-        let mut recv = DeviceTensor::<f32>::zeros(stream, &[1000]).unwrap();
+        let mut recv = DeviceTensor::<f32>::zeros(stream, [1000]).unwrap();
         comm.all_reduce(&send, &mut recv, ReduceOp::Sum, stream)
             .unwrap();
         recv.to_array::<ndarray::IxDyn>(stream).unwrap()

@@ -63,8 +63,8 @@ fn wrong_arguments_are_refused_before_any_hccl_call() {
     let other = zeros(&s1, 4);
     let before = hccl_calls();
 
-    let h = DeviceTensor::<bf16>::zeros(&s0, &[4]).unwrap();
-    let mut h2 = DeviceTensor::<bf16>::zeros(&s0, &[4]).unwrap();
+    let h = DeviceTensor::<bf16>::zeros(&s0, [4]).unwrap();
+    let mut h2 = DeviceTensor::<bf16>::zeros(&s0, [4]).unwrap();
     let length = |argument, expected, actual| Error::LengthMismatch {
         argument,
         expected,
@@ -114,7 +114,7 @@ fn wrong_arguments_are_refused_before_any_hccl_call() {
         "{e}"
     );
     // Invalid arguments, each with a fragment of its message ("" where any will do).
-    let strided = b8.view().reshape(&[4, 2]).unwrap().t();
+    let strided = b8.view().reshape([4, 2]).unwrap().t();
     let twice = [devs[1].clone(), devs[1].clone()];
     let info = RootInfo::from_bytes(&[0; ascendcl::hccl::ROOT_INFO_BYTES]).unwrap();
     let invalid = [
@@ -146,7 +146,7 @@ fn wrong_arguments_are_refused_before_any_hccl_call() {
             &ndarray::Array1::from_elem(2, bf16::from_f32(1.5)),
         )
         .unwrap();
-        let mut recv = DeviceTensor::<bf16>::zeros(stream, &[2]).unwrap();
+        let mut recv = DeviceTensor::<bf16>::zeros(stream, [2]).unwrap();
         comm.all_reduce(&send, &mut recv, ReduceOp::Prod, stream)
             .map(|()| recv.to_array::<ndarray::IxDyn>(stream).unwrap())
     });

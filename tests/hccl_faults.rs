@@ -33,13 +33,13 @@ fn workload() -> Result<Vec<f32>, Error> {
     let results = on_ranks(&comms, |comm, stream| -> Result<Vec<f32>, Error> {
         let r = comm.rank() as f32;
         let send = DeviceTensor::from_array(stream, &Array1::from_elem(4, r + 1.0))?;
-        let mut sum = DeviceTensor::<f32>::zeros(stream, &[4])?;
+        let mut sum = DeviceTensor::<f32>::zeros(stream, [4])?;
         comm.all_reduce(&send, &mut sum, ReduceOp::Sum, stream)?;
         let mut buf = DeviceTensor::from_array(stream, &Array1::from_elem(2, r))?;
         comm.broadcast(&mut buf, 1, stream)?;
-        let mut all = DeviceTensor::<f32>::zeros(stream, &[8])?;
+        let mut all = DeviceTensor::<f32>::zeros(stream, [8])?;
         comm.all_gather(&send, &mut all, stream)?;
-        let mut part = DeviceTensor::<f32>::zeros(stream, &[2])?;
+        let mut part = DeviceTensor::<f32>::zeros(stream, [2])?;
         comm.reduce_scatter(&send, &mut part, ReduceOp::Max, stream)?;
         comm.barrier(stream)?;
         stream.synchronize()?;

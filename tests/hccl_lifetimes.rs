@@ -30,7 +30,7 @@ fn dropping_buffers_of_a_queued_collective_waits_for_it() {
         let hold =
             (comm.rank() == 1).then(|| ascend_sim::testing::hold_stream(stream.as_raw()).unwrap());
         let send = DeviceTensor::from_array(stream, &arr1(&[comm.rank() as f32 + 1.0; 3])).unwrap();
-        let mut recv = DeviceTensor::<f32>::zeros(stream, &[3]).unwrap();
+        let mut recv = DeviceTensor::<f32>::zeros(stream, [3]).unwrap();
         comm.all_reduce(&send, &mut recv, ReduceOp::Sum, stream)
             .unwrap();
         if let Some(hold) = hold {
@@ -111,7 +111,7 @@ fn every_drop_order_releases_everything() {
                     let stream = device.stream().unwrap();
                     let send =
                         DeviceTensor::from_array(&stream, &arr1(&[comm.rank() as f32; 5])).unwrap();
-                    let mut recv = DeviceTensor::<f32>::zeros(&stream, &[10]).unwrap();
+                    let mut recv = DeviceTensor::<f32>::zeros(&stream, [10]).unwrap();
                     comm.all_gather(&send, &mut recv, &stream).unwrap();
                     let mut things: Vec<Option<Box<dyn Send>>> = vec![
                         Some(Box::new(comm)),

@@ -56,7 +56,7 @@ fn all_reduce_in_place_equals_the_two_buffer_result() {
     let inputs = inputs::<f32>(4, 1000);
     let both = on_ranks(&comms, |comm, stream| {
         let send = upload(stream, &inputs[comm.rank() as usize]);
-        let mut recv = DeviceTensor::<f32>::zeros(stream, &[1000]).unwrap();
+        let mut recv = DeviceTensor::<f32>::zeros(stream, [1000]).unwrap();
         comm.all_reduce(&send, &mut recv, ReduceOp::Sum, stream)
             .unwrap();
         let mut buf = upload(stream, &inputs[comm.rank() as usize]);
@@ -77,7 +77,7 @@ fn ring_on_two_streams<T: Element>(comms: &[Communicator], n: usize) {
         let r = comm.rank();
         let other = comm.device().stream().unwrap();
         let send = upload(stream, &inputs[r as usize]);
-        let mut recv = DeviceTensor::<T>::zeros(&other, &[n]).unwrap();
+        let mut recv = DeviceTensor::<T>::zeros(&other, [n]).unwrap();
         comm.send(&send, (r + 1) % size, stream).unwrap();
         comm.recv(&mut recv, (r + size - 1) % size, &other).unwrap();
         stream.synchronize().unwrap();
@@ -108,7 +108,7 @@ fn send_and_recv_move_a_ring_on_two_streams_and_on_one_ordered_by_rank() {
             let mut x = inputs[r as usize].clone();
             x.iter_mut().for_each(|v| *v += round as f32 * 100.0);
             let send = upload(stream, &x);
-            let mut recv = DeviceTensor::<f32>::zeros(stream, &[16]).unwrap();
+            let mut recv = DeviceTensor::<f32>::zeros(stream, [16]).unwrap();
             if r % 2 == 0 {
                 comm.send(&send, next, stream).unwrap();
                 comm.recv(&mut recv, prev, stream).unwrap();
@@ -134,7 +134,7 @@ fn wrong_peers_are_refused_before_any_hccl_call() {
     let _leaks = LeakCheck::start(rt());
     let comms = Communicator::init_all(&devices(rt(), &[0, 1])).unwrap();
     let stream = comms[0].device().stream().unwrap();
-    let mut buf = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
+    let mut buf = DeviceTensor::<f32>::zeros(&stream, [4]).unwrap();
     let before = ascend_sim::call_count("HcclSend") + ascend_sim::call_count("HcclRecv");
     for peer in [0, 2, u32::MAX] {
         assert!(matches!(
@@ -163,7 +163,7 @@ fn mismatched_or_missing_sides_fail_both_streams_within_the_timeout() {
     // (The buffers outlive the failed synchronisation: one dropped under failed work is
     // leaked on purpose, and counted.)
     let got = on_ranks(&comms, |comm, stream| {
-        let mut buf = DeviceTensor::<f32>::zeros(stream, &[4 + comm.rank() as usize]).unwrap();
+        let mut buf = DeviceTensor::<f32>::zeros(stream, [4 + comm.rank() as usize]).unwrap();
         if comm.rank() == 0 {
             comm.send(&buf, 1, stream).unwrap();
         } else {
@@ -188,7 +188,7 @@ fn mismatched_or_missing_sides_fail_both_streams_within_the_timeout() {
     // A receive that never comes: the sender's stream fails after the timeout.
     let comms = Communicator::init_all(&devices(rt(), &[0, 1])).unwrap();
     let stream = comms[0].device().stream().unwrap();
-    let buf = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
+    let buf = DeviceTensor::<f32>::zeros(&stream, [4]).unwrap();
     comms[0].send(&buf, 1, &stream).unwrap();
     let text = stream.synchronize().unwrap_err().to_string();
     assert!(

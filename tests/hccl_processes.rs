@@ -68,7 +68,7 @@ fn collectives<T: Element>(comm: &Communicator, stream: &Stream, n: usize) {
     let (r, size) = (comm.rank() as usize, comm.size() as usize);
     let what = |c: &str| format!("{c} {:?} n={n} rank {r}", T::DTYPE);
     let send = upload(stream, &input::<T>(r, n));
-    let mut recv = DeviceTensor::<T>::zeros(stream, &[n]).unwrap();
+    let mut recv = DeviceTensor::<T>::zeros(stream, [n]).unwrap();
     for op in [ReduceOp::Sum, ReduceOp::Max] {
         comm.all_reduce(&send, &mut recv, op, stream).unwrap();
         assert_bits(
@@ -89,7 +89,7 @@ fn collectives<T: Element>(comm: &Communicator, stream: &Stream, n: usize) {
         &input::<T>(1, n),
         &what("broadcast"),
     );
-    let mut all = DeviceTensor::<T>::zeros(stream, &[n * size]).unwrap();
+    let mut all = DeviceTensor::<T>::zeros(stream, [n * size]).unwrap();
     comm.all_gather(&send, &mut all, stream).unwrap();
     let want: Vec<T> = (0..size).flat_map(|q| input::<T>(q, n)).collect();
     assert_bits(&download(stream, &all), &want, &what("all_gather"));
@@ -103,7 +103,7 @@ fn collectives<T: Element>(comm: &Communicator, stream: &Stream, n: usize) {
     assert_bits(&download(stream, &recv), &want, &what("reduce_scatter"));
     // A ring: send to the next rank on this stream, receive from the previous on another.
     let other = comm.device().stream().unwrap();
-    let mut got = DeviceTensor::<T>::zeros(&other, &[n]).unwrap();
+    let mut got = DeviceTensor::<T>::zeros(&other, [n]).unwrap();
     comm.send(&send, ((r + 1) % size) as u32, stream).unwrap();
     comm.recv(&mut got, ((r + size - 1) % size) as u32, &other)
         .unwrap();
@@ -146,8 +146,8 @@ fn child(case: &str) {
             let comm = Communicator::from_env(&device).unwrap();
             let stream = device.stream().unwrap();
             let n = 4 + r as usize;
-            let send = DeviceTensor::<f32>::zeros(&stream, &[n]).unwrap();
-            let mut recv = DeviceTensor::<f32>::zeros(&stream, &[n]).unwrap();
+            let send = DeviceTensor::<f32>::zeros(&stream, [n]).unwrap();
+            let mut recv = DeviceTensor::<f32>::zeros(&stream, [n]).unwrap();
             report(&comm.all_reduce(&send, &mut recv, ReduceOp::Sum, &stream));
         }
         "abort_after_join" => {
@@ -157,8 +157,8 @@ fn child(case: &str) {
                 std::process::abort();
             }
             let stream = device.stream().unwrap();
-            let send = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
-            let mut recv = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
+            let send = DeviceTensor::<f32>::zeros(&stream, [4]).unwrap();
+            let mut recv = DeviceTensor::<f32>::zeros(&stream, [4]).unwrap();
             report(&comm.all_reduce(&send, &mut recv, ReduceOp::Sum, &stream));
         }
         "hub_leaves_first" => {
@@ -173,7 +173,7 @@ fn child(case: &str) {
                 let stream = device.stream().unwrap();
                 let peer = 3 - r;
                 let send = upload(&stream, &input::<f32>(r as usize, 64));
-                let mut got = DeviceTensor::<f32>::zeros(&stream, &[64]).unwrap();
+                let mut got = DeviceTensor::<f32>::zeros(&stream, [64]).unwrap();
                 let sent = if r == 1 {
                     comm.send(&send, peer, &stream)
                         .and_then(|()| comm.recv(&mut got, peer, &stream))
@@ -203,8 +203,8 @@ fn child(case: &str) {
                 std::process::abort();
             }
             let stream = device.stream().unwrap();
-            let send = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
-            let mut recv = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
+            let send = DeviceTensor::<f32>::zeros(&stream, [4]).unwrap();
+            let mut recv = DeviceTensor::<f32>::zeros(&stream, [4]).unwrap();
             report(&comm.all_reduce(&send, &mut recv, ReduceOp::Sum, &stream));
         }
         "stalled_stream" => {
@@ -213,8 +213,8 @@ fn child(case: &str) {
             // The hub's own stream stalls: the peer's part times out there, and the hub's
             // part, when it runs, finds the meeting failed.
             let hold = (r == 0).then(|| ascend_sim::testing::hold_stream(stream.as_raw()).unwrap());
-            let send = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
-            let mut recv = DeviceTensor::<f32>::zeros(&stream, &[4]).unwrap();
+            let send = DeviceTensor::<f32>::zeros(&stream, [4]).unwrap();
+            let mut recv = DeviceTensor::<f32>::zeros(&stream, [4]).unwrap();
             comm.all_reduce(&send, &mut recv, ReduceOp::Sum, &stream)
                 .unwrap();
             if let Some(hold) = hold {

@@ -64,7 +64,7 @@ fn check<T: Element>(comms: &[Communicator], case: &Case) -> Result<(), String> 
                     Coll::AllGather => case.len * n,
                     _ => case.len,
                 };
-                let mut recv = DeviceTensor::<T>::zeros(stream, &[recv_len])?;
+                let mut recv = DeviceTensor::<T>::zeros(stream, [recv_len])?;
                 match coll {
                     Coll::AllReduce => comm.all_reduce(&mine, &mut recv, case.op, stream)?,
                     Coll::AllGather => comm.all_gather(&mine, &mut recv, stream)?,
@@ -214,7 +214,7 @@ fn contiguous_views_of_larger_tensors_are_used_in_place() {
             stream,
             &(0..12).map(|i| i as f32 + 100.0 * r).collect::<Vec<_>>(),
         );
-        let mut out = DeviceTensor::<f32>::zeros(stream, &[3, 4]).unwrap();
+        let mut out = DeviceTensor::<f32>::zeros(stream, [3, 4]).unwrap();
         // Elements 4..8 of each rank, summed into the middle row of `out`.
         let send = big.view().slice(0, 4, 8, 1).unwrap();
         let mut recv = out.view_mut().slice(0, 1, 2, 1).unwrap();
@@ -262,7 +262,7 @@ fn several_communicators_work_at_once() {
                         for (comm, stream) in comms.iter().zip(&streams) {
                             let send = upload(stream, &[v, v + 0.5]);
                             let mut recv =
-                                DeviceTensor::<f32>::zeros(stream, &[2 * comm.size() as usize])
+                                DeviceTensor::<f32>::zeros(stream, [2 * comm.size() as usize])
                                     .unwrap();
                             comm.all_gather(&send, &mut recv, stream).unwrap();
                             results.push(recv);

@@ -36,7 +36,7 @@ fn npu_soc_and_sample_values() {
     let want: ndarray::ArrayD<f32> = reference::mish_backward(g.view(), x.view()).unwrap();
     let gd = DeviceTensor::from_array(&stream, &g).unwrap();
     let xd = DeviceTensor::from_array(&stream, &x).unwrap();
-    let mut od = DeviceTensor::<f32>::zeros(&stream, &[2, 2]).unwrap();
+    let mut od = DeviceTensor::<f32>::zeros(&stream, [2, 2]).unwrap();
     mish_backward(&gd, &xd, &mut od, &stream).unwrap();
     common::assert_precise(
         &od.to_array(&stream).unwrap(),

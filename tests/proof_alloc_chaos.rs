@@ -255,7 +255,7 @@ fn run_thread(
                 let mut g = lock(slots, &[slot]);
                 let t = get(&mut g, slot);
                 *t = None;
-                let r = DeviceTensor::<f32>::zeros(&streams[s], &[LENS[len]]);
+                let r = DeviceTensor::<f32>::zeros(&streams[s], [LENS[len]]);
                 count(&r);
                 *t = r.ok().map(|tensor| Slot {
                     tensor,

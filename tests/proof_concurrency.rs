@@ -47,7 +47,7 @@ fn check_forward<T: ascendcl::FloatElement>(stream: &Stream, shape: &[usize], se
     want.index_axis_mut(ndarray::Axis(1), 0)
         .assign(&reference::mish(once.index_axis(ndarray::Axis(1), 0)).unwrap());
     let xd = DeviceTensor::from_array(stream, &x).unwrap();
-    let mut od = DeviceTensor::<T>::zeros(stream, &[shape[1], shape[0]]).unwrap();
+    let mut od = DeviceTensor::<T>::zeros(stream, [shape[1], shape[0]]).unwrap();
     let mut ov = od.view_mut().t();
     mish(&xd, ov.reborrow(), stream).unwrap();
     mish_inplace(ov.slice(1, 0, 1, 1).unwrap(), stream).unwrap();
@@ -136,7 +136,7 @@ fn threads_with_own_and_shared_streams_and_moved_tensors() {
         for _ in 0..8 {
             let gd = DeviceTensor::from_array(&stream, &g).unwrap();
             let xd = DeviceTensor::from_array(&stream, &x).unwrap();
-            let od = DeviceTensor::<f32>::zeros(&stream, &[64, 32]).unwrap();
+            let od = DeviceTensor::<f32>::zeros(&stream, [64, 32]).unwrap();
             let stream = stream.clone();
             handles.push(std::thread::spawn(move || {
                 let mut od = od;
@@ -183,8 +183,8 @@ fn a_tensor_is_ordered_between_streams_with_or_without_an_explicit_event() {
             let gd = DeviceTensor::from_array(&producer, &g).unwrap();
             let xd = DeviceTensor::from_array(&producer, &x).unwrap();
             let od = DeviceTensor::from_array(&consumer, &ones).unwrap();
-            let mut middle = DeviceTensor::<f32>::zeros(&producer, &[4096]).unwrap();
-            let mut out = DeviceTensor::<f32>::zeros(&consumer, &[4096]).unwrap();
+            let mut middle = DeviceTensor::<f32>::zeros(&producer, [4096]).unwrap();
+            let mut out = DeviceTensor::<f32>::zeros(&consumer, [4096]).unwrap();
             producer.synchronize().unwrap();
             consumer.synchronize().unwrap();
             let event = device.event().unwrap();

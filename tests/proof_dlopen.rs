@@ -135,7 +135,7 @@ fn the_suite_through_dlopen_and_ascend_home_path() {
         // memory and queued (`aclrtMallocHost`, `aclrtMemcpyAsync`).
         let x_host = ndarray::Array1::<f32>::from_elem(10, 0.5);
         let x = DeviceTensor::from_array(&stream, &x_host.slice(ndarray::s![..;2]))?;
-        let mut out = DeviceTensor::<f32>::zeros(&stream, &[8, 5])?;
+        let mut out = DeviceTensor::<f32>::zeros(&stream, [8, 5])?;
         mish_backward(&g, &x, &mut out, &stream)?;
         let r = out.to_array::<ndarray::IxDyn>(&stream)?;
         let want: ndarray::ArrayD<f32> = ascendcl::reference::mish_backward(

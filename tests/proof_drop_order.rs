@@ -43,7 +43,7 @@ fn every_drop_order_with_queued_work_is_safe() {
             let stream = device.stream().unwrap();
             let gd = DeviceTensor::from_array(&stream, &g).unwrap();
             let xd = DeviceTensor::from_array(&stream, &x).unwrap();
-            let mut out = DeviceTensor::<f32>::zeros(&stream, &[512]).unwrap();
+            let mut out = DeviceTensor::<f32>::zeros(&stream, [512]).unwrap();
             let event = device.event().unwrap();
             // Keep the work queued while things are dropped (released from another thread).
             let hold = ascend_sim::testing::hold_stream(stream.as_raw()).expect("hold");
@@ -89,7 +89,7 @@ fn tensors_dropped_right_after_launch_and_stream_before_tensors() {
     let _leaks = LeakCheck::start();
     bounded("tensors right after launch".into(), || {
         let stream = device(A2).stream().unwrap();
-        let mut out = DeviceTensor::<f32>::zeros(&stream, &[1000]).unwrap();
+        let mut out = DeviceTensor::<f32>::zeros(&stream, [1000]).unwrap();
         for i in 0..200u64 {
             let g: ArrayD<f32> = array(&[1000], i, -2.0, 2.0);
             let gd = DeviceTensor::from_array(&stream, &g).unwrap();
@@ -105,7 +105,7 @@ fn tensors_dropped_right_after_launch_and_stream_before_tensors() {
         let stream = device.stream().unwrap();
         let g: ArrayD<f32> = array(&[1000], 9, -2.0, 2.0);
         let gd = DeviceTensor::from_array(&stream, &g).unwrap();
-        let mut out = DeviceTensor::<f32>::zeros(&stream, &[1000]).unwrap();
+        let mut out = DeviceTensor::<f32>::zeros(&stream, [1000]).unwrap();
         let hold = ascend_sim::testing::hold_stream(stream.as_raw()).expect("hold");
         mish_backward(&gd, &gd, &mut out, &stream).unwrap();
         drop(device);

@@ -18,7 +18,7 @@ fn event_synchronize_credits_only_the_record_it_waited_for() {
     let (sa, sb) = (dev.stream().unwrap(), dev.stream().unwrap());
     let g = DeviceTensor::from_array(&sb, &array![1.0f32, 2.0, 3.0, 4.0]).unwrap();
     let victim = DeviceTensor::from_array(&sb, &array![0.0f32, 1.0, 2.0, 3.0]).unwrap();
-    let mut out = DeviceTensor::<f32>::zeros(&sb, &[4]).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&sb, [4]).unwrap();
     sb.synchronize().unwrap();
     let ev = dev.event().unwrap();
 
@@ -67,7 +67,7 @@ fn event_synchronize_credits_its_own_record() {
     let dev = device(A2);
     let s = dev.stream().unwrap();
     let x = DeviceTensor::from_array(&s, &array![0.5f32, 1.5]).unwrap();
-    let mut out = DeviceTensor::<f32>::zeros(&s, &[2]).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&s, [2]).unwrap();
     mish_backward(&x, &x, &mut out, &s).unwrap();
     let ev = dev.event().unwrap();
     s.record(&ev).unwrap();

@@ -37,24 +37,24 @@ fn workload() -> ascendcl::Result<(ArrayD<f32>, ArrayD<f16>, ArrayD<f32>)> {
     let (g, x) = inputs();
     let gd = DeviceTensor::from_array(&stream, &g)?;
     let xd = DeviceTensor::from_array(&stream, &x)?;
-    let mut out = DeviceTensor::<f32>::zeros(&stream, &[4, 3, 8])?;
+    let mut out = DeviceTensor::<f32>::zeros(&stream, [4, 3, 8])?;
     mish_backward(&gd, &xd, &mut out, &stream)?;
-    let mut out2 = DeviceTensor::<f16>::zeros(&stream, &[8, 3, 4])?;
+    let mut out2 = DeviceTensor::<f16>::zeros(&stream, [8, 3, 4])?;
     mish_backward(&gd, &xd, out2.view_mut().permute(&[2, 1, 0])?, &stream)?;
     let mut plan = MishBackwardPlan::new(&gd, &xd, &out, &stream)?;
     plan.launch(&gd, &xd, &mut out, &stream)?;
     // Another output of the same layout: the plan rebinds its address.
-    let mut out3 = DeviceTensor::<f32>::zeros(&stream, &[4, 3, 8])?;
+    let mut out3 = DeviceTensor::<f32>::zeros(&stream, [4, 3, 8])?;
     plan.launch(&gd, &xd, &mut out3, &stream)?;
     drop(plan);
     drop(out3);
     // Mish forward on the result: one-off into a permuted output, through a plan (rebound
     // to another output), in place on a slice, and an in-place plan.
-    let mut m = DeviceTensor::<f32>::zeros(&stream, &[8, 3, 4])?;
+    let mut m = DeviceTensor::<f32>::zeros(&stream, [8, 3, 4])?;
     mish(&out, m.view_mut().permute(&[2, 1, 0])?, &stream)?;
     drop(m);
-    let mut m2 = DeviceTensor::<f32>::zeros(&stream, &[4, 3, 8])?;
-    let mut m3 = DeviceTensor::<f32>::zeros(&stream, &[4, 3, 8])?;
+    let mut m2 = DeviceTensor::<f32>::zeros(&stream, [4, 3, 8])?;
+    let mut m3 = DeviceTensor::<f32>::zeros(&stream, [4, 3, 8])?;
     let mut mplan = MishPlan::new(&out, &m3, &stream)?;
     mplan.launch(&out, &mut m3, &stream)?;
     mplan.launch(&m3, &mut m2, &stream)?; // both rebound: mish(mish(out))
@@ -62,7 +62,7 @@ fn workload() -> ascendcl::Result<(ArrayD<f32>, ArrayD<f16>, ArrayD<f32>)> {
     drop(m3);
     mish_inplace(m2.view_mut().slice(0, 1, 3, 1)?, &stream)?;
     // Planned on another tensor: the launch rebinds selfRef (input and output).
-    let layout = DeviceTensor::<f32>::zeros(&stream, &[4, 3, 8])?;
+    let layout = DeviceTensor::<f32>::zeros(&stream, [4, 3, 8])?;
     let mut iplan = InplaceMishPlan::new(&layout, &stream)?;
     iplan.launch(&mut m2, &stream)?;
     drop(iplan);

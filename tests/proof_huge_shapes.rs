@@ -40,7 +40,7 @@ fn wrapped_counts_are_errors_with_the_true_figures() {
         assert_eq!(reported, &shape);
         assert_eq!(elements, &product(&shape).unwrap().to_string(), "{e}");
     }
-    let e = DeviceTensor::<f32>::zeros(&s, &[usize::MAX, 2]).unwrap_err();
+    let e = DeviceTensor::<f32>::zeros(&s, [usize::MAX, 2]).unwrap_err();
     assert!(
         e.to_string().contains("36893488147419103230"),
         "the true count, not the wrapped 18446744073709551614: {e}"
@@ -57,7 +57,7 @@ fn wrapped_counts_are_errors_with_the_true_figures() {
         ));
     }
     assert!(matches!(
-        t.view().reshape(&[1 << 32, 1 << 32]),
+        t.view().reshape([1 << 32, 1 << 32]),
         Err(Error::TooManyElements { .. })
     ));
     // A zero dim makes the tensor empty however large the others are.
@@ -109,9 +109,9 @@ proptest! {
         let _check = LeakCheck::start();
         let s = device(A2).stream().unwrap();
         let t = DeviceTensor::from_array(&s, &array![[1.0f32, 2.0, 3.0], [4.0, 5.0, 6.0]]).unwrap();
-        let _ = t.view().broadcast_to(&[a, b, 2, 3]);
-        let _ = t.view().reshape(&[a, b]);
+        let _ = t.view().broadcast_to([a, b, 2, 3]);
+        let _ = t.view().reshape([a, b]);
         let _ = t.view().slice(1, a.min(3), b, step);
-        let _ = DeviceTensor::<f32>::zeros(&s, &[a, b]);
+        let _ = DeviceTensor::<f32>::zeros(&s, [a, b]);
     }
 }

@@ -107,18 +107,18 @@ fn invalid_inputs_are_typed_errors_without_side_effects() {
         })
     ));
     assert!(matches!(
-        DeviceTensor::<f32>::zeros(&a2, &[1; 9]),
+        DeviceTensor::<f32>::zeros(&a2, [1; 9]),
         Err(Error::TooManyDims { .. })
     ));
     assert_eq!(snapshot(), before);
     let t = DeviceTensor::from_array(&a2, &zeros(&[2, 3])).unwrap();
     let before = snapshot();
     assert!(matches!(
-        t.view().reshape(&[1, 1, 1, 1, 1, 1, 1, 2, 3]),
+        t.view().reshape([1, 1, 1, 1, 1, 1, 1, 2, 3]),
         Err(Error::TooManyDims { .. })
     ));
     assert!(matches!(
-        t.view().broadcast_to(&[1, 1, 1, 1, 1, 1, 1, 2, 3]),
+        t.view().broadcast_to([1, 1, 1, 1, 1, 1, 1, 2, 3]),
         Err(Error::TooManyDims { .. })
     ));
     assert_eq!(snapshot(), before);
@@ -127,8 +127,8 @@ fn invalid_inputs_are_typed_errors_without_side_effects() {
     let s910 = device(A910).stream().unwrap();
     let b = DeviceTensor::from_array(&s910, &ArrayD::from_elem(IxDyn(&[4]), bf16::ONE)).unwrap();
     let f = DeviceTensor::from_array(&s910, &zeros(&[4])).unwrap();
-    let mut fo = DeviceTensor::<f32>::zeros(&s910, &[4]).unwrap();
-    let mut bo = DeviceTensor::<bf16>::zeros(&s910, &[4]).unwrap();
+    let mut fo = DeviceTensor::<f32>::zeros(&s910, [4]).unwrap();
+    let mut bo = DeviceTensor::<bf16>::zeros(&s910, [4]).unwrap();
     let before = snapshot();
     assert!(matches!(
         mish_backward(&b, &f, &mut fo, &s910),
@@ -158,7 +158,7 @@ fn invalid_inputs_are_typed_errors_without_side_effects() {
     assert_eq!(snapshot(), before);
     let s310 = device(B310).stream().unwrap();
     let f3 = DeviceTensor::from_array(&s310, &zeros(&[4])).unwrap();
-    let mut o3 = DeviceTensor::<f32>::zeros(&s310, &[4]).unwrap();
+    let mut o3 = DeviceTensor::<f32>::zeros(&s310, [4]).unwrap();
     let before = snapshot();
     assert!(matches!(
         mish_backward(&f3, &f3, &mut o3, &s310),

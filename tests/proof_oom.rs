@@ -49,7 +49,7 @@ fn allocation_failure_is_clean_and_earlier_tensors_survive() {
             .unwrap();
         let x = DeviceTensor::from_array(&stream, &ArrayD::from_elem(IxDyn(&[1, 200]), 0.5f32))
             .unwrap();
-        let mut out = DeviceTensor::<f32>::zeros(&stream, &[256, 200]).unwrap();
+        let mut out = DeviceTensor::<f32>::zeros(&stream, [256, 200]).unwrap();
         let r = mish_backward(&g, &x, &mut out, &stream);
         assert!(
             matches!(

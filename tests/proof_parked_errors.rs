@@ -30,7 +30,7 @@ fn release_path_failures_are_parked_counted_and_returned_once() {
     let s = dev.stream().unwrap();
     let g = DeviceTensor::from_array(&s, &array![1.0f32, 2.0, 3.0, 4.0]).unwrap();
     let x = DeviceTensor::from_array(&s, &array![0.0f32, 1.0, 2.0, 3.0]).unwrap();
-    let mut out = DeviceTensor::<f32>::zeros(&s, &[4]).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&s, [4]).unwrap();
     let before = ascend_sim::counters().allocations;
 
     // The next synchronisation, the one `drop(x)` makes for the queued launch, fails.
@@ -53,7 +53,7 @@ fn release_path_failures_are_parked_counted_and_returned_once() {
     mish_backward(&g, &g, &mut out, &s).unwrap();
     ascend_sim::set_fault("aclrtSynchronizeStream", 1).unwrap();
     drop(g);
-    let mut fresh = DeviceTensor::<f32>::zeros(&s, &[4]).unwrap();
+    let mut fresh = DeviceTensor::<f32>::zeros(&s, [4]).unwrap();
     let e = mish_backward(&out, &out, &mut fresh, &s);
     assert!(e.as_ref().is_err_and(sync_timeout), "{e:?}");
     assert_eq!(dev.leaks().allocations, 2);

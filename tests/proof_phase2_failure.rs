@@ -44,7 +44,7 @@ fn a_failed_phase_2_is_never_followed_by_a_destroy() {
     let want: ArrayD<f32> = reference::mish_backward(g.view(), x.view()).unwrap();
     let gd = DeviceTensor::from_array(&stream, &g).unwrap();
     let xd = DeviceTensor::from_array(&stream, &x).unwrap();
-    let mut out = DeviceTensor::<f32>::zeros(&stream, &[4, 3, 8]).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&stream, [4, 3, 8]).unwrap();
     // A clean call first: the tensors' cached descriptors and the stream's workspace exist.
     mish_backward(&gd, &xd, &mut out, &stream).unwrap();
     let threshold = threshold_for(
@@ -72,7 +72,7 @@ fn a_failed_phase_2_is_never_followed_by_a_destroy() {
     assert_eq!(counters().objects(), objects);
     assert_eq!(last_report(), None, "no double release reported");
     // The stream is still usable.
-    let mut again = DeviceTensor::<f32>::zeros(&stream, &[4, 3, 8]).unwrap();
+    let mut again = DeviceTensor::<f32>::zeros(&stream, [4, 3, 8]).unwrap();
     mish_backward(&gd, &xd, &mut again, &stream).unwrap();
     assert_precise(&again.to_array(&stream).unwrap(), &want, threshold, "after");
     drop(again);
@@ -112,7 +112,7 @@ fn a_failed_phase_2_is_never_followed_by_a_destroy() {
     );
     assert_eq!(made, [1, 0]);
     assert_eq!(counters().executors, 1, "the plan still holds its executor");
-    let mut planned = DeviceTensor::<f32>::zeros(&stream, &[4, 3, 8]).unwrap();
+    let mut planned = DeviceTensor::<f32>::zeros(&stream, [4, 3, 8]).unwrap();
     plan.launch(&gd, &xd, &mut planned, &stream).unwrap();
     assert_precise(
         &planned.to_array(&stream).unwrap(),

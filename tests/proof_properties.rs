@@ -80,7 +80,7 @@ fn device_and_reference<
     let xh = ArrayD::from_shape_vec(IxDyn(&[x.len()]), x.to_vec()).unwrap();
     let gd = DeviceTensor::from_array(&stream, &gh).unwrap();
     let xd = DeviceTensor::from_array(&stream, &xh).unwrap();
-    let mut od = DeviceTensor::<O>::zeros(&stream, &[g.len()]).unwrap();
+    let mut od = DeviceTensor::<O>::zeros(&stream, [g.len()]).unwrap();
     mish_backward(&gd, &xd, &mut od, &stream).unwrap();
     let want: ArrayD<O> = reference::cast(&reference::mish_backward(gh.view(), xh.view()).unwrap());
     (od.to_array(&stream).unwrap(), want)

@@ -40,7 +40,7 @@ fn failed_releases_in_drop_are_counted() {
 
     let s2 = dev.stream().unwrap();
     let x = DeviceTensor::from_array(&s2, &array![1.0f32]).unwrap();
-    let mut y = DeviceTensor::<f32>::zeros(&s2, &[1]).unwrap();
+    let mut y = DeviceTensor::<f32>::zeros(&s2, [1]).unwrap();
     mish(&x, &mut y, &s2).unwrap();
     ascend_sim::set_fault("aclrtSynchronizeStream", 1).unwrap();
     drop(x); // its settle fails: parked on s2, x leaked
@@ -53,7 +53,7 @@ fn failed_releases_in_drop_are_counted() {
     // A one-off launch on a view makes its own descriptors and destroys them after phase
     // 2: a failed destroy leaves the descriptor alive in CANN, a leaked handle.
     let x = DeviceTensor::from_array(&s, &array![1.0f32, 2.0]).unwrap();
-    let mut y = DeviceTensor::<f32>::zeros(&s, &[1]).unwrap();
+    let mut y = DeviceTensor::<f32>::zeros(&s, [1]).unwrap();
     let (live, handles) = (ascend_sim::counters().tensors, dev.leaks().handles);
     ascend_sim::set_fault("aclDestroyTensor", 1).unwrap();
     mish(x.view().slice(0, 0, 1, 1).unwrap(), &mut y, &s).unwrap();

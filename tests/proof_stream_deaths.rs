@@ -58,7 +58,7 @@ fn a_stream_dropped_on_another_thread_is_busy_until_drained() {
     let _leaks = LeakCheck::start();
     let dev = device(A2);
     let n = 256;
-    let mut w = DeviceTensor::<f32>::zeros(&dev.stream().unwrap(), &[n]).unwrap();
+    let mut w = DeviceTensor::<f32>::zeros(&dev.stream().unwrap(), [n]).unwrap();
     let sa = dev.stream().unwrap();
     w.copy_from_array(&sa, &Array1::from_elem(n, 1.0f32))
         .unwrap();
@@ -155,7 +155,7 @@ fn enqueueing_on_many_consumer_streams_never_waits() {
     }
     let mut ys: Vec<_> = consumers
         .iter()
-        .map(|c| DeviceTensor::<f32>::zeros(c, &[2]).unwrap())
+        .map(|c| DeviceTensor::<f32>::zeros(c, [2]).unwrap())
         .collect();
     let syncs = ascend_sim::call_count("aclrtSynchronizeStream");
     let (done, releaser) = release_when_told(hold);
@@ -219,7 +219,7 @@ fn host_waits_and_fast_paths_never_skip_queued_work_of_any_stream() {
     let mut host = HostTensor::from_array(&dev, &array![1.0f32, 2.0, 3.0]).unwrap();
     let mut t: Vec<_> = s
         .iter()
-        .map(|st| DeviceTensor::<f32>::zeros(st, &[3]).unwrap())
+        .map(|st| DeviceTensor::<f32>::zeros(st, [3]).unwrap())
         .collect();
     let hold = ascend_sim::testing::hold_stream(s[0].as_raw()).unwrap();
     for (ti, st) in t.iter_mut().zip(&s).take(5) {
@@ -252,7 +252,7 @@ fn host_waits_and_fast_paths_never_skip_queued_work_of_any_stream() {
     s[0].synchronize().unwrap();
     let mut y: Vec<_> = s
         .iter()
-        .map(|st| DeviceTensor::<f32>::zeros(st, &[2]).unwrap())
+        .map(|st| DeviceTensor::<f32>::zeros(st, [2]).unwrap())
         .collect();
     let hold = ascend_sim::testing::hold_stream(s[0].as_raw()).unwrap();
     for (yi, st) in y.iter_mut().zip(&s) {
@@ -338,7 +338,7 @@ fn work_ordered_after_failed_work_fails_too() {
     let mut x = DeviceTensor::from_array(&a, &array![1.0f32, 2.0]).unwrap();
     a.synchronize().unwrap();
     mish_inplace(&mut x, &a).unwrap();
-    let mut y = DeviceTensor::<f32>::zeros(&b, &[2]).unwrap();
+    let mut y = DeviceTensor::<f32>::zeros(&b, [2]).unwrap();
     mish(&x, &mut y, &b).unwrap(); // ordered after A's write
     // B's drain is the first synchronisation, A's (made to learn its outcome) the second.
     ascend_sim::set_fault("aclrtSynchronizeStream", 2).unwrap();
@@ -362,7 +362,7 @@ fn work_ordered_after_failed_work_fails_too() {
     a.synchronize().unwrap();
     b.synchronize().unwrap();
     // A later read on B of the same failed write fails at once, at the call.
-    let mut z = DeviceTensor::<f32>::zeros(&b, &[2]).unwrap();
+    let mut z = DeviceTensor::<f32>::zeros(&b, [2]).unwrap();
     let r = mish(&x, &mut z, &b);
     assert!(matches!(r, Err(Error::DependencyFailed { .. })), "{r:?}");
     // A new write on A replaces the failed values: readers are fine again.

@@ -30,7 +30,7 @@ fn read_after_write_on_another_stream_sees_the_write() {
     let dev = device(A2);
     let (a, b) = (dev.stream().unwrap(), dev.stream().unwrap());
     let (g, x) = (filled(&a, 1.0), filled(&a, 0.0));
-    let mut out = DeviceTensor::<f32>::zeros(&a, &[N]).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&a, [N]).unwrap();
     a.synchronize().unwrap();
 
     let release = hold_briefly(&a);
@@ -52,7 +52,7 @@ fn write_after_read_on_another_stream_waits_for_the_read() {
     let (a, b) = (dev.stream().unwrap(), dev.stream().unwrap());
     let g = filled(&a, 1.0);
     let mut x = filled(&a, 0.0);
-    let mut out = DeviceTensor::<f32>::zeros(&a, &[N]).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&a, [N]).unwrap();
     let big = filled(&b, 50.0);
     a.synchronize().unwrap();
     b.synchronize().unwrap();
@@ -77,7 +77,7 @@ fn one_stream_creates_no_events_and_a_second_read_no_new_wait() {
     let dev = device(A2);
     let (a, b) = (dev.stream().unwrap(), dev.stream().unwrap());
     let (g, x) = (filled(&a, 1.0), filled(&a, 0.5));
-    let mut out = DeviceTensor::<f32>::zeros(&a, &[N]).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&a, [N]).unwrap();
     let calls = || {
         (
             ascend_sim::call_count("aclrtCreateEvent"),

@@ -29,7 +29,7 @@ fn two_devices_in_parallel() {
                     let want: ArrayD<f32> = reference::mish_backward(g.view(), x.view()).unwrap();
                     let gd = DeviceTensor::from_array(&stream, &g).unwrap();
                     let xd = DeviceTensor::from_array(&stream, &x).unwrap();
-                    let mut od = DeviceTensor::<f32>::zeros(&stream, &[n]).unwrap();
+                    let mut od = DeviceTensor::<f32>::zeros(&stream, [n]).unwrap();
                     mish_backward(&gd, &xd, &mut od, &stream).unwrap();
                     let got = od.to_array::<ndarray::IxDyn>(&stream).unwrap();
                     for (a, b) in got.iter().zip(want.iter()) {
@@ -42,7 +42,7 @@ fn two_devices_in_parallel() {
     let (d0, d1) = (rt.device(0).unwrap(), rt.device(1).unwrap());
     let (s0, s1) = (d0.stream().unwrap(), d1.stream().unwrap());
     let t1 = DeviceTensor::from_array(&s1, &ArrayD::<f32>::ones(IxDyn(&[4]))).unwrap();
-    let mut o0 = DeviceTensor::<f32>::zeros(&s0, &[4]).unwrap();
+    let mut o0 = DeviceTensor::<f32>::zeros(&s0, [4]).unwrap();
     assert!(matches!(
         mish_backward(&t1, &t1, &mut o0, &s0),
         Err(Error::DeviceMismatch {

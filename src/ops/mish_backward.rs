@@ -98,7 +98,7 @@ mod tests {
         let rt = Runtime::simulator_without_operators().unwrap();
         let stream = rt.device(0).unwrap().stream().unwrap();
         let g = DeviceTensor::from_array(&stream, &array![1.0f32, 2.0]).unwrap();
-        let mut out = DeviceTensor::<f32>::zeros(&stream, &[2]).unwrap();
+        let mut out = DeviceTensor::<f32>::zeros(&stream, [2]).unwrap();
         let expect = |r: Result<()>| match r {
             Err(Error::UnsupportedOperator {
                 operator: "aclnnMishBackward",
@@ -132,7 +132,7 @@ mod tests {
         let stream = rt.device(0).unwrap().stream().unwrap();
         let g = DeviceTensor::from_array(&stream, &array![[1.0f32, -2.0], [0.5, 3.0]]).unwrap();
         let x = DeviceTensor::from_array(&stream, &array![0.0f32, 1.0]).unwrap(); // broadcast
-        let mut out = DeviceTensor::<f32>::zeros(&stream, &[2, 2]).unwrap();
+        let mut out = DeviceTensor::<f32>::zeros(&stream, [2, 2]).unwrap();
         let (phase1, repeatable, set_in, set_out) = (
             calls("aclnnMishBackwardGetWorkspaceSize"),
             calls("aclSetAclOpExecutorRepeatable"),
@@ -170,7 +170,7 @@ mod tests {
             );
         }
         // The checks still apply in the fallback.
-        let mut other = DeviceTensor::<f32>::zeros(&stream, &[2, 3]).unwrap();
+        let mut other = DeviceTensor::<f32>::zeros(&stream, [2, 3]).unwrap();
         assert!(matches!(
             plan.launch(&g, &x, other.view_mut().slice(1, 0, 2, 1).unwrap(), &stream),
             Err(Error::PlanMismatch {

@@ -99,7 +99,7 @@ pub fn all_reduce_zeros(comm: &Communicator, stream: &Stream, n: usize) -> Resul
 
 /// `n` zeros (f32) on `stream`'s device.
 pub fn zeros(stream: &Stream, n: usize) -> DeviceTensor<f32> {
-    DeviceTensor::zeros(stream, &[n]).unwrap()
+    DeviceTensor::zeros(stream, [n]).unwrap()
 }
 
 pub fn upload<T: Element>(stream: &Stream, v: &[T]) -> DeviceTensor<T> {
