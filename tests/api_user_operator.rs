@@ -233,3 +233,47 @@ fn the_raw_escape_hatch_drives_an_operator_by_hand() {
         array![[1.0f32, 0.0], [3.0, 0.0]].into_dyn()
     );
 }
+
+ascendcl::operator! {
+    /// `aclnnInplaceAdd` declared from its header, which says `const aclTensor *selfRef`
+    /// although the operator writes it.
+    pub struct ConstSelfAdd: aclnnInplaceAdd, aclnnInplaceAddGetWorkspaceSize;
+    products: |_soc: SocFamily| true;
+    dtypes: |_soc: SocFamily, _dtype: DType| true;
+    rule: rules::broadcast;
+
+    /// `a = a + alpha·b`, with `a` declared as an input.
+    pub fn const_self_add<A, B>(
+        a: input<A> = "selfRef",
+        b: input<B> = "other",
+        alpha: attr<Scalar> = "alpha",
+    );
+
+    /// Its plan.
+    pub type ConstSelfAddPlan;
+}
+
+#[test]
+fn a_checked_declaration_cannot_hide_a_write_from_another_streams_reader() {
+    let _check = LeakCheck::start();
+    let dev = device(A2);
+    let (a, b) = (dev.stream().unwrap(), dev.stream().unwrap());
+    let n = 4096;
+    let x = DeviceTensor::from_array(&a, &Array::from_elem(n, 1.0f32)).unwrap();
+    let one = DeviceTensor::from_array(&a, &Array::from_elem(n, 1.0f32)).unwrap();
+    a.synchronize().unwrap();
+    let hold = ascend_sim::testing::hold_stream(a.as_raw()).expect("a created stream");
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        hold.release();
+    });
+    const_self_add(&x, &one, 1.0, &a).unwrap(); // writes x on A, late
+    let seen = x.to_array::<IxDyn>(&b).unwrap(); // read on B
+    release.join().unwrap();
+    assert!(
+        seen.iter().all(|&v| v == 2.0),
+        "B read x before A's write: {:?}",
+        &seen.as_slice().unwrap()[..4]
+    );
+    a.synchronize().unwrap();
+}

@@ -16,6 +16,7 @@ fn dtypes(soc: SocFamily, dtype: DType) -> bool {
 }
 
 crate::operator! {
+    @verified
     /// `aclnnAdd`: `out = self + alpha·other`.
     pub struct Add: aclnnAdd, aclnnAddGetWorkspaceSize;
     products: products;
@@ -85,6 +86,7 @@ crate::operator! {
 }
 
 crate::operator! {
+    @verified
     /// `aclnnInplaceAdd`: `selfRef = selfRef + alpha·other`.
     pub struct InplaceAdd: aclnnInplaceAdd, aclnnInplaceAddGetWorkspaceSize;
     products: products;

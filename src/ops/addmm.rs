@@ -6,6 +6,7 @@ use crate::protocol::{Scalar, rules};
 use crate::CubeMath;
 
 crate::operator! {
+    @verified
     /// `aclnnAddmm`: `out = beta·self + alpha·(mat1 @ mat2)`. Every product but the Atlas
     /// 200I/500 A2 (310B); FLOAT and FLOAT16 everywhere, BF16 on Atlas A2/A3.
     pub struct Addmm: aclnnAddmm, aclnnAddmmGetWorkspaceSize;

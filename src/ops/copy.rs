@@ -11,6 +11,7 @@ use crate::uses::Access;
 use crate::{Element, Error};
 
 crate::operator! {
+    @verified
     /// `aclnnInplaceCopy`: writes `src` into `selfRef`'s view, broadcasting `src` to
     /// `selfRef`'s shape and converting its dtype (round to nearest even). Every product
     /// has it, for every dtype of this crate.

@@ -5,6 +5,7 @@ use crate::element::DType;
 use crate::protocol::Scalar;
 
 crate::operator! {
+    @verified
     /// `aclnnInplaceFillScalar`: `selfRef = value`. Every product but the Atlas 200I/500 A2
     /// (310B); FLOAT, FLOAT16 and the integer types everywhere, BF16 on Atlas A2/A3.
     pub struct InplaceFillScalar: aclnnInplaceFillScalar, aclnnInplaceFillScalarGetWorkspaceSize;

@@ -4,6 +4,7 @@ use crate::device::SocFamily;
 use crate::element::DType;
 
 crate::operator! {
+    @verified
     /// `aclnnInplaceZero`: `selfRef = 0`. Every product but the Atlas 200I/500 A2 (310B);
     /// FLOAT, FLOAT16 and BF16 on every one of them (BF16 is not gated).
     pub struct InplaceZero: aclnnInplaceZero, aclnnInplaceZeroGetWorkspaceSize;

@@ -15,6 +15,7 @@ fn dtypes(soc: SocFamily, dtype: DType) -> bool {
 }
 
 crate::operator! {
+    @verified
     /// `aclnnMish`: `out = self·tanh(softplus(self))`, elementwise.
     pub struct Mish: aclnnMish, aclnnMishGetWorkspaceSize;
     products: products;
@@ -81,6 +82,7 @@ crate::operator! {
 }
 
 crate::operator! {
+    @verified
     /// `aclnnInplaceMish`: `selfRef = mish(selfRef)`.
     pub struct InplaceMish: aclnnInplaceMish, aclnnInplaceMishGetWorkspaceSize;
     products: products;

@@ -4,6 +4,7 @@ use crate::device::SocFamily;
 use crate::element::DType;
 
 crate::operator! {
+    @verified
     /// `aclnnMishBackward`: `grad_input = grad_output · mish'(self)`. Available on every
     /// product but the Atlas 200I/500 A2 (310B); FLOAT and FLOAT16 everywhere, BF16 on
     /// Atlas A2/A3.

@@ -12,6 +12,7 @@ fn products(soc: SocFamily) -> bool {
 }
 
 crate::operator! {
+    @verified
     /// `aclnnMseLossBackward`: `out = 2·gradOutput·(self − target)`, divided by
     /// `numel(self)` for the mean. FLOAT and FLOAT16 everywhere, BF16 on Atlas A2/A3.
     pub struct MseLossBackward: aclnnMseLossBackward, aclnnMseLossBackwardGetWorkspaceSize;

@@ -15,6 +15,7 @@ fn dtypes(soc: SocFamily, dtype: DType) -> bool {
 }
 
 crate::operator! {
+    @verified
     /// `aclnnMul`: `out = self · other`.
     pub struct Mul: aclnnMul, aclnnMulGetWorkspaceSize;
     products: products;
@@ -74,6 +75,7 @@ crate::operator! {
 }
 
 crate::operator! {
+    @verified
     /// `aclnnInplaceMul`: `selfRef = selfRef · other`.
     pub struct InplaceMul: aclnnInplaceMul, aclnnInplaceMulGetWorkspaceSize;
     products: products;

@@ -5,6 +5,7 @@ use crate::element::DType;
 use crate::protocol::{IntList, rules};
 
 crate::operator! {
+    @verified
     /// `aclnnReduceSum`: `out = sum(self, dims, keepDims)`, computed in `dtype` (out's).
     /// Every product but the Atlas 200I/500 A2 (310B); FLOAT, FLOAT16 and the integer types
     /// everywhere, BF16 on Atlas A2/A3.

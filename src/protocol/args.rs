@@ -20,17 +20,28 @@ pub enum Role {
     Output,
     /// Read and written (`aclTensor *selfRef`).
     InPlace,
+    /// `const aclTensor *` in a declaration nothing vouches for (a checked user
+    /// declaration): bound and validated as an input, but ordered across streams like a
+    /// written tensor, since a `const` in a header does not prove the operator never
+    /// writes through it.
+    PossiblyWritten,
 }
 
 impl Role {
     /// Whether the operator reads the argument (an input or in-place argument).
     pub fn reads(self) -> bool {
-        matches!(self, Role::Input | Role::InPlace)
+        matches!(self, Role::Input | Role::InPlace | Role::PossiblyWritten)
     }
 
     /// Whether the operator writes the argument (an output or in-place argument).
     pub fn writes(self) -> bool {
         matches!(self, Role::Output | Role::InPlace)
+    }
+
+    /// Whether other streams' work must be ordered as if the operator wrote the argument:
+    /// a written argument, or one that may be written.
+    pub fn may_write(self) -> bool {
+        self.writes() || self == Role::PossiblyWritten
     }
 }
 

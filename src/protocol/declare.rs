@@ -31,6 +31,14 @@
 /// | `input<T>` | `const aclTensor *` | any [`AsTensorView`](crate::AsTensorView) of `T` | the same |
 /// | `output<T>`, `inplace<T>` | `aclTensor *` | any [`AsTensorViewMut`](crate::AsTensorViewMut) of `T` | the same |
 /// | `inplace_const<T>` | `const aclTensor *` (written all the same) | as `inplace` | the same |
+///
+/// Some headers declare a written tensor `const` (`aclnnInplaceAdd`'s `selfRef`), and
+/// a declaration cannot prove that the operator only reads a `const aclTensor *`. So in a
+/// declaration without `unsafe`, an `input` is read and validated as an input but ordered
+/// across streams as if it were written: another stream's later reader or writer waits
+/// for the operator. Work on one stream is unaffected; across streams this costs an event
+/// wait where a read would need none. An `unsafe` declaration (below) promises that its
+/// `input`s are only read, and they are ordered as reads.
 /// | `attr<A>` | [`A::C`](crate::protocol::Attribute::C) | `impl Into<A>` | nothing: fixed at `new` |
 /// | `dtype_of<T>` | `aclDataType` | nothing: `T`'s dtype | nothing |
 ///
@@ -52,8 +60,9 @@
 /// A user crate declares any other aclnn operator the same way. When `ascend-sys` does not
 /// declare its prototype, the declaration says `pub unsafe struct`: nothing can check the
 /// prototype, and the declaration is the user's promise that phase 1 takes exactly the
-/// listed C parameters (then `uint64_t *workspaceSize, aclOpExecutor **executor`) and that
-/// phase 2 has the common prototype. A wrong promise is undefined behaviour.
+/// listed C parameters (then `uint64_t *workspaceSize, aclOpExecutor **executor`), that
+/// phase 2 has the common prototype, and that the operator never writes an argument
+/// declared `input`. A wrong promise is undefined behaviour.
 ///
 /// ```
 /// # fn main() -> ascendcl::Result<()> {
@@ -116,17 +125,31 @@ macro_rules! operator {
         pub struct $op:ident: $phase2:ident, $phase1:ident;
         $($rest:tt)*
     ) => {
-        $crate::operator!(@decl checked [$(#[$op_doc])*] $op $phase2 $phase1; $($rest)*);
+        $crate::operator!(
+            @decl checked PossiblyWritten [$(#[$op_doc])*] $op $phase2 $phase1; $($rest)*
+        );
     };
     (
         $(#[$op_doc:meta])*
         pub unsafe struct $op:ident: $phase2:ident, $phase1:ident;
         $($rest:tt)*
     ) => {
-        $crate::operator!(@decl unchecked [$(#[$op_doc])*] $op $phase2 $phase1; $($rest)*);
+        $crate::operator!(@decl unchecked Input [$(#[$op_doc])*] $op $phase2 $phase1; $($rest)*);
+    };
+    // The crate's own operators, whose `input`s are known to be only read (each is
+    // verified against the vendor's operator and the simulator's kernel): checked, with
+    // `input` recorded as a read. Usable only inside this crate (the item is private).
+    (
+        @verified
+        $(#[$op_doc:meta])*
+        pub struct $op:ident: $phase2:ident, $phase1:ident;
+        $($rest:tt)*
+    ) => {
+        const _: $crate::protocol::Verified = $crate::protocol::Verified;
+        $crate::operator!(@decl checked Input [$(#[$op_doc])*] $op $phase2 $phase1; $($rest)*);
     };
 
-    (@decl $check:ident [$($op_doc:tt)*] $op:ident $phase2:ident $phase1:ident;
+    (@decl $check:ident $input:ident [$($op_doc:tt)*] $op:ident $phase2:ident $phase1:ident;
         products: $products:expr;
         dtypes: $dtypes:expr;
         rule: $rule:expr;
@@ -156,7 +179,7 @@ macro_rules! operator {
                     $cname,
                     concat!(stringify!($arg), " (", $cname, ")"),
                 ),
-                kind: $crate::operator!(@kind $role $elem),
+                kind: $crate::operator!(@kind $input $role $elem),
             }),+];
 
             /// Whether products of the family have the operator (a SoC name this crate
@@ -426,18 +449,26 @@ macro_rules! operator {
         }
     };
 
-    (@kind input $e:ty) => { $crate::protocol::ArgKind::Tensor($crate::protocol::Role::Input) };
-    (@kind output $e:ty) => { $crate::protocol::ArgKind::Tensor($crate::protocol::Role::Output) };
-    (@kind inplace $e:ty) => { $crate::protocol::ArgKind::Tensor($crate::protocol::Role::InPlace) };
-    (@kind inplace_const $e:ty) => {
+    (@kind $in:ident input $e:ty) => {
+        $crate::protocol::ArgKind::Tensor($crate::protocol::Role::$in)
+    };
+    (@kind $in:ident output $e:ty) => {
+        $crate::protocol::ArgKind::Tensor($crate::protocol::Role::Output)
+    };
+    (@kind $in:ident inplace $e:ty) => {
         $crate::protocol::ArgKind::Tensor($crate::protocol::Role::InPlace)
     };
-    (@kind attr $e:ty) => {
+    (@kind $in:ident inplace_const $e:ty) => {
+        $crate::protocol::ArgKind::Tensor($crate::protocol::Role::InPlace)
+    };
+    (@kind $in:ident attr $e:ty) => {
         $crate::protocol::attr_kind(
             <<$e as $crate::protocol::Attribute>::C as $crate::protocol::CValue>::KIND,
         )
     };
-    (@kind dtype_of $e:ty) => { $crate::protocol::ArgKind::Attr($crate::protocol::Kind::DType) };
+    (@kind $in:ident dtype_of $e:ty) => {
+        $crate::protocol::ArgKind::Attr($crate::protocol::Kind::DType)
+    };
     (@cty input $e:ty) => { *const $crate::__private::ascend_sys::aclTensor };
     (@cty output $e:ty) => { *mut $crate::__private::ascend_sys::aclTensor };
     (@cty inplace $e:ty) => { *mut $crate::__private::ascend_sys::aclTensor };

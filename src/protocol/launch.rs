@@ -113,7 +113,7 @@ pub(crate) fn launch(stream: &Stream, values: &[Value<'_>], spec: Spec) -> Resul
 
 fn access(arg: &Arg) -> Access {
     match arg.role() {
-        Some(r) if r.writes() => Access::Write,
+        Some(r) if r.may_write() => Access::Write,
         _ => Access::Read,
     }
 }

@@ -41,6 +41,10 @@ pub use launch::{call, call_new};
 pub use plan::Plan;
 pub use rules::Operator;
 
+/// Proof that an [`operator!`](crate::operator) declaration is one of this crate's own
+/// (its `@verified` form): private, so a user crate cannot name it.
+pub(crate) struct Verified;
+
 /// The [`ArgKind`] of an attribute whose C type has `kind` (a declaration whose attribute
 /// type maps to a tensor is refused when called).
 #[doc(hidden)]
