@@ -2,9 +2,11 @@
 //! calls the crate does not make (an aclnn operator it does not wrap, a custom kernel).
 //!
 //! As with cudarc's `DevicePtr`/`DevicePtrMut`, the crate keeps what it can: the access is
-//! ordered after the other streams' work on the tensor when it starts, and recorded on the
-//! stream when it ends, so the tensor's memory outlives the work queued with it and later
-//! calls on other streams wait for that work. What the crate cannot check is what the raw
+//! ordered after the other streams' work on the tensor and recorded on the stream when it
+//! starts, and the record is closed when it ends, so the tensor's memory outlives the work
+//! queued with it and later calls on other streams wait for that work. A leaked access
+//! (`mem::forget` is safe) is never closed: the tensor stays in use by everything queued
+//! on the stream, its memory is never reused (it leaks), and host accesses to it fail. What the crate cannot check is what the raw
 //! pointers are used for: that is the `unsafe` contract of [`TensorView::raw_access`] and
 //! [`TensorViewMut::raw_access_mut`].
 
@@ -23,10 +25,12 @@ use std::marker::PhantomData;
 /// descriptor of the view (dims, strides and offset in elements, storage = the whole
 /// buffer, format ND), owned by the access and destroyed when it is dropped.
 ///
-/// Dropping it records the access on the stream (the work queued on the stream so far
-/// counts as using the tensor), so the tensor is not freed, and other streams do not touch
-/// it, before that work has run. Not `Send`: it belongs to the thread that queues the work.
-#[must_use = "the access is recorded when it is dropped"]
+/// While it lives, any work queued on the stream counts as using the tensor; dropping it
+/// ends the use with the work queued so far. So the tensor is not freed, and other streams
+/// do not touch it, before that work has run; an access that is leaked keeps the tensor in
+/// use for good (its memory leaks instead of being reused under the work). Not `Send`: it
+/// belongs to the thread that queues the work.
+#[must_use = "the tensor is in use on the stream until the access is dropped"]
 pub struct RawAccess<'a> {
     stream: &'a Stream,
     buf: &'a Buffer,
@@ -57,9 +61,10 @@ impl Drop for RawAccess<'_> {
     fn drop(&mut self) {
         let inner = &self.stream.inner;
         // An empty submission takes the next ticket: every piece of work queued on the
-        // stream so far comes before it.
+        // stream so far comes before it. Without one the access stays open, so the tensor
+        // stays in use rather than freed under its work.
         match inner.submit(|_, _, _| Ok(())) {
-            Ok(ticket) => self.buf.uses.record(inner, ticket, self.access),
+            Ok(ticket) => self.buf.uses.close(inner, ticket, self.access),
             Err(e) => inner.device.note_release_error(&e),
         }
         // SAFETY: made for this access by aclCreateTensor, destroyed once; work queued with
@@ -77,6 +82,8 @@ fn begin<'a>(t: RawTensor<'a>, stream: &'a Stream, access: Access) -> Result<Raw
     t.buf.uses.order(inner, access)?;
     let desc = view_descriptor(inner.table(), &t)?;
     let offset = usize::try_from(t.layout.offset).unwrap_or(0) * t.dtype.size();
+    // Recorded now, not when the access ends: a leaked access must still hold the tensor.
+    t.buf.uses.open(inner, access);
     Ok(RawAccess {
         stream,
         buf: t.buf,

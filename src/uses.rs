@@ -43,6 +43,12 @@ use std::sync::Arc;
 /// Streams recorded without a heap allocation.
 pub(crate) const INLINE: usize = 4;
 
+/// The ticket of a use that lasts while a raw access is open: no work reaches it, so
+/// every later access is ordered after all the work queued on the stream, and the
+/// resource is never idle (a leaked access leaks the resource rather than free it under
+/// work it cannot see).
+const OPEN: u64 = u64::MAX;
+
 struct Slot {
     /// `None` for an empty slot.
     clock: Option<Arc<Clock>>,
@@ -53,6 +59,11 @@ struct Slot {
     /// The uid of the stream that last waited for this slot's work, and up to which
     /// ticket (uids are never reused).
     fenced: (u64, u64),
+    /// Raw accesses open on the stream ([`Uses::open`]): while one is, any work queued on
+    /// the stream may use the resource, so its use never finishes.
+    open: u32,
+    /// How many of them may write.
+    open_writes: u32,
 }
 
 impl Slot {
@@ -61,7 +72,23 @@ impl Slot {
         ticket: 0,
         written: 0,
         fenced: (0, 0),
+        open: 0,
+        open_writes: 0,
     };
+
+    /// The ticket of the last use ([`OPEN`] while a raw access is open).
+    fn last(&self) -> u64 {
+        if self.open > 0 { OPEN } else { self.ticket }
+    }
+
+    /// The ticket of the last write ([`OPEN`] while a raw write access is open).
+    fn last_write(&self) -> u64 {
+        if self.open_writes > 0 {
+            OPEN
+        } else {
+            self.written
+        }
+    }
 
     /// Whether the slot may be given to another stream: its work has finished and did
     /// not fail (a failed write must still be reported to its readers).
@@ -69,7 +96,7 @@ impl Slot {
         match &self.clock {
             None => true,
             Some(c) => {
-                c.is_done(self.ticket)
+                c.is_done(self.last())
                     && (self.written == 0 || c.failure_in(self.written, self.written).is_none())
             }
         }
@@ -77,8 +104,8 @@ impl Slot {
 
     fn needed(&self, access: Access) -> u64 {
         match access {
-            Access::Read => self.written,
-            Access::Write => self.ticket,
+            Access::Read => self.last_write(),
+            Access::Write => self.last(),
         }
     }
 }
@@ -222,8 +249,11 @@ impl Uses {
 
     /// [`record`](Self::record) by the stream's clock.
     pub(crate) fn record_on(&self, clock: &Arc<Clock>, ticket: u64, access: Access) {
-        let mut guard = self.lock();
-        let slots = &mut *guard;
+        Self::record_locked(&mut self.lock(), clock, ticket, access);
+    }
+
+    /// [`record_on`](Self::record_on) under the lock.
+    fn record_locked(slots: &mut Slots, clock: &Arc<Clock>, ticket: u64, access: Access) {
         let i = (slots.find(clock.uid)).unwrap_or_else(|| Self::record_new(slots, clock));
         let slot = slot_at(slots, i);
         slot.ticket = slot.ticket.max(ticket);
@@ -260,6 +290,36 @@ impl Uses {
         i
     }
 
+    /// Notes that a raw `access` on `stream` opens: until [`close`](Self::close), any
+    /// work queued on the stream may use the resource. Recorded when the access begins,
+    /// so that an access that is never closed (leaked) keeps the resource in use.
+    pub(crate) fn open(&self, stream: &StreamInner, access: Access) {
+        let mut guard = self.lock();
+        let slots = &mut *guard;
+        let clock = &stream.clock;
+        let i = (slots.find(clock.uid)).unwrap_or_else(|| Self::record_new(slots, clock));
+        let slot = slot_at(slots, i);
+        slot.open = slot.open.saturating_add(1);
+        if access == Access::Write {
+            slot.open_writes = slot.open_writes.saturating_add(1);
+        }
+    }
+
+    /// Closes a raw `access` opened with [`open`](Self::open): its uses end with the
+    /// work with `ticket` (queued after all the access's work).
+    pub(crate) fn close(&self, stream: &StreamInner, ticket: u64, access: Access) {
+        let mut guard = self.lock();
+        let slots = &mut *guard;
+        if let Some(i) = slots.find(stream.clock.uid) {
+            let slot = slot_at(slots, i);
+            slot.open = slot.open.saturating_sub(1);
+            if access == Access::Write {
+                slot.open_writes = slot.open_writes.saturating_sub(1);
+            }
+        }
+        Self::record_locked(slots, &stream.clock, ticket, access);
+    }
+
     /// A copy of these records, for a piece split off a cached block: the piece's range
     /// was used by the same work. Allocates only when more than [`INLINE`] streams are
     /// recorded.
@@ -292,6 +352,8 @@ impl Uses {
             }
             into.ticket = into.ticket.max(slot.ticket);
             into.written = into.written.max(slot.written);
+            into.open = into.open.saturating_add(slot.open);
+            into.open_writes = into.open_writes.saturating_add(slot.open_writes);
         }
     }
 
@@ -311,6 +373,15 @@ impl Uses {
             let needed = slot.needed(access);
             if needed == 0 {
                 continue;
+            }
+            if needed == OPEN {
+                // Only a leaked raw access stays open while the host may access the
+                // resource: the work queued with it can never be waited for.
+                return Err(crate::error::Error::InvalidArgument(
+                    "a raw access to the tensor was leaked: the work queued with it cannot \
+                     be waited for"
+                        .into(),
+                ));
             }
             if access == Access::Read
                 && let Some(e) = clock.failure_in(needed, needed)
@@ -360,7 +431,7 @@ impl Uses {
         self.lock().iter().all(|slot| {
             slot.clock
                 .as_ref()
-                .is_none_or(|clock| clock.is_done(slot.ticket))
+                .is_none_or(|clock| clock.is_done(slot.last()))
         })
     }
 
@@ -368,9 +439,9 @@ impl Uses {
     /// resource: work on that stream runs before anything queued on it later.
     pub(crate) fn is_idle_beside(&self, uid: u64) -> bool {
         self.lock().iter().all(|slot| {
-            slot.clock
-                .as_ref()
-                .is_none_or(|clock| clock.uid == uid || clock.is_done(slot.ticket))
+            slot.clock.as_ref().is_none_or(|clock| {
+                (clock.uid == uid && slot.open == 0) || clock.is_done(slot.last())
+            })
         })
     }
 
@@ -382,7 +453,7 @@ impl Uses {
                 let slots = self.lock();
                 slots.iter().find_map(|slot| {
                     let clock = slot.clock.as_ref()?;
-                    (!clock.is_done(slot.ticket)).then(|| (Arc::clone(clock), slot.ticket))
+                    (!clock.is_done(slot.last())).then(|| (Arc::clone(clock), slot.last()))
                 })
             };
             let Some((clock, ticket)) = pending else {

@@ -277,3 +277,44 @@ fn a_checked_declaration_cannot_hide_a_write_from_another_streams_reader() {
     );
     a.synchronize().unwrap();
 }
+
+#[test]
+fn a_forgotten_raw_access_still_holds_the_tensor_for_its_work() {
+    // Leaks a descriptor and a block: no leak check may count them.
+    let _serial = serial();
+    let dev = device(A2);
+    let (s, b) = (dev.stream().unwrap(), dev.stream().unwrap());
+    let n = 4096;
+    let mut x = DeviceTensor::from_array(&s, &Array::from_elem(n, 5.0f32)).unwrap();
+    s.synchronize().unwrap();
+    let phase1 = ascend_sim::symbol("aclnnInplaceZeroGetWorkspaceSize").unwrap();
+    let phase2 = ascend_sim::symbol("aclnnInplaceZero").unwrap();
+    let hold = ascend_sim::testing::hold_stream(s.as_raw()).expect("a created stream");
+    {
+        let mut whole = x.view_mut();
+        // SAFETY: only aclnnInplaceZero is queued with the access, on `s`, over the view.
+        let raw = unsafe { whole.raw_access_mut(&s).unwrap() };
+        let (mut ws, mut exec) = (0u64, std::ptr::null_mut());
+        // SAFETY: the simulator's functions of these names have these prototypes; the
+        // descriptor is live; the workspace size is 0 (checked) and the stream is `s`'s.
+        unsafe {
+            let p1: ZeroPhase1 = std::mem::transmute(phase1);
+            let p2: ascend_sys::OperatorLaunchFn = std::mem::transmute(phase2);
+            assert_eq!(p1(raw.acl_tensor(), &mut ws, &mut exec), 0);
+            assert_eq!(ws, 0);
+            assert_eq!(p2(std::ptr::null_mut(), 0, exec, s.as_raw()), 0);
+        }
+        // Safe code may leak the access: the zeroing stays queued, held back.
+        std::mem::forget(raw);
+    }
+    drop(x);
+    let y = DeviceTensor::from_array(&b, &Array::from_elem(n, 1.0f32)).unwrap();
+    hold.release();
+    s.synchronize().unwrap();
+    let got = y.to_array::<IxDyn>(&b).unwrap();
+    assert!(
+        got.iter().all(|&v| v == 1.0),
+        "the new tensor's memory was written by the leaked access's work: {:?}",
+        &got.as_slice().unwrap()[..4]
+    );
+}

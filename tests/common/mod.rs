@@ -62,6 +62,12 @@ pub struct LeakCheck {
     _guard: MutexGuard<'static, ()>,
 }
 
+/// The lock [`LeakCheck`] holds, for a test that leaks on purpose: no leak check runs
+/// while it is held.
+pub fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 impl LeakCheck {
     pub fn start() -> LeakCheck {
         let guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
