@@ -41,6 +41,11 @@ ascendcl::operator! {
     pub type UserSubPlan;
 }
 
+// SAFETY: aclnnSub's phase 1 is `(const aclTensor *self, const aclTensor *other, const
+// aclScalar *alpha, aclTensor *out, uint64_t *, aclOpExecutor **)` (the vendor's
+// `aclnn_sub.h`), its phase 2 the common one, and it only reads `self` and `other`.
+unsafe impl ascendcl::protocol::Promise for UserSub {}
+
 ascendcl::operator! {
     /// `aclnnInplaceSub`, undeclared in `ascend-sys` too.
     pub unsafe struct UserInplaceSub: aclnnInplaceSub, aclnnInplaceSubGetWorkspaceSize;
@@ -58,6 +63,11 @@ ascendcl::operator! {
     /// Its plan.
     pub type UserInplaceSubPlan;
 }
+
+// SAFETY: aclnnInplaceSub's phase 1 is `(aclTensor *selfRef, const aclTensor *other,
+// const aclScalar *alpha, uint64_t *, aclOpExecutor **)`, its phase 2 the common one, and
+// it only reads `other`.
+unsafe impl ascendcl::protocol::Promise for UserInplaceSub {}
 
 /// What the device must give for `a − alpha·b`: the crate's reference of Add, alpha negated.
 fn expected<T>(a: &ArrayD<T>, b: &ArrayD<T>, alpha: f64) -> ArrayD<T>
@@ -160,6 +170,11 @@ ascendcl::operator! {
     /// Its plan.
     pub type UserMulPlan;
 }
+
+// SAFETY: aclnnMul's phase 1 is `(const aclTensor *self, const aclTensor *other,
+// aclTensor *out, uint64_t *, aclOpExecutor **)`, its phase 2 the common one, and it only
+// reads `self` and `other`.
+unsafe impl ascendcl::protocol::Promise for UserMul {}
 
 #[test]
 fn an_operator_declared_in_a_user_crate_runs_with_the_crates_checks() {

@@ -1,5 +1,29 @@
 //! [`operator!`](crate::operator): the one place an operator is declared.
 
+/// The promise of an `unsafe` [`operator!`](crate::operator) declaration (`pub unsafe
+/// struct Op: ...`), which the declaring crate states with `unsafe impl Promise for Op {}`
+/// next to it: an `unsafe` token of its own, which `#![forbid(unsafe_code)]` and tools
+/// that look for `unsafe` see. The declaration does not compile without it.
+///
+/// # Safety
+/// Implementing it for a marker type declared with `pub unsafe struct` promises that:
+/// * phase 1 (the `...GetWorkspaceSize` function) takes exactly the declared C parameters,
+///   in order, with the C types of their roles, then `uint64_t *workspaceSize,
+///   aclOpExecutor **executor`, and returns `aclnnStatus`;
+/// * phase 2 has the common prototype (`void *workspace, uint64_t workspaceSize,
+///   aclOpExecutor *executor, aclrtStream stream`, returning `aclnnStatus`);
+/// * the operator never writes an argument declared `input` (nor one it reads only for
+///   its layout), and reads and writes only the elements of the views it is given.
+///
+/// A wrong promise is undefined behaviour. Implementing it for any other type has no
+/// effect.
+#[diagnostic::on_unimplemented(
+    message = "the `unsafe` operator declaration `{Self}` lacks its promise",
+    label = "declared with `pub unsafe struct`",
+    note = "state it next to the declaration: `unsafe impl ascendcl::protocol::Promise for {Self} {{}}` (see its `# Safety`)"
+)]
+pub unsafe trait Promise {}
+
 /// Declares an aclnn operator and generates everything needed to call it: a marker type,
 /// a function, and a [`Plan`](crate::Plan) with `new` and `launch`.
 ///
@@ -59,10 +83,12 @@
 ///
 /// A user crate declares any other aclnn operator the same way. When `ascend-sys` does not
 /// declare its prototype, the declaration says `pub unsafe struct`: nothing can check the
-/// prototype, and the declaration is the user's promise that phase 1 takes exactly the
-/// listed C parameters (then `uint64_t *workspaceSize, aclOpExecutor **executor`), that
-/// phase 2 has the common prototype, and that the operator never writes an argument
-/// declared `input`. A wrong promise is undefined behaviour.
+/// prototype, and the user makes the promise of [`Promise`](crate::protocol::Promise)
+/// with `unsafe impl ascendcl::protocol::Promise for Op {}` (phase 1 takes exactly the
+/// listed C parameters, then `uint64_t *workspaceSize, aclOpExecutor **executor`; phase 2
+/// has the common prototype; the operator never writes an argument declared `input`). A
+/// wrong promise is undefined behaviour. Without the `unsafe impl` the declaration does
+/// not compile, so a crate with `#![forbid(unsafe_code)]` cannot make it.
 ///
 /// ```
 /// # fn main() -> ascendcl::Result<()> {
@@ -82,6 +108,10 @@
 ///     /// Its plan.
 ///     pub type MyMishPlan;
 /// }
+///
+/// // SAFETY: aclnnMish's phase 1 is `(const aclTensor *self, aclTensor *out, uint64_t *,
+/// // aclOpExecutor **)`, its phase 2 the common one, and it only reads `self`.
+/// unsafe impl ascendcl::protocol::Promise for MyMish {}
 ///
 /// let stream = Runtime::simulator()?.device(0)?.stream()?;
 /// let x = DeviceTensor::from_array(&stream, &ndarray::array![1.0f32, 2.0])?;
@@ -115,6 +145,82 @@
 ///
 ///     /// Its plan.
 ///     pub type MySubPlan;
+/// }
+/// # fn main() {}
+/// ```
+///
+/// An `unsafe` declaration without its `unsafe impl` of the promise is refused:
+///
+/// ```compile_fail,E0277
+/// use ascendcl::protocol::rules;
+/// use ascendcl::{DType, SocFamily};
+///
+/// ascendcl::operator! {
+///     /// `aclnnMish` with no promise stated.
+///     pub unsafe struct Unpromised: aclnnMish, aclnnMishGetWorkspaceSize;
+///     products: |_soc: SocFamily| true;
+///     dtypes: |_soc: SocFamily, _dtype: DType| true;
+///     rule: rules::same;
+///
+///     /// `out = mish(x)`.
+///     pub fn unpromised<T>(x: input<T> = "self", out: output<T> = "out");
+///
+///     /// Its plan.
+///     pub type UnpromisedPlan;
+/// }
+/// # fn main() {}
+/// ```
+///
+/// and a crate that forbids `unsafe` code cannot state it:
+///
+/// ```compile_fail
+/// #![forbid(unsafe_code)]
+/// use ascendcl::protocol::rules;
+/// use ascendcl::{DType, SocFamily};
+///
+/// ascendcl::operator! {
+///     /// `aclnnMish` in a crate without `unsafe`.
+///     pub unsafe struct Forbidden: aclnnMish, aclnnMishGetWorkspaceSize;
+///     products: |_soc: SocFamily| true;
+///     dtypes: |_soc: SocFamily, _dtype: DType| true;
+///     rule: rules::same;
+///
+///     /// `out = mish(x)`.
+///     pub fn forbidden<T>(x: input<T> = "self", out: output<T> = "out");
+///
+///     /// Its plan.
+///     pub type ForbiddenPlan;
+/// }
+///
+/// // SAFETY: as for `MyMish` above.
+/// unsafe impl ascendcl::protocol::Promise for Forbidden {}
+/// # fn main() {}
+/// ```
+///
+/// A user crate cannot use the crate's own `@verified` form, which orders `input`s as
+/// reads without a promise:
+///
+/// ```compile_fail,E0603
+/// use ascendcl::protocol::rules;
+/// use ascendcl::{DType, SocFamily};
+///
+/// ascendcl::operator! {
+///     @verified
+///     /// `aclnnInplaceAdd`, whose header says `const aclTensor *selfRef`.
+///     pub struct Claimed: aclnnInplaceAdd, aclnnInplaceAddGetWorkspaceSize;
+///     products: |_soc: SocFamily| true;
+///     dtypes: |_soc: SocFamily, _dtype: DType| true;
+///     rule: rules::broadcast;
+///
+///     /// `a = a + alpha·b`.
+///     pub fn claimed<A, B>(
+///         a: input<A> = "selfRef",
+///         b: input<B> = "other",
+///         alpha: attr<ascendcl::protocol::Scalar> = "alpha",
+///     );
+///
+///     /// Its plan.
+///     pub type ClaimedPlan;
 /// }
 /// # fn main() {}
 /// ```
@@ -245,7 +351,7 @@ macro_rules! operator {
             }
         }
 
-        $crate::operator!(@check $check $phase1 $phase2 [$($role [$elem]),+]);
+        $crate::operator!(@check $check $op $phase1 $phase2 [$($role [$elem]),+]);
 
         $crate::operator!(@munch {
             op: $op, fname: $fname, plan: $plan, types: [$($ty),+],
@@ -255,7 +361,7 @@ macro_rules! operator {
 
     // The prototypes, against the header: generic and never instantiated, so the `extern`
     // declarations are type-checked, never referenced by the linker.
-    (@check checked $phase1:ident $phase2:ident [$($role:ident [$elem:ty]),+]) => {
+    (@check checked $op:ident $phase1:ident $phase2:ident [$($role:ident [$elem:ty]),+]) => {
         const _: () = {
             #[allow(dead_code, clippy::extra_unused_type_parameters)]
             fn prototypes_match_header<T>() {
@@ -270,7 +376,14 @@ macro_rules! operator {
             }
         };
     };
-    (@check unchecked $phase1:ident $phase2:ident [$($role:ident [$elem:ty]),+]) => {};
+    // Nothing to check the prototypes against: the declaring crate's `unsafe impl` of
+    // `Promise` is required instead.
+    (@check unchecked $op:ident $phase1:ident $phase2:ident [$($role:ident [$elem:ty]),+]) => {
+        const _: () = {
+            fn promised<P: $crate::protocol::Promise>() {}
+            let _: fn() = promised::<$op>;
+        };
+    };
 
     // The function, the plan's `new` and `launch`: parameters and values per argument.
     // F: function parameters, N: `new` parameters, L: `launch` parameters, CV/NV/LV: the

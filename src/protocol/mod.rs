@@ -36,6 +36,7 @@ pub mod rules;
 
 pub use args::{Arg, ArgKind, Call, MAX_ARGS, Role, Value, label};
 pub use attr::{Attr, Attribute, CArg, CValue, INT_LIST_CAPACITY, IntList, Kind, Scalar};
+pub use declare::Promise;
 pub use entry::EntryPoints;
 pub use launch::{call, call_new};
 pub use plan::Plan;
