@@ -1,6 +1,7 @@
 //! The crate's error type.
 
 use crate::element::DType;
+use crate::runtime::Backend;
 use std::fmt;
 
 /// Everything that can go wrong in `ascendcl`.
@@ -142,8 +143,12 @@ pub enum Error {
         soc: String,
     },
 
-    /// The operator does not exist on this product, or the loaded toolkit lacks it.
-    #[error("{operator} is not available on {soc}{}", missing(*missing_symbol))]
+    /// The operator does not exist on this product, or the loaded toolkit (or the
+    /// simulator) lacks it.
+    #[error(
+        "{operator} is not available on {soc}{}",
+        missing(operator, *missing_symbol, *backend)
+    )]
     UnsupportedOperator {
         /// The operator.
         operator: &'static str,
@@ -152,6 +157,9 @@ pub enum Error {
         /// The entry point the loaded toolkit lacks (`None`: the product has no such
         /// operator).
         missing_symbol: Option<&'static str>,
+        /// What lacks it: CANN's libraries, or the simulator (which implements only some
+        /// operators).
+        backend: Backend,
     },
 
     /// Tensors and stream belong to different devices.
@@ -339,14 +347,21 @@ fn numel(shape: &[usize]) -> usize {
         .unwrap_or(usize::MAX)
 }
 
-fn missing(symbol: Option<&str>) -> String {
-    symbol.map_or_else(
-        || {
+fn missing(operator: &str, symbol: Option<&str>, backend: Backend) -> String {
+    match (symbol, backend) {
+        (None, _) => {
             "; `ascendcl::reference` computes the crate's operators on the host (CPU) instead"
                 .to_owned()
-        },
-        |s| format!(": the loaded toolkit has no `{s}` (its libopapi.so predates the operator)"),
-    )
+        }
+        (Some(s), Backend::Simulator) => format!(
+            ": the simulator has no `{s}`: ascend-sim does not implement {operator}; run on \
+             CANN (ASCENDCL_BACKEND=cann), or add the operator to ascend-sim (see \
+             docs/adding-an-operator.md, \"Simulate it\")"
+        ),
+        (Some(s), _) => {
+            format!(": the loaded toolkit has no `{s}` (its libopapi.so predates the operator)")
+        }
+    }
 }
 
 /// `Result` with [`Error`].

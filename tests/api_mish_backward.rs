@@ -128,6 +128,7 @@ fn operator_unavailable_on_310b() {
             operator,
             soc,
             missing_symbol,
+            ..
         }) => {
             assert_eq!(operator, "aclnnMishBackward");
             assert_eq!(soc, "Ascend310B1");

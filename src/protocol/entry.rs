@@ -115,6 +115,7 @@ impl EntryPoints {
             operator: self.phase2,
             soc: device.soc().to_owned(),
             missing_symbol: Some(symbol),
+            backend: device.rt.backend,
         }
     }
 }

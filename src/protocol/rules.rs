@@ -414,6 +414,7 @@ fn unsupported_operator(operator: &'static str, device: &DeviceInner) -> Error {
         operator,
         soc: device.soc().to_owned(),
         missing_symbol: None,
+        backend: device.rt.backend,
     }
 }
 
