@@ -16,6 +16,7 @@
 //! was not known complete before it. Later work that is ordered after work in such a
 //! window gets an error naming it instead of values that were never computed.
 
+use crate::device::DeviceKey;
 use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::stream::StreamInner;
@@ -52,6 +53,8 @@ struct State {
 pub(crate) struct Clock {
     /// The stream's uid, never reused: identity of use records.
     pub(crate) uid: u64,
+    /// The stream's device: a stream of another device cannot wait for its events.
+    pub(crate) device: DeviceKey,
     /// Work up to this ticket has finished.
     completed: AtomicU64,
     /// Work up to this ticket has finished and its failures, if any, are noted.
@@ -64,9 +67,10 @@ pub(crate) struct Clock {
 }
 
 impl Clock {
-    pub(crate) fn new(uid: u64, stream: Weak<StreamInner>) -> Clock {
+    pub(crate) fn new(uid: u64, stream: Weak<StreamInner>, device: DeviceKey) -> Clock {
         Clock {
             uid,
+            device,
             completed: AtomicU64::new(0),
             checked: AtomicU64::new(0),
             has_failed: AtomicBool::new(false),
@@ -299,7 +303,7 @@ pub(crate) mod loom_tests {
     #[test]
     fn dropping_stream_is_busy_until_drained() {
         loom::model(|| {
-            let clock = Arc::new(Clock::new(1, Weak::new()));
+            let clock = Arc::new(Clock::new(1, Weak::new(), Default::default()));
             let drained = Arc::new(AtomicBool::new(false));
             let dropper = drop_elsewhere(Arc::clone(&clock), 3, Ok(()), Some(&drained));
             if clock.is_done(3) {
@@ -316,7 +320,7 @@ pub(crate) mod loom_tests {
     #[test]
     fn failed_drain_never_counts_as_done() {
         loom::model(|| {
-            let clock = Arc::new(Clock::new(1, Weak::new()));
+            let clock = Arc::new(Clock::new(1, Weak::new(), Default::default()));
             let dropper = drop_elsewhere(Arc::clone(&clock), 3, Err(failure()), None);
             assert!(!clock.is_done(3));
             let waited = clock.wait_gone(3);
@@ -340,7 +344,7 @@ pub(crate) mod loom_tests {
     #[test]
     fn failure_is_seen_or_work_is_unchecked() {
         loom::model(|| {
-            let clock = Arc::new(Clock::new(1, Weak::new()));
+            let clock = Arc::new(Clock::new(1, Weak::new(), Default::default()));
             let syncer = {
                 let clock = Arc::clone(&clock);
                 thread::spawn(move || clock.note_failure(2, &failure()))

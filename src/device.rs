@@ -25,6 +25,14 @@ thread_local! {
     static BOUND: Cell<u64> = const { Cell::new(0) };
 }
 
+/// A device's identity (its runtime's address and its id): two handles of one device
+/// have the same key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct DeviceKey {
+    rt: usize,
+    id: i32,
+}
+
 pub(crate) struct DeviceInner {
     pub(crate) rt: &'static RuntimeInner,
     pub(crate) id: i32,
@@ -152,7 +160,16 @@ impl DeviceInner {
     /// Whether `other` is the same physical device of the same runtime.
     #[inline]
     pub(crate) fn same_as(&self, other: &DeviceInner) -> bool {
-        std::ptr::eq(self.rt, other.rt) && self.id == other.id
+        self.key() == other.key()
+    }
+
+    /// What identifies the device (its runtime and id), for records that outlive the
+    /// handles ([`Clock`](crate::clock::Clock)).
+    pub(crate) fn key(&self) -> DeviceKey {
+        DeviceKey {
+            rt: std::ptr::from_ref(self.rt) as usize,
+            id: self.id,
+        }
     }
 
     /// `Ok` when `self`, the device of `argument`, is `expected` (the device of the stream

@@ -523,7 +523,7 @@ impl Stream {
                 raw,
                 uid,
                 submitted: AtomicU64::new(0),
-                clock: Arc::new(Clock::new(uid, me.clone())),
+                clock: Arc::new(Clock::new(uid, me.clone(), device.key())),
                 deps: Mutex::new(Vec::new()),
                 state: Mutex::new(StreamState {
                     workspace: None,

@@ -18,7 +18,9 @@
 //! 3. **Ordered, on the device.** Before work on stream S reads a resource, S waits for the
 //!    unfinished writes of other streams; before it writes, for every unfinished use
 //!    ([`Uses::order`]). The wait is an event waited for on S: enqueueing never waits on
-//!    the host for another stream's work. A stream being dropped is waited for through
+//!    the host for another stream's work of the same device. A stream of another device
+//!    (recorded by a peer copy) is waited for on the host: no stream can wait for another
+//!    device's events. A stream being dropped is waited for through
 //!    the final fence its `Drop` records before draining.
 //! 4. **Failure travels with ordering.** A stream that waited for another stream's work
 //!    remembers it; its next synchronisation (or download) returns
@@ -229,6 +231,9 @@ impl Uses {
         needed: u64,
         reads: bool,
     ) -> Result<Option<u64>> {
+        if clock.device != stream.device.key() {
+            return Self::wait_on_host(clock, stream, needed);
+        }
         let through = match clock.stream.upgrade() {
             Some(other) => Some(other.fence_for(stream)?),
             None => clock.fence_gone(needed, |event| stream.wait_event(event))?,
@@ -237,6 +242,26 @@ impl Uses {
             stream.depend_on(clock, needed);
         }
         Ok(through)
+    }
+
+    /// Waits on the host for `clock`'s work up to `needed`, for a stream of another
+    /// device: no stream can wait for another device's events (a record of another
+    /// device's stream is left by a peer copy). `None`: the work has finished, and a
+    /// failure in it is noted on the clock (and returned). `stream`'s device is current
+    /// again afterwards, as the caller had it.
+    #[cold]
+    #[inline(never)]
+    fn wait_on_host(
+        clock: &Arc<Clock>,
+        stream: &Arc<StreamInner>,
+        needed: u64,
+    ) -> Result<Option<u64>> {
+        let waited = match clock.stream.upgrade() {
+            Some(other) => other.synchronize(),
+            None => clock.wait_gone(needed),
+        };
+        stream.device.bind()?;
+        waited.map(|()| None)
     }
 
     /// Notes that the work with `ticket` on `stream` uses the resource (and writes it, for
@@ -493,7 +518,7 @@ mod loom_tests {
     #[test]
     fn release_waits_for_a_stream_dropped_elsewhere() {
         loom::model(|| {
-            let clock = Arc::new(Clock::new(1, Weak::new()));
+            let clock = Arc::new(Clock::new(1, Weak::new(), Default::default()));
             let uses = Arc::new(Uses::new());
             uses.record_on(&clock, 2, Access::Write);
             let drained = loom::sync::Arc::new(AtomicBool::new(false));
@@ -514,8 +539,8 @@ mod loom_tests {
     fn failed_drain_leaks_and_fails_readers() {
         loom::model(|| {
             let (a, b) = (
-                Arc::new(Clock::new(1, Weak::new())),
-                Arc::new(Clock::new(2, Weak::new())),
+                Arc::new(Clock::new(1, Weak::new(), Default::default())),
+                Arc::new(Clock::new(2, Weak::new(), Default::default())),
             );
             let uses = Arc::new(Uses::new());
             uses.record_on(&b, 1, Access::Read);

@@ -82,3 +82,25 @@ fn mismatches_are_refused_and_the_device_error_says_what_to_do() {
     let got: Array2<f32> = y1.to_array(&s1).unwrap();
     assert_eq!(got, array![[1.0f32, 2.0], [3.0, 4.0]]);
 }
+
+#[test]
+fn after_a_failed_copy_the_source_is_written_again_on_its_own_device() {
+    let (rt, _serial) = runtime();
+    let (d0, d1) = (rt.device(0).unwrap(), rt.device(1).unwrap());
+    let (s0, s1) = (d0.stream().unwrap(), d1.stream().unwrap());
+    let mut y0 = DeviceTensor::from_array(&s0, &Array1::from_elem(1000, 1.0f32)).unwrap();
+    let mut y1 = DeviceTensor::<f32>::zeros(&s1, 1000).unwrap();
+    s0.synchronize().unwrap();
+    s1.synchronize().unwrap();
+    // The copy's wait on device 1 fails: the copy may still be running.
+    ascend_sim::set_fault("aclrtSynchronizeStream", 1).unwrap();
+    let copied = y1.copy_from_peer(&y0, &s1);
+    ascend_sim::set_fault("aclrtSynchronizeStream", 0).unwrap();
+    assert!(copied.is_err(), "{copied:?}");
+    // Device 0's stream cannot wait for an event of device 1: the source is written once
+    // the host has waited for the copy.
+    mish_inplace(&mut y0, &s0).unwrap();
+    let got: Array1<f32> = y0.to_array(&s0).unwrap();
+    assert!(got.iter().all(|v| (v - 0.865_098).abs() < 1e-5));
+    assert_eq!(ascend_sim::last_report(), None);
+}
