@@ -382,6 +382,16 @@ impl Uses {
         }
     }
 
+    /// Notes that the memory goes to a new owner (a new tensor on a cached block), whose
+    /// values are unspecified until its first write: the old owner's writes, failed ones
+    /// included, no longer matter to readers (their failure was the old owner's and its
+    /// stream's). The uses stay: the new owner's first write still waits for them.
+    pub(crate) fn new_owner(&self) {
+        for slot in self.lock().iter_mut() {
+            slot.written = 0;
+        }
+    }
+
     /// Notes that the host wrote the whole resource while no queued work used it (an
     /// upload made at once): earlier writes, failed ones included, no longer matter.
     pub(crate) fn overwritten(&self) {

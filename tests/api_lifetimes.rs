@@ -350,3 +350,30 @@ fn plan_reuses_one_executor() {
     drop(plan);
     assert_eq!(ascend_sim::counters().executors, executors - 1);
 }
+
+#[test]
+fn a_new_tensor_on_a_reused_block_does_not_inherit_an_old_failure() {
+    let _check = LeakCheck::start();
+    let dev = device(A2);
+    let (s, b) = (dev.stream().unwrap(), dev.stream().unwrap());
+    let x = DeviceTensor::from_array(&s, &Array1::from_elem(1234, 1.0f32)).unwrap();
+    let mut y = DeviceTensor::<f32>::zeros(&s, [1234]).unwrap();
+    ascendcl::mish(&x, &mut y, &s).unwrap();
+    // The synchronisation covering y's write fails: that failure is y's and s's, and it
+    // was reported to s's caller.
+    ascend_sim::set_fault("aclrtSynchronizeStream", 1).unwrap();
+    let synced = s.synchronize();
+    ascend_sim::set_fault("aclrtSynchronizeStream", 0).unwrap();
+    assert!(synced.is_err());
+    s.synchronize().unwrap(); // the work has finished now
+    drop(y);
+    // New tensors of the same size take y's block from the cache; another stream reads
+    // them.
+    let zeros = DeviceTensor::<f32>::zeros(&s, [1234]).unwrap();
+    let got: Array1<f32> = zeros.to_array(&b).unwrap();
+    assert!(got.iter().all(|&v| v == 0.0));
+    drop(zeros);
+    let upload = DeviceTensor::from_array(&s, &Array1::from_elem(1234, 3.0f32)).unwrap();
+    let got: Array1<f32> = upload.to_array(&b).unwrap();
+    assert!(got.iter().all(|&v| v == 3.0));
+}

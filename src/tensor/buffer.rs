@@ -75,6 +75,10 @@ impl Buffer {
         };
         let size = crate::alloc::size_class(bytes);
         let block = device.cache.take(device, size, false, Some(want))?;
+        // Every constructor writes the new tensor before anything reads it, ordered after
+        // the block's old uses; what the old tensor's work wrote, or failed to, is not the
+        // new tensor's.
+        block.uses.new_owner();
         Ok(Buffer {
             device: Arc::clone(device),
             ptr: block.ptr,
