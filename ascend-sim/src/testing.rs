@@ -78,3 +78,10 @@ pub fn wait_unordered(stream: aclrtStream) {
     };
     shared.wait_unordered();
 }
+
+/// Makes the next `HcclGetRootInfo` of the calling thread name its socket with `token`
+/// instead of a random one, so that a test can take the name first (a socket name is
+/// otherwise impossible to guess before it is bound).
+pub fn next_root_info_token(token: u64) {
+    crate::hccl::set_next_token(token);
+}

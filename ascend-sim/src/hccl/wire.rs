@@ -4,7 +4,9 @@
 //! process is killed, and a dead process's connections read as closed at once.
 //!
 //! A frame is a little-endian `u32` length and that many bytes; a message is a tag byte
-//! and its fields, little-endian.
+//! and its fields, little-endian. A frame's length is checked against the reader's limit
+//! before anything is allocated for it: [`FIRST_FRAME`] for a connection's first message,
+//! which comes before its peer has proved anything (see [`super::auth`]).
 
 use super::movement::{Desc, Kind};
 use ascend_sys::hccl::HcclResult;
@@ -13,19 +15,38 @@ use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
 
 /// The largest frame accepted (a collective's buffers travel in one frame).
-const MAX_FRAME: usize = 1 << 31;
+pub(crate) const MAX_FRAME: usize = 1 << 31;
 
-/// The abstract socket name of root info `id` made by process `pid`.
-pub(crate) fn address(pid: u32, id: u64) -> io::Result<SocketAddr> {
-    SocketAddr::from_abstract_name(format!("ascend-sim-hccl.{pid}.{id}").as_bytes())
+/// The largest first frame of a connection (a join: a few numbers and the secret).
+pub(crate) const FIRST_FRAME: usize = 256;
+
+/// The abstract socket name of a root info made by process `pid`, whose random `token`
+/// makes it impossible to guess.
+pub(crate) fn name(pid: u32, token: u64) -> String {
+    format!("ascend-sim-hccl.{pid}.{token:016x}")
 }
 
-pub(crate) fn listen(pid: u32, id: u64) -> io::Result<UnixListener> {
-    UnixListener::bind_addr(&address(pid, id)?)
+fn address(pid: u32, token: u64) -> io::Result<SocketAddr> {
+    SocketAddr::from_abstract_name(name(pid, token).as_bytes())
 }
 
-pub(crate) fn connect(pid: u32, id: u64) -> io::Result<UnixStream> {
-    UnixStream::connect_addr(&address(pid, id)?)
+/// Binds the socket; a name already bound (by anyone) is an error naming it.
+pub(crate) fn listen(pid: u32, token: u64) -> io::Result<UnixListener> {
+    UnixListener::bind_addr(&address(pid, token)?).map_err(|e| {
+        let why = if e.kind() == io::ErrorKind::AddrInUse {
+            "another process holds that name".to_owned()
+        } else {
+            e.to_string()
+        };
+        io::Error::new(
+            e.kind(),
+            format!("cannot bind socket @{}: {why}", name(pid, token)),
+        )
+    })
+}
+
+pub(crate) fn connect(pid: u32, token: u64) -> io::Result<UnixStream> {
+    UnixStream::connect_addr(&address(pid, token)?)
 }
 
 /// A message being built.
@@ -51,6 +72,11 @@ impl Out {
     }
     pub(crate) fn text(self, t: &str) -> Out {
         self.bytes(t.as_bytes())
+    }
+    /// Bytes of a length both ends know (no length before them).
+    pub(crate) fn raw(mut self, b: &[u8]) -> Out {
+        self.0.extend_from_slice(b);
+        self
     }
     pub(crate) fn desc(self, d: &Desc) -> Out {
         let opt = |v: Option<u32>| v.map_or(u64::MAX, u64::from);
@@ -84,13 +110,20 @@ fn bad(what: &str) -> io::Error {
 }
 
 impl In {
-    /// Reads one frame (an error at end of stream: the peer closed its end).
-    pub(crate) fn recv(from: &mut UnixStream) -> io::Result<In> {
+    /// Reads one frame of at most `limit` bytes (an error at end of stream: the peer
+    /// closed its end).
+    pub(crate) fn recv(from: &mut UnixStream, limit: usize) -> io::Result<In> {
         let mut len = [0u8; 4];
         from.read_exact(&mut len)?;
         let len = u32::from_le_bytes(len) as usize;
-        if len == 0 || len > MAX_FRAME {
-            return Err(bad("frame length"));
+        if len == 0 {
+            return Err(bad("frame length 0"));
+        }
+        if len > limit {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("a frame of {len} bytes exceeds the limit of {limit} bytes"),
+            ));
         }
         let mut data = vec![0u8; len];
         from.read_exact(&mut data)?;
@@ -121,6 +154,11 @@ impl In {
         let n = usize::try_from(self.u64()?).map_err(|_| bad("length"))?;
         Ok(self.take(n)?.to_vec())
     }
+    /// `N` bytes of a length both ends know.
+    pub(crate) fn raw<const N: usize>(&mut self) -> io::Result<[u8; N]> {
+        let b = self.take(N)?;
+        b.try_into().map_err(|_| bad("truncated"))
+    }
     pub(crate) fn text(&mut self) -> io::Result<String> {
         Ok(String::from_utf8_lossy(&self.bytes()?).into_owned())
     }
@@ -150,9 +188,10 @@ impl In {
 
 /// Message tags.
 pub(crate) mod tag {
-    /// remote → hub, first on a rank's first connection: nranks, rank, device, pid.
+    /// remote → hub, first on a rank's first connection: the root info's secret, nranks,
+    /// rank, device, pid.
     pub const JOIN: u8 = 1;
-    /// remote → hub, first on a rank's other connections: rank.
+    /// remote → hub, first on a rank's other connections: the secret, rank, pid.
     pub const ATTACH: u8 = 2;
     /// hub → remote: group id, then each rank's device.
     pub const FORMED: u8 = 3;
@@ -193,7 +232,7 @@ mod tests {
             .text("ok")
             .send(&mut a)
             .unwrap();
-        let mut m = In::recv(&mut b).unwrap();
+        let mut m = In::recv(&mut b, MAX_FRAME).unwrap();
         assert_eq!(m.tag, tag::EXECUTE);
         assert_eq!(m.u32().unwrap(), 7);
         assert_eq!(m.desc().unwrap(), desc);
@@ -203,12 +242,21 @@ mod tests {
         // A zero-length frame, and a closed peer.
         a.write_all(&0u32.to_le_bytes()).unwrap();
         assert_eq!(
-            In::recv(&mut b).err().unwrap().kind(),
+            In::recv(&mut b, MAX_FRAME).err().unwrap().kind(),
             io::ErrorKind::InvalidData
+        );
+        // A length above the reader's limit is refused before anything is allocated for
+        // it, naming the limit.
+        a.write_all(&u32::MAX.to_le_bytes()).unwrap();
+        let e = In::recv(&mut b, FIRST_FRAME).err().unwrap();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        assert_eq!(
+            e.to_string(),
+            "a frame of 4294967295 bytes exceeds the limit of 256 bytes"
         );
         drop(a);
         assert_eq!(
-            In::recv(&mut b).err().unwrap().kind(),
+            In::recv(&mut b, MAX_FRAME).err().unwrap().kind(),
             io::ErrorKind::UnexpectedEof
         );
     }
