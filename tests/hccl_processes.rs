@@ -854,6 +854,33 @@ fn a_taken_socket_name_and_a_socket_of_another_user_are_refused() {
     let _ = squatter.wait();
 }
 
+fn silent_connections_to_the_rendezvous_port_stall_no_rank() {
+    // A connect timeout long enough for the ranks, shorter than two silent connections
+    // would take if each were waited for in turn.
+    let timeouts = [("HCCL_CONNECT_TIMEOUT", "5")];
+    let port = free_port();
+    let rank0 = spawn("rendezvous", &[(0, 2)], port, &timeouts).remove(0);
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let first = loop {
+        match std::net::TcpStream::connect(addr) {
+            Ok(c) => break c,
+            Err(_) => std::thread::sleep(Duration::from_millis(5)),
+        }
+    };
+    let second = std::net::TcpStream::connect(addr).unwrap();
+    let rank1 = spawn("rendezvous", &[(1, 2)], port, &timeouts).remove(0);
+    let out = finish(vec![rank0, rank1], Duration::from_secs(90));
+    drop((first, second));
+    for (r, o) in out.iter().enumerate() {
+        assert!(
+            o.success && o.result == "ok",
+            "rank {r}: {} {}",
+            o.result,
+            o.stderr
+        );
+    }
+}
+
 fn main() {
     if let Ok(case) = std::env::var(CASE) {
         child(&case);
@@ -863,7 +890,7 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let cases: [(&str, fn()); 13] = [
+    let cases: [(&str, fn()); 14] = [
         (
             "collectives_in_two_and_four_processes",
             collectives_in_two_and_four_processes,
@@ -911,6 +938,10 @@ fn main() {
         (
             "a_taken_socket_name_and_a_socket_of_another_user_are_refused",
             a_taken_socket_name_and_a_socket_of_another_user_are_refused,
+        ),
+        (
+            "silent_connections_to_the_rendezvous_port_stall_no_rank",
+            silent_connections_to_the_rendezvous_port_stall_no_rank,
         ),
         ("no_socket_is_left", || {
             assert_eq!(sockets_left(), 0, "simulator sockets left")
