@@ -215,6 +215,16 @@ fn child(case: &str) {
             drop(comm);
             println!("result ok");
         }
+        "chunked" => {
+            // Messages of up to 1.6 MB in frames of 4 KiB, as a collective of gigabytes
+            // crosses in frames of 64 MiB.
+            ascend_sim::testing::set_hccl_frame_limit(4096);
+            let comm = Communicator::from_env(&device).unwrap();
+            let stream = device.stream().unwrap();
+            collectives::<f32>(&comm, &stream, 100_000);
+            drop(comm);
+            println!("result ok");
+        }
         "disagree" => {
             let comm = Communicator::from_env(&device).unwrap();
             let stream = device.stream().unwrap();
@@ -485,6 +495,14 @@ fn collectives_in_two_and_four_processes() {
         );
         all_ok(&out);
     }
+}
+
+fn collectives_larger_than_a_frame_cross_in_pieces() {
+    let out = finish(
+        spawn("chunked", &[(0, 2), (1, 2)], free_port(), &[]),
+        Duration::from_secs(120),
+    );
+    all_ok(&out);
 }
 
 fn two_processes_of_two_ranks_each_through_the_manual_path() {
@@ -890,7 +908,7 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let cases: [(&str, fn()); 14] = [
+    let cases: [(&str, fn()); 15] = [
         (
             "collectives_in_two_and_four_processes",
             collectives_in_two_and_four_processes,
@@ -942,6 +960,10 @@ fn main() {
         (
             "silent_connections_to_the_rendezvous_port_stall_no_rank",
             silent_connections_to_the_rendezvous_port_stall_no_rank,
+        ),
+        (
+            "collectives_larger_than_a_frame_cross_in_pieces",
+            collectives_larger_than_a_frame_cross_in_pieces,
         ),
         ("no_socket_is_left", || {
             assert_eq!(sockets_left(), 0, "simulator sockets left")

@@ -21,7 +21,7 @@ use super::group::{Arrival, Failure, Group};
 use super::movement::{Part, part_bytes, staged};
 use super::p2p::{Key, Role, Side};
 use super::root::{self, Root};
-use super::wire::{FIRST_FRAME, In, MAX_FRAME, Out, tag};
+use super::wire::{FIRST_FRAME, In, MAX_MESSAGE, Out, tag};
 use super::{JOINED, registry, timeout};
 use ascend_sys::hccl::*;
 use std::io;
@@ -182,7 +182,7 @@ fn serve(mut conn: UnixStream, root: u64, secret: &Secret) {
     }
     let rank = rank as usize;
     loop {
-        let m = match In::recv(&mut conn, MAX_FRAME) {
+        let m = match In::recv(&mut conn, MAX_MESSAGE) {
             Ok(m) if m.tag == tag::BYE => {
                 group.destroyed(rank);
                 return;

@@ -91,6 +91,7 @@ pub use hub::serving_threads;
 pub(crate) use movement::Kind;
 pub(crate) use p2p::{Role, post};
 pub(crate) use root::{comm_init_root_info, get_root_info, set_next_token};
+pub(crate) use wire::set_frame_limit;
 
 use crate::state::{out_slot, state};
 use ascend_sys::hccl::*;

@@ -9,7 +9,7 @@ use super::group::{Arrival, Failure, Group};
 use super::movement::{Desc, Kind, part_bytes, with_bytes, write};
 use super::p2p::{Role, Side};
 use super::root::Named;
-use super::wire::{self, In, MAX_FRAME, Out, tag};
+use super::wire::{self, In, MAX_MESSAGE, Out, tag};
 use crate::state::lock;
 use ascend_sys::hccl::*;
 use std::io;
@@ -94,7 +94,7 @@ impl Link {
         };
         let answer = msg
             .send(&mut conn)
-            .and_then(|()| In::recv(&mut conn, MAX_FRAME));
+            .and_then(|()| In::recv(&mut conn, MAX_MESSAGE));
         let mut pool = lock(&self.pool);
         let answer = match answer {
             Ok(m) => {
@@ -321,7 +321,7 @@ pub(crate) fn join(
         .u32(pid)
         .send(&mut conns[0])
         .map_err(io)?;
-    let mut m = In::recv(&mut conns[0], MAX_FRAME).map_err(|e| {
+    let mut m = In::recv(&mut conns[0], MAX_MESSAGE).map_err(|e| {
         if matches!(
             e.kind(),
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
