@@ -124,7 +124,80 @@ fn report<T>(r: &Result<T, Error>) {
     }
 }
 
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(hex: &str) -> Vec<u8> {
+    (0..hex.len() / 2)
+        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+        .collect()
+}
+
+/// The simulator's layout of a root info's bytes, which a hostile process on the machine
+/// can read as well as a test: the process id at 16, the socket name's token at 32, the
+/// secret at 40 (32 bytes).
+fn root_fields(root: &[u8]) -> (u32, u64, Vec<u8>) {
+    let pid = u32::from_le_bytes(root[16..20].try_into().unwrap());
+    let token = u64::from_le_bytes(root[32..40].try_into().unwrap());
+    (pid, token, root[40..72].to_vec())
+}
+
+fn socket_name(pid: u32, token: u64) -> String {
+    format!("ascend-sim-hccl.{pid}.{token:016x}")
+}
+
+/// A hostile process (not a rank): `INTRUDER` says what it does at the abstract socket
+/// `INTRUDER_NAME`. It prints how the other end answered: `closed` (refused without a
+/// word) or `answered`.
+fn intruder(what: &str) {
+    use std::io::{Read, Write};
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
+    let name = var("INTRUDER_NAME");
+    if what == "squat" {
+        // Takes the names given and holds them until stdin closes.
+        let held: Vec<UnixListener> = name
+            .split(',')
+            .map(|n| UnixListener::bind_addr(&SocketAddr::from_abstract_name(n).unwrap()).unwrap())
+            .collect();
+        println!("bound");
+        let _ = std::io::stdin().read_line(&mut String::new());
+        drop(held);
+        return;
+    }
+    let mut conn =
+        UnixStream::connect_addr(&SocketAddr::from_abstract_name(&name).unwrap()).unwrap();
+    let secret = unhex(&var("INTRUDER_SECRET"));
+    let mut frame = Vec::new();
+    if what == "oversized" {
+        frame.extend_from_slice(&u32::MAX.to_le_bytes());
+    } else {
+        // A join as rank 1 of 2 on device 1: tag, secret, nRanks, rank, device, pid.
+        let mut body = vec![1u8];
+        body.extend_from_slice(&secret);
+        for v in [2u32, 1, 1, std::process::id()] {
+            body.extend_from_slice(&v.to_le_bytes());
+        }
+        frame.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        frame.extend_from_slice(&body);
+    }
+    let _ = conn.write_all(&frame);
+    conn.set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut answer = [0u8; 1];
+    match conn.read(&mut answer) {
+        Ok(0) => println!("intruder closed"),
+        Ok(_) => println!("intruder answered"),
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => println!("intruder closed"),
+        Err(e) => println!("intruder error {e}"),
+    }
+}
+
 fn child(case: &str) {
+    if let Ok(what) = std::env::var("INTRUDER") {
+        return intruder(&what);
+    }
     let rt = Runtime::simulator().unwrap();
     let r = rank();
     let device = rt.device(r as i32).unwrap();
@@ -139,6 +212,16 @@ fn child(case: &str) {
             }
             // 4 MiB of f32.
             collectives::<f32>(&comm, &stream, 1 << 20);
+            drop(comm);
+            println!("result ok");
+        }
+        "chunked" => {
+            // Messages of up to 1.6 MB in frames of 4 KiB, as a collective of gigabytes
+            // crosses in frames of 64 MiB.
+            ascend_sim::testing::set_hccl_frame_limit(4096);
+            let comm = Communicator::from_env(&device).unwrap();
+            let stream = device.stream().unwrap();
+            collectives::<f32>(&comm, &stream, 100_000);
             drop(comm);
             println!("result ok");
         }
@@ -270,6 +353,35 @@ fn child(case: &str) {
             });
             println!("result ok");
         }
+        "guarded" => {
+            // Rank 0 prints its root info and joins; rank 1 reads it from stdin. Both
+            // check an all-reduce, whatever else connected to rank 0's socket.
+            let root = if r == 0 {
+                let root = RootInfo::new(&device).unwrap();
+                println!("root {}", hex(root.as_bytes()));
+                root
+            } else {
+                let mut line = String::new();
+                std::io::stdin().read_line(&mut line).unwrap();
+                RootInfo::from_bytes(&unhex(line.trim())).unwrap()
+            };
+            let comm = match Communicator::from_root_info(&device, &root, 2, r) {
+                Ok(comm) => comm,
+                Err(e) => return report::<()>(&Err(e)),
+            };
+            let stream = device.stream().unwrap();
+            let send = upload(&stream, &input::<f32>(r as usize, 64));
+            let mut recv = DeviceTensor::<f32>::zeros(&stream, [64]).unwrap();
+            comm.all_reduce(&send, &mut recv, ReduceOp::Sum, &stream)
+                .unwrap();
+            assert_bits(
+                &download(&stream, &recv),
+                &reduced::<f32>(2, 64, 0, ReduceOp::Sum),
+                "all_reduce with intruders refused",
+            );
+            drop(comm);
+            println!("result ok");
+        }
         other => panic!("unknown case {other}"),
     }
     // Nothing of the simulator's HCCL keeps running in this process.
@@ -383,6 +495,14 @@ fn collectives_in_two_and_four_processes() {
         );
         all_ok(&out);
     }
+}
+
+fn collectives_larger_than_a_frame_cross_in_pieces() {
+    let out = finish(
+        spawn("chunked", &[(0, 2), (1, 2)], free_port(), &[]),
+        Duration::from_secs(120),
+    );
+    all_ok(&out);
 }
 
 fn two_processes_of_two_ranks_each_through_the_manual_path() {
@@ -588,6 +708,197 @@ fn rendezvous_refuses_a_rank_claimed_twice_and_a_wrong_world_size() {
     );
 }
 
+/// Whether this test may start processes of another user (it runs as root).
+fn can_drop_privileges() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        == Some("0")
+}
+
+const NOBODY: u32 = 65534;
+
+/// Starts an intruder doing `what` at socket `name`, as user `nobody` if `foreign`.
+fn spawn_intruder(what: &str, name: &str, secret: &[u8], foreign: bool) -> Child {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.env(CASE, "intruder")
+        .env("INTRUDER", what)
+        .env("INTRUDER_NAME", name)
+        .env("INTRUDER_SECRET", hex(secret))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if foreign {
+        cmd.uid(NOBODY).gid(NOBODY);
+    }
+    cmd.spawn().unwrap()
+}
+
+/// The intruders' last lines: how rank 0's process answered each.
+fn intruder_lines(children: Vec<Child>) -> Vec<String> {
+    children
+        .into_iter()
+        .map(|c| {
+            let out = c.wait_with_output().unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            format!("{} {}", text.trim(), String::from_utf8_lossy(&out.stderr))
+        })
+        .collect()
+}
+
+/// Rank 0 of `guarded` started, and its root info.
+fn guarded_rank0(extra: &[(&str, &str)]) -> (Child, Vec<u8>) {
+    let mut rank0 = spawn("guarded", &[(0, 2)], free_port(), extra).remove(0);
+    let mut line = String::new();
+    BufReader::new(rank0.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let root = unhex(line.trim().strip_prefix("root ").unwrap());
+    (rank0, root)
+}
+
+/// Intruders at rank 0's socket: one of another user holding the real secret (as one that
+/// read it from the rendezvous would), one of the same user with a wrong secret, one
+/// sending a frame of 4 GiB.
+fn intrude(root: &[u8]) -> Vec<Child> {
+    let (pid, token, secret) = root_fields(root);
+    let name = socket_name(pid, token);
+    let mut intruders = vec![
+        spawn_intruder("join", &name, &[0x5a; 32], false),
+        spawn_intruder("oversized", &name, &secret, false),
+    ];
+    if can_drop_privileges() {
+        intruders.push(spawn_intruder("join", &name, &secret, true));
+    } else {
+        println!("  (not root: the intruder of another user is not started)");
+    }
+    intruders
+}
+
+fn intruders_are_refused_and_the_job_still_computes() {
+    let (rank0, root) = guarded_rank0(&[]);
+    let lines = intruder_lines(intrude(&root));
+    for l in &lines {
+        assert!(l.starts_with("intruder closed"), "{l}");
+    }
+    let mut rank1 = spawn("guarded", &[(1, 2)], free_port(), &[]).remove(0);
+    {
+        use std::io::Write;
+        let stdin = rank1.stdin.as_mut().unwrap();
+        writeln!(stdin, "{}", hex(&root)).unwrap();
+    }
+    let out = finish(vec![rank0, rank1], Duration::from_secs(90));
+    for (r, o) in out.iter().enumerate() {
+        assert!(o.success, "rank {r}: {}", o.stderr);
+    }
+    assert_eq!(out[1].result, "ok", "{}", out[1].stderr);
+}
+
+fn a_rank_alone_with_intruders_times_out_naming_the_refusals() {
+    let (mut rank0, root) = guarded_rank0(&SHORT_TIMEOUTS);
+    let lines = intruder_lines(intrude(&root));
+    for l in &lines {
+        assert!(l.starts_with("intruder closed"), "{l}");
+    }
+    let mut rest = String::new();
+    std::io::Read::read_to_string(rank0.stdout.as_mut().unwrap(), &mut rest).unwrap();
+    let out = finish(vec![rank0], Duration::from_secs(90));
+    assert!(out[0].success, "{}", out[0].stderr);
+    let mut want = vec![
+        "HCCL_E_TIMEOUT",
+        "rank(s) [1] did not join",
+        "connection(s) refused",
+        "did not present the root info's secret",
+        "exceeds the limit of 256 bytes",
+    ];
+    if can_drop_privileges() {
+        want.push("runs as uid 65534, this job as uid 0");
+    }
+    for w in want {
+        assert!(rest.contains(w), "{w}: {rest}");
+    }
+}
+
+fn a_taken_socket_name_and_a_socket_of_another_user_are_refused() {
+    let device = Runtime::simulator().unwrap().device(0).unwrap();
+    let foreign = can_drop_privileges();
+    if !foreign {
+        println!("  (not root: the squatter runs as this user, its uid is not checked)");
+    }
+    let token = 0x5eed_0000_0000_0000 | u64::from(std::process::id());
+    let ours = socket_name(std::process::id(), token);
+    // The squatter also holds a name a crafted root info points to (of a process id
+    // other than this one's, so that a rank of this process connects there).
+    let elsewhere = std::process::id().wrapping_add(1_000_000);
+    let theirs = socket_name(elsewhere, token);
+    let mut squatter = spawn_intruder("squat", &format!("{ours},{theirs}"), &[], foreign);
+    let mut line = String::new();
+    BufReader::new(squatter.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "bound");
+    ascend_sim::testing::next_root_info_token(token);
+    let e = RootInfo::new(&device).unwrap_err().to_string();
+    assert!(
+        e.contains("HCCL_E_UNAVAIL")
+            && e.contains(&format!(
+                "cannot bind socket @{ours}: another process holds that name"
+            )),
+        "{e}"
+    );
+    if foreign {
+        let mut root = vec![0u8; ascendcl::hccl::ROOT_INFO_BYTES];
+        root[..16].copy_from_slice(b"ascend-sim-hccl\0");
+        root[16..20].copy_from_slice(&elsewhere.to_le_bytes());
+        root[24..32].copy_from_slice(&1u64.to_le_bytes());
+        root[32..40].copy_from_slice(&token.to_le_bytes());
+        let root = RootInfo::from_bytes(&root).unwrap();
+        let e = Communicator::from_root_info(&device, &root, 2, 1)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("HCCL_E_UNAVAIL")
+                && e.contains(&format!(
+                    "socket @{theirs} is held by process {} of uid 65534",
+                    squatter.id()
+                )),
+            "{e}"
+        );
+    }
+    drop(squatter.stdin.take());
+    let _ = squatter.wait();
+}
+
+fn silent_connections_to_the_rendezvous_port_stall_no_rank() {
+    // A connect timeout long enough for the ranks, shorter than two silent connections
+    // would take if each were waited for in turn.
+    let timeouts = [("HCCL_CONNECT_TIMEOUT", "5")];
+    let port = free_port();
+    let rank0 = spawn("rendezvous", &[(0, 2)], port, &timeouts).remove(0);
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let first = loop {
+        match std::net::TcpStream::connect(addr) {
+            Ok(c) => break c,
+            Err(_) => std::thread::sleep(Duration::from_millis(5)),
+        }
+    };
+    let second = std::net::TcpStream::connect(addr).unwrap();
+    let rank1 = spawn("rendezvous", &[(1, 2)], port, &timeouts).remove(0);
+    let out = finish(vec![rank0, rank1], Duration::from_secs(90));
+    drop((first, second));
+    for (r, o) in out.iter().enumerate() {
+        assert!(
+            o.success && o.result == "ok",
+            "rank {r}: {} {}",
+            o.result,
+            o.stderr
+        );
+    }
+}
+
 fn main() {
     if let Ok(case) = std::env::var(CASE) {
         child(&case);
@@ -597,7 +908,7 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let cases: [(&str, fn()); 10] = [
+    let cases: [(&str, fn()); 15] = [
         (
             "collectives_in_two_and_four_processes",
             collectives_in_two_and_four_processes,
@@ -633,6 +944,26 @@ fn main() {
         (
             "a_stalled_stream_fails_the_peers_work",
             a_stalled_stream_fails_the_peers_work,
+        ),
+        (
+            "intruders_are_refused_and_the_job_still_computes",
+            intruders_are_refused_and_the_job_still_computes,
+        ),
+        (
+            "a_rank_alone_with_intruders_times_out_naming_the_refusals",
+            a_rank_alone_with_intruders_times_out_naming_the_refusals,
+        ),
+        (
+            "a_taken_socket_name_and_a_socket_of_another_user_are_refused",
+            a_taken_socket_name_and_a_socket_of_another_user_are_refused,
+        ),
+        (
+            "silent_connections_to_the_rendezvous_port_stall_no_rank",
+            silent_connections_to_the_rendezvous_port_stall_no_rank,
+        ),
+        (
+            "collectives_larger_than_a_frame_cross_in_pieces",
+            collectives_larger_than_a_frame_cross_in_pieces,
         ),
         ("no_socket_is_left", || {
             assert_eq!(sockets_left(), 0, "simulator sockets left")

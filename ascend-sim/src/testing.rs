@@ -78,3 +78,17 @@ pub fn wait_unordered(stream: aclrtStream) {
     };
     shared.wait_unordered();
 }
+
+/// Makes the next `HcclGetRootInfo` of the calling thread name its socket with `token`
+/// instead of a random one, so that a test can take the name first (a socket name is
+/// otherwise impossible to guess before it is bound).
+pub fn next_root_info_token(token: u64) {
+    crate::hccl::set_next_token(token);
+}
+
+/// Sets this process's frame limit of HCCL messages between processes (64 MiB by default;
+/// every process of a job must use the same), so that a test moves small buffers in as
+/// many frames as a collective of gigabytes takes.
+pub fn set_hccl_frame_limit(bytes: usize) {
+    crate::hccl::set_frame_limit(bytes);
+}

@@ -6,7 +6,9 @@
 //! rank joins with [`Communicator::from_root_info`]. The exchange is plain TCP on the
 //! loopback interface only (the processes of one machine); the other ranks retry
 //! connecting until rank 0 listens, for at most `HCCL_CONNECT_TIMEOUT` seconds (HCCL's
-//! variable of the same meaning; 120 by default).
+//! variable of the same meaning; 120 by default). Rank 0 reads every connection without
+//! blocking, so one that stays silent (anything on the machine may connect to the port)
+//! delays no rank; it is dropped when it has not said who it is within 5 seconds.
 
 use super::{Communicator, ROOT_INFO_BYTES, RootInfo};
 use crate::device::Device;
@@ -172,7 +174,69 @@ fn refusal_bytes(code: u8, rank: u32, theirs: u32, ours: u32) -> Vec<u8> {
     msg
 }
 
-/// Rank 0: serves `root`'s bytes to the other ranks once all of them have come.
+/// The most connections rank 0 holds before they said who they are; beyond it the oldest
+/// is dropped, so that a flood of connections cannot exhaust its descriptors.
+const PENDING: usize = 256;
+
+/// How long a connection may take to say who it is: a rank says it as soon as it is
+/// connected, so anything slower is not a rank of this job.
+fn hello_within(job: &Job) -> Duration {
+    job.timeout.min(Duration::from_secs(5))
+}
+
+/// A connection that has not yet said who it is.
+struct Pending {
+    conn: TcpStream,
+    hello: [u8; 24],
+    got: usize,
+    until: Instant,
+}
+
+/// What a pending connection's read gave.
+enum Hello {
+    /// Not complete yet.
+    Waiting,
+    /// A rank and its `WORLD_SIZE`.
+    Rank(u32, u32),
+    /// Not a rank of this exchange (closed, silent too long, or something else): dropped.
+    Dropped,
+}
+
+impl Pending {
+    /// Reads what has arrived without waiting.
+    fn poll(&mut self, now: Instant) -> Hello {
+        loop {
+            match self.conn.read(&mut self.hello[self.got..]) {
+                Ok(0) => return Hello::Dropped,
+                Ok(n) => {
+                    self.got += n;
+                    if self.got < self.hello.len() {
+                        continue;
+                    }
+                    let b = &self.hello;
+                    if &b[..16] != HELLO {
+                        return Hello::Dropped;
+                    }
+                    let word = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+                    return Hello::Rank(word(16), word(20));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return if now >= self.until {
+                        Hello::Dropped
+                    } else {
+                        Hello::Waiting
+                    };
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return Hello::Dropped,
+            }
+        }
+    }
+}
+
+/// Rank 0: serves `root`'s bytes to the other ranks once all of them have come. Every
+/// connection is read without blocking and has its own deadline to say who it is, so a
+/// silent or slow one delays nobody; those that do not say it in time are dropped.
 fn serve(job: &Job, root: &RootInfo) -> Result<(), RendezvousError> {
     let listener = TcpListener::bind(job.addr).map_err(|e| io_error(job, &e))?;
     listener
@@ -180,57 +244,79 @@ fn serve(job: &Job, root: &RootInfo) -> Result<(), RendezvousError> {
         .map_err(|e| io_error(job, &e))?;
     let deadline = Instant::now() + job.timeout;
     let mut ranks: Vec<(u32, TcpStream)> = Vec::new();
+    let mut pending: Vec<Pending> = Vec::new();
     let mut failure = None;
     while ranks.len() + 1 < job.world_size as usize && failure.is_none() {
-        let (mut conn, _) = match listener.accept() {
-            Ok(c) => c,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                if Instant::now() >= deadline {
-                    return Err(RendezvousError::Incomplete {
-                        missing: job.world_size - 1 - ranks.len() as u32,
-                        world_size: job.world_size,
-                        waited_ms: job.timeout.as_millis() as u64,
+        let now = Instant::now();
+        let mut idle = true;
+        match listener.accept() {
+            Ok((conn, _)) => {
+                idle = false;
+                if conn.set_nonblocking(true).is_ok() {
+                    if pending.len() >= PENDING {
+                        pending.remove(0);
+                    }
+                    pending.push(Pending {
+                        conn,
+                        hello: [0; 24],
+                        got: 0,
+                        until: now + hello_within(job),
                     });
                 }
-                std::thread::sleep(Duration::from_millis(2));
-                continue;
             }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(e) => return Err(io_error(job, &e)),
-        };
-        let hello = (|| -> io::Result<(u32, u32)> {
-            conn.set_nonblocking(false)?;
-            conn.set_read_timeout(Some(job.timeout))?;
-            let mut b = [0u8; 24];
-            conn.read_exact(&mut b)?;
-            if &b[..16] != HELLO {
-                return Err(io::Error::new(io::ErrorKind::InvalidData, "not a rank"));
+        }
+        let mut i = 0;
+        while i < pending.len() && failure.is_none() {
+            let (rank, world) = match pending[i].poll(now) {
+                Hello::Waiting => {
+                    i += 1;
+                    continue;
+                }
+                Hello::Dropped => {
+                    pending.swap_remove(i);
+                    continue;
+                }
+                Hello::Rank(rank, world) => (rank, world),
+            };
+            idle = false;
+            let mut conn = pending.swap_remove(i).conn;
+            let refusal = if world != job.world_size {
+                Some((
+                    WORLD_SIZE,
+                    RendezvousError::WorldSize {
+                        rank,
+                        theirs: world,
+                        ours: job.world_size,
+                    },
+                ))
+            } else if rank == 0 || rank >= world || ranks.iter().any(|(r, _)| *r == rank) {
+                Some((DUPLICATE, RendezvousError::DuplicateRank(rank)))
+            } else {
+                None
+            };
+            // Answers are a few bytes, written whole to an empty socket buffer.
+            let _ = conn.set_nonblocking(false);
+            match refusal {
+                Some((code, e)) => {
+                    let _ = conn.write_all(&refusal_bytes(code, rank, world, job.world_size));
+                    failure = Some((refusal_bytes(code, rank, world, job.world_size), e));
+                }
+                None => ranks.push((rank, conn)),
             }
-            let word = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
-            Ok((word(16), word(20)))
-        })();
-        let Ok((rank, world)) = hello else {
-            continue;
-        };
-        let refusal = if world != job.world_size {
-            Some((
-                WORLD_SIZE,
-                RendezvousError::WorldSize {
-                    rank,
-                    theirs: world,
-                    ours: job.world_size,
-                },
-            ))
-        } else if rank == 0 || rank >= world || ranks.iter().any(|(r, _)| *r == rank) {
-            Some((DUPLICATE, RendezvousError::DuplicateRank(rank)))
-        } else {
-            None
-        };
-        match refusal {
-            Some((code, e)) => {
-                let _ = conn.write_all(&refusal_bytes(code, rank, world, job.world_size));
-                failure = Some((refusal_bytes(code, rank, world, job.world_size), e));
+        }
+        if failure.is_none() && ranks.len() + 1 < job.world_size as usize {
+            if now >= deadline {
+                return Err(RendezvousError::Incomplete {
+                    missing: job.world_size - 1 - ranks.len() as u32,
+                    world_size: job.world_size,
+                    waited_ms: job.timeout.as_millis() as u64,
+                });
             }
-            None => ranks.push((rank, conn)),
+            if idle {
+                std::thread::sleep(Duration::from_millis(2));
+            }
         }
     }
     if let Some((msg, e)) = failure {

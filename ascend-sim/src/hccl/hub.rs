@@ -9,12 +9,19 @@
 //! has not reached fail at once. When the last communicator of this process in the group
 //! is destroyed, it waits (up to the timeout) for the other processes' ranks to destroy
 //! theirs; then the connections left are shut down and their threads end.
+//!
+//! A connection is served only if its peer runs as this process's user (`SO_PEERCRED`)
+//! and its first message, read with a deadline and a small size limit, carries the root
+//! info's secret ([`super::auth`]); others are dropped, and the reasons appear in the
+//! text of the meeting's timeout. Every later frame is bounded before it is allocated,
+//! and a rank's part is bounded by a device's memory before it is staged.
 
+use super::auth::{self, Secret};
 use super::group::{Arrival, Failure, Group};
 use super::movement::{Part, part_bytes, staged};
 use super::p2p::{Key, Role, Side};
 use super::root::{self, Root};
-use super::wire::{In, Out, tag};
+use super::wire::{FIRST_FRAME, In, MAX_MESSAGE, Out, tag};
 use super::{JOINED, registry, timeout};
 use ascend_sys::hccl::*;
 use std::io;
@@ -32,23 +39,70 @@ pub fn serving_threads() -> u64 {
     SERVING.load(Ordering::SeqCst)
 }
 
-/// Accepts every connection waiting on `listener` and serves each on its own thread.
-pub(super) fn accept(listener: &UnixListener, root: u64) {
-    while let Ok((conn, _)) = listener.accept() {
+/// A root info's socket and the secret its ranks present.
+pub(super) struct Listener {
+    pub socket: UnixListener,
+    pub secret: Secret,
+}
+
+/// Accepts every connection waiting on `listener` and serves each of this process's user
+/// on its own thread; returns why the others were refused.
+pub(super) fn accept(listener: &Listener, root: u64) -> Vec<String> {
+    let mut refused = Vec::new();
+    while let Ok((conn, _)) = listener.socket.accept() {
+        let own = auth::own_uid();
+        match auth::peer(&conn) {
+            Ok((_, uid)) if uid == own => {}
+            Ok((pid, uid)) => {
+                refused.push(format!(
+                    "process {pid} runs as uid {uid}, this job as uid {own}"
+                ));
+                continue;
+            }
+            Err(e) => {
+                refused.push(format!("cannot tell who connected: {e}"));
+                continue;
+            }
+        }
         if conn.set_nonblocking(false).is_err() {
             continue;
         }
+        let secret = listener.secret;
         SERVING.fetch_add(1, Ordering::SeqCst);
         let spawned = std::thread::Builder::new()
             .name("ascend-sim-hccl-hub".into())
             .spawn(move || {
-                serve(conn, root);
+                serve(conn, root, &secret);
                 SERVING.fetch_sub(1, Ordering::SeqCst);
             });
         if spawned.is_err() {
             SERVING.fetch_sub(1, Ordering::SeqCst);
         }
     }
+    refused
+}
+
+/// Reads a connection's first message: from a peer that presents `secret` within the
+/// timeout, in a small frame. `None` (the refusal recorded) otherwise.
+fn first_message(conn: &mut UnixStream, root: u64, secret: &Secret) -> Option<In> {
+    let pid = auth::peer(conn).map_or(0, |p| p.0);
+    let mut first = (|| -> io::Result<In> {
+        conn.set_read_timeout(Some(timeout()))?;
+        let first = In::recv(conn, FIRST_FRAME)?;
+        conn.set_read_timeout(None)?;
+        Ok(first)
+    })()
+    .map_err(|e| root::refused(root, format!("process {pid} sent no valid join: {e}")))
+    .ok()?;
+    let presented = first.raw::<{ auth::SECRET_BYTES }>().unwrap_or_default();
+    if !auth::same(&presented, secret) {
+        root::refused(
+            root,
+            format!("process {pid} did not present the root info's secret"),
+        );
+        return None;
+    }
+    Some(first)
 }
 
 fn reply_failure(conn: &mut UnixStream, (code, text): &Failure) {
@@ -83,8 +137,8 @@ fn group_of(root: u64, limit: Duration) -> Result<Arc<Group>, Failure> {
     }
 }
 
-fn serve(mut conn: UnixStream, root: u64) {
-    let Ok(mut first) = In::recv(&mut conn) else {
+fn serve(mut conn: UnixStream, root: u64, secret: &Secret) {
+    let Some(mut first) = first_message(&mut conn, root, secret) else {
         return;
     };
     let limit = timeout() * 2 + Duration::from_secs(1);
@@ -111,6 +165,9 @@ fn serve(mut conn: UnixStream, root: u64) {
             return;
         }
     };
+    if rank as usize >= group.size() {
+        return;
+    }
     if join.is_some() {
         let mut formed = Out::new(tag::FORMED).u64(group.id).u32(group.size() as u32);
         for &d in &group.devices {
@@ -125,12 +182,19 @@ fn serve(mut conn: UnixStream, root: u64) {
     }
     let rank = rank as usize;
     loop {
-        let m = match In::recv(&mut conn) {
+        let m = match In::recv(&mut conn, MAX_MESSAGE) {
             Ok(m) if m.tag == tag::BYE => {
                 group.destroyed(rank);
                 return;
             }
             Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::InvalidData => {
+                group.depart(
+                    rank,
+                    format!("process {pid} of rank {rank} sent a malformed message: {e}"),
+                );
+                return;
+            }
             Err(e) => {
                 group.depart(
                     rank,
@@ -161,6 +225,40 @@ fn malformed(e: io::Error) -> Failure {
     (HCCL_E_INTERNAL, format!("malformed request: {e}"))
 }
 
+/// `data` grown with zeros to `len` bytes, a rank's buffer as the hub holds it: refused
+/// when larger than any device's memory (no device buffer can be), or when the host
+/// cannot allocate it, instead of aborting.
+fn staging(data: Vec<u8>, len: usize, what: &str) -> Result<Vec<u8>, Failure> {
+    let largest = {
+        let st = crate::state::state();
+        st.devices
+            .iter()
+            .map(|d| d.arena.capacity)
+            .max()
+            .unwrap_or(0)
+    };
+    stage(data, len, largest, what)
+}
+
+/// [`staging`] with the largest device's memory given.
+fn stage(mut data: Vec<u8>, len: usize, largest: usize, what: &str) -> Result<Vec<u8>, Failure> {
+    if len > largest {
+        return Err((
+            HCCL_E_PARA,
+            format!("{what} claims {len} bytes, more than a device's memory ({largest} bytes)"),
+        ));
+    }
+    let more = len.saturating_sub(data.len());
+    data.try_reserve_exact(more).map_err(|e| {
+        (
+            HCCL_E_MEMORY,
+            format!("{what}: cannot hold {len} bytes on the host: {e}"),
+        )
+    })?;
+    data.resize(len, 0);
+    Ok(data)
+}
+
 fn call(group: &Group, rank: usize, mut m: In) -> Result<Out, Failure> {
     let _ = m.u32().map_err(malformed)?;
     let limit = Duration::from_millis(m.u64().map_err(malformed)?);
@@ -176,7 +274,7 @@ fn execute(group: &Group, rank: usize, mut m: In) -> Result<Out, Failure> {
     let desc = m.desc().map_err(malformed)?;
     let send = m.bytes().map_err(malformed)?;
     let recv_len = usize::try_from(m.u64().map_err(malformed)?).unwrap_or(usize::MAX);
-    let mut recv = m.bytes().map_err(malformed)?;
+    let recv = m.bytes().map_err(malformed)?;
     let (send_len, want_recv) = part_bytes(&desc, group.size());
     if send.len() != send_len || recv_len != want_recv {
         return Err((
@@ -187,7 +285,11 @@ fn execute(group: &Group, rank: usize, mut m: In) -> Result<Out, Failure> {
             ),
         ));
     }
-    recv.resize(recv_len, 0);
+    let recv = staging(
+        recv,
+        recv_len,
+        &format!("rank {rank}'s part of {} #{seq}", desc.kind.api()),
+    )?;
     let device = group.devices[rank];
     let arrival = Arrival {
         seq,
@@ -219,12 +321,16 @@ fn transfer(group: &Group, mut m: In) -> Result<Out, Failure> {
     let dtype = m.u32().map_err(malformed)?;
     let limit = Duration::from_millis(m.u64().map_err(malformed)?);
     let bytes = usize::try_from(m.u64().map_err(malformed)?).unwrap_or(usize::MAX);
-    let mut data = m.bytes().map_err(malformed)?;
+    let data = m.bytes().map_err(malformed)?;
     if key.src >= group.size() || key.dst >= group.size() {
         return Err((HCCL_E_INTERNAL, "transfer between unknown ranks".into()));
     }
-    data.resize(bytes, 0);
     let rank = key.rank_of(role);
+    let data = staging(
+        data,
+        bytes,
+        &format!("rank {rank}'s {} #{}", role.api(), key.seq),
+    )?;
     let buf = staged(group.devices[rank], data);
     let out = Arc::clone(&buf.alloc);
     let side = Side {
@@ -242,4 +348,20 @@ fn transfer(group: &Group, mut m: In) -> Result<Out, Failure> {
         Vec::new()
     };
     Ok(Out::new(tag::DONE).bytes(&data))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_part_larger_than_a_device_is_refused_before_it_is_allocated() {
+        let (code, text) = stage(Vec::new(), 1 << 40, 1 << 30, "rank 1's part").unwrap_err();
+        assert_eq!(code, HCCL_E_PARA);
+        assert_eq!(
+            text,
+            "rank 1's part claims 1099511627776 bytes, more than a device's memory (1073741824 bytes)"
+        );
+        assert_eq!(stage(vec![7], 3, 1 << 30, "x").unwrap(), vec![7, 0, 0]);
+    }
 }

@@ -54,8 +54,11 @@
 //!   must agree on count and dtype (else `HCCL_E_PARA` on both streams, a finding), and a
 //!   side whose peer's stream does not come in time fails with `HCCL_E_TIMEOUT`.
 //! * **Processes.** A rank of another process connects to the process that made the root
-//!   info, over a Unix socket in the abstract namespace (named after that process and the
-//!   root info; nothing on disk), which serves it while one of its own ranks waits to join.
+//!   info, over a Unix socket in the abstract namespace (named after that process and a
+//!   random token of the root info; nothing on disk), which serves it while one of its own
+//!   ranks waits to join. Only processes of the same user that present the root info's
+//!   secret are served; a name that cannot be bound fails `HcclGetRootInfo`, and a socket
+//!   held by another user is refused by the joining rank (both `HCCL_E_UNAVAIL`).
 //!   Its calls and its parts of every collective and transfer go there and are met as the
 //!   in-process ranks' are, with the same checks and texts. A process that exits or is
 //!   killed after joining closes its connections: the meetings its ranks have not reached
@@ -73,6 +76,7 @@
 //!   [`hccl::counters`](counters) / `ascendSimGetHcclCounters` count live communicators and queued
 //!   collectives.
 
+mod auth;
 mod collectives;
 mod group;
 mod hub;
@@ -86,7 +90,8 @@ pub(crate) use collectives::{all_gather, barrier, broadcast, reducing};
 pub use hub::serving_threads;
 pub(crate) use movement::Kind;
 pub(crate) use p2p::{Role, post};
-pub(crate) use root::{comm_init_root_info, get_root_info};
+pub(crate) use root::{comm_init_root_info, get_root_info, set_next_token};
+pub(crate) use wire::set_frame_limit;
 
 use crate::state::{out_slot, state};
 use ascend_sys::hccl::*;

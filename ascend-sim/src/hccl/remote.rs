@@ -4,10 +4,12 @@
 //! of one collective and the stream tasks of earlier ones (on up to three streams at a
 //! time) do not wait for each other; more streams wait for a free connection.
 
+use super::auth;
 use super::group::{Arrival, Failure, Group};
 use super::movement::{Desc, Kind, part_bytes, with_bytes, write};
 use super::p2p::{Role, Side};
-use super::wire::{self, In, Out, tag};
+use super::root::Named;
+use super::wire::{self, In, MAX_MESSAGE, Out, tag};
 use crate::state::lock;
 use ascend_sys::hccl::*;
 use std::io;
@@ -90,7 +92,9 @@ impl Link {
                 pool = self.freed.wait(pool).unwrap_or_else(|e| e.into_inner());
             }
         };
-        let answer = msg.send(&mut conn).and_then(|()| In::recv(&mut conn));
+        let answer = msg
+            .send(&mut conn)
+            .and_then(|()| In::recv(&mut conn, MAX_MESSAGE));
         let mut pool = lock(&self.pool);
         let answer = match answer {
             Ok(m) => {
@@ -232,21 +236,48 @@ impl Link {
     }
 }
 
-/// Joins rank `rank` (on `device`) to the group of root info `root`, made by process
-/// `hub_pid`: connects, says who it is, and waits for the hub's answer.
+/// Refuses a socket held by another user than this process's: its name was taken by
+/// someone else (the hub's own socket is bound by a process of the job's user).
+fn check_server(conn: &UnixStream, named: &Named) -> Result<(), Failure> {
+    let own = auth::own_uid();
+    let name = wire::name(named.pid, named.token);
+    match auth::peer(conn) {
+        Ok((_, uid)) if uid == own => Ok(()),
+        Ok((pid, uid)) => Err((
+            HCCL_E_UNAVAIL,
+            format!(
+                "rootInfo #{}: socket @{name} is held by process {pid} of uid {uid}, not by this job's user (uid {own}): refused, the root info's secret was not sent",
+                named.id
+            ),
+        )),
+        Err(e) => Err((
+            HCCL_E_UNAVAIL,
+            format!(
+                "rootInfo #{}: cannot tell who holds socket @{name}: {e}",
+                named.id
+            ),
+        )),
+    }
+}
+
+/// Joins rank `rank` (on `device`) to the group of the root info `named`: connects, says
+/// who it is, and waits for the hub's answer.
 pub(crate) fn join(
-    hub_pid: u32,
-    root: u64,
+    named: &Named,
     n_ranks: u32,
     rank: u32,
     device: usize,
     timeout: Duration,
 ) -> Result<Group, Failure> {
+    let (hub_pid, root) = (named.pid, named.id);
     let deadline = Instant::now() + timeout;
     let mut conns = Vec::with_capacity(CONNECTIONS);
     while conns.len() < CONNECTIONS {
-        match wire::connect(hub_pid, root) {
-            Ok(c) => conns.push(c),
+        match wire::connect(hub_pid, named.token) {
+            Ok(c) => {
+                check_server(&c, named)?;
+                conns.push(c);
+            }
             Err(e) if Instant::now() < deadline && conns.is_empty() => {
                 // The hub may not listen yet; it exists (the root info names it).
                 let _ = e;
@@ -276,19 +307,21 @@ pub(crate) fn join(
     }
     for c in &mut conns[1..] {
         Out::new(tag::ATTACH)
+            .raw(&named.secret)
             .u32(rank)
             .u32(pid)
             .send(c)
             .map_err(io)?;
     }
     Out::new(tag::JOIN)
+        .raw(&named.secret)
         .u32(n_ranks)
         .u32(rank)
         .u32(device as u32)
         .u32(pid)
         .send(&mut conns[0])
         .map_err(io)?;
-    let mut m = In::recv(&mut conns[0]).map_err(|e| {
+    let mut m = In::recv(&mut conns[0], MAX_MESSAGE).map_err(|e| {
         if matches!(
             e.kind(),
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut

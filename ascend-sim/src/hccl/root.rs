@@ -3,8 +3,11 @@
 //! returns once all `nRanks` have joined.
 //!
 //! A root info names a meeting in the process that made it (a magic string, the process
-//! id and a number). Ranks of that process meet there directly; ranks of other processes
-//! on the machine connect to it and join through it ([`super::remote`], [`super::hub`]).
+//! id and a number) and holds what a rank of another process needs to join through it: the
+//! random token of its socket's name and the secret it presents there ([`super::auth`]).
+//! Ranks of that process meet there directly; ranks of other processes on the machine
+//! connect to it and join through it ([`super::remote`], [`super::hub`]). A socket name
+//! that cannot be bound fails `HcclGetRootInfo` with `HCCL_E_UNAVAIL`.
 //! Bytes never made by `HcclGetRootInfo`, and a root info whose communicator was already
 //! formed, are refused with `HCCL_E_PARA` at once. Ranks that disagree on `nRanks`, a rank
 //! joining twice and two ranks on one device fail every joining rank with `HCCL_E_PARA`;
@@ -12,18 +15,49 @@
 //! them. Only the process that made the root info serves it, while one of its ranks
 //! waits to join.
 
+use super::auth::{self, SECRET_BYTES, Secret};
 use super::group::Group;
+use super::hub::Listener;
 use super::{
     JOINED, Registry, current_device, encode, fail, finding, hub, non_null, rank_list, registry,
     remote, status, timeout, wire,
 };
 use ascend_sys::hccl::*;
+use std::cell::Cell;
 use std::collections::BTreeMap;
-use std::os::unix::net::UnixListener;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const MAGIC: &[u8; 16] = b"ascend-sim-hccl\0";
+/// Where the fields of a root info's bytes start: the process id, the meeting's number,
+/// the socket name's token and the secret.
+const PID_AT: usize = 16;
+const ID_AT: usize = 24;
+const TOKEN_AT: usize = 32;
+const SECRET_AT: usize = 40;
+
+/// How many refused connections a timeout's text describes.
+const LISTED_REFUSALS: usize = 4;
+
+thread_local! {
+    /// The token the next `HcclGetRootInfo` of this thread uses instead of a random one.
+    static NEXT_TOKEN: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+/// Makes the next `HcclGetRootInfo` of the calling thread name its socket with `token`,
+/// so that a test can take that name first.
+pub fn set_next_token(token: u64) {
+    NEXT_TOKEN.with(|t| t.set(Some(token)));
+}
+
+/// What a root info names: its process, its meeting there, its socket's token, its secret.
+#[derive(Clone, Copy)]
+pub(super) struct Named {
+    pub pid: u32,
+    pub id: u64,
+    pub token: u64,
+    pub secret: Secret,
+}
 
 /// A root info's meeting.
 pub(super) enum Root {
@@ -33,13 +67,15 @@ pub(super) enum Root {
         nranks: Option<u32>,
         /// Each joined rank's device and process.
         joined: BTreeMap<u32, (usize, u32)>,
-        /// Where ranks of other processes connect (none if the socket could not be made).
-        listener: Option<Arc<UnixListener>>,
+        /// Where ranks of other processes connect.
+        listener: Option<Arc<Listener>>,
+        /// Connections refused so far (the first few reasons, and how many).
+        refused: (Vec<String>, u64),
     },
     /// Every rank joined: each local rank's communicator, until its caller takes it.
     Formed {
         handles: Vec<Option<u64>>,
-        listener: Option<Arc<UnixListener>>,
+        listener: Option<Arc<Listener>>,
     },
     /// The meeting failed; every rank joining (now or later) gets this.
     Failed(HcclResult, String),
@@ -50,26 +86,45 @@ pub(crate) unsafe fn get_root_info(root_info: *mut HcclRootInfo) -> HcclResult {
         current_device()?;
         non_null(root_info, "rootInfo")?;
         let pid = std::process::id();
+        let random = |e: std::io::Error| {
+            fail(
+                HCCL_E_SYSCALL,
+                format!("cannot draw the root info's secret from /dev/urandom: {e}"),
+            )
+        };
+        let secret: Secret = auth::random().map_err(random)?;
+        let token = match NEXT_TOKEN.with(Cell::take) {
+            Some(t) => t,
+            None => u64::from_le_bytes(auth::random().map_err(random)?),
+        };
+        let socket = wire::listen(pid, token)
+            .and_then(|l| l.set_nonblocking(true).map(|()| l))
+            .map_err(|e| {
+                fail(
+                    HCCL_E_UNAVAIL,
+                    format!("ranks of other processes could not join: {e}"),
+                )
+            })?;
         let id = {
             let mut reg = registry();
             let id = reg.fresh_id();
-            let listener = wire::listen(pid, id)
-                .and_then(|l| l.set_nonblocking(true).map(|()| Arc::new(l)))
-                .ok();
             reg.roots.insert(
                 id,
                 Root::Open {
                     nranks: None,
                     joined: BTreeMap::new(),
-                    listener,
+                    listener: Some(Arc::new(Listener { socket, secret })),
+                    refused: (Vec::new(), 0),
                 },
             );
             id
         };
         let mut bytes = [0u8; HCCL_ROOT_INFO_BYTES as usize];
         bytes[..16].copy_from_slice(MAGIC);
-        bytes[16..20].copy_from_slice(&pid.to_le_bytes());
-        bytes[24..32].copy_from_slice(&id.to_le_bytes());
+        bytes[PID_AT..PID_AT + 4].copy_from_slice(&pid.to_le_bytes());
+        bytes[ID_AT..ID_AT + 8].copy_from_slice(&id.to_le_bytes());
+        bytes[TOKEN_AT..TOKEN_AT + 8].copy_from_slice(&token.to_le_bytes());
+        bytes[SECRET_AT..SECRET_AT + SECRET_BYTES].copy_from_slice(&secret);
         // SAFETY: non-null and, by the C contract, writable for an HcclRootInfo (plain bytes
         // of the same size).
         unsafe {
@@ -81,14 +136,31 @@ pub(crate) unsafe fn get_root_info(root_info: *mut HcclRootInfo) -> HcclResult {
     })
 }
 
-/// The process that made a root info and its meeting number there.
-fn parse(bytes: &[u8]) -> Result<(u32, u64), String> {
-    if &bytes[..16] != MAGIC {
+/// What a root info's bytes name.
+fn parse(bytes: &[u8]) -> Result<Named, String> {
+    let field = |at: usize, n: usize| bytes.get(at..at + n).unwrap_or_default();
+    if field(0, 16) != MAGIC {
         return Err("rootInfo was not produced by HcclGetRootInfo of this simulator".into());
     }
-    let pid = u32::from_le_bytes(bytes[16..20].try_into().unwrap_or_default());
-    let id = u64::from_le_bytes(bytes[24..32].try_into().unwrap_or_default());
-    Ok((pid, id))
+    Ok(Named {
+        pid: u32::from_le_bytes(field(PID_AT, 4).try_into().unwrap_or_default()),
+        id: u64::from_le_bytes(field(ID_AT, 8).try_into().unwrap_or_default()),
+        token: u64::from_le_bytes(field(TOKEN_AT, 8).try_into().unwrap_or_default()),
+        secret: field(SECRET_AT, SECRET_BYTES)
+            .try_into()
+            .unwrap_or([0; SECRET_BYTES]),
+    })
+}
+
+/// Records that a connection to meeting `root` was refused, and why, for the text of its
+/// timeout.
+pub(super) fn refused(root: u64, why: String) {
+    if let Some(Root::Open { refused, .. }) = registry().roots.get_mut(&root) {
+        if refused.0.len() < LISTED_REFUSALS {
+            refused.0.push(why);
+        }
+        refused.1 += 1;
+    }
 }
 
 /// [`join`] for a rank of process `pid`, from the thread serving its connection.
@@ -103,6 +175,7 @@ fn join(reg: &mut Registry, root: u64, n_ranks: u32, rank: u32, device: usize, p
         nranks,
         joined,
         listener,
+        ..
     }) = reg.roots.get_mut(&root)
     else {
         return;
@@ -174,9 +247,10 @@ pub(crate) unsafe fn comm_init_root_info(
         non_null(comm, "comm")?;
         // SAFETY: non-null and, by the C contract, readable for an HcclRootInfo.
         let bytes = unsafe { &*root_info.cast::<[u8; HCCL_ROOT_INFO_BYTES as usize]>() };
-        let (pid, root) = parse(bytes).map_err(|m| finding(HCCL_E_PARA, m))?;
+        let named = parse(bytes).map_err(|m| finding(HCCL_E_PARA, m))?;
+        let (pid, root) = (named.pid, named.id);
         if pid != std::process::id() {
-            let group = remote::join(pid, root, n_ranks, rank, device, timeout())
+            let group = remote::join(&named, n_ranks, rank, device, timeout())
                 .map_err(|(code, text)| finding(code, text))?;
             let local: Vec<bool> = (0..group.size()).map(|r| r == rank as usize).collect();
             let (_, handles) = registry().form_ranks(group, &local);
@@ -210,7 +284,8 @@ pub(crate) unsafe fn comm_init_root_info(
                     // Ranks of other processes connected before their join completed the
                     // group; their other connections wait here.
                     if let Some(l) = listener {
-                        hub::accept(l, root);
+                        // Refusals after the group formed no longer explain anything.
+                        let _ = hub::accept(l, root);
                     }
                     let Some(id) = handles.get_mut(rank as usize).and_then(Option::take) else {
                         return Err(finding(
@@ -233,17 +308,30 @@ pub(crate) unsafe fn comm_init_root_info(
                     joined,
                     nranks,
                     listener,
+                    refused,
                 }) => {
                     if let Some(l) = listener.clone() {
-                        hub::accept(&l, root);
+                        for why in hub::accept(&l, root) {
+                            if refused.0.len() < LISTED_REFUSALS {
+                                refused.0.push(why);
+                            }
+                            refused.1 += 1;
+                        }
                     }
                     let now = Instant::now();
                     if now >= deadline {
-                        let text = format!(
+                        let mut text = format!(
                             "rank(s) {} did not join within {} ms",
                             missing(joined, nranks.unwrap_or(n_ranks)),
                             timeout().as_millis()
                         );
+                        if refused.1 > 0 {
+                            text.push_str(&format!(
+                                "; {} connection(s) refused: {}",
+                                refused.1,
+                                refused.0.join("; ")
+                            ));
+                        }
                         reg.roots.insert(root, Root::Failed(HCCL_E_TIMEOUT, text));
                         JOINED.notify_all();
                         continue;
