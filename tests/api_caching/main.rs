@@ -2,7 +2,9 @@
 //! work, and a loop of allocated-and-dropped intermediates that allocates nothing after
 //! warm-up.
 
+#[path = "../common/mod.rs"]
 mod common;
+mod reuse;
 
 use ascendcl::{DeviceTensor, mish, mish_new};
 use common::counting::{Counting, allocations_during, host_and_device_during};
