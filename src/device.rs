@@ -38,7 +38,7 @@ pub(crate) struct DeviceInner {
     /// Bit `p` set: this handle enabled peer access to device `p` (ids below 64).
     pub(crate) peers: AtomicU64,
     /// The caching allocator of tensors' device memory.
-    pub(crate) cache: crate::alloc::Cache,
+    pub(crate) cache: Arc<crate::alloc::Cache>,
 }
 
 /// What the crate leaked on this device, because it could not prove that queued work no
@@ -303,7 +303,7 @@ impl Device {
                 soc,
                 leaks: LeakCounters::default(),
                 peers: AtomicU64::new(0),
-                cache: crate::alloc::Cache::new(),
+                cache: rt.cache(id),
             }),
         })
     }
@@ -380,7 +380,7 @@ impl Device {
         let _ = self.inner.cache.empty(&self.inner);
     }
 
-    /// Turns the caching allocator of this device handle on or off (on by default).
+    /// Turns the caching allocator of this device on or off (on by default).
     ///
     /// On, dropping a tensor never waits: its block returns to the cache with the queued
     /// work that may still use it, and a later tensor that fits takes it (or a piece of
@@ -389,9 +389,9 @@ impl Device {
     /// empties the cache. Off suits code that must see each `aclrtFree` as it happens
     /// (leak hunts, sharing the device with code that allocates behind the crate).
     ///
-    /// The cache belongs to the [`Device`] handle and its clones (with the streams and
-    /// tensors made from them); another `Runtime::device` call opens a handle with a cache
-    /// of its own.
+    /// The cache belongs to the device: every handle of it (another `Runtime::device`
+    /// call included) shares it, with its figures, so this turns caching on or off for
+    /// all of them.
     ///
     /// ```
     /// # fn main() -> ascendcl::Result<()> {

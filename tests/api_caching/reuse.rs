@@ -196,3 +196,42 @@ fn blocks_of_a_stream_lost_in_a_failed_drain_are_not_handed_out() {
     let st = dev.memory_stats();
     assert_eq!((st.allocated, st.reserved), (0, 0));
 }
+
+/// Two handles of one device share its cache: a block dropped through one serves the
+/// other without an `aclrtMalloc`, and an allocation through one that runs out of memory
+/// frees the other's cached memory before it retries.
+#[test]
+fn two_handles_of_one_device_share_one_cache() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (d1, d2) = (device(A2), device(A2));
+    let (s1, s2) = (d1.stream().unwrap(), d2.stream().unwrap());
+    d1.empty_cache();
+    d2.empty_cache();
+    drop(DeviceTensor::<f32>::zeros(&s1, [1 << 20]).unwrap());
+    s1.synchronize().unwrap();
+    let frees = ascend_sim::call_count("aclrtFree");
+    // The first aclrtMalloc fails: only d1 holds cached memory.
+    ascend_sim::set_fault("aclrtMalloc", 1).unwrap();
+    let big = DeviceTensor::<f32>::zeros(&s2, [4 << 20]);
+    ascend_sim::set_fault("aclrtMalloc", 0).unwrap();
+    let big = big.expect("retried after emptying the device's cache");
+    assert!(
+        ascend_sim::call_count("aclrtFree") > frees,
+        "d1's block freed"
+    );
+    drop(big);
+    s2.synchronize().unwrap();
+    let mallocs = ascend_sim::call_count("aclrtMalloc");
+    let t = DeviceTensor::<f32>::zeros(&s1, [4 << 20]).unwrap();
+    assert_eq!(
+        ascend_sim::call_count("aclrtMalloc"),
+        mallocs,
+        "d2's block serves d1"
+    );
+    drop(t);
+    d1.empty_cache();
+    d2.empty_cache();
+    assert_eq!(d1.memory_stats().reserved, 0);
+    assert_eq!(d2.memory_stats().reserved, 0);
+    assert_eq!(ascend_sim::last_report(), None);
+}
