@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod reuse;
+mod steady;
 
 use ascendcl::{DeviceTensor, mish, mish_new};
 use common::counting::{Counting, allocations_during, host_and_device_during};
