@@ -340,8 +340,9 @@ impl Device {
 
     /// The caching allocator's figures: bytes held by live tensors and stream
     /// workspaces, bytes reserved from the device (those plus the cache), the peak of the
-    /// first, `aclrtMalloc` and `aclrtFree` calls, allocations served from the cache and
-    /// cached blocks split to serve them.
+    /// first, `aclrtMalloc` and `aclrtFree` calls, allocations served from the cache,
+    /// cached blocks split to serve them, and the cache's free pieces (fragmentation).
+    /// Every handle of the device shares the cache and these figures.
     ///
     /// ```
     /// # fn main() -> ascendcl::Result<()> {
@@ -366,7 +367,7 @@ impl Device {
     /// they hold pieces of). The allocator also empties the cache by itself before it
     /// reports out of memory.
     ///
-    /// ```
+    /// ```standalone_crate
     /// # fn main() -> ascendcl::Result<()> {
     /// let device = ascendcl::Runtime::auto()?.device(0)?;
     /// let s = device.stream()?;
@@ -391,9 +392,10 @@ impl Device {
     ///
     /// The cache belongs to the device: every handle of it (another `Runtime::device`
     /// call included) shares it, with its figures, so this turns caching on or off for
-    /// all of them.
+    /// all of them. (The examples of this and [`empty_cache`](Self::empty_cache) run in a
+    /// process of their own for that reason.)
     ///
-    /// ```
+    /// ```standalone_crate
     /// # fn main() -> ascendcl::Result<()> {
     /// let device = ascendcl::Runtime::auto()?.device(0)?;
     /// let s = device.stream()?;

@@ -146,6 +146,9 @@ fn idle_pieces_merge_after_a_synchronisation() {
     s.synchronize().unwrap();
     let before = dev.memory_stats();
     assert_eq!(before.reserved, 65536);
+    // Apart until then: the figures show the fragmentation.
+    assert_eq!(before.free_bytes, 65536);
+    assert_eq!((before.free_pieces, before.largest_free), (3, 32768));
     let whole = DeviceTensor::<f32>::zeros(&s, [16384]).unwrap();
     let after = dev.memory_stats();
     assert_eq!(
