@@ -46,7 +46,7 @@ pub(crate) struct DeviceInner {
     /// Bit `p` set: this handle enabled peer access to device `p` (ids below 64).
     pub(crate) peers: AtomicU64,
     /// The caching allocator of tensors' device memory.
-    pub(crate) cache: crate::alloc::Cache,
+    pub(crate) cache: Arc<crate::alloc::Cache>,
 }
 
 /// What the crate leaked on this device, because it could not prove that queued work no
@@ -320,7 +320,7 @@ impl Device {
                 soc,
                 leaks: LeakCounters::default(),
                 peers: AtomicU64::new(0),
-                cache: crate::alloc::Cache::new(),
+                cache: rt.cache(id),
             }),
         })
     }
@@ -357,8 +357,9 @@ impl Device {
 
     /// The caching allocator's figures: bytes held by live tensors and stream
     /// workspaces, bytes reserved from the device (those plus the cache), the peak of the
-    /// first, `aclrtMalloc` and `aclrtFree` calls, allocations served from the cache and
-    /// cached blocks split to serve them.
+    /// first, `aclrtMalloc` and `aclrtFree` calls, allocations served from the cache,
+    /// cached blocks split to serve them, and the cache's free pieces (fragmentation).
+    /// Every handle of the device shares the cache and these figures.
     ///
     /// ```
     /// # fn main() -> ascendcl::Result<()> {
@@ -383,7 +384,7 @@ impl Device {
     /// they hold pieces of). The allocator also empties the cache by itself before it
     /// reports out of memory.
     ///
-    /// ```
+    /// ```standalone_crate
     /// # fn main() -> ascendcl::Result<()> {
     /// let device = ascendcl::Runtime::auto()?.device(0)?;
     /// let s = device.stream()?;
@@ -397,7 +398,7 @@ impl Device {
         let _ = self.inner.cache.empty(&self.inner);
     }
 
-    /// Turns the caching allocator of this device handle on or off (on by default).
+    /// Turns the caching allocator of this device on or off (on by default).
     ///
     /// On, dropping a tensor never waits: its block returns to the cache with the queued
     /// work that may still use it, and a later tensor that fits takes it (or a piece of
@@ -406,11 +407,12 @@ impl Device {
     /// empties the cache. Off suits code that must see each `aclrtFree` as it happens
     /// (leak hunts, sharing the device with code that allocates behind the crate).
     ///
-    /// The cache belongs to the [`Device`] handle and its clones (with the streams and
-    /// tensors made from them); another `Runtime::device` call opens a handle with a cache
-    /// of its own.
+    /// The cache belongs to the device: every handle of it (another `Runtime::device`
+    /// call included) shares it, with its figures, so this turns caching on or off for
+    /// all of them. (The examples of this and [`empty_cache`](Self::empty_cache) run in a
+    /// process of their own for that reason.)
     ///
-    /// ```
+    /// ```standalone_crate
     /// # fn main() -> ascendcl::Result<()> {
     /// let device = ascendcl::Runtime::auto()?.device(0)?;
     /// let s = device.stream()?;

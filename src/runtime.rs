@@ -1,11 +1,12 @@
 //! [`Runtime`]: one initialised CANN (or simulator) per process.
 
+use crate::alloc::Cache;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::sys;
 use ascend_sys::{Api, FnTable, LoadOptions};
 use std::fmt;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 /// Which implementation of the CANN API a [`Runtime`] drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -29,9 +30,33 @@ impl fmt::Display for Backend {
 pub(crate) struct RuntimeInner {
     pub(crate) api: Api,
     pub(crate) backend: Backend,
+    /// Each open device's caching allocator, shared by all handles of the device.
+    caches: Mutex<Vec<(i32, Weak<Cache>)>>,
 }
 
 impl RuntimeInner {
+    fn new(api: Api, backend: Backend) -> RuntimeInner {
+        RuntimeInner {
+            api,
+            backend,
+            caches: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The caching allocator of device `id`: one per device while any handle of it
+    /// lives, so that memory one handle caches serves the others.
+    pub(crate) fn cache(&self, id: i32) -> Arc<Cache> {
+        let mut caches = self.caches.lock().unwrap_or_else(PoisonError::into_inner);
+        caches.retain(|(_, c)| c.strong_count() > 0);
+        let found = caches.iter().find(|(i, _)| *i == id);
+        if let Some(cache) = found.and_then(|(_, c)| c.upgrade()) {
+            return cache;
+        }
+        let cache = Arc::new(Cache::new());
+        caches.push((id, Arc::downgrade(&cache)));
+        cache
+    }
+
     #[inline]
     pub(crate) fn table(&self) -> &FnTable {
         &self.api
@@ -222,14 +247,14 @@ impl Runtime {
         table.aclDestroyAclOpExecutor = None;
         table.aclSetInputTensorAddr = None;
         table.aclSetOutputTensorAddr = None;
-        let inner: &'static RuntimeInner = Box::leak(Box::new(RuntimeInner {
-            api: Api::from_table_with_resolver(
+        let inner: &'static RuntimeInner = Box::leak(Box::new(RuntimeInner::new(
+            Api::from_table_with_resolver(
                 table,
                 "ascend-sim without executor reuse",
                 ascend_sim::symbol,
             ),
-            backend: Backend::Simulator,
-        }));
+            Backend::Simulator,
+        )));
         *guard = Some(inner);
         Ok(Runtime { inner })
     }
@@ -245,10 +270,10 @@ impl Runtime {
         if let Some(inner) = *guard {
             return Ok(Runtime { inner });
         }
-        let inner: &'static RuntimeInner = Box::leak(Box::new(RuntimeInner {
-            api: Api::from_table(ascend_sim::fn_table(), "ascend-sim without operators"),
-            backend: Backend::Simulator,
-        }));
+        let inner: &'static RuntimeInner = Box::leak(Box::new(RuntimeInner::new(
+            Api::from_table(ascend_sim::fn_table(), "ascend-sim without operators"),
+            Backend::Simulator,
+        )));
         *guard = Some(inner);
         Ok(Runtime { inner })
     }
@@ -478,7 +503,7 @@ fn init(
     // SAFETY: called at most once per backend in this process (guarded by `slot`).
     unsafe { sys::init(&api) }?;
     // The runtime lives for the rest of the process (see the type's docs).
-    let inner: &'static RuntimeInner = Box::leak(Box::new(RuntimeInner { api, backend }));
+    let inner: &'static RuntimeInner = Box::leak(Box::new(RuntimeInner::new(api, backend)));
     *guard = Some(inner);
     Ok(Runtime { inner })
 }

@@ -143,6 +143,20 @@ impl Slots {
     }
 }
 
+/// The queued work that may still use a resource ([`Uses::pending`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pending {
+    /// None: every recorded use has finished.
+    Idle,
+    /// Only work of the stream with this uid.
+    On(u64),
+    /// Work of several streams.
+    Several,
+    /// Work of a stream whose handles are gone and whose work failed: it may never be
+    /// proved finished.
+    Doubtful,
+}
+
 /// The last use of a resource on each stream that used it (see the module docs).
 pub(crate) struct Uses {
     slots: Mutex<Slots>,
@@ -470,14 +484,29 @@ impl Uses {
         })
     }
 
-    /// Whether no queued work of a stream other than the one with `uid` may still use the
-    /// resource: work on that stream runs before anything queued on it later.
-    pub(crate) fn is_idle_beside(&self, uid: u64) -> bool {
-        self.lock().iter().all(|slot| {
-            slot.clock.as_ref().is_none_or(|clock| {
-                (clock.uid == uid && slot.open == 0) || clock.is_done(slot.last())
-            })
-        })
+    /// Which queued work may still use the resource, as far as the streams' clocks know,
+    /// without waiting: what the caching allocator needs to choose and merge blocks.
+    pub(crate) fn pending(&self) -> Pending {
+        let mut found = Pending::Idle;
+        for slot in self.lock().iter() {
+            let Some(clock) = &slot.clock else { continue };
+            if clock.is_done(slot.last()) {
+                continue;
+            }
+            // A stream whose handles are gone with failed work still unfinished: its drain
+            // failed (or may yet), so the work may never be proved finished.
+            if clock.stream.strong_count() == 0
+                && clock.failure_in(slot.ticket, slot.ticket).is_some()
+            {
+                return Pending::Doubtful;
+            }
+            found = match found {
+                Pending::Idle => Pending::On(clock.uid),
+                Pending::On(uid) if uid == clock.uid => found,
+                _ => Pending::Several,
+            };
+        }
+        found
     }
 
     /// Waits until no queued work uses the resource. `false` when that cannot be ensured:

@@ -2,7 +2,8 @@
 //! work, freeing the segments that are whole again, and leaking (counted) what cannot be
 //! proved idle.
 
-use super::{Block, Bound, Cache, Segment};
+use super::free::Segment;
+use super::{Block, Bound, Cache};
 use crate::device::DeviceInner;
 use crate::sys;
 

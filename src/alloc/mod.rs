@@ -16,21 +16,32 @@
 //!   handed out and the rest stays cached. Both pieces carry the block's use records, so
 //!   each waits for the old work on its range. Blocks up to 1 MiB and larger ones form
 //!   two pools (as in PyTorch), so small requests never fragment large blocks.
+//! * **Same stream first.** A block whose queued work is all on the taker's stream (the
+//!   stream whose work touches the new memory first) serves it at once, with or without a
+//!   descriptor: that stream runs the old work first. Another stream or the host takes a
+//!   block with queued work only when it has no descriptor, and waits for the old work
+//!   (an event on the device, or on the host); memory the caller cannot order (a
+//!   stream's workspace) is only taken idle. A block whose work may never be proved
+//!   finished (its stream was dropped after a failed drain) is never handed out: it stays
+//!   until [`Cache::empty`] leaks it, counted.
 //! * **Merging.** A block that returns to the cache merges with the free pieces beside it
-//!   in the same `aclrtMalloc` allocation (a *segment*); the merged block waits for the
-//!   work of both. A segment is freed with `aclrtFree` only when it is whole again: no
-//!   piece of it is held by a tensor.
+//!   in the same `aclrtMalloc` allocation (a *segment*) when the merged block's queued
+//!   work is on one stream at most; the merged block waits for the work of both. A
+//!   segment is freed with `aclrtFree` only when it is whole again, as one free piece
+//!   that no queued work uses: no piece of it is held by a tensor, and every piece's work
+//!   is known to have finished.
 //! * **Descriptors.** A dropped tensor's block keeps the tensor's `aclTensor` descriptor.
 //!   A tensor of the same dtype and dims (the same descriptor: same address, contiguous
 //!   strides, storage length) takes the descriptor with the block. This saves an
-//!   `aclCreateTensor` and an `aclDestroyTensor` per allocate-launch-drop step. A new
-//!   operator output on the stream whose work is still queued on the block takes it at
-//!   once (that work runs first, and it stays in the block's use records), so a loop that
-//!   queues several such steps keeps reusing one block; any other taker of a block whose
-//!   descriptor's work is queued waits for a later allocation. Any other taker, a merge
-//!   with a free neighbour, and emptying destroy the descriptor, so they take, split or
-//!   merge the block only once its work has finished. So the cache holds descriptors as well as memory until
-//!   [`Cache::empty`].
+//!   `aclCreateTensor` and an `aclDestroyTensor` per allocate-launch-drop step. A block
+//!   whose descriptor's work is pending stays apart from its neighbours (for the next
+//!   tensor of its layout); any other taker takes the descriptor off: destroyed when its
+//!   work has finished, parked ([`Parked`]) until then.
+//! * **Coalescing.** When no free piece fits a request, adjacent free pieces that may
+//!   merge (the rule above; their work is known finished after a synchronisation or an
+//!   event wait) do so, their descriptors taken off, before the device is asked for
+//!   memory: reserved memory reaches a steady state when shapes vary.
+//!   [`MemoryStats`] reports the free pieces (fragmentation).
 //! * When `aclrtMalloc` fails, the cache is emptied ([`Cache::empty`]) and the allocation
 //!   retried once; a second failure is the typed error.
 //! * Emptying waits for each cached block's work, then frees the segments that are whole;
@@ -54,6 +65,7 @@
 //! unless a piece of its segment is still held.
 
 mod empty;
+mod free;
 
 use crate::device::DeviceInner;
 use crate::element::DType;
@@ -63,6 +75,7 @@ use crate::sync::{Mutex, MutexGuard, PoisonError};
 use crate::sys;
 use crate::uses::Uses;
 use ascend_sys::aclTensor;
+use free::{Segment, State};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -85,6 +98,12 @@ pub struct MemoryStats {
     pub cache_hits: u64,
     /// Cached blocks split to serve a smaller request.
     pub splits: u64,
+    /// Bytes of the cache's free pieces (`reserved - allocated`, until a leak).
+    pub free_bytes: u64,
+    /// Free pieces in the cache: many small ones for few bytes is fragmentation.
+    pub free_pieces: u64,
+    /// The largest free piece: the largest request served without `aclrtMalloc`.
+    pub largest_free: u64,
 }
 
 /// What a tensor's cached descriptor describes besides its address: its dtype and dims
@@ -128,6 +147,16 @@ unsafe impl Send for Block {}
 impl Block {
     fn end(&self) -> usize {
         self.ptr.addr() + self.bytes
+    }
+
+    /// Joins the adjacent free piece `other` (no descriptor) to this one (no descriptor):
+    /// the joined block waits for the work of both.
+    fn absorb(&mut self, other: Block) {
+        self.uses.absorb(&other.uses);
+        if other.ptr.addr() < self.ptr.addr() {
+            self.ptr = other.ptr;
+        }
+        self.bytes += other.bytes;
     }
 
     /// A block given back by a tensor, with its use records and its descriptor (`desc`,
@@ -185,22 +214,6 @@ pub(crate) trait Parked: Send {
     fn leak(self: Box<Self>, device: &DeviceInner);
 }
 
-/// One `aclrtMalloc` allocation.
-struct Segment {
-    base: *mut c_void,
-    bytes: usize,
-    /// Pieces held outside the cache (by tensors, workspaces, or an emptying thread).
-    out: usize,
-    /// A piece's work could not be proved finished: never freed, counted as leaked.
-    leaked: bool,
-}
-
-impl Segment {
-    fn contains(&self, addr: usize) -> bool {
-        (self.base.addr()..self.base.addr() + self.bytes).contains(&addr)
-    }
-}
-
 /// Releases a parked resource whose work has finished (from [`Cache::take`], whose caller
 /// made the context current).
 #[inline]
@@ -218,17 +231,6 @@ impl Bound {
         *self.0.get_or_insert_with(|| device.bind().is_ok())
     }
 }
-
-struct State {
-    segments: Vec<Segment>,
-    free: Vec<Block>,
-    parked: Vec<Box<dyn Parked>>,
-    stats: MemoryStats,
-}
-
-// SAFETY: the raw pointers are device addresses, never dereferenced by the host; every
-// access goes through the cache's mutex.
-unsafe impl Send for State {}
 
 /// One device's cache of blocks. `Send + Sync` (a mutex guards it).
 pub(crate) struct Cache {
@@ -256,82 +258,6 @@ fn is_large(bytes: usize) -> bool {
     bytes > SMALL_LIMIT
 }
 
-impl State {
-    fn segment(&mut self, addr: usize) -> Option<&mut Segment> {
-        self.segments.iter_mut().find(|s| s.contains(addr))
-    }
-
-    fn segment_of(&self, addr: usize) -> Option<&Segment> {
-        self.segments.iter().find(|s| s.contains(addr))
-    }
-
-    fn count_allocated(&mut self, bytes: usize) {
-        self.stats.allocated += bytes as u64;
-        self.stats.peak = self.stats.peak.max(self.stats.allocated);
-    }
-
-    /// Adds a free block, merging it with the free pieces beside it in its segment. A
-    /// descriptor is dropped for a merge (destroyed: the context must be current when
-    /// `bound`) when its work has finished; a piece whose descriptor's work is pending
-    /// stays apart.
-    fn insert_free(&mut self, device: &DeviceInner, mut block: Block, bound: &mut Bound) {
-        let Some((lo, hi)) = self
-            .segment_of(block.ptr.addr())
-            .map(|g| (g.base.addr(), g.base.addr() + g.bytes))
-        else {
-            self.free.push(block);
-            return;
-        };
-        let in_segment = |b: &Block| (lo..hi).contains(&b.ptr.addr());
-        loop {
-            let (start, end) = (block.ptr.addr(), block.end());
-            let Some(i) = self.free.iter().position(|f| {
-                (f.end() == start || f.ptr.addr() == end)
-                    && in_segment(f)
-                    && (f.desc.is_null() || f.uses.is_idle())
-            }) else {
-                break;
-            };
-            let free_desc = block.desc.is_null() || (block.uses.is_idle() && bound.ok(device));
-            if !free_desc {
-                break;
-            }
-            let other = &mut self.free[i];
-            if !other.desc.is_null() {
-                if !bound.ok(device) {
-                    break;
-                }
-                other.destroy_desc(device);
-            }
-            block.destroy_desc(device);
-            let other = self.free.swap_remove(i);
-            block.uses.absorb(&other.uses);
-            if other.ptr.addr() < block.ptr.addr() {
-                block.ptr = other.ptr;
-            }
-            block.bytes += other.bytes;
-        }
-        self.free.push(block);
-    }
-
-    /// Removes the segment of `addr` when it is whole in the free list, and returns it.
-    fn whole_segment(&mut self, addr: usize) -> Option<Segment> {
-        let i = self.segments.iter().position(|s| s.contains(addr))?;
-        let seg = &self.segments[i];
-        if seg.out != 0 || seg.leaked {
-            return None;
-        }
-        let (base, bytes) = (seg.base.addr(), seg.bytes);
-        let i_free = self
-            .free
-            .iter()
-            .position(|f| f.ptr.addr() == base && f.bytes == bytes)?;
-        // Its work has finished (the caller waited for it) and it has no descriptor.
-        self.free.swap_remove(i_free);
-        Some(self.segments.swap_remove(i))
-    }
-}
-
 impl Cache {
     pub(crate) fn new() -> Cache {
         Cache {
@@ -350,16 +276,16 @@ impl Cache {
     }
 
     pub(crate) fn stats(&self) -> MemoryStats {
-        self.lock().stats
+        self.lock().stats()
     }
 
     /// A block of at least `bytes` (a size class): a cached one (or a piece of one) with
     /// its use records, or a new allocation. `idle_only`: only a cached block that no
     /// queued work uses (for memory the caller cannot order, a stream's workspace).
-    /// `want`: the descriptor the caller's tensor would make; a cached block whose
-    /// descriptor is the same comes with it (`desc`), any other descriptor is destroyed.
-    /// Such a block may still have queued work on `want.stream` (only there). The device's
-    /// context must be current.
+    /// `want`: the descriptor the caller's tensor would make and its first stream; a
+    /// cached block whose descriptor is the same comes with it (`desc`), any other
+    /// descriptor is taken off. Such a block may still have queued work on `want.stream`
+    /// (only there). The device's context must be current.
     #[inline]
     pub(crate) fn take(
         &self,
@@ -368,16 +294,26 @@ impl Cache {
         idle_only: bool,
         want: Option<Want<'_>>,
     ) -> Result<Block> {
-        match self.take_cached(device, bytes, idle_only, want) {
+        match self.take_cached(device, bytes, idle_only, want, false) {
             Some(block) => Ok(block),
-            None => self.take_new(device, bytes),
+            None => self.take_new(device, bytes, idle_only, want),
         }
     }
 
-    /// A new allocation of `bytes` (see [`take`](Self::take)).
+    /// A block for a request no free piece fits: one of merged free pieces, or a new
+    /// allocation of `bytes` (see [`take`](Self::take)).
     #[cold]
     #[inline(never)]
-    fn take_new(&self, device: &DeviceInner, bytes: usize) -> Result<Block> {
+    fn take_new(
+        &self,
+        device: &DeviceInner,
+        bytes: usize,
+        idle_only: bool,
+        want: Option<Want<'_>>,
+    ) -> Result<Block> {
+        if let Some(block) = self.take_cached(device, bytes, idle_only, want, true) {
+            return Ok(block);
+        }
         let t = device.table();
         let ptr = match sys::malloc(t, bytes) {
             Ok(p) => p,
@@ -405,9 +341,10 @@ impl Cache {
         })
     }
 
-    /// The cached block [`take`](Self::take) hands out, if one fits. Also releases a
-    /// parked resource whose work has finished: one per allocation, so the steady state
-    /// stays cheap and every idle one goes soon.
+    /// The cached block [`take`](Self::take) hands out, if one fits (after merging the
+    /// free pieces that may merge, when `coalesce`). Also releases a parked resource
+    /// whose work has finished: one per allocation, so the steady state stays cheap and
+    /// every idle one goes soon.
     #[inline]
     fn take_cached(
         &self,
@@ -415,51 +352,28 @@ impl Cache {
         bytes: usize,
         idle_only: bool,
         want: Option<Want<'_>>,
+        coalesce: bool,
     ) -> Option<Block> {
         let mut s = self.lock();
+        if coalesce && s.coalesce(device) == 0 {
+            return None;
+        }
         let parked = s
             .parked
             .iter()
             .position(|p| p.uses().is_idle())
             .map(|i| s.parked.swap_remove(i));
-        let large = is_large(bytes);
-        // (index, size, same descriptor, idle)
-        let mut best: Option<(usize, usize, bool, bool)> = None;
-        for (i, b) in s.free.iter().enumerate() {
-            if b.bytes < bytes || b.large != large {
-                continue;
-            }
-            let same = !b.desc.is_null() && want.is_some_and(|w| *w.key == b.key);
-            let ordered =
-                || (want.and_then(|w| w.stream)).is_some_and(|uid| b.uses.is_idle_beside(uid));
-            if same && !idle_only && b.bytes == bytes && ordered() {
-                // Nothing fits better; its work runs before the new tensor's first use.
-                best = Some((i, b.bytes, true, true));
-                break;
-            }
-            let idle = b.uses.is_idle();
-            if (idle_only || !b.desc.is_null()) && !idle {
-                continue;
-            }
-            // Smallest first; of equal sizes, one with the wanted descriptor, then one
-            // without pending work.
-            let better = best.is_none_or(|(_, n, was_same, was_idle)| {
-                (b.bytes, !same, !idle) < (n, !was_same, !was_idle)
-            });
-            if better {
-                best = Some((i, b.bytes, same, idle));
-            }
-        }
-        let Some((i, _, same, _)) = best else {
+        let Some(fit) = s.best_fit(bytes, is_large(bytes), idle_only, want) else {
             drop(s);
             release_parked(device, parked);
             return None;
         };
-        let mut block = s.free.swap_remove(i);
-        if !same {
-            // Its queued work has finished (`is_idle` above, and finished work stays
-            // finished); the context is current (the caller's contract).
-            block.destroy_desc(device);
+        let mut block = s.free.swap_remove(fit.index);
+        if !fit.same {
+            // The context is current (the caller's contract).
+            let idle = block.uses.is_idle();
+            let state = &mut *s;
+            block.retire_desc(device, idle, &mut Bound(Some(true)), &mut state.parked);
         }
         if block.bytes - bytes >= MIN_BLOCK {
             let rest = Block {

@@ -133,7 +133,8 @@ impl<T: Element> DeviceTensor<T> {
     {
         let dims = Dims::new("array", array.shape())?;
         let device = &stream.inner.device;
-        let buf = Buffer::alloc(device, dims, T::DTYPE, None)?;
+        // The upload is queued on `stream` when the block has queued work (there only).
+        let buf = Buffer::alloc(device, dims, T::DTYPE, Some(stream))?;
         let tensor = DeviceTensor {
             buf,
             layout: Layout::contiguous(dims)?,

@@ -2,7 +2,11 @@
 //! work, and a loop of allocated-and-dropped intermediates that allocates nothing after
 //! warm-up.
 
+#[path = "../common/mod.rs"]
 mod common;
+mod interleave;
+mod reuse;
+mod steady;
 
 use ascendcl::{DeviceTensor, mish, mish_new};
 use common::counting::{Counting, allocations_during, host_and_device_during};
