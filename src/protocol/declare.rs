@@ -31,6 +31,7 @@
 /// | `input<T>` | `const aclTensor *` | any [`AsTensorView`](crate::AsTensorView) of `T` | the same |
 /// | `output<T>`, `inplace<T>` | `aclTensor *` | any [`AsTensorViewMut`](crate::AsTensorViewMut) of `T` | the same |
 /// | `inplace_const<T>` | `const aclTensor *` (written all the same) | as `inplace` | the same |
+/// | `output_const<T>` | `const aclTensor *` (written all the same) | as `output` | the same |
 /// | `attr<A>` | [`A::C`](crate::protocol::Attribute::C) | `impl Into<A>` | nothing: fixed at `new` |
 /// | `dtype_of<T>` | `aclDataType` | nothing: `T`'s dtype | nothing |
 ///
@@ -274,6 +275,12 @@ macro_rules! operator {
             [$($al)*] [$($alv)* $crate::protocol::Value::pending::<$e>(),] [$($o)* $e]
             $a [$e] $($rest)*);
     };
+    (@munch $ctx:tt $f:tt $n:tt $l:tt $cv:tt $nv:tt $lv:tt [$($al:tt)*] [$($alv:tt)*] [$($o:tt)*]
+        $a:ident: output_const<$e:ty>, $($rest:tt)*) => {
+        $crate::operator!(@munch_mut $ctx $f $n $l $cv $nv $lv
+            [$($al)*] [$($alv)* $crate::protocol::Value::pending::<$e>(),] [$($o)* $e]
+            $a [$e] $($rest)*);
+    };
     (@munch $ctx:tt $f:tt $n:tt $l:tt $cv:tt $nv:tt $lv:tt [$($al:tt)*] [$($alv:tt)*] $o:tt
         $a:ident: inplace<$e:ty>, $($rest:tt)*) => {
         $crate::operator!(@munch_mut $ctx $f $n $l $cv $nv $lv
@@ -429,6 +436,7 @@ macro_rules! operator {
     (@kind input $e:ty) => { $crate::protocol::ArgKind::Tensor($crate::protocol::Role::Input) };
     (@kind output $e:ty) => { $crate::protocol::ArgKind::Tensor($crate::protocol::Role::Output) };
     (@kind inplace $e:ty) => { $crate::protocol::ArgKind::Tensor($crate::protocol::Role::InPlace) };
+    (@kind output_const $e:ty) => { $crate::protocol::ArgKind::Tensor($crate::protocol::Role::Output) };
     (@kind inplace_const $e:ty) => {
         $crate::protocol::ArgKind::Tensor($crate::protocol::Role::InPlace)
     };
@@ -442,6 +450,7 @@ macro_rules! operator {
     (@cty output $e:ty) => { *mut $crate::__private::ascend_sys::aclTensor };
     (@cty inplace $e:ty) => { *mut $crate::__private::ascend_sys::aclTensor };
     (@cty inplace_const $e:ty) => { *const $crate::__private::ascend_sys::aclTensor };
+    (@cty output_const $e:ty) => { *const $crate::__private::ascend_sys::aclTensor };
     (@cty attr $e:ty) => { <$e as $crate::protocol::Attribute>::C };
     (@cty dtype_of $e:ty) => { $crate::__private::ascend_sys::aclDataType };
 }
