@@ -122,6 +122,19 @@ impl SocFamily {
     pub fn has_bf16(self) -> bool {
         matches!(self, SocFamily::AtlasA2 | SocFamily::AtlasA3)
     }
+
+    /// The product line of the operator tables (`None` for [`SocFamily::Other`]).
+    pub(crate) fn product(self) -> Option<ascend_ops::Product> {
+        use ascend_ops::Product;
+        match self {
+            SocFamily::AtlasA3 => Some(Product::AtlasA3),
+            SocFamily::AtlasA2 => Some(Product::AtlasA2),
+            SocFamily::Training910 => Some(Product::Training910),
+            SocFamily::Inference310P => Some(Product::Inference310P),
+            SocFamily::Atlas310B => Some(Product::Atlas310B),
+            SocFamily::Other => None,
+        }
+    }
 }
 
 // SAFETY: `context` is an opaque handle that CANN allows any thread to make current

@@ -163,22 +163,22 @@ fn a_download_of_another_rank_is_refused_before_copying() {
 }
 
 ascendcl::operator! {
-    /// `aclnnRelu`, which the simulator does not implement.
-    pub unsafe struct UserRelu: aclnnRelu, aclnnReluGetWorkspaceSize;
+    /// `aclnnGelu`, which the simulator does not implement.
+    pub unsafe struct UserGelu: aclnnGelu, aclnnGeluGetWorkspaceSize;
     products: |_soc: ascendcl::SocFamily| true;
     dtypes: |_soc: ascendcl::SocFamily, _dtype: DType| true;
     rule: ascendcl::protocol::rules::same;
 
-    /// `out = max(x, 0)`.
-    pub fn user_relu<T>(x: input<T> = "self", out: output<T> = "out");
+    /// `out = gelu(x)`.
+    pub fn user_gelu<T>(x: input<T> = "self", out: output<T> = "out");
 
     /// Its plan.
-    pub type UserReluPlan;
+    pub type UserGeluPlan;
 }
 
-// SAFETY: aclnnRelu's phase 1 is `(const aclTensor *self, aclTensor *out, uint64_t *,
+// SAFETY: aclnnGelu's phase 1 is `(const aclTensor *self, aclTensor *out, uint64_t *,
 // aclOpExecutor **)`, its phase 2 the common one, and it only reads `self`.
-unsafe impl ascendcl::protocol::Promise for UserRelu {}
+unsafe impl ascendcl::protocol::Promise for UserGelu {}
 
 #[test]
 fn an_operator_the_simulator_lacks_is_reported_as_missing_from_the_simulator() {
@@ -186,11 +186,11 @@ fn an_operator_the_simulator_lacks_is_reported_as_missing_from_the_simulator() {
     let s = device(A2).stream().unwrap();
     let x = DeviceTensor::from_array(&s, &array![-1.0f32, 2.0]).unwrap();
     let mut out = DeviceTensor::<f32>::zeros(&s, [2]).unwrap();
-    let e = user_relu(&x, &mut out, &s).unwrap_err();
+    let e = user_gelu(&x, &mut out, &s).unwrap_err();
     let text = e.to_string();
     for said in [
-        "the simulator has no `aclnnReluGetWorkspaceSize`",
-        "ascend-sim does not implement aclnnRelu",
+        "the simulator has no `aclnnGeluGetWorkspaceSize`",
+        "ascend-sim does not implement aclnnGelu",
         "ASCENDCL_BACKEND=cann",
         "docs/adding-an-operator.md",
     ] {
@@ -201,7 +201,7 @@ fn an_operator_the_simulator_lacks_is_reported_as_missing_from_the_simulator() {
         e,
         Error::UnsupportedOperator {
             backend: ascendcl::Backend::Simulator,
-            missing_symbol: Some("aclnnReluGetWorkspaceSize"),
+            missing_symbol: Some("aclnnGeluGetWorkspaceSize"),
             ..
         }
     ));

@@ -374,7 +374,7 @@ fn from_env() -> Result<SimConfig, String> {
             .collect(),
         faults: faults
             .into_iter()
-            .map(|(i, n)| (crate::SYMBOLS[i].to_owned(), n))
+            .map(|(i, n)| (crate::catalog::name_of(i).to_owned(), n))
             .collect(),
         hccl_timeout_ms,
         verbose,

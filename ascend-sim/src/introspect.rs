@@ -1,7 +1,7 @@
 //! The simulator's own API, in Rust and in C: live-object counters, fault injection,
 //! call counts and the latest sanitizer finding.
 
-use crate::{FIRST_HCCL, FIRST_NNOPBASE, FIRST_OPERATOR, SYMBOLS, Sym, hccl, state};
+use crate::{FIRST_HCCL, FIRST_NNOPBASE, FIRST_OPERATOR, SYM_ORDER, SYMBOLS, Sym, hccl, state};
 use ascend_sys::*;
 use std::ffi::{CStr, c_char};
 
@@ -134,8 +134,21 @@ pub fn clear_last_report() {
 /// The failure value of an injected fault (an `aclError`/`aclnnStatus`; pointer-returning
 /// functions return NULL instead).
 pub(crate) fn fault_code(sym: Sym) -> i32 {
+    fault_code_at(sym as usize)
+}
+
+/// [`fault_code`] of the symbol with counter index `index`, listed or catalogued (a
+/// catalogued symbol is an operator's phase 1 or 2).
+pub(crate) fn fault_code_at(index: usize) -> i32 {
     use Sym::*;
-    let index = sym as usize;
+    if index >= crate::SYMBOL_COUNT {
+        return if crate::catalog::name_of(index).ends_with("GetWorkspaceSize") {
+            ACLNN_ERR_INNER_CREATE_EXECUTOR
+        } else {
+            ACLNN_ERR_RUNTIME_ERROR
+        };
+    }
+    let sym = SYM_ORDER[index];
     if index >= FIRST_HCCL {
         return ascend_sys::hccl::HCCL_E_INTERNAL as i32;
     }

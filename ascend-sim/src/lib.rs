@@ -65,6 +65,7 @@ use std::ffi::{c_char, c_void};
 mod registry;
 
 mod cast;
+mod catalog;
 mod cdylib;
 mod config;
 mod copy;
@@ -98,6 +99,12 @@ pub use config::{
 };
 
 pub mod testing;
+
+/// Every simulated symbol: [`SYMBOLS`], then the entry points of the operator families
+/// (`aclnnExp`, ...), which the simulator builds from `ascend-ops`' tables.
+pub fn simulated_symbols() -> Vec<&'static str> {
+    SYMBOLS.iter().copied().chain(catalog::names()).collect()
+}
 
 // ---------------------------------------------------------------------------------------
 // The one list of entry points.

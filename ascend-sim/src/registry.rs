@@ -117,6 +117,9 @@ macro_rules! sim_api {
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub(crate) enum Sym { $( $name, )* $( $aname, )* $( $pname, $oname, )* $( $hname, )* }
 
+        /// Every [`Sym`], in the order of [`SYMBOLS`].
+        pub(crate) const SYM_ORDER: &[Sym] = &[ $( Sym::$name, )* $( Sym::$aname, )* $( Sym::$pname, Sym::$oname, )* $( Sym::$hname, )* ];
+
         /// Every simulated symbol (the functions of [`ascend_sys::FnTable`], then the
         /// other nnopbase functions, then the operators, then HCCL's), by C name.
         pub const SYMBOLS: &[&str] = &[ $( stringify!($name), )* $( stringify!($aname), )* $( stringify!($pname), stringify!($oname), )* $( stringify!($hname), )* ];
@@ -228,7 +231,7 @@ macro_rules! sim_api {
                 $( stringify!($pname) => Some(api::$pname as *const c_void), )*
                 $( stringify!($oname) => Some(api::$oname as *const c_void), )*
                 $( stringify!($hname) => Some(api::$hname as *const c_void), )*
-                _ => None,
+                _ => crate::catalog::address(name),
             }
         }
     };

@@ -277,12 +277,34 @@ pub(crate) fn last_report_ptr() -> *const c_char {
 // ---------------------------------------------------------------------------------------
 // Call counts and fault injection.
 
-static CALLS: [AtomicU64; SYMBOL_COUNT] = [const { AtomicU64::new(0) }; SYMBOL_COUNT];
+/// Counters of the listed symbols, then of the catalogued ones.
+const COUNTERS: usize = SYMBOL_COUNT + crate::catalog::CAPACITY;
+static CALLS: [AtomicU64; COUNTERS] = [const { AtomicU64::new(0) }; COUNTERS];
 /// Absolute call number at which the symbol fails (0: no fault armed).
-static FAULT_AT: [AtomicU64; SYMBOL_COUNT] = [const { AtomicU64::new(0) }; SYMBOL_COUNT];
+static FAULT_AT: [AtomicU64; COUNTERS] = [const { AtomicU64::new(0) }; COUNTERS];
+
+/// A simulated symbol's counter index: a listed [`Sym`], or a catalogued entry point's.
+pub(crate) trait Counted: Copy {
+    fn index(self) -> usize;
+}
+
+impl Counted for Sym {
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl Counted for &crate::catalog::Slot {
+    fn index(self) -> usize {
+        crate::catalog::Slot::index(self)
+    }
+}
 
 pub(crate) fn symbol_index(name: &str) -> Option<usize> {
-    SYMBOLS.iter().position(|s| *s == name)
+    SYMBOLS
+        .iter()
+        .position(|s| *s == name)
+        .or_else(|| crate::catalog::index_of(name))
 }
 
 pub(crate) fn call_count(name: &str) -> u64 {
@@ -342,20 +364,20 @@ impl<T> Outcome for *const T {
 /// The wrapper of every API entry point: counts the call, fires an armed fault, catches
 /// panics so that none crosses the C boundary, and makes sure a failure leaves its own
 /// `aclGetRecentErrMsg` text.
-pub(crate) fn entry<R: Outcome>(sym: Sym, failure: R, body: impl FnOnce() -> R) -> R {
+pub(crate) fn entry<R: Outcome>(sym: impl Counted, failure: R, body: impl FnOnce() -> R) -> R {
     entry_with_fault_effect(sym, failure, || {}, body)
 }
 
 /// [`entry`] for a function whose failure has an effect on CANN that an injected fault
 /// must have too (`on_fault`, run when the fault fires).
 pub(crate) fn entry_with_fault_effect<R: Outcome>(
-    sym: Sym,
+    sym: impl Counted,
     failure: R,
     on_fault: impl FnOnce(),
     body: impl FnOnce() -> R,
 ) -> R {
-    let i = sym as usize;
-    let name = SYMBOLS[i];
+    let i = sym.index();
+    let name = crate::catalog::name_of(i);
     let n = CALLS[i].fetch_add(1, Ordering::SeqCst) + 1;
     let previous = CURRENT_API.with(|c| c.replace(name));
     let outer_call = crate::errmsg::begin_call();
@@ -363,7 +385,7 @@ pub(crate) fn entry_with_fault_effect<R: Outcome>(
         .compare_exchange(n, 0, Ordering::SeqCst, Ordering::SeqCst)
         .is_ok()
     {
-        let code = crate::introspect::fault_code(sym);
+        let code = crate::introspect::fault_code_at(i);
         fail(
             code,
             format!("injected fault (call #{n} of {name}, ASCEND_SIM_FAULT / ascendSimSetFault)"),
@@ -388,7 +410,7 @@ pub(crate) fn entry_with_fault_effect<R: Outcome>(
         }
     };
     // aclGetRecentErrMsg's NULL means "no text", not a failure of its own.
-    if sym != Sym::aclGetRecentErrMsg && !crate::errmsg::call_has_text() {
+    if i != Sym::aclGetRecentErrMsg as usize && !crate::errmsg::call_has_text() {
         match result.failure() {
             Some(Some(code)) => {
                 fail(code, "no more precise reason was recorded".into());

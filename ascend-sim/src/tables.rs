@@ -237,6 +237,17 @@ pub(crate) const SOCS: &[(&CStr, Family)] = &[
 
 impl Family {
     /// Atlas A2 and A3, whose vector units compute in bf16.
+    /// The product line of the operator tables (`ascend-ops`).
+    pub fn product(self) -> ascend_ops::Product {
+        match self {
+            Family::A3 => ascend_ops::Product::AtlasA3,
+            Family::A2 => ascend_ops::Product::AtlasA2,
+            Family::Training => ascend_ops::Product::Training910,
+            Family::Inference310P => ascend_ops::Product::Inference310P,
+            Family::Atlas310B => ascend_ops::Product::Atlas310B,
+        }
+    }
+
     pub fn has_bf16(self) -> bool {
         matches!(self, Family::A2 | Family::A3)
     }

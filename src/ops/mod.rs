@@ -30,4 +30,5 @@ operators! {
     mse_loss_backward,
     mul,
     reduce_sum,
+    unary,
 }

@@ -55,6 +55,9 @@ pub unsafe trait Promise {}
 /// | `input<T>` | `const aclTensor *` | any [`AsTensorView`](crate::AsTensorView) of `T` | the same |
 /// | `output<T>`, `inplace<T>` | `aclTensor *` | any [`AsTensorViewMut`](crate::AsTensorViewMut) of `T` | the same |
 /// | `inplace_const<T>` | `const aclTensor *` (written all the same) | as `inplace` | the same |
+/// | `output_const<T>` | `const aclTensor *` (written all the same) | as `output` | the same |
+/// | `attr<A>` | [`A::C`](crate::protocol::Attribute::C) | `impl Into<A>` | nothing: fixed at `new` |
+/// | `dtype_of<T>` | `aclDataType` | nothing: `T`'s dtype | nothing |
 ///
 /// Some headers declare a written tensor `const` (`aclnnInplaceAdd`'s `selfRef`), and
 /// a declaration cannot prove that the operator only reads a `const aclTensor *`. So in a
@@ -63,8 +66,6 @@ pub unsafe trait Promise {}
 /// for the operator. Work on one stream is unaffected; across streams this costs an event
 /// wait where a read would need none. An `unsafe` declaration (below) promises that its
 /// `input`s are only read, and they are ordered as reads.
-/// | `attr<A>` | [`A::C`](crate::protocol::Attribute::C) | `impl Into<A>` | nothing: fixed at `new` |
-/// | `dtype_of<T>` | `aclDataType` | nothing: `T`'s dtype | nothing |
 ///
 /// The declaration generates:
 /// * the marker type with `NAME`, `ARGS`, `available_on` and `supports`, and its
@@ -410,6 +411,12 @@ macro_rules! operator {
             [$($al)*] [$($alv)* $crate::protocol::Value::pending::<$e>(),] [$($o)* $e]
             $a [$e] $($rest)*);
     };
+    (@munch $ctx:tt $f:tt $n:tt $l:tt $cv:tt $nv:tt $lv:tt [$($al:tt)*] [$($alv:tt)*] [$($o:tt)*]
+        $a:ident: output_const<$e:ty>, $($rest:tt)*) => {
+        $crate::operator!(@munch_mut $ctx $f $n $l $cv $nv $lv
+            [$($al)*] [$($alv)* $crate::protocol::Value::pending::<$e>(),] [$($o)* $e]
+            $a [$e] $($rest)*);
+    };
     (@munch $ctx:tt $f:tt $n:tt $l:tt $cv:tt $nv:tt $lv:tt [$($al:tt)*] [$($alv:tt)*] $o:tt
         $a:ident: inplace<$e:ty>, $($rest:tt)*) => {
         $crate::operator!(@munch_mut $ctx $f $n $l $cv $nv $lv
@@ -568,6 +575,9 @@ macro_rules! operator {
     (@kind $in:ident output $e:ty) => {
         $crate::protocol::ArgKind::Tensor($crate::protocol::Role::Output)
     };
+    (@kind $in:ident output_const $e:ty) => {
+        $crate::protocol::ArgKind::Tensor($crate::protocol::Role::Output)
+    };
     (@kind $in:ident inplace $e:ty) => {
         $crate::protocol::ArgKind::Tensor($crate::protocol::Role::InPlace)
     };
@@ -586,6 +596,7 @@ macro_rules! operator {
     (@cty output $e:ty) => { *mut $crate::__private::ascend_sys::aclTensor };
     (@cty inplace $e:ty) => { *mut $crate::__private::ascend_sys::aclTensor };
     (@cty inplace_const $e:ty) => { *const $crate::__private::ascend_sys::aclTensor };
+    (@cty output_const $e:ty) => { *const $crate::__private::ascend_sys::aclTensor };
     (@cty attr $e:ty) => { <$e as $crate::protocol::Attribute>::C };
     (@cty dtype_of $e:ty) => { $crate::__private::ascend_sys::aclDataType };
 }

@@ -14,6 +14,9 @@
 //! - [`mse_loss`]: `aclnnMseLoss` under a [`Reduction`](crate::Reduction);
 //!   [`mse_loss_backward`]: `aclnnMseLossBackward`.
 //! - [`cast`]: the cast that ends a compute chain, to the output tensor's dtype.
+//! - The unary family, one function per row of `ascend_ops::unary`: [`exp`], [`expm1`],
+//!   [`log`], [`sqrt`], [`rsqrt`], [`neg`], [`abs`], [`reciprocal`], [`sigmoid`],
+//!   [`tanh`], [`relu`], [`sin`], [`cos`], [`erf`], [`floor`], [`ceil`], [`round`].
 //!
 //! Each function takes the operator's inputs and attributes in the operator's C order
 //! (without the output) and returns a new array in the compute type. Where the output
@@ -84,6 +87,7 @@ mod reduce_sum;
 mod scalar_formula;
 mod simd;
 mod tile;
+mod unary;
 
 pub use addmm::{addmm, addmm_as};
 pub use arith::{add, mul};
@@ -94,6 +98,10 @@ pub use mish::{mish, mish_into};
 pub use mish_backward::{Broadcast, mish_backward, mish_backward_into};
 pub use mse_loss::{mse_loss, mse_loss_backward};
 pub use reduce_sum::{reduce_sum, reduce_sum_as};
+pub use unary::{
+    abs, ceil, cos, erf, exp, expm1, floor, log, neg, reciprocal, relu, round, rsqrt, sigmoid, sin,
+    sqrt, tanh,
+};
 
 use crate::element::Element;
 use crate::error::{Error, Result};
