@@ -12,13 +12,16 @@ use half::{bf16, f16};
 use ndarray::{ArrayD, IxDyn};
 use proptest::prelude::*;
 
+/// An in-place function.
+type InPlace<T> = fn(TensorViewMut<'_, T>, &Stream) -> Result<()>;
+
 /// One row's functions for the element type `T` (out of place, allocating, in place,
 /// and through a plan).
 struct Row<T: Element> {
     name: &'static str,
     call: fn(TensorView<'_, T>, TensorViewMut<'_, T>, &Stream) -> Result<()>,
     new: fn(TensorView<'_, T>, &Stream) -> Result<DeviceTensor<T>>,
-    inplace: Option<fn(TensorViewMut<'_, T>, &Stream) -> Result<()>>,
+    inplace: Option<InPlace<T>>,
     plan: fn(TensorView<'_, T>, TensorViewMut<'_, T>, &Stream) -> Result<()>,
 }
 
@@ -61,16 +64,22 @@ fn config() -> ProptestConfig {
 
 /// A shape of up to 3 dims of sizes 0..=4 (0 rarely) and values for it.
 fn shaped() -> impl Strategy<Value = (Vec<usize>, Vec<f64>)> {
-    prop::collection::vec(prop_oneof![1 => Just(0usize), 8 => 1usize..=4], 0..=3).prop_flat_map(|shape| {
-        let n = shape.iter().product::<usize>();
-        (Just(shape), prop::collection::vec(-3.0f64..3.0, n))
-    })
+    prop::collection::vec(prop_oneof![1 => Just(0usize), 8 => 1usize..=4], 0..=3).prop_flat_map(
+        |shape| {
+            let n = shape.iter().product::<usize>();
+            (Just(shape), prop::collection::vec(-3.0f64..3.0, n))
+        },
+    )
 }
 
 /// The row's inputs: where the formula has no real value below 0 (log, sqrt, rsqrt), its
 /// magnitude moved away from 0.
 fn domain(row: &ascend_ops::unary::Unary, v: f64) -> f64 {
-    if (row.f64)(-1.0).is_nan() { v.abs() + 0.125 } else { v }
+    if (row.f64)(-1.0).is_nan() {
+        v.abs() + 0.125
+    } else {
+        v
+    }
 }
 
 fn check<T: Element>(
@@ -81,12 +90,24 @@ fn check<T: Element>(
     lay: Lay,
 ) -> std::result::Result<(), TestCaseError> {
     let row = ascend_ops::unary::row(f.name).unwrap();
-    let x = ArrayD::from_shape_vec(IxDyn(shape), values.iter().map(|&v| T::from_f64(domain(row, v))).collect()).unwrap();
+    let x = ArrayD::from_shape_vec(
+        IxDyn(shape),
+        values
+            .iter()
+            .map(|&v| T::from_f64(domain(row, v)))
+            .collect(),
+    )
+    .unwrap();
     let want = reference(row.name, &x).unwrap();
     let t = ascendcl::precision::threshold(T::DTYPE);
     let judge = |got: &ArrayD<T>, what: &str| -> std::result::Result<(), TestCaseError> {
         let (mere, mare) = mere_mare(got, &want);
-        prop_assert!(mere < t && mare < 10.0 * t || t == 0.0 && got == &want, "{} {what} of {:?} {lay:?}: MERE {mere:e} MARE {mare:e}", f.name, T::DTYPE);
+        prop_assert!(
+            mere < t && mare < 10.0 * t || t == 0.0 && *got == want,
+            "{} {what} of {:?} {lay:?}: MERE {mere:e} MARE {mare:e}",
+            f.name,
+            T::DTYPE
+        );
         Ok(())
     };
     let held = hold(s, &x, lay);
@@ -130,7 +151,9 @@ fn every_row<T: Element>(cases: &std::cell::Cell<usize>) {
         // Same-dtype calls only: an integer `self` whose result is FLOAT is the simulator
         // suite's integer test.
         let dtype = T::DTYPE.acl();
-        if !row.dtypes.allows(ascend_ops::Product::AtlasA2, dtype) || row.default_out_dtype(dtype) != dtype {
+        if !row.dtypes.allows(ascend_ops::Product::AtlasA2, dtype)
+            || row.default_out_dtype(dtype) != dtype
+        {
             continue;
         }
         let mut runner = proptest::test_runner::TestRunner::new(config());

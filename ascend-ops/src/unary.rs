@@ -14,8 +14,8 @@
 //! in f64), casts to `out`'s dtype and writes through `out`'s view.
 
 use crate::{Dtypes, Product, products};
-pub use num_complex::Complex64;
 use ascend_sys::*;
+pub use num_complex::Complex64;
 
 /// What the vendor's code requires of `out`'s dtype.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,9 +135,9 @@ pub fn is_floating_or_complex(dtype: aclDataType) -> bool {
 mod dt {
     pub(super) use ascend_sys::{
         ACL_BF16 as BF16, ACL_BOOL as BOOL, ACL_COMPLEX64 as C64, ACL_COMPLEX128 as C128,
-        ACL_DOUBLE as F64, ACL_FLOAT as F32, ACL_FLOAT16 as F16, ACL_INT8 as I8,
-        ACL_INT16 as I16, ACL_INT32 as I32, ACL_INT64 as I64, ACL_UINT8 as U8,
-        ACL_UINT16 as U16, ACL_UINT32 as U32, ACL_UINT64 as U64,
+        ACL_DOUBLE as F64, ACL_FLOAT as F32, ACL_FLOAT16 as F16, ACL_INT8 as I8, ACL_INT16 as I16,
+        ACL_INT32 as I32, ACL_INT64 as I64, ACL_UINT8 as U8, ACL_UINT16 as U16, ACL_UINT32 as U32,
+        ACL_UINT64 as U64,
     };
 }
 
@@ -158,7 +158,7 @@ macro_rules! unary_family {
                 inplace: Checked(Dtypes::a2_a3(&[F32, F16, BF16, F64, C64, C128], &[F32, F16, F64, C64, C128])),
                 real: |x| x.exp(),
                 complex: |z| z.exp(),
-                golden: [(0.0, 1.0), (1.0, 2.718281828459045), (-2.0, 0.1353352832366127)],
+                golden: [(0.0, 1.0), (1.0, std::f64::consts::E), (-2.0, 0.1353352832366127)],
             }
             /// `out = eˣ − 1`, accurate near 0.
             expm1(Expm1, InplaceExpm1) {
@@ -180,7 +180,7 @@ macro_rules! unary_family {
                 inplace: Checked(Dtypes::a2_a3(&[F32, F16, BF16, F64, C64, C128], &[F32, F16, F64, C64, C128])),
                 real: |x| x.ln(),
                 complex: |z| z.ln(),
-                golden: [(1.0, 0.0), (2.0, 0.6931471805599453), (0.0, f64::NEG_INFINITY)],
+                golden: [(1.0, 0.0), (2.0, std::f64::consts::LN_2), (0.0, f64::NEG_INFINITY)],
             }
             /// `out = √self`.
             sqrt(Sqrt, InplaceSqrt) {
@@ -191,7 +191,7 @@ macro_rules! unary_family {
                 inplace: Checked(Dtypes::a2_a3(&[F32, F16, F64, C64, C128, BF16], &[F32, F16, F64, C64, C128])),
                 real: |x| x.sqrt(),
                 complex: |z| z.sqrt(),
-                golden: [(4.0, 2.0), (2.0, 1.4142135623730951)],
+                golden: [(4.0, 2.0), (2.0, std::f64::consts::SQRT_2)],
             }
             /// `out = 1/√self`.
             rsqrt(Rsqrt, InplaceRsqrt) {
@@ -202,7 +202,7 @@ macro_rules! unary_family {
                 inplace: Checked(Dtypes::a2_a3(&[F32, F16, F64, C64, C128, BF16], &[F32, F16, F64, C64, C128])),
                 real: |x| 1.0 / x.sqrt(),
                 complex: |z| z.sqrt().inv(),
-                golden: [(4.0, 0.5), (2.0, 0.7071067811865476)],
+                golden: [(4.0, 0.5), (2.0, std::f64::consts::FRAC_1_SQRT_2)],
             }
             /// `out = −self`.
             neg(Neg, InplaceNeg) {

@@ -100,7 +100,10 @@ impl Slot {
     pub fn index(&self) -> usize {
         *self.index.get_or_init(|| {
             index_of(self.name).unwrap_or_else(|| {
-                panic!("{} has a slot but no catalog entry (bug in ascend-sim)", self.name)
+                panic!(
+                    "{} has a slot but no catalog entry (bug in ascend-sim)",
+                    self.name
+                )
             })
         })
     }

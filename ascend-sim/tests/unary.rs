@@ -16,8 +16,12 @@ use opkit::Phase2;
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
-type Phase1 =
-    unsafe extern "C" fn(*const aclTensor, *mut aclTensor, *mut u64, *mut *mut aclOpExecutor) -> i32;
+type Phase1 = unsafe extern "C" fn(
+    *const aclTensor,
+    *mut aclTensor,
+    *mut u64,
+    *mut *mut aclOpExecutor,
+) -> i32;
 type InplacePhase1 = unsafe extern "C" fn(*mut aclTensor, *mut u64, *mut *mut aclOpExecutor) -> i32;
 
 /// The products of [`FIVE_SOCS`], by device.
@@ -156,7 +160,9 @@ fn tolerance(dt: aclDataType) -> f64 {
 }
 
 fn close(got: f64, want: f64, tol: f64) -> bool {
-    got == want || (got.is_nan() && want.is_nan()) || (got - want).abs() <= tol * want.abs().max(1e-30)
+    got == want
+        || (got.is_nan() && want.is_nan())
+        || (got - want).abs() <= tol * want.abs().max(1e-30)
 }
 
 /// Runs `row` out of place on `x` (values of `dt`) into a new `out_dt` tensor.
@@ -177,14 +183,20 @@ fn compute(row: &Unary, dt: aclDataType, out_dt: aclDataType, dims: &[i64], x: &
 fn every_row_is_exported_counted_and_faultable_under_its_c_names() {
     let listed = simulated_symbols();
     for row in ROWS {
-        let mut names = vec![format!("aclnn{}GetWorkspaceSize", row.name), format!("aclnn{}", row.name)];
+        let mut names = vec![
+            format!("aclnn{}GetWorkspaceSize", row.name),
+            format!("aclnn{}", row.name),
+        ];
         if let Some((twin, _)) = row.inplace {
             names.push(format!("aclnn{twin}GetWorkspaceSize"));
             names.push(format!("aclnn{twin}"));
         }
         for name in &names {
             assert!(symbol(name).is_some(), "{name} has no address");
-            assert!(listed.contains(&name.as_str()), "{name} is not in simulated_symbols()");
+            assert!(
+                listed.contains(&name.as_str()),
+                "{name} is not in simulated_symbols()"
+            );
         }
     }
     on_device(A2, || {
@@ -212,11 +224,21 @@ fn every_row_checks_nulls_products_dtypes_and_shapes() {
                 opkit::nullptr(p1(row, x, null_mut()), "out");
                 let g = p1(row, x, x);
                 if !row.available_on(product) {
-                    opkit::refused(g, ACLNN_ERR_INNER_FIND_KERNEL_ERROR, &[row.name, "not supported"]);
+                    opkit::refused(
+                        g,
+                        ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+                        &[row.name, "not supported"],
+                    );
                     destroy_tensor(x);
                     continue;
                 }
-                assert_eq!(opkit::status(g), ACLNN_SUCCESS, "{} F32: {}", row.name, err_msg());
+                assert_eq!(
+                    opkit::status(g),
+                    ACLNN_SUCCESS,
+                    "{} F32: {}",
+                    row.name,
+                    err_msg()
+                );
                 for &(dt, name) in DTYPES {
                     let listed = row.dtypes.allows(product, dt);
                     let out_dt = row.default_out_dtype(dt);
@@ -226,7 +248,13 @@ fn every_row_checks_nulls_products_dtypes_and_shapes() {
                     if !listed {
                         opkit::refused(g, ACLNN_ERR_PARAM_INVALID, &["dtype"]);
                     } else {
-                        assert_eq!(opkit::status(g), ACLNN_SUCCESS, "{} {name} on {product:?}: {}", row.name, err_msg());
+                        assert_eq!(
+                            opkit::status(g),
+                            ACLNN_SUCCESS,
+                            "{} {name} on {product:?}: {}",
+                            row.name,
+                            err_msg()
+                        );
                     }
                     destroy_tensor(t);
                     destroy_tensor(o);
@@ -267,7 +295,12 @@ fn every_row_computes_its_exact_values_in_every_floating_dtype() {
                         "{}({x}) in {dt}: {got}, want {want}",
                         row.name
                     );
-                    assert_eq!(got.is_sign_negative(), want.is_sign_negative() || want.is_nan(), "{}({x}) sign", row.name);
+                    assert_eq!(
+                        got.is_sign_negative(),
+                        want.is_sign_negative() || want.is_nan(),
+                        "{}({x}) sign",
+                        row.name
+                    );
                 }
             }
         }
@@ -279,7 +312,9 @@ fn integer_and_bool_inputs_follow_each_rows_integer_rule() {
     on_device(A2, || {
         for row in ROWS {
             for &(dt, name) in DTYPES {
-                if !row.dtypes.allows(Product::AtlasA2, dt) || ascend_ops::unary::is_floating_or_complex(dt) {
+                if !row.dtypes.allows(Product::AtlasA2, dt)
+                    || ascend_ops::unary::is_floating_or_complex(dt)
+                {
                     continue;
                 }
                 let xs: Vec<f64> = match dt {
@@ -298,7 +333,11 @@ fn integer_and_bool_inputs_follow_each_rows_integer_rule() {
                         Integers::Kernel(g) => decode(dt, &encode(dt, &[g(x as i64) as f64]))[0],
                         _ => f64::from((row.f32)(x as f32)),
                     };
-                    assert!(close(got, want, 1e-7), "{}({x}) of {name}: {got}, want {want}", row.name);
+                    assert!(
+                        close(got, want, 1e-7),
+                        "{}({x}) of {name}: {got}, want {want}",
+                        row.name
+                    );
                 }
             }
         }
@@ -318,7 +357,12 @@ fn in_place_twins_and_strided_views_give_the_out_of_place_values() {
             let xv = tensor_view(&[4, 3], &[1, 4], 0, &[12], ACL_FLOAT, xp);
             let ov = tensor_view(&[4, 3], &[1, 4], 0, &[12], ACL_FLOAT, op);
             opkit::run(p1(row, xv, ov), phase2_of(row.name));
-            assert_eq!(download(ACL_FLOAT, op, 12), want, "{} through views", row.name);
+            assert_eq!(
+                download(ACL_FLOAT, op, 12),
+                want,
+                "{} through views",
+                row.name
+            );
             if let Some((twin, _)) = row.inplace {
                 opkit::run(inplace_p1(twin, xv), phase2_of(twin));
                 assert_eq!(download(ACL_FLOAT, xp, 12), want, "{twin} in place");
@@ -338,7 +382,15 @@ fn a_zero_dim_tensor_is_one_element() {
         for row in ROWS {
             let (x, want) = row.golden[0];
             let got = compute(row, ACL_FLOAT, ACL_FLOAT, &[], &[x]);
-            assert!(close(got[0], decode(ACL_FLOAT, &encode(ACL_FLOAT, &[want]))[0], 4e-7), "{} 0-D", row.name);
+            assert!(
+                close(
+                    got[0],
+                    decode(ACL_FLOAT, &encode(ACL_FLOAT, &[want]))[0],
+                    4e-7
+                ),
+                "{} 0-D",
+                row.name
+            );
         }
     });
 }
@@ -616,7 +668,11 @@ fn dims(text: &str) -> Vec<i64> {
 }
 
 fn named(name: &str) -> aclDataType {
-    DTYPES.iter().find(|d| d.1 == name).unwrap_or_else(|| panic!("dtype {name}")).0
+    DTYPES
+        .iter()
+        .find(|d| d.1 == name)
+        .unwrap_or_else(|| panic!("dtype {name}"))
+        .0
 }
 
 #[test]
@@ -666,11 +722,18 @@ fn complex_rows_compute_in_complex_arithmetic() {
             }
             let p = opkit::upload(&z.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
             let op = opkit::upload(&[0u8; 16]);
-            let (xt, ot) = (tensor(&[1], ACL_COMPLEX128, p), tensor(&[1], ACL_COMPLEX128, op));
+            let (xt, ot) = (
+                tensor(&[1], ACL_COMPLEX128, p),
+                tensor(&[1], ACL_COMPLEX128, op),
+            );
             opkit::run(p1(row, xt, ot), phase2_of(row.name));
             let got = d2h::<f64>(op, 2);
             let want = f(ascend_ops::unary::Complex64::new(z[0], z[1]));
-            assert!(close(got[0], want.re, 1e-15) && close(got[1], want.im, 1e-15), "{} of {z:?}: {got:?}, want {want}", row.name);
+            assert!(
+                close(got[0], want.re, 1e-15) && close(got[1], want.im, 1e-15),
+                "{} of {z:?}: {got:?}, want {want}",
+                row.name
+            );
             for t in [xt, ot] {
                 destroy_tensor(t);
             }

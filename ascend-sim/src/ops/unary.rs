@@ -30,7 +30,10 @@ fn phase1(
     outs: OutParams<'_>,
 ) -> aclnnStatus {
     status_of(|| {
-        require_non_null(&[(self_ as usize, op.args[SELF]), (out as usize, op.args[OUT])])?;
+        require_non_null(&[
+            (self_ as usize, op.args[SELF]),
+            (out as usize, op.args[OUT]),
+        ])?;
         let outs = outs.slots()?;
         let p = Phase1::begin(op, &[self_, out], outs)?;
         let product = p.family.product();
@@ -108,7 +111,9 @@ fn run(row: &Unary, call: &KernelCall, scratch: &mut Scratch) -> Result<(), Stri
         call.gather_as(SELF, self_dtype, &mut bytes)?;
         return call.scatter_bytes(OUT, &bytes);
     }
-    if let Some(dt) = DType::from_acl(compute).filter(|_| self_dtype == compute && out_dtype == compute) {
+    if let Some(dt) =
+        DType::from_acl(compute).filter(|_| self_dtype == compute && out_dtype == compute)
+    {
         let [x] = scratch.get::<1>(n);
         call.read(SELF, &call.decision().out_shape, x)?;
         call.through_workspace(SELF, dt, x)?;
@@ -131,7 +136,13 @@ fn run(row: &Unary, call: &KernelCall, scratch: &mut Scratch) -> Result<(), Stri
                 round(compute, f64::from((row.f32)(input as f32)))
             }
             (_, Integers::Kernel(g)) => round(compute, g(input as i64) as f64),
-            _ => return Err(format!("{} has no kernel for {}", row.name, dtype_name(compute))),
+            _ => {
+                return Err(format!(
+                    "{} has no kernel for {}",
+                    row.name,
+                    dtype_name(compute)
+                ));
+            }
         };
     }
     call.write_f64(OUT, x)
