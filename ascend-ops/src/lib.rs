@@ -9,7 +9,7 @@
 //!
 //! Each family is a macro that hands its rows to a callback (`unary_family!(my_macro)`
 //! expands to `my_macro! { rows }`), so that each layer generates its own items from the
-//! same text; [`unary::rows`] holds the rows as data for code that iterates over them.
+//! same text; [`unary::ROWS`] holds the rows as data for code that iterates over them.
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
