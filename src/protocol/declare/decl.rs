@@ -72,7 +72,7 @@ macro_rules! __operator_decl {
 
             unsafe fn phase1(
                 phase1: ::std::ptr::NonNull<::std::ffi::c_void>,
-                args: &[$crate::protocol::CArg; $crate::protocol::MAX_ARGS],
+                args: &[$crate::protocol::CArg],
                 workspace_size: *mut u64,
                 executor: *mut *mut $crate::__private::ascend_sys::aclOpExecutor,
             ) -> i32 {
@@ -81,7 +81,10 @@ macro_rules! __operator_decl {
                     *mut u64,
                     *mut *mut $crate::__private::ascend_sys::aclOpExecutor,
                 ) -> i32;
-                let [$($arg,)+ ..] = *args;
+                // One C argument per declared argument (the protocol makes them so).
+                let &[$($arg,)+] = args else {
+                    return $crate::__private::ascend_sys::ACLNN_ERR_PARAM_INVALID;
+                };
                 // SAFETY: `phase1` is the address of this operator's phase 1, whose
                 // prototype is `Phase1` (checked against the header, or promised by an
                 // `unsafe` declaration); the arguments are live handles and values of the
