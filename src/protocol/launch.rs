@@ -1,6 +1,6 @@
 //! The two-phase protocol of one call: descriptors, phase 1, workspace, phase 2.
 
-use super::args::{Arg, MAX_ARGS, Value};
+use super::args::{Arg, Value};
 use super::attr::CArg;
 use super::entry::{EntryPoints, OperatorFns};
 use super::handles::{Guard, handle_not_destroyed};
@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 /// An operator's typed phase-1 call ([`Operator::phase1`]).
 pub(crate) type Phase1 =
-    unsafe fn(NonNull<c_void>, &[CArg; MAX_ARGS], *mut u64, *mut *mut aclOpExecutor) -> i32;
+    unsafe fn(NonNull<c_void>, &[CArg], *mut u64, *mut *mut aclOpExecutor) -> i32;
 
 /// What the protocol needs of a declared operator, without its type.
 #[derive(Clone, Copy)]
@@ -45,7 +45,6 @@ impl Spec {
 #[doc(hidden)]
 #[inline]
 pub fn call<O: Operator, const N: usize>(stream: &Stream, values: [Value<'_>; N]) -> Result<()> {
-    const { assert!(N <= MAX_ARGS) };
     validate::<O>(stream, &values)?;
     launch(stream, &values, Spec::of::<O>())
 }
@@ -64,7 +63,6 @@ pub fn call_new<O: Operator, T: Element, const N: usize>(
     stream: &Stream,
     values: [Value<'_>; N],
 ) -> Result<DeviceTensor<T>> {
-    const { assert!(N <= MAX_ARGS) };
     let inferred = Cell::new(None);
     validate_into::<O>(stream, &values, &inferred)?;
     let (Some(out), Some(dims)) = (values.iter().position(Value::is_pending), inferred.get())
@@ -92,7 +90,11 @@ fn no_inferred_shape(operator: &'static str) -> crate::Error {
 /// stream's cache. On success every tensor records the stream and the ticket of the
 /// launch, so its memory outlives the queued work; the handles made for the call are
 /// released once phase 2 has returned, and on every error path by the guards.
-pub(crate) fn launch(stream: &Stream, values: &[Value<'_>], spec: Spec) -> Result<()> {
+pub(crate) fn launch<const N: usize>(
+    stream: &Stream,
+    values: &[Value<'_>; N],
+    spec: Spec,
+) -> Result<()> {
     let inner = &stream.inner;
     let fns = spec.entry.get(&inner.device)?;
     inner.device.bind()?;
@@ -155,7 +157,7 @@ pub(crate) fn prepare<'t>(
     device: &'t DeviceInner,
     spec: Spec,
     fns: &OperatorFns,
-    handles: &[CArg; MAX_ARGS],
+    handles: &[CArg],
 ) -> Result<(Executor<'t>, u64)> {
     let table = device.table();
     let mut workspace_size = 0u64;

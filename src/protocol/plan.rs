@@ -1,9 +1,9 @@
 //! [`Plan`]: one operator's phase 1 run once, phase 2 launched many times.
 
-use super::args::{Arg, Given, MAX_ARGS, Value};
+use super::args::{Arg, Given, Value};
 use super::attr::Attr;
 use super::entry::OperatorFns;
-use super::handles::{Guard, Handles, handle_not_destroyed};
+use super::handles::{Guard, PlanHandles, handle_not_destroyed};
 use super::launch::{Spec, enqueue, launch, order_after_other_streams, prepare, record_uses};
 use super::rules::{Operator, validate};
 use crate::alloc::Parked;
@@ -52,8 +52,9 @@ pub struct Plan<O, E> {
     operator: &'static str,
     spec: Spec,
     device: Arc<DeviceInner>,
-    layouts: [Layout; MAX_ARGS],
-    attrs: [Option<Attr>; MAX_ARGS],
+    /// Per argument, in declaration order (made once, at `build`).
+    layouts: Box<[Layout]>,
+    attrs: Box<[Option<Attr>]>,
     reusable: Option<Reusable>,
     _types: PhantomData<fn() -> (O, E)>,
 }
@@ -62,13 +63,13 @@ pub struct Plan<O, E> {
 struct Reusable {
     device: Arc<DeviceInner>,
     fns: OperatorFns,
-    handles: Handles,
+    handles: PlanHandles,
     executor: *mut aclOpExecutor,
     workspace_size: u64,
     uses: Uses,
     /// The device address each tensor's descriptor holds (the one it was made with, or the
     /// last one rebound).
-    bound: [*mut c_void; MAX_ARGS],
+    bound: Box<[*mut c_void]>,
 }
 
 // SAFETY: the handles and executor are opaque library handles used only through
@@ -90,10 +91,9 @@ impl<O: Operator, E> Plan<O, E> {
     /// these attributes. Called by the `new` that `operator!` generates.
     #[doc(hidden)]
     pub fn build<const N: usize>(stream: &Stream, values: [Value<'_>; N]) -> Result<Self> {
-        const { assert!(N <= MAX_ARGS) };
         validate::<O>(stream, &values)?;
-        let mut layouts = [Layout::default(); MAX_ARGS];
-        let mut attrs = [None; MAX_ARGS];
+        let mut layouts = [Layout::default(); N];
+        let mut attrs = [None; N];
         for ((l, a), v) in layouts.iter_mut().zip(&mut attrs).zip(&values) {
             match &v.0 {
                 Given::Tensor(t) => *l = t.layout,
@@ -113,8 +113,8 @@ impl<O: Operator, E> Plan<O, E> {
             operator: O::NAME,
             spec,
             device,
-            layouts,
-            attrs,
+            layouts: Box::from(layouts),
+            attrs: Box::from(attrs),
             reusable,
             _types: PhantomData,
         })
@@ -148,13 +148,13 @@ impl<O: Operator, E> Plan<O, E> {
         let inner = &stream.inner;
         inner.device.bind()?;
         order_after_other_streams(inner, &values, args)?;
-        let mut addrs = [std::ptr::null_mut(); MAX_ARGS];
+        let mut addrs = [std::ptr::null_mut(); N];
         for (a, v) in addrs.iter_mut().zip(&values) {
             if let Some(t) = v.tensor() {
                 *a = t.buf.ptr;
             }
         }
-        if addrs != plan.bound {
+        if addrs[..] != plan.bound[..] {
             plan.rebind(args, &addrs)?;
         }
         // Repeatable: phase 2 leaves the executor to the plan whatever it returns.
@@ -174,11 +174,11 @@ impl<O: Operator, E> Plan<O, E> {
 
 impl Reusable {
     /// The plan's own handles, phase 1, and the executor made repeatable.
-    fn new(
+    fn new<const N: usize>(
         device: &Arc<DeviceInner>,
         spec: Spec,
         fns: OperatorFns,
-        values: &[Value<'_>],
+        values: &[Value<'_>; N],
     ) -> Result<Reusable> {
         let table = device.table();
         device.bind()?;
@@ -187,7 +187,7 @@ impl Reusable {
         // SAFETY: a fresh executor from phase 1, before any phase 2.
         unsafe { sys::set_executor_repeatable(table, executor.raw) }?;
         let raw_executor = executor.into_raw(); // destroyed by the plan's drop
-        let mut bound = [std::ptr::null_mut(); MAX_ARGS];
+        let mut bound = [std::ptr::null_mut(); N];
         for (b, v) in bound.iter_mut().zip(values) {
             if let Some(t) = v.tensor() {
                 *b = t.buf.ptr;
@@ -196,11 +196,11 @@ impl Reusable {
         Ok(Reusable {
             device: Arc::clone(device),
             fns,
-            handles: handles.into_handles(),
+            handles: handles.into_plan(),
             executor: raw_executor,
             workspace_size,
             uses: Uses::new(),
-            bound,
+            bound: Box::from(bound),
         })
     }
 
@@ -208,17 +208,18 @@ impl Reusable {
     /// theirs: inputs by input index, outputs by output index, an in-place argument both
     /// (counted over the tensor arguments). The device context must be current.
     #[inline(never)]
-    fn rebind(&mut self, args: &[Arg], addrs: &[*mut c_void; MAX_ARGS]) -> Result<()> {
+    fn rebind(&mut self, args: &[Arg], addrs: &[*mut c_void]) -> Result<()> {
         let table = self.device.table();
         let (mut input, mut output) = (0usize, 0usize);
-        for (i, arg) in args.iter().enumerate() {
+        let slots = args.iter().zip(addrs).zip(self.handles.raw.iter());
+        for (((arg, &addr), handle), bound) in slots.zip(self.bound.iter_mut()) {
             let Some(role) = arg.role() else { continue };
-            let (addr, d) = (addrs[i], self.handles.raw[i].ptr.cast::<aclTensor>());
-            let changed = addr != self.bound[i];
+            let d = handle.ptr.cast::<aclTensor>();
+            let changed = addr != *bound;
             if changed {
                 // Unknown until both calls succeed: an in-place argument may be half
                 // rebound, so the next launch must rebind it whatever its address.
-                self.bound[i] = std::ptr::null_mut();
+                *bound = std::ptr::null_mut();
             }
             // SAFETY: the plan's live repeatable executor and its own descriptor of this
             // argument (never shared); `addr` is the base of a live device allocation in
@@ -238,7 +239,7 @@ impl Reusable {
                     output += 1;
                 }
             }
-            self.bound[i] = addr;
+            *bound = addr;
         }
         Ok(())
     }
@@ -265,7 +266,7 @@ impl Drop for Reusable {
 
 /// What a dropped plan releases once its launches have run.
 struct PlanParts {
-    handles: Handles,
+    handles: PlanHandles,
     executor: *mut aclOpExecutor,
     uses: Uses,
 }
