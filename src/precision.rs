@@ -30,7 +30,7 @@ pub const fn threshold(dtype: DType) -> f64 {
         DType::F32 => 1.0 / 8192.0,
         DType::F16 => 1.0 / 1024.0,
         DType::BF16 => 1.0 / 128.0,
-        DType::I32 | DType::I64 | DType::I8 | DType::U8 => 0.0,
+        DType::I32 | DType::I64 | DType::I8 | DType::U8 | DType::Bool => 0.0,
     }
 }
 

@@ -18,6 +18,7 @@ pub(crate) fn round_to(dtype: DType, v: f64) -> f64 {
         DType::I64 => <i64 as Element>::from_f64(v).to_f64(),
         DType::I8 => <i8 as Element>::from_f64(v).to_f64(),
         DType::U8 => <u8 as Element>::from_f64(v).to_f64(),
+        DType::Bool => <bool as Element>::from_f64(v).to_f64(),
     }
 }
 
