@@ -25,6 +25,8 @@ pub enum DType {
     U8,
     /// Boolean, one byte per element (`ACL_BOOL`): masks and comparison results.
     Bool,
+    /// IEEE binary64 (`ACL_DOUBLE`).
+    F64,
 }
 
 impl DType {
@@ -39,19 +41,26 @@ impl DType {
             DType::I8 => ascend_sys::ACL_INT8,
             DType::U8 => ascend_sys::ACL_UINT8,
             DType::Bool => ascend_sys::ACL_BOOL,
+            DType::F64 => ascend_sys::ACL_DOUBLE,
         }
     }
 
-    /// Whether this is a floating-point type (f32, f16, bf16), which every operator of
-    /// the crate computes in; the integer types go through copies, casts and fills.
+    /// Whether this is a floating-point type (f32, f16, bf16, f64).
     pub const fn is_float(self) -> bool {
+        matches!(self, DType::F32 | DType::F16 | DType::BF16 | DType::F64)
+    }
+
+    /// Whether this is f32, f16 or bf16: the types the AI Core's matrix and vector
+    /// operators (Mish, MatMul, MseLoss, ...) compute in; f64 and the integer types go
+    /// through copies, casts, fills and the operator families whose rows list them.
+    pub const fn is_core_float(self) -> bool {
         matches!(self, DType::F32 | DType::F16 | DType::BF16)
     }
 
     /// Size of one element in bytes.
     pub const fn size(self) -> usize {
         match self {
-            DType::I64 => 8,
+            DType::I64 | DType::F64 => 8,
             DType::F32 | DType::I32 => 4,
             DType::F16 | DType::BF16 => 2,
             DType::I8 | DType::U8 | DType::Bool => 1,
@@ -69,6 +78,7 @@ impl DType {
             DType::I8 => "INT8",
             DType::U8 => "UINT8",
             DType::Bool => "BOOL",
+            DType::F64 => "DOUBLE",
         }
     }
 
@@ -77,7 +87,7 @@ impl DType {
     /// and f16+bf16 all give f32); a floating type with an integer one gives the floating
     /// type; two integer types give the wider (i32+i64 → i64), and i8+u8 gives INT16,
     /// which no element type of this crate holds: `None` then. BOOL with any other type
-    /// gives the other type.
+    /// gives the other type; f64 with any type gives f64.
     ///
     /// ```
     /// use ascendcl::DType;
@@ -99,6 +109,7 @@ impl DType {
         Some(match (self, other) {
             (a, b) if a as u8 == b as u8 => a,
             (Bool, x) | (x, Bool) => x,
+            (F64, _) | (_, F64) => F64,
             (F16 | BF16, F16 | BF16) => F32,
             (F32, _) | (_, F32) => F32,
             (a @ (F16 | BF16), _) | (_, a @ (F16 | BF16)) => a,
@@ -126,6 +137,7 @@ impl fmt::Display for DType {
             DType::I8 => "i8",
             DType::U8 => "u8",
             DType::Bool => "bool",
+            DType::F64 => "f64",
         })
     }
 }
@@ -197,6 +209,7 @@ pub(crate) mod sealed {
     impl Sealed for i64 {}
     impl Sealed for i8 {}
     impl Sealed for u8 {}
+    impl Sealed for f64 {}
     impl Sealed for bool {
         const NORMALISES: bool = true;
         #[inline]
@@ -209,7 +222,7 @@ pub(crate) mod sealed {
 }
 
 /// An element type of device and host tensors: the floating-point `f32`, [`half::f16`]
-/// and [`half::bf16`] ([`FloatElement`]), the integers `i32`, `i64`, `i8` and `u8`
+/// and [`half::bf16`] ([`FloatElement`]) and `f64`, the integers `i32`, `i64`, `i8` and `u8`
 /// (labels, indices), and `bool` (masks, comparison results). Sealed.
 ///
 /// A BOOL tensor's device bytes may be any value (memory written by raw access or a
@@ -258,8 +271,8 @@ pub trait Element:
     fn from_f32(value: f32) -> Self;
     /// As [`from_f32`](Element::from_f32), from f64 (rounded once, not through f32).
     fn from_f64(value: f64) -> Self;
-    /// The raw bits, widened to u32 (for bitwise comparisons); of an `i64`, the low 32
-    /// bits ([`to_bits_u64`](Element::to_bits_u64) has them all).
+    /// The raw bits, widened to u32 (for bitwise comparisons); of an `i64` or `f64`, the
+    /// low 32 bits ([`to_bits_u64`](Element::to_bits_u64) has them all).
     fn to_bits_u32(self) -> u32;
     /// The raw bits, widened to u64.
     fn to_bits_u64(self) -> u64 {
@@ -446,6 +459,34 @@ integer! {
     u8 => U8, u8;
 }
 
+impl Element for f64 {
+    const DTYPE: DType = DType::F64;
+    #[inline]
+    fn to_f32(self) -> f32 {
+        self as f32
+    }
+    #[inline]
+    fn to_f64(self) -> f64 {
+        self
+    }
+    #[inline]
+    fn from_f32(value: f32) -> Self {
+        f64::from(value)
+    }
+    #[inline]
+    fn from_f64(value: f64) -> Self {
+        value
+    }
+    #[inline]
+    fn to_bits_u32(self) -> u32 {
+        self.to_bits() as u32
+    }
+    #[inline]
+    fn to_bits_u64(self) -> u64 {
+        self.to_bits()
+    }
+}
+
 /// BOOL: false is 0 and true is 1 when widened; a conversion from a number gives true for
 /// any nonzero value, NaN included, as the device's cast to BOOL does.
 impl Element for bool {
@@ -502,17 +543,18 @@ mod tests {
     #[test]
     fn promote_follows_cann_table() {
         use DType::*;
-        let all = [F32, F16, BF16, I8, I32, I64, U8, Bool];
+        let all = [F32, F16, BF16, I8, I32, I64, U8, Bool, F64];
         // rows and columns in the order of `all`; None: INT16
         let table = [
-            [F32, F32, F32, F32, F32, F32, F32, F32],
-            [F32, F16, F32, F16, F16, F16, F16, F16],
-            [F32, F32, BF16, BF16, BF16, BF16, BF16, BF16],
-            [F32, F16, BF16, I8, I32, I64, F32, I8],
-            [F32, F16, BF16, I32, I32, I64, I32, I32],
-            [F32, F16, BF16, I64, I64, I64, I64, I64],
-            [F32, F16, BF16, F32, I32, I64, U8, U8],
-            [F32, F16, BF16, I8, I32, I64, U8, Bool],
+            [F32, F32, F32, F32, F32, F32, F32, F32, F64],
+            [F32, F16, F32, F16, F16, F16, F16, F16, F64],
+            [F32, F32, BF16, BF16, BF16, BF16, BF16, BF16, F64],
+            [F32, F16, BF16, I8, I32, I64, F32, I8, F64],
+            [F32, F16, BF16, I32, I32, I64, I32, I32, F64],
+            [F32, F16, BF16, I64, I64, I64, I64, I64, F64],
+            [F32, F16, BF16, F32, I32, I64, U8, U8, F64],
+            [F32, F16, BF16, I8, I32, I64, U8, Bool, F64],
+            [F64, F64, F64, F64, F64, F64, F64, F64, F64],
         ];
         for (i, a) in all.iter().enumerate() {
             for (j, b) in all.iter().enumerate() {

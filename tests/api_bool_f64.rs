@@ -1,7 +1,9 @@
 //! The BOOL element type (`bool`) on the simulator: uploads and downloads keep every
 //! value, device bytes other than 0 and 1 (written raw by the device) download as `true`
 //! and never as an invalid `bool`, and `copy` converts to and from BOOL as
-//! `aclnnInplaceCopy` does (nonzero is true; true is 1).
+//! `aclnnInplaceCopy` does (nonzero is true; true is 1). The DOUBLE element type (`f64`):
+//! every bit pattern survives a round trip, copies to narrower types round once, and the
+//! dtype facts and promotion are CANN's.
 
 mod common;
 
@@ -149,6 +151,38 @@ fn fill_and_zero_write_bool_tensors() {
     assert!(t.to_array::<IxDyn>(&s).unwrap().iter().all(|&v| !v));
 }
 
+#[test]
+fn f64_dtype_facts() {
+    assert_eq!(
+        (DType::F64.size(), DType::F64.name(), DType::F64.acl()),
+        (8, "DOUBLE", ascend_sys::ACL_DOUBLE)
+    );
+    assert!(DType::F64.is_float() && !DType::F64.is_core_float());
+    assert_eq!(DType::F64.promote(DType::F32), Some(DType::F64));
+    assert_eq!(DType::I64.promote(DType::F64), Some(DType::F64));
+}
+
+#[test]
+fn f64_copies_round_once_to_narrower_types() {
+    let s = device(A2).stream().unwrap();
+    // 1 + 2^-24 + 2^-40 lies just above an f32 midpoint: rounding once gives 1 + 2^-23.
+    let above_midpoint = 1.0 + 2f64.powi(-24) + 2f64.powi(-40);
+    let x = array![above_midpoint, -2.5, 1e300, f64::NAN];
+    let t = DeviceTensor::from_array(&s, &x).unwrap();
+    let mut narrow = DeviceTensor::<f32>::zeros(&s, [4]).unwrap();
+    copy(&t, &mut narrow, &s).unwrap();
+    let got = narrow.to_array::<Ix1>(&s).unwrap();
+    assert_eq!(got[0], 1.0 + 2f32.powi(-23));
+    assert_eq!((got[1], got[2]), (-2.5, f32::INFINITY));
+    assert!(got[3].is_nan());
+    let mut back = DeviceTensor::<f64>::zeros(&s, [4]).unwrap();
+    copy(&narrow, &mut back, &s).unwrap();
+    assert_eq!(back.to_array::<Ix1>(&s).unwrap()[1], -2.5);
+    let mut ints = DeviceTensor::<i32>::zeros(&s, [2]).unwrap();
+    copy(t.view().slice(0, 0, 2, 1).unwrap(), &mut ints, &s).unwrap();
+    assert_eq!(ints.to_array::<Ix1>(&s).unwrap().to_vec(), vec![1, -2]);
+}
+
 fn config() -> ProptestConfig {
     ProptestConfig {
         cases: 32,
@@ -182,5 +216,20 @@ proptest! {
         prop_assert_eq!(back.view::<IxDyn>().unwrap(), host.view());
         let clone = t.try_clone(&s).unwrap();
         prop_assert_eq!(clone.to_array::<IxDyn>(&s).unwrap(), host);
+    }
+
+    /// Every bit pattern of f64 (NaN payloads included) survives upload, strided download
+    /// and a device copy.
+    #[test]
+    fn f64_round_trips_bit_for_bit(bits in proptest::collection::vec(any::<u64>(), 1..40)) {
+        let s = device(A2).stream().unwrap();
+        let host = Array::from(bits.iter().map(|&b| f64::from_bits(b)).collect::<Vec<_>>());
+        let t = DeviceTensor::from_array(&s, &host).unwrap();
+        let got = t.view().slice(0, 0, bits.len(), 1).unwrap().to_array::<Ix1>(&s).unwrap();
+        prop_assert_eq!(got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), bits.clone());
+        let mut dst = DeviceTensor::<f64>::zeros(&s, [bits.len()]).unwrap();
+        copy(&t, &mut dst, &s).unwrap();
+        let moved = dst.to_array::<Ix1>(&s).unwrap();
+        prop_assert_eq!(moved.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), bits);
     }
 }

@@ -29,6 +29,7 @@ pub(super) const fn hccl_dtype(dtype: DType) -> HcclDataType {
         DType::I8 => HCCL_DATA_TYPE_INT8,
         // HCCL has no BOOL: its bytes move as UINT8 (reductions refuse it).
         DType::U8 | DType::Bool => HCCL_DATA_TYPE_UINT8,
+        DType::F64 => ascend_sys::hccl::HCCL_DATA_TYPE_FP64,
     }
 }
 
