@@ -487,6 +487,13 @@ aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor *selfRef, uint64_t *works
 aclnnStatus aclnnInplaceZero(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                              aclrtStream stream);
 
+/* The argument model: operators with optional scalars (Clamp). */
+aclnnStatus aclnnClampGetWorkspaceSize(const aclTensor *self, const aclScalar *clipValueMin,
+    const aclScalar *clipValueMax, aclTensor *out, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
+aclnnStatus aclnnClamp(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+
 #endif /* ASCENDCL_SYS_NO_ACLNN_API */
 
 #ifdef __cplusplus

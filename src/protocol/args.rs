@@ -61,6 +61,9 @@ pub struct Arg {
     pub label: &'static str,
     /// A tensor or an attribute.
     pub kind: ArgKind,
+    /// Whether the argument may be absent (passed as NULL): an optional tensor
+    /// (`opt_input`) or attribute (`opt_attr`).
+    pub optional: bool,
 }
 
 impl Arg {
@@ -103,6 +106,8 @@ pub(crate) enum Given<'a> {
     Pending(DType),
     Attr(Attr),
     Planned,
+    /// An optional argument left out: NULL in C.
+    Absent,
 }
 
 impl<'a> Value<'a> {
@@ -122,6 +127,18 @@ impl<'a> Value<'a> {
     #[doc(hidden)]
     pub fn attr(attr: Attr) -> Self {
         Value(Given::Attr(attr))
+    }
+
+    /// An optional tensor read by the operator, or NULL.
+    #[doc(hidden)]
+    pub fn opt_input<T: Element>(view: Option<TensorView<'a, T>>) -> Self {
+        view.map_or(Value(Given::Absent), Value::input)
+    }
+
+    /// An optional attribute, or NULL.
+    #[doc(hidden)]
+    pub fn opt_attr(attr: Option<Attr>) -> Self {
+        attr.map_or(Value(Given::Absent), Value::attr)
     }
 
     /// The output of an allocating variant, made once the rule has computed its shape.
@@ -199,6 +216,11 @@ impl<'c> Call<'c> {
     /// what the rule computes for it ([`infer`](Self::infer)), its dims are empty until then.
     pub fn is_pending(&self, i: usize) -> bool {
         matches!(self.values.get(i).map(|v| &v.0), Some(Given::Pending(_)))
+    }
+
+    /// Whether optional argument `i` was left out (NULL in C).
+    pub fn is_absent(&self, i: usize) -> bool {
+        matches!(self.values.get(i).map(|v| &v.0), Some(Given::Absent))
     }
 
     /// The position of the pending output, if any.

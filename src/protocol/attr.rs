@@ -7,7 +7,7 @@
 //! rest of the prototype. The value travels as an [`Attr`] (plain data, no heap); the
 //! protocol turns it into the C argument: `aclCreateScalar` / `aclCreateIntArray` for
 //! [`Scalar`] and [`IntList`] (owned by the call or the plan and destroyed by it), the value
-//! itself for `bool`, `i8`, `i64` and a dtype.
+//! itself for `bool`, `i8`, `i64`, `f64` (C `double`) and a dtype.
 
 use crate::element::DType;
 use ascend_sys::{aclDataType, aclIntArray, aclScalar, aclTensor};
@@ -152,6 +152,8 @@ pub enum Attr {
     I8(i8),
     /// A C `int64_t`.
     I64(i64),
+    /// A C `double`.
+    F64(f64),
     /// An `aclDataType`.
     DType(DType),
     /// An `aclScalar *`.
@@ -167,6 +169,7 @@ impl Attr {
             Attr::Bool(_) => Kind::Bool,
             Attr::I8(_) => Kind::I8,
             Attr::I64(_) => Kind::I64,
+            Attr::F64(_) => Kind::F64,
             Attr::DType(_) => Kind::DType,
             Attr::Scalar(_) => Kind::Scalar,
             Attr::Ints(_) => Kind::Ints,
@@ -183,6 +186,8 @@ pub enum Kind {
     I8,
     /// `int64_t`.
     I64,
+    /// `double`.
+    F64,
     /// `aclDataType`.
     DType,
     /// `const aclScalar *`.
@@ -194,7 +199,7 @@ pub enum Kind {
 /// A Rust type an operator takes as an attribute argument (`name: attr<T> = "cName"` in
 /// `operator!`): its value as an [`Attr`] and the C type of the parameter.
 ///
-/// Implemented for [`Scalar`], [`IntList`], `bool`, `i8`, `i64`, [`DType`] and the crate's
+/// Implemented for [`Scalar`], [`IntList`], `bool`, `i8`, `i64`, `f64`, [`DType`] and the crate's
 /// attribute enums ([`CubeMath`](crate::CubeMath), [`Reduction`](crate::Reduction)). A
 /// user's enum implements it the same way:
 ///
@@ -234,6 +239,7 @@ attribute! {
     bool => bool, Bool;
     i8 => i8, I8;
     i64 => i64, I64;
+    f64 => f64, F64;
     DType => aclDataType, DType;
     Scalar => *const aclScalar, Scalar;
     IntList => *const aclIntArray, Ints;
@@ -283,7 +289,7 @@ impl CArg {
 }
 
 /// A C parameter type of phase 1, read from a [`CArg`]: tensor, scalar and int-array
-/// pointers, `bool`, `int8_t`, `int64_t`, `aclDataType`. Sealed.
+/// pointers, `bool`, `int8_t`, `int64_t`, `double`, `aclDataType`. Sealed.
 pub trait CValue: Copy + sealed::Sealed {
     /// The attribute kind of the parameter (`None` for a tensor).
     const KIND: Option<Kind>;
@@ -327,6 +333,14 @@ c_value! { int
     i64 => Some(Kind::I64);
     aclDataType => Some(Kind::DType);
 }
+impl sealed::Sealed for f64 {}
+impl CValue for f64 {
+    const KIND: Option<Kind> = Some(Kind::F64);
+    fn from_arg(arg: CArg) -> Self {
+        // Carried as its bits (see `plain`).
+        f64::from_bits(arg.value as u64)
+    }
+}
 impl sealed::Sealed for bool {}
 impl CValue for bool {
     const KIND: Option<Kind> = Some(Kind::Bool);
@@ -342,6 +356,7 @@ pub(crate) fn plain(attr: &Attr) -> Option<CArg> {
         Attr::Bool(v) => Some(CArg::value(i64::from(v))),
         Attr::I8(v) => Some(CArg::value(i64::from(v))),
         Attr::I64(v) => Some(CArg::value(v)),
+        Attr::F64(v) => Some(CArg::value(v.to_bits() as i64)),
         Attr::DType(d) => Some(CArg::value(i64::from(d.acl()))),
         Attr::Scalar(_) | Attr::Ints(_) => None,
     }

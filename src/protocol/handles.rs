@@ -127,7 +127,8 @@ impl<'t, const N: usize> Guard<'t, N> {
                 }
                 Given::Attr(a) => *slot = attr::plain(a).unwrap_or(CArg::NONE),
                 // A plan's launch falls back to a call with its own values.
-                Given::Planned | Given::Pending(_) => {}
+                // An absent optional argument is NULL.
+                Given::Planned | Given::Pending(_) | Given::Absent => {}
             }
         }
         Ok(g)

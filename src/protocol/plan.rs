@@ -53,7 +53,7 @@ pub struct Plan<O, E> {
     spec: Spec,
     device: Arc<DeviceInner>,
     /// Per argument, in declaration order (made once, at `build`).
-    layouts: Box<[Layout]>,
+    layouts: Box<[Option<Layout>]>,
     attrs: Box<[Option<Attr>]>,
     reusable: Option<Reusable>,
     _types: PhantomData<fn() -> (O, E)>,
@@ -92,13 +92,13 @@ impl<O: Operator, E> Plan<O, E> {
     #[doc(hidden)]
     pub fn build<const N: usize>(stream: &Stream, values: [Value<'_>; N]) -> Result<Self> {
         validate::<O>(stream, &values)?;
-        let mut layouts = [Layout::default(); N];
+        let mut layouts = [None; N];
         let mut attrs = [None; N];
         for ((l, a), v) in layouts.iter_mut().zip(&mut attrs).zip(&values) {
             match &v.0 {
-                Given::Tensor(t) => *l = t.layout,
+                Given::Tensor(t) => *l = Some(t.layout),
                 Given::Attr(x) => *a = Some(*x),
-                Given::Planned | Given::Pending(_) => {}
+                Given::Planned | Given::Pending(_) | Given::Absent => {}
             }
         }
         let device = Arc::clone(&stream.inner.device);
@@ -129,11 +129,19 @@ impl<O: Operator, E> Plan<O, E> {
         self.device.expect_same(device, "plan")?;
         let args = self.spec.args;
         for ((v, planned), arg) in values.iter().zip(&self.layouts).zip(args) {
-            if let Some(t) = v.tensor() {
-                t.buf.device.expect_same(device, arg.label)?;
-                if t.layout != *planned {
-                    return Err(plan_mismatch(arg.label, &t.layout, planned));
+            // An optional tensor is given or absent as when the plan was built.
+            match (v.tensor(), planned) {
+                (Some(t), Some(planned)) => {
+                    t.buf.device.expect_same(device, arg.label)?;
+                    if t.layout != *planned {
+                        return Err(plan_mismatch(arg.label, &t.layout, planned));
+                    }
                 }
+                (Some(_), None) if arg.role().is_some() => {
+                    return Err(presence_mismatch(arg.label, "given", "absent"));
+                }
+                (None, Some(_)) => return Err(presence_mismatch(arg.label, "absent", "given")),
+                _ => {}
             }
         }
         let Some(plan) = self.reusable.as_mut() else {
@@ -310,8 +318,7 @@ impl<O, E> fmt::Debug for Plan<O, E> {
             .args
             .iter()
             .zip(&self.layouts)
-            .filter(|(a, _)| a.role().is_some())
-            .map(|(a, l)| (a.label, l.dims.as_slice()))
+            .filter_map(|(a, l)| Some((a.label, l.as_ref()?.dims.as_slice())))
             .collect();
         let attrs: Vec<(&str, Attr)> = self
             .spec
@@ -326,6 +333,14 @@ impl<O, E> fmt::Debug for Plan<O, E> {
             .field("attrs", &attrs)
             .field("reusable", &self.reusable.is_some())
             .finish()
+    }
+}
+
+#[cold]
+fn presence_mismatch(argument: &'static str, got: &str, planned: &str) -> Error {
+    Error::PlanMismatch {
+        argument,
+        detail: format!("{got}, but {planned} when the plan was built"),
     }
 }
 

@@ -33,8 +33,15 @@ pub trait Operator: 'static {
     fn entry_points() -> &'static EntryPoints;
     /// Whether the product family has the operator.
     fn available_on(soc: SocFamily) -> bool;
-    /// Whether a tensor argument may have `dtype` on the product family.
+    /// Whether some tensor argument may have `dtype` on the product family.
     fn supports(soc: SocFamily, dtype: DType) -> bool;
+    /// Whether tensor argument `arg` may have `dtype` on the product family (the
+    /// declaration's `arg_dtypes:`; with `dtypes:`, [`supports`](Self::supports) for
+    /// every argument).
+    fn supports_arg(soc: SocFamily, arg: &Arg, dtype: DType) -> bool {
+        let _ = arg;
+        Self::supports(soc, dtype)
+    }
     /// The operator's rule on the whole call (shapes, attributes, dtypes across arguments).
     ///
     /// # Errors
@@ -57,7 +64,8 @@ pub trait Operator: 'static {
 
 /// Validates a call in the vendor's order, in Rust, with typed errors: every tensor on the
 /// stream's device, the operator on the SoC, each attribute of its declared kind, each
-/// tensor's dtype, then the operator's rule.
+/// tensor's dtype (by the argument's rule), only optional arguments absent, then the
+/// operator's rule.
 #[inline]
 pub(crate) fn validate<O: Operator>(stream: &Stream, values: &[Value<'_>]) -> Result<()> {
     validate_into::<O>(stream, values, &Cell::new(None))
@@ -84,12 +92,12 @@ pub(crate) fn validate_into<O: Operator>(
     for (arg, v) in O::ARGS.iter().zip(values) {
         match (&v.0, arg.kind) {
             (Given::Tensor(t), ArgKind::Tensor(_)) => {
-                if !O::supports(soc, t.dtype) {
+                if !O::supports_arg(soc, arg, t.dtype) {
                     return Err(unsupported_dtype(arg.label, t.dtype, O::NAME, device));
                 }
             }
             (Given::Pending(dtype), ArgKind::Tensor(_)) => {
-                if !O::supports(soc, *dtype) {
+                if !O::supports_arg(soc, arg, *dtype) {
                     return Err(unsupported_dtype(arg.label, *dtype, O::NAME, device));
                 }
             }
@@ -106,6 +114,7 @@ pub(crate) fn validate_into<O: Operator>(
                     ));
                 }
             }
+            (Given::Absent, _) if arg.optional => {}
             _ => return Err(invalid(arg.label, "is missing")),
         }
     }

@@ -14,6 +14,8 @@
 //! - [`mse_loss`]: `aclnnMseLoss` under a [`Reduction`](crate::Reduction);
 //!   [`mse_loss_backward`]: `aclnnMseLossBackward`.
 //! - [`cast`]: the cast that ends a compute chain, to the output tensor's dtype.
+//! - [`clamp_as`]: `aclnnClamp`, `min(max(self, min), max)` with optional bounds, in the
+//!   output's type.
 //! - The unary family, one function per row of `ascend_ops::unary`: [`exp`], [`expm1`],
 //!   [`log`], [`sqrt`], [`rsqrt`], [`neg`], [`abs`], [`reciprocal`], [`sigmoid`],
 //!   [`tanh`], [`relu`], [`sin`], [`cos`], [`erf`], [`floor`], [`ceil`], [`round`].
@@ -72,6 +74,7 @@
 mod addmm;
 mod arith;
 mod cast;
+mod clamp;
 mod cube;
 mod engine;
 mod exact;
@@ -92,6 +95,7 @@ mod unary;
 pub use addmm::{addmm, addmm_as};
 pub use arith::{add, mul};
 pub use cast::cast;
+pub use clamp::clamp_as;
 pub use cube::{CubeFormat, cube_format};
 pub use matmul::{matmul, matmul_as};
 pub use mish::{mish, mish_into};

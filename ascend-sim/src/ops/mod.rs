@@ -6,6 +6,7 @@ pub mod add;
 pub mod addmm;
 pub(crate) mod alpha_chain;
 mod checks;
+pub(crate) mod clamp;
 pub mod inplace_copy;
 pub mod inplace_fill_scalar;
 pub mod inplace_zero;
@@ -20,7 +21,7 @@ pub mod sub;
 pub(crate) mod unary;
 
 /// The families' entry points, one slice per family (see `catalog`).
-pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[unary::ENTRIES];
+pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[unary::ENTRIES, clamp::ENTRIES];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).
 const MAX_DIMS: usize = 8;

@@ -5,7 +5,7 @@
 macro_rules! __operator_decl {
     (@decl $check:ident $input:ident [$($op_doc:tt)*] $op:ident $phase2:ident $phase1:ident;
         products: $products:expr;
-        dtypes: $dtypes:expr;
+        $dtypes_key:ident: $dtypes:expr;
         rule: $rule:expr;
 
         $(#[$fn_doc:meta])*
@@ -34,6 +34,7 @@ macro_rules! __operator_decl {
                     concat!(stringify!($arg), " (", $cname, ")"),
                 ),
                 kind: $crate::__operator_role!(@kind $input $role $elem),
+                optional: $crate::__operator_role!(@optional $role),
             }),+];
 
             /// Whether products of the family have the operator (a SoC name this crate
@@ -42,10 +43,7 @@ macro_rules! __operator_decl {
                 ($products)(soc)
             }
 
-            /// Whether its tensor arguments may have `dtype` on the family.
-            pub fn supports(soc: $crate::SocFamily, dtype: $crate::DType) -> bool {
-                ($dtypes)(soc, dtype)
-            }
+            $crate::__operator_decl!(@dtypes $dtypes_key $dtypes);
         }
 
         impl $crate::protocol::Operator for $op {
@@ -64,6 +62,14 @@ macro_rules! __operator_decl {
 
             fn supports(soc: $crate::SocFamily, dtype: $crate::DType) -> bool {
                 $op::supports(soc, dtype)
+            }
+
+            fn supports_arg(
+                soc: $crate::SocFamily,
+                arg: &$crate::protocol::Arg,
+                dtype: $crate::DType,
+            ) -> bool {
+                $op::supports_arg(soc, arg, dtype)
             }
 
             fn check(call: &$crate::protocol::Call<'_>) -> $crate::Result<()> {
@@ -108,5 +114,47 @@ macro_rules! __operator_decl {
             op: $op, fname: $fname, plan: $plan, types: [$($ty),+],
             fn_doc: [$(#[$fn_doc])*], plan_doc: [$(#[$plan_doc])*], alloc: [$($newname)?],
         } [] [] [] [] [] [] [] [] [] $($arg: $role<$elem>,)+);
+    };
+
+    // One dtype rule for every tensor argument.
+    (@dtypes dtypes $dtypes:expr) => {
+        /// Whether its tensor arguments may have `dtype` on the family.
+        pub fn supports(soc: $crate::SocFamily, dtype: $crate::DType) -> bool {
+            ($dtypes)(soc, dtype)
+        }
+
+        /// Whether tensor argument `arg` may have `dtype` on the family (the same rule for
+        /// every argument).
+        pub fn supports_arg(
+            soc: $crate::SocFamily,
+            _arg: &$crate::protocol::Arg,
+            dtype: $crate::DType,
+        ) -> bool {
+            ($dtypes)(soc, dtype)
+        }
+    };
+    // A dtype rule per tensor argument.
+    (@dtypes arg_dtypes $dtypes:expr) => {
+        /// Whether some tensor argument may have `dtype` on the family.
+        pub fn supports(soc: $crate::SocFamily, dtype: $crate::DType) -> bool {
+            Self::ARGS
+                .iter()
+                .any(|arg| arg.role().is_some() && ($dtypes)(soc, arg, dtype))
+        }
+
+        /// Whether tensor argument `arg` may have `dtype` on the family.
+        pub fn supports_arg(
+            soc: $crate::SocFamily,
+            arg: &$crate::protocol::Arg,
+            dtype: $crate::DType,
+        ) -> bool {
+            ($dtypes)(soc, arg, dtype)
+        }
+    };
+    (@dtypes $other:ident $dtypes:expr) => {
+        compile_error!(concat!(
+            "`", stringify!($other), ":` is not a dtype rule: write `dtypes:` (one rule, ",
+            "`|soc, dtype|`) or `arg_dtypes:` (per argument, `|soc, arg, dtype|`)"
+        ));
     };
 }

@@ -59,6 +59,7 @@ macro_rules! __operator_emit {
             /// [`Error::PlanMismatch`](crate::Error::PlanMismatch) naming the first argument
             /// whose layout differs (a plan is fixed to one layout: build another for
             /// another); [`Error::Aclnn`](crate::Error::Aclnn) from the library.
+            #[allow(clippy::too_many_arguments)]
             pub fn launch(&mut self, $($l)* stream: &$crate::Stream) -> $crate::Result<()> {
                 self.0.run(stream, [$($lv)*])
             }

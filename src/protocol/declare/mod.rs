@@ -42,7 +42,7 @@ pub unsafe trait Promise {}
 ///     /// docs of the marker type
 ///     pub struct Add: aclnnAdd, aclnnAddGetWorkspaceSize;
 ///     products: |soc: SocFamily| ...;           // fn(SocFamily) -> bool
-///     dtypes: |soc: SocFamily, dtype: DType| ...; // for every tensor argument
+///     dtypes: |soc: SocFamily, dtype: DType| ...; // or arg_dtypes: |soc, arg, dtype| ...
 ///     rule: rules::broadcast;                    // fn(&Call) -> Result<()>
 ///
 ///     /// docs of the function
@@ -68,6 +68,49 @@ pub unsafe trait Promise {}
 /// | `output_const<T>` | `const aclTensor *` (written all the same) | as `output` | the same |
 /// | `attr<A>` | [`A::C`](crate::protocol::Attribute::C) | `impl Into<A>` | nothing: fixed at `new` |
 /// | `dtype_of<T>` | `aclDataType` | nothing: `T`'s dtype | nothing |
+/// | `opt_input<T>` | `const aclTensor *`, NULL when absent | `Option<TensorView<'_, T>>` | the same, given or absent as at `new` |
+/// | `opt_attr<A>` | `A::C`, a NULL pointer when absent | `Option<A>` | nothing: fixed at `new` |
+///
+/// Attribute types ([`Attribute`](crate::protocol::Attribute)): [`Scalar`](crate::protocol::Scalar)
+/// (`const aclScalar *`), [`IntList`](crate::protocol::IntList) (`const aclIntArray *`,
+/// from `&[i64]`), `bool`, `i8`, `i64` (`int64_t`), `f64` (`double`),
+/// [`DType`](crate::DType) (`aclDataType`) and the crate's attribute enums. An optional
+/// attribute is a pointer type (a scalar or an array). There is no limit on the number of
+/// arguments.
+///
+/// `dtypes: |soc, dtype| ...` is one rule for every tensor argument. `arg_dtypes: |soc,
+/// arg: &Arg, dtype| ...` instead decides per argument ([`Arg`](crate::protocol::Arg):
+/// its C name, label and role), for an operator whose arguments take different dtypes:
+///
+/// ```
+/// use ascendcl::protocol::{Arg, Scalar, rules};
+/// use ascendcl::{DType, SocFamily};
+///
+/// ascendcl::operator! {
+///     /// `aclnnAdd` of a floating `self` and an `i64` `other`.
+///     pub struct FloatPlusInt: aclnnAdd, aclnnAddGetWorkspaceSize;
+///     products: |_soc: SocFamily| true;
+///     arg_dtypes: |_soc: SocFamily, arg: &Arg, dtype: DType| match arg.name {
+///         "other" => dtype == DType::I64,
+///         _ => dtype.is_float(),
+///     };
+///     rule: rules::broadcast;
+///
+///     /// `out = a + alpha·b`.
+///     pub fn float_plus_int<A, B, O>(
+///         a: input<A> = "self",
+///         b: input<B> = "other",
+///         alpha: attr<Scalar> = "alpha",
+///         out: output<O> = "out",
+///     );
+///
+///     /// Its plan.
+///     pub type FloatPlusIntPlan;
+/// }
+///
+/// assert!(FloatPlusInt::supports_arg(SocFamily::AtlasA2, &FloatPlusInt::ARGS[1], DType::I64));
+/// assert!(!FloatPlusInt::supports_arg(SocFamily::AtlasA2, &FloatPlusInt::ARGS[0], DType::I64));
+/// ```
 ///
 /// Some headers declare a written tensor `const` (`aclnnInplaceAdd`'s `selfRef`), and
 /// a declaration cannot prove that the operator only reads a `const aclTensor *`. So in a
@@ -78,7 +121,7 @@ pub unsafe trait Promise {}
 /// `input`s are only read, and they are ordered as reads.
 ///
 /// The declaration generates:
-/// * the marker type with `NAME`, `ARGS`, `available_on` and `supports`, and its
+/// * the marker type with `NAME`, `ARGS`, `available_on`, `supports` and `supports_arg`, and its
 ///   [`Operator`](crate::protocol::Operator) implementation, whose typed phase-1 call passes
 ///   each argument as its C type (the entry points are looked up by name at run time);
 /// * a compile-time check that phase 1 has exactly these C parameters, then the two

@@ -76,6 +76,38 @@ macro_rules! __operator_munch {
             $o
             $($rest)*);
     };
+    // An optional tensor: `Some(view)` or `None` (NULL), the same at `new` and `launch`.
+    (@munch $ctx:tt [$($f:tt)*] [$($n:tt)*] [$($l:tt)*] [$($cv:tt)*] [$($nv:tt)*] [$($lv:tt)*]
+        [$($al:tt)*] [$($alv:tt)*] $o:tt
+        $a:ident: opt_input<$e:ty>, $($rest:tt)*) => {
+        $crate::__operator_munch!(@munch $ctx
+            [$($f)* $a: ::std::option::Option<$crate::TensorView<'_, $e>>,]
+            [$($n)* $a: ::std::option::Option<$crate::TensorView<'_, $e>>,]
+            [$($l)* $a: ::std::option::Option<$crate::TensorView<'_, $e>>,]
+            [$($cv)* $crate::protocol::Value::opt_input($a),]
+            [$($nv)* $crate::protocol::Value::opt_input($a),]
+            [$($lv)* $crate::protocol::Value::opt_input($a),]
+            [$($al)* $a: ::std::option::Option<$crate::TensorView<'_, $e>>,]
+            [$($alv)* $crate::protocol::Value::opt_input($a),]
+            $o
+            $($rest)*);
+    };
+    // An optional attribute: `Some(value)` or `None` (NULL), fixed at `new`.
+    (@munch $ctx:tt [$($f:tt)*] [$($n:tt)*] $l:tt [$($cv:tt)*] [$($nv:tt)*] [$($lv:tt)*]
+        [$($al:tt)*] [$($alv:tt)*] $o:tt
+        $a:ident: opt_attr<$e:ty>, $($rest:tt)*) => {
+        $crate::__operator_munch!(@munch $ctx
+            [$($f)* $a: ::std::option::Option<$e>,]
+            [$($n)* $a: ::std::option::Option<$e>,]
+            $l
+            [$($cv)* $crate::protocol::Value::opt_attr($a.map($crate::protocol::Attribute::to_attr)),]
+            [$($nv)* $crate::protocol::Value::opt_attr($a.map($crate::protocol::Attribute::to_attr)),]
+            [$($lv)* $crate::protocol::Value::PLANNED,]
+            [$($al)* $a: ::std::option::Option<$e>,]
+            [$($alv)* $crate::protocol::Value::opt_attr($a.map($crate::protocol::Attribute::to_attr)),]
+            $o
+            $($rest)*);
+    };
     (@munch_mut $ctx:tt [$($f:tt)*] [$($n:tt)*] [$($l:tt)*] [$($cv:tt)*] [$($nv:tt)*] [$($lv:tt)*]
         $al:tt $alv:tt $o:tt
         $a:ident [$e:ty] $($rest:tt)*) => {

@@ -33,4 +33,15 @@ macro_rules! __operator_role {
     (@cty output_const $e:ty) => { *const $crate::__private::ascend_sys::aclTensor };
     (@cty attr $e:ty) => { <$e as $crate::protocol::Attribute>::C };
     (@cty dtype_of $e:ty) => { $crate::__private::ascend_sys::aclDataType };
+    (@kind $in:ident opt_input $e:ty) => {
+        $crate::protocol::ArgKind::Tensor($crate::protocol::Role::$in)
+    };
+    (@kind $in:ident opt_attr $e:ty) => {
+        $crate::__operator_role!(@kind $in attr $e)
+    };
+    (@cty opt_input $e:ty) => { *const $crate::__private::ascend_sys::aclTensor };
+    (@cty opt_attr $e:ty) => { <$e as $crate::protocol::Attribute>::C };
+    (@optional opt_input) => { true };
+    (@optional opt_attr) => { true };
+    (@optional $role:ident) => { false };
 }

@@ -1,0 +1,216 @@
+//! Operators whose arguments go beyond tensors and plain attributes, through the C ABI:
+//! `aclnnClamp` (optional `aclScalar *` bounds, NULL for none): the vendor's phase-1
+//! unit-test cases replayed, the checks in the vendor's order, and the kernel.
+
+mod common;
+mod opkit;
+
+use ascend_sim::symbol;
+use ascend_sys::*;
+use common::*;
+use half::f16;
+use opkit::{A2, Phase2, TRAINING};
+use std::ffi::c_void;
+use std::ptr::{null, null_mut};
+
+type ClampPhase1 = unsafe extern "C" fn(
+    *const aclTensor,
+    *const aclScalar,
+    *const aclScalar,
+    *mut aclTensor,
+    *mut u64,
+    *mut *mut aclOpExecutor,
+) -> i32;
+
+fn clamp_p1(
+    x: *mut aclTensor,
+    lo: *mut aclScalar,
+    hi: *mut aclScalar,
+    out: *mut aclTensor,
+) -> opkit::Got {
+    let p = symbol("aclnnClampGetWorkspaceSize").expect("aclnnClamp is simulated");
+    // SAFETY: the simulator's aclnnClampGetWorkspaceSize has this prototype.
+    let f = unsafe { std::mem::transmute::<*const c_void, ClampPhase1>(p) };
+    // SAFETY: simulator handles or NULL; valid out-pointers.
+    opkit::p1(|ws, ex| unsafe { f(x, lo, hi, out, ws, ex) })
+}
+
+fn clamp_p2() -> Phase2 {
+    let p = symbol("aclnnClamp").expect("aclnnClamp is simulated");
+    // SAFETY: every phase 2 has the common prototype.
+    unsafe { std::mem::transmute::<*const c_void, Phase2>(p) }
+}
+
+/// `ops-math/conversion/clip_by_value_v2/tests/ut/op_api/test_aclnn_clamp.cpp`, one case
+/// per line: self dtype and dims, min, max, out dtype and dims, expected status. `null`
+/// is a NULL pointer; integer bounds are INT64 scalars, others FLOAT.
+const VENDOR_CASES: &str = "
+I64 5,4,3,2 -1 2 I64 2,3,4,5 INVALID
+null - -1 2 I64 2,3,4,5 NULLPTR
+I64 2,3,4,5 -1 2 null - NULLPTR
+I64 2,3,4,5 null null I64 2,3,4,5 NULLPTR
+I64 2,3,4,5,6,7,8,9,10 -1 2 I64 2,3,4,5,6,7,8,9,10 INVALID
+F32 2,3 -1.5 2.5 I64 2,3 INVALID
+";
+
+fn dtype(name: &str) -> aclDataType {
+    match name {
+        "F32" => ACL_FLOAT,
+        "F16" => ACL_FLOAT16,
+        "I64" => ACL_INT64,
+        "I32" => ACL_INT32,
+        other => panic!("dtype {other}"),
+    }
+}
+
+fn dims(text: &str) -> Vec<i64> {
+    text.split(',').map(|d| d.parse().unwrap()).collect()
+}
+
+fn meta_or_null(dt: &str, d: &str) -> *mut aclTensor {
+    if dt == "null" {
+        null_mut()
+    } else {
+        opkit::meta(&dims(d), dtype(dt))
+    }
+}
+
+fn bound(text: &str) -> *mut aclScalar {
+    match text {
+        "null" => null_mut(),
+        t if t.contains('.') => opkit::scalar(t.parse::<f32>().unwrap(), ACL_FLOAT),
+        t => opkit::scalar(t.parse::<i64>().unwrap(), ACL_INT64),
+    }
+}
+
+#[test]
+fn the_vendors_clamp_phase1_cases_replay() {
+    opkit::on(A2);
+    let mut n = 0;
+    for line in VENDOR_CASES.lines().filter(|l| !l.trim().is_empty()) {
+        let c: Vec<&str> = line.split_whitespace().collect();
+        let (x, lo, hi, out) = (
+            meta_or_null(c[0], c[1]),
+            bound(c[2]),
+            bound(c[3]),
+            meta_or_null(c[4], c[5]),
+        );
+        let want = match c[6] {
+            "OK" => ACLNN_SUCCESS,
+            "INVALID" => ACLNN_ERR_PARAM_INVALID,
+            "NULLPTR" => ACLNN_ERR_PARAM_NULLPTR,
+            other => panic!("{other}"),
+        };
+        let got = opkit::status(clamp_p1(x, lo, hi, out));
+        assert_eq!(got, want, "vendor case `{line}`: {}", err_msg());
+        for t in [x, out].into_iter().filter(|t| !t.is_null()) {
+            destroy_tensor(t);
+        }
+        for s in [lo, hi].into_iter().filter(|s| !s.is_null()) {
+            opkit::destroy_scalar(s);
+        }
+        n += 1;
+    }
+    assert_eq!(n, 6);
+}
+
+#[test]
+fn clamp_checks_run_in_the_vendors_order() {
+    opkit::on(TRAINING);
+    let lo = opkit::f64_scalar(0.0);
+    // Both bounds NULL is a NULL-pointer error, before the out-parameters.
+    let x = opkit::meta(&[2], ACL_FLOAT);
+    let mut ex = null_mut();
+    let f = |lo: *const aclScalar, ws: *mut u64, ex: *mut *mut aclOpExecutor| {
+        let p = symbol("aclnnClampGetWorkspaceSize").unwrap();
+        // SAFETY: the simulator's prototype; handles or NULL.
+        unsafe { std::mem::transmute::<*const c_void, ClampPhase1>(p)(x, lo, null(), x, ws, ex) }
+    };
+    assert_fails_with(
+        f(null(), null_mut(), &mut ex),
+        ACLNN_ERR_PARAM_NULLPTR,
+        &["at least one of 'min' or 'max'"],
+    );
+    assert_fails_with(
+        f(lo, null_mut(), &mut ex),
+        ACLNN_ERR_PARAM_NULLPTR,
+        &["workspaceSize"],
+    );
+    // BF16 is on Atlas A2/A3 only: the training series refuses it, self before out.
+    let (b, o) = (opkit::meta(&[2], ACL_BF16), opkit::meta(&[3], ACL_BF16));
+    opkit::invalid(clamp_p1(b, lo, null_mut(), o), "self dtype BF16");
+    // The dtype check comes before the shape check.
+    let f32_3 = opkit::meta(&[3], ACL_FLOAT);
+    opkit::invalid(clamp_p1(x, lo, null_mut(), o), "out dtype BF16");
+    opkit::invalid(clamp_p1(x, lo, null_mut(), f32_3), "out shape");
+    // An empty self succeeds with no workspace even into an integer out (the cast check
+    // comes after).
+    let (e, ei) = (
+        opkit::meta(&[0, 3], ACL_FLOAT),
+        opkit::meta(&[0, 3], ACL_INT32),
+    );
+    let g = clamp_p1(e, lo, null_mut(), ei);
+    assert_eq!((g.0, g.1), (ACLNN_SUCCESS, 0), "{}", err_msg());
+    opkit::status(g);
+    let ne = opkit::meta(&[2], ACL_INT32);
+    opkit::invalid(clamp_p1(x, lo, null_mut(), ne), "can't be cast");
+    for t in [x, b, o, f32_3, e, ei, ne] {
+        destroy_tensor(t);
+    }
+    opkit::destroy_scalar(lo);
+}
+
+/// Clamps `x` (f32) into a new tensor of `out_dt` with the given bounds.
+fn run_clamp(x: &[f32], lo: *mut aclScalar, hi: *mut aclScalar, out_dt: aclDataType) -> Vec<u8> {
+    let n = x.len() as i64;
+    let (xt, xp) = opkit::f32_tensor(&[n], x);
+    let size = if out_dt == ACL_FLOAT16 { 2 } else { 4 };
+    let op = malloc(x.len() * size);
+    let ot = tensor(&[n], out_dt, op);
+    opkit::run(clamp_p1(xt, lo, hi, ot), clamp_p2());
+    let got = d2h::<u8>(op, x.len() * size);
+    destroy_tensor(xt);
+    destroy_tensor(ot);
+    free(xp);
+    free(op);
+    got
+}
+
+fn f32s(b: &[u8]) -> Vec<f32> {
+    b.chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+#[test]
+fn clamp_bounds_each_element_in_outs_dtype() {
+    opkit::on(A2);
+    let x = [-3.0f32, -0.25, 0.5, 2.0, 7.5, f32::NAN, f32::NEG_INFINITY];
+    let (lo, hi) = (opkit::f64_scalar(-1.0), opkit::scalar(2.5f32, ACL_FLOAT));
+    let both = f32s(&run_clamp(&x, lo, hi, ACL_FLOAT));
+    assert_eq!(&both[..5], &[-1.0, -0.25, 0.5, 2.0, 2.5]);
+    assert!(both[5].is_nan(), "NaN stays NaN");
+    assert_eq!(both[6], -1.0);
+    // Only a lower bound: relu.
+    let below = f32s(&run_clamp(
+        &x,
+        opkit::f64_scalar(0.0),
+        null_mut(),
+        ACL_FLOAT,
+    ));
+    assert_eq!(&below[..5], &[0.0, 0.0, 0.5, 2.0, 7.5]);
+    // Only an upper bound; min > max gives max.
+    let above = f32s(&run_clamp(&x, null_mut(), hi, ACL_FLOAT));
+    assert_eq!(&above[..5], &[-3.0, -0.25, 0.5, 2.0, 2.5]);
+    let crossed = f32s(&run_clamp(&x, opkit::f64_scalar(3.0), hi, ACL_FLOAT));
+    assert_eq!(&crossed[..5], &[2.5; 5]);
+    // Into f16: self cast to f16, the bound 0.1 converted to f16 too.
+    let h = run_clamp(&[0.0, 0.3], opkit::f64_scalar(0.1), null_mut(), ACL_FLOAT16);
+    let h: Vec<f16> = h
+        .chunks(2)
+        .map(|c| f16::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(h, [f16::from_f64(0.1), f16::from_f64(0.3)]);
+    opkit::destroy_scalar(lo);
+    opkit::destroy_scalar(hi);
+}
