@@ -228,7 +228,9 @@ pub use protocol::Plan;
 pub use raw::RawAccess;
 pub use runtime::{Backend, Runtime};
 pub use stream::Stream;
-pub use tensor::{AsTensorView, AsTensorViewMut, DeviceTensor, TensorView, TensorViewMut};
+pub use tensor::{
+    AsTensorView, AsTensorViewMut, DeviceTensor, IntoTypedError, Tensor, TensorView, TensorViewMut,
+};
 
 /// Compile-time statement of the thread-safety story in the crate docs.
 const _: () = {
