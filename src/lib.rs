@@ -182,6 +182,7 @@
 pub mod element;
 pub mod error;
 pub mod hccl;
+pub mod operand;
 pub mod reference;
 pub mod shape;
 
@@ -223,6 +224,7 @@ pub use element::{DType, Element, FloatElement};
 pub use error::{Error, Result};
 pub use event::Event;
 pub use host::HostTensor;
+pub use operand::{Allocated, Dyn, Operand};
 pub use ops::exports::*;
 pub use protocol::Plan;
 pub use raw::RawAccess;

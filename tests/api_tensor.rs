@@ -179,7 +179,8 @@ fn conversions_move_without_copying() {
         array![1.0f32, 2.0, 3.0, 4.0]
     );
     // the reshaped tensor's own descriptor: operators still run on it
-    let doubled = ascendcl::add_new::<f32, f32, f32>(&back, &back, 1.0, &s).unwrap();
+    let doubled =
+        ascendcl::add_new::<f32, f32, f32, DeviceTensor<f32>>(&back, &back, 1.0, &s).unwrap();
     assert_eq!(doubled.to_array::<ndarray::Ix1>(&s).unwrap()[3], 8.0);
 }
 

@@ -57,7 +57,7 @@ pub unsafe trait Promise {}
 /// | `inplace_const<T>` | `const aclTensor *` (written all the same) | as `inplace` | the same |
 /// | `output_const<T>` | `const aclTensor *` (written all the same) | as `output` | the same |
 /// | `attr<A>` | [`A::C`](crate::protocol::Attribute::C) | `impl Into<A>` | nothing: fixed at `new` |
-/// | `dtype_of<T>` | `aclDataType` | nothing: `T`'s dtype | nothing |
+/// | `dtype_of<T>` | `aclDataType` | nothing: `T`'s dtype (for [`Dyn`](crate::Dyn), the first written tensor's) | nothing |
 ///
 /// Some headers declare a written tensor `const` (`aclnnInplaceAdd`'s `selfRef`), and
 /// a declaration cannot prove that the operator only reads a `const aclTensor *`. So in a
@@ -450,11 +450,11 @@ macro_rules! operator {
         $al:tt [$($alv:tt)*] $o:tt
         $a:ident: dtype_of<$e:ty>, $($rest:tt)*) => {
         $crate::operator!(@munch $ctx $f $n $l
-            [$($cv)* $crate::protocol::Value::attr($crate::protocol::Attr::DType(<$e as $crate::Element>::DTYPE)),]
-            [$($nv)* $crate::protocol::Value::attr($crate::protocol::Attr::DType(<$e as $crate::Element>::DTYPE)),]
+            [$($cv)* $crate::protocol::Value::dtype_of::<$e>(),]
+            [$($nv)* $crate::protocol::Value::dtype_of::<$e>(),]
             [$($lv)* $crate::protocol::Value::PLANNED,]
             $al
-            [$($alv)* $crate::protocol::Value::attr($crate::protocol::Attr::DType(<$e as $crate::Element>::DTYPE)),]
+            [$($alv)* $crate::protocol::Value::dtype_of::<$e>(),]
             $o
             $($rest)*);
     };
@@ -481,7 +481,7 @@ macro_rules! operator {
         $($fn_doc)*
         // The C operator's arguments, one by one.
         #[allow(clippy::too_many_arguments)]
-        pub fn $fname<$($ty: $crate::Element),+>(
+        pub fn $fname<$($ty: $crate::Operand),+>(
             $($f)*
             stream: &$crate::Stream,
         ) -> $crate::Result<()> {
@@ -496,7 +496,7 @@ macro_rules! operator {
         )]
         pub struct $plan<$($ty),+>($crate::Plan<$op, ($($ty,)+)>);
 
-        impl<$($ty: $crate::Element),+> $plan<$($ty),+> {
+        impl<$($ty: $crate::Operand),+> $plan<$($ty),+> {
             #[doc = concat!(
                 "Validates like [`", stringify!($fname), "`] and runs phase 1 once for these ",
                 "tensors' layouts and these attributes, which the plan keeps. Nothing is ",
@@ -550,9 +550,12 @@ macro_rules! operator {
         #[doc = concat!(
             "[`", stringify!($fname), "`] into a new tensor, which it returns: the output of ",
             "the shape the operator's rule computes from the other arguments, contiguous, ",
-            "of element type `", stringify!($($o)*), "` (named by the caller or inferred), ",
-            "from the device's caching allocator (no `aclrtMalloc` in a steady state). ",
-            "The arguments are those of [`", stringify!($fname), "`] without the output."
+            "from the device's caching allocator without a fill (no `aclrtMalloc` in a ",
+            "steady state). `R` is a [`DeviceTensor`](", "crate::DeviceTensor) of element type `",
+            stringify!($($o)*), "`, or a [`Tensor`](", "crate::Tensor) whose dtype the call ",
+            "infers ([run-time dtypes](", "crate::operand)), named by an annotation or the ",
+            "last type parameter. The arguments are those of [`", stringify!($fname), "`] ",
+            "without the output."
         )]
         ///
         /// # Errors
@@ -561,11 +564,11 @@ macro_rules! operator {
             "[`Error::Acl`](", "crate::Error::Acl)."
         )]
         #[allow(clippy::too_many_arguments)]
-        pub fn $newname<$($ty: $crate::Element),+>(
+        pub fn $newname<$($ty: $crate::Operand),+, R: $crate::Allocated<Elem = $($o)*>>(
             $($al)*
             stream: &$crate::Stream,
-        ) -> $crate::Result<$crate::DeviceTensor<$($o)*>> {
-            $crate::protocol::call_new::<$op, $($o)*, _>(stream, [$($alv)*])
+        ) -> $crate::Result<R> {
+            $crate::protocol::call_new::<$op, R, _>(stream, [$($alv)*])
         }
     };
 

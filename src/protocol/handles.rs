@@ -120,7 +120,8 @@ impl<'t> Guard<'t> {
                 }
                 Given::Attr(a) => *slot = attr::plain(a).unwrap_or(CArg::NONE),
                 // A plan's launch falls back to a call with its own values.
-                Given::Planned | Given::Pending(_) => {}
+                // Resolved before a call is made: nothing to pass.
+                Given::Planned | Given::Pending(_) | Given::DTypeOfOutput => {}
             }
         }
         Ok(g)

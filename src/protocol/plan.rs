@@ -1,6 +1,6 @@
 //! [`Plan`]: one operator's phase 1 run once, phase 2 launched many times.
 
-use super::args::{Arg, Given, MAX_ARGS, Value};
+use super::args::{Arg, Given, MAX_ARGS, Value, resolve_dtype_of};
 use super::attr::Attr;
 use super::entry::OperatorFns;
 use super::handles::{Guard, Handles, handle_not_destroyed};
@@ -8,6 +8,7 @@ use super::launch::{Spec, enqueue, launch, order_after_other_streams, prepare, r
 use super::rules::{Operator, validate};
 use crate::alloc::Parked;
 use crate::device::DeviceInner;
+use crate::element::DType;
 use crate::error::{Error, Result};
 use crate::stream::Stream;
 use crate::sys;
@@ -53,6 +54,9 @@ pub struct Plan<O, E> {
     spec: Spec,
     device: Arc<DeviceInner>,
     layouts: [Layout; MAX_ARGS],
+    /// The tensors' dtypes, which a launch's tensors must have (a run-time dtype may
+    /// differ).
+    dtypes: [Option<DType>; MAX_ARGS],
     attrs: [Option<Attr>; MAX_ARGS],
     reusable: Option<Reusable>,
     _types: PhantomData<fn() -> (O, E)>,
@@ -91,14 +95,22 @@ impl<O: Operator, E> Plan<O, E> {
     #[doc(hidden)]
     pub fn build<const N: usize>(stream: &Stream, values: [Value<'_>; N]) -> Result<Self> {
         const { assert!(N <= MAX_ARGS) };
+        let mut values = values;
+        resolve_dtype_of(O::ARGS, &mut values);
         validate::<O>(stream, &values)?;
         let mut layouts = [Layout::default(); MAX_ARGS];
+        let mut dtypes = [None; MAX_ARGS];
         let mut attrs = [None; MAX_ARGS];
-        for ((l, a), v) in layouts.iter_mut().zip(&mut attrs).zip(&values) {
+        for (((l, d), a), v) in layouts
+            .iter_mut()
+            .zip(&mut dtypes)
+            .zip(&mut attrs)
+            .zip(&values)
+        {
             match &v.0 {
-                Given::Tensor(t) => *l = t.layout,
+                Given::Tensor(t) => (*l, *d) = (t.layout, Some(t.dtype)),
                 Given::Attr(x) => *a = Some(*x),
-                Given::Planned | Given::Pending(_) => {}
+                Given::Planned | Given::Pending(_) | Given::DTypeOfOutput => {}
             }
         }
         let device = Arc::clone(&stream.inner.device);
@@ -114,6 +126,7 @@ impl<O: Operator, E> Plan<O, E> {
             spec,
             device,
             layouts,
+            dtypes,
             attrs,
             reusable,
             _types: PhantomData,
@@ -128,11 +141,18 @@ impl<O: Operator, E> Plan<O, E> {
         let device = &stream.inner.device;
         self.device.expect_same(device, "plan")?;
         let args = self.spec.args;
-        for ((v, planned), arg) in values.iter().zip(&self.layouts).zip(args) {
+        for (((v, planned), dtype), arg) in
+            values.iter().zip(&self.layouts).zip(&self.dtypes).zip(args)
+        {
             if let Some(t) = v.tensor() {
                 t.buf.device.expect_same(device, arg.label)?;
                 if t.layout != *planned {
                     return Err(plan_mismatch(arg.label, &t.layout, planned));
+                }
+                // A run-time dtype ([`Tensor`](crate::Tensor)) may differ from the planned one,
+                // which the executor's descriptors hold.
+                if Some(t.dtype) != *dtype {
+                    return Err(dtype_mismatch(arg.label, t.dtype, *dtype));
                 }
             }
         }
@@ -329,6 +349,14 @@ impl<O, E> fmt::Debug for Plan<O, E> {
 }
 
 #[cold]
+fn dtype_mismatch(argument: &'static str, got: DType, planned: Option<DType>) -> Error {
+    let planned = planned.map_or_else(|| "no tensor".to_owned(), |d| d.to_string());
+    Error::PlanMismatch {
+        argument,
+        detail: format!("dtype {got} vs planned {planned}"),
+    }
+}
+
 fn plan_mismatch(argument: &'static str, got: &Layout, planned: &Layout) -> Error {
     Error::PlanMismatch {
         argument,

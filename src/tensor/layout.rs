@@ -67,6 +67,12 @@ impl Layout {
         true
     }
 
+    /// Whether a dim of more than one element has stride 0 (a broadcast view, which an
+    /// output must not be).
+    pub(crate) fn is_broadcast(&self) -> bool {
+        (self.dims.iter().zip(self.strides())).any(|(d, s)| *d > 1 && *s == 0)
+    }
+
     /// Index range `[lo, hi]` of storage elements the view touches (`None` when empty).
     pub(crate) fn span(&self) -> Option<(i64, i64)> {
         if self.numel() == 0 {

@@ -92,11 +92,6 @@ macro_rules! layout_accessors {
             self.len() == 0
         }
 
-        /// The element type.
-        pub fn dtype(&self) -> DType {
-            T::DTYPE
-        }
-
         /// The id of the device holding the storage.
         pub fn device_id(&self) -> i32 {
             self.buf.device.id
@@ -251,11 +246,17 @@ impl<T: Element> DeviceTensor<T> {
 
     layout_accessors!();
 
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        T::DTYPE
+    }
+
     /// A read-only view of the whole tensor.
     pub fn view(&self) -> TensorView<'_, T> {
         TensorView {
             buf: &self.buf,
             layout: self.layout,
+            dtype: T::DTYPE,
             whole: true,
             _elem: PhantomData,
         }
@@ -266,6 +267,7 @@ impl<T: Element> DeviceTensor<T> {
         TensorViewMut {
             buf: &self.buf,
             layout: self.layout,
+            dtype: T::DTYPE,
             whole: true,
             _elem: PhantomData,
         }

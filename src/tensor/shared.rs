@@ -4,6 +4,7 @@
 use super::{Buffer, DeviceTensor, Layout, TensorView, TensorViewMut};
 use crate::element::{DType, Element};
 use crate::error::{Error, Result};
+use crate::operand::Dyn;
 use crate::shape::IntoDims;
 use std::fmt;
 use std::marker::PhantomData;
@@ -401,6 +402,7 @@ impl Tensor {
         Ok(TensorView {
             buf: &self.storage,
             layout: self.layout,
+            dtype: self.dtype,
             whole: self.is_whole(),
             _elem: PhantomData,
         })
@@ -419,9 +421,42 @@ impl Tensor {
         Ok(TensorViewMut {
             buf: &self.storage,
             layout: self.layout,
+            dtype: self.dtype,
             whole: self.is_whole(),
             _elem: PhantomData,
         })
+    }
+
+    /// A read-only view of the tensor with its run-time dtype (what operators take; a
+    /// `&Tensor` is one too).
+    pub fn view(&self) -> TensorView<'_, Dyn> {
+        TensorView {
+            buf: &self.storage,
+            layout: self.layout,
+            dtype: self.dtype,
+            whole: self.is_whole(),
+            _elem: PhantomData,
+        }
+    }
+
+    /// A writable view of the tensor with its run-time dtype (an operator output; a
+    /// `&mut Tensor` is one too). The write is seen through every tensor sharing the
+    /// storage. Operators refuse a broadcast tensor as an output
+    /// ([`Error::InvalidArgument`]).
+    pub fn view_mut(&mut self) -> TensorViewMut<'_, Dyn> {
+        self.dyn_view_mut()
+    }
+
+    /// [`view_mut`](Self::view_mut), for [`Allocated`](crate::operand::Allocated).
+    #[inline]
+    pub(crate) fn dyn_view_mut(&mut self) -> TensorViewMut<'_, Dyn> {
+        TensorViewMut {
+            buf: &self.storage,
+            layout: self.layout,
+            dtype: self.dtype,
+            whole: self.is_whole(),
+            _elem: PhantomData,
+        }
     }
 
     /// Refuses a broadcast layout as an output.
