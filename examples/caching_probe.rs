@@ -34,7 +34,7 @@ fn main() -> ascendcl::Result<()> {
     let mut step = |held: &mut Vec<*mut c_void>| -> ascendcl::Result<()> {
         match variant.as_str() {
             "pre" => mish(&x, &mut pre, &s),
-            "cached" => mish_new::<f32>(&x, &s).map(drop),
+            "cached" => mish_new::<f32, DeviceTensor<f32>>(&x, &s).map(drop),
             "raw" => {
                 let mut p: *mut c_void = std::ptr::null_mut();
                 // SAFETY: a valid out-pointer; the device's context is current.

@@ -277,6 +277,51 @@ pub enum Error {
         requested: String,
     },
 
+    /// A tensor's run-time dtype is not the element type asked for (a download, a typed
+    /// view, [`Tensor::into_typed`](crate::Tensor::into_typed)).
+    #[error("{argument} has dtype {actual}, but {expected} was asked for")]
+    DtypeMismatch {
+        /// Which tensor.
+        argument: &'static str,
+        /// The element type asked for.
+        expected: DType,
+        /// The tensor's dtype.
+        actual: DType,
+    },
+
+    /// A [`Tensor`](crate::Tensor)'s storage cannot be moved out: other tensors (clones,
+    /// views) share it.
+    #[error(
+        "{argument} shares its storage with {} other tensor(s); drop them, or copy it \
+         (`Tensor::contiguous`) to move a storage of its own",
+        handles - 1
+    )]
+    SharedStorage {
+        /// Which tensor.
+        argument: &'static str,
+        /// How many tensors hold the storage, this one included.
+        handles: usize,
+    },
+
+    /// A [`Tensor`](crate::Tensor) is a view of part of its storage, or not a dense
+    /// row-major one, where the whole storage is needed.
+    #[error(
+        "{argument} (shape {shape:?}, strides {strides:?}, offset {offset}) is not its whole \
+         storage of {storage} elements in row-major order; copy it (`Tensor::contiguous`) first"
+    )]
+    NotWholeStorage {
+        /// Which tensor.
+        argument: &'static str,
+        /// Its shape.
+        shape: Vec<usize>,
+        /// Its strides, in elements.
+        strides: Vec<i64>,
+        /// Its offset, in elements.
+        offset: i64,
+        /// The storage's length, in elements.
+        storage: usize,
+    },
+
     /// Anything else the caller asked for that cannot be done (bad device id, a view
     /// outside its storage, ...).
     #[error("invalid argument: {0}")]
@@ -308,6 +353,9 @@ impl Error {
             Error::LengthMismatch { .. } => "LengthMismatch",
             Error::DependencyFailed { .. } => "DependencyFailed",
             Error::SimulatorConfigured { .. } => "SimulatorConfigured",
+            Error::DtypeMismatch { .. } => "DtypeMismatch",
+            Error::SharedStorage { .. } => "SharedStorage",
+            Error::NotWholeStorage { .. } => "NotWholeStorage",
             Error::InvalidArgument(_) => "InvalidArgument",
         }
     }

@@ -182,6 +182,7 @@
 pub mod element;
 pub mod error;
 pub mod hccl;
+pub mod operand;
 pub mod reference;
 pub mod shape;
 
@@ -223,12 +224,15 @@ pub use element::{DType, Element, FloatElement};
 pub use error::{Error, Result};
 pub use event::Event;
 pub use host::HostTensor;
+pub use operand::{Allocated, Dyn, Operand};
 pub use ops::exports::*;
 pub use protocol::Plan;
 pub use raw::RawAccess;
 pub use runtime::{Backend, Runtime};
 pub use stream::Stream;
-pub use tensor::{AsTensorView, AsTensorViewMut, DeviceTensor, TensorView, TensorViewMut};
+pub use tensor::{
+    AsTensorView, AsTensorViewMut, DeviceTensor, IntoTypedError, Tensor, TensorView, TensorViewMut,
+};
 
 /// Compile-time statement of the thread-safety story in the crate docs.
 const _: () = {

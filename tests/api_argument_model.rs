@@ -172,17 +172,18 @@ fn clamp_reads_views_and_handles_empty_and_zero_d() {
     assert_eq!(out.to_array::<IxDyn>(&s).unwrap(), want);
     // Every other column of the transpose.
     let stepped = dx.view().t().slice(0, 0, 3, 2).unwrap();
-    let got = clamp_new::<f32, f32>(stepped, None, Some(0.7.into()), &s).unwrap();
+    let got =
+        clamp_new::<f32, f32, DeviceTensor<f32>>(stepped, None, Some(0.7.into()), &s).unwrap();
     assert_eq!(got.shape(), &[2, 2]);
     assert_eq!(
         got.to_array::<IxDyn>(&s).unwrap(),
         array![[-3.0f32, 0.7], [0.7, 0.7]].into_dyn()
     );
     let empty = DeviceTensor::<f32>::zeros(&s, [0, 3]).unwrap();
-    let e = clamp_new::<f32, f32>(&empty, Some(1.0.into()), None, &s).unwrap();
+    let e = clamp_new::<f32, f32, DeviceTensor<f32>>(&empty, Some(1.0.into()), None, &s).unwrap();
     assert_eq!(e.shape(), &[0, 3]);
     let zero_d = DeviceTensor::from_array(&s, &ndarray::arr0(-5i32).into_dyn()).unwrap();
-    let z = clamp_new::<i32, i32>(&zero_d, Some((-2).into()), None, &s).unwrap();
+    let z = clamp_new::<i32, i32, DeviceTensor<i32>>(&zero_d, Some((-2).into()), None, &s).unwrap();
     assert_eq!(
         z.to_array::<IxDyn>(&s).unwrap(),
         ndarray::arr0(-2).into_dyn()
@@ -247,7 +248,8 @@ fn clamp_is_refused_in_rust_before_any_c_call() {
     );
     // BF16 is on Atlas A2/A3 only.
     let b = DeviceTensor::from_array(&s, &array![bf16::ONE]).unwrap();
-    let e = clamp_new::<bf16, bf16>(&b, Some(0.0.into()), None, &s).unwrap_err();
+    let e =
+        clamp_new::<bf16, bf16, DeviceTensor<bf16>>(&b, Some(0.0.into()), None, &s).unwrap_err();
     assert!(
         matches!(
             e,

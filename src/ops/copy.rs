@@ -122,8 +122,9 @@ pub fn copy<S: Element, D: Element>(
         let t = inner.table();
         let ticket = inner.submit(|_, raw, _| {
             // SAFETY: both windows are dense and lie inside their allocations (checked
-            // views); the buffers stay alive until the copy has run (recorded below); they
-            // are distinct allocations (a shared and a unique borrow of tensors).
+            // views); the buffers stay alive until the copy has run (recorded below). They
+            // may be one allocation (two `Tensor`s sharing storage): the device copies
+            // overlapping ranges into unspecified bytes, the host touches neither.
             unsafe {
                 sys::memcpy_async(
                     t,

@@ -72,6 +72,30 @@ fn supports(name: &str, inplace: bool, soc: SocFamily, dtype: DType) -> bool {
         }
 }
 
+/// The out-of-place rule: `self` and `out` have one shape; an output whose dtype is left
+/// to the call (a [`Tensor`](crate::Tensor) result) takes the row's default output dtype
+/// for `self`'s (FLOAT for the integers the row computes as FLOAT).
+fn rule(name: &str, c: &crate::protocol::Call<'_>) -> crate::Result<()> {
+    if let (Some(out), Some(row), Some(x)) = (c.pending(), row(name), c.dtype(0)) {
+        let acl = row.default_out_dtype(x.acl());
+        if let Some(d) = DTYPES.into_iter().find(|d| d.acl() == acl) {
+            c.infer_dtype(out, d);
+        }
+    }
+    crate::protocol::rules::same(c)
+}
+
+/// The dtypes of this crate, for mapping the table's `aclDataType`s back.
+const DTYPES: [DType; 7] = [
+    DType::F32,
+    DType::F16,
+    DType::BF16,
+    DType::I32,
+    DType::I64,
+    DType::I8,
+    DType::U8,
+];
+
 /// Each row, with the roles its header gives the written tensors.
 macro_rules! declare_unary {
     ($(
@@ -91,7 +115,7 @@ macro_rules! declare_unary {
             pub struct $name: [<aclnn $name>], [<aclnn $name GetWorkspaceSize>];
             products: |soc| available(stringify!($name), soc);
             dtypes: |soc, dtype| supports(stringify!($name), false, soc, dtype);
-            rule: crate::protocol::rules::same;
+            rule: |c: &crate::protocol::Call<'_>| rule(stringify!($name), c);
 
             $(#[$doc])*
             ///

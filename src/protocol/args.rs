@@ -3,7 +3,8 @@
 
 use super::attr::{Attr, Kind};
 use crate::device::SocFamily;
-use crate::element::{DType, Element};
+use crate::element::DType;
+use crate::operand::Operand;
 use crate::shape::{Dims, Named};
 use crate::tensor::{RawTensor, TensorView, TensorViewMut};
 use std::cell::Cell;
@@ -101,10 +102,14 @@ pub struct Value<'a>(pub(crate) Given<'a>);
 
 pub(crate) enum Given<'a> {
     Tensor(RawTensor<'a>),
-    /// The output an allocating variant makes, of this dtype and of the shape the
-    /// operator's rule computes.
-    Pending(DType),
+    /// The output an allocating variant makes, of this dtype (`None`: the one the call
+    /// infers, for a [`Tensor`](crate::Tensor) result) and of the shape the operator's
+    /// rule computes.
+    Pending(Option<DType>),
     Attr(Attr),
+    /// A `dtype_of` attribute whose type is known at run time only: the dtype of the
+    /// first written tensor (resolved before the call is made).
+    DTypeOfOutput,
     Planned,
     /// An optional argument left out: NULL in C.
     Absent,
@@ -113,13 +118,13 @@ pub(crate) enum Given<'a> {
 impl<'a> Value<'a> {
     /// A tensor read by the operator.
     #[doc(hidden)]
-    pub fn input<T: Element>(view: TensorView<'a, T>) -> Self {
+    pub fn input<T: Operand>(view: TensorView<'a, T>) -> Self {
         Value(Given::Tensor(view.raw()))
     }
 
     /// A tensor written by the operator.
     #[doc(hidden)]
-    pub fn output<T: Element>(view: TensorViewMut<'a, T>) -> Self {
+    pub fn output<T: Operand>(view: TensorViewMut<'a, T>) -> Self {
         Value(Given::Tensor(view.raw()))
     }
 
@@ -131,7 +136,7 @@ impl<'a> Value<'a> {
 
     /// An optional tensor read by the operator, or NULL.
     #[doc(hidden)]
-    pub fn opt_input<T: Element>(view: Option<TensorView<'a, T>>) -> Self {
+    pub fn opt_input<T: Operand>(view: Option<TensorView<'a, T>>) -> Self {
         view.map_or(Value(Given::Absent), Value::input)
     }
 
@@ -143,8 +148,18 @@ impl<'a> Value<'a> {
 
     /// The output of an allocating variant, made once the rule has computed its shape.
     #[doc(hidden)]
-    pub fn pending<T: Element>() -> Self {
+    pub fn pending<T: Operand>() -> Self {
         Value(Given::Pending(T::DTYPE))
+    }
+
+    /// A `dtype_of<T>` attribute: `T`'s dtype, or for [`Dyn`](crate::Dyn) the dtype of
+    /// the first written tensor.
+    #[doc(hidden)]
+    pub fn dtype_of<T: Operand>() -> Self {
+        match T::DTYPE {
+            Some(d) => Value(Given::Attr(Attr::DType(d))),
+            None => Value(Given::DTypeOfOutput),
+        }
     }
 
     /// An attribute fixed in the plan.
@@ -170,8 +185,19 @@ pub struct Call<'c> {
     pub(crate) args: &'static [Arg],
     pub(crate) values: &'c [Value<'c>],
     pub(crate) soc: SocFamily,
-    /// Where the rules put the shape of a pending output (an allocating variant).
-    pub(crate) inferred: &'c Cell<Option<Dims>>,
+    /// Where the rules put the shape, and the dtype when the caller left it to the call,
+    /// of a pending output (an allocating variant).
+    pub(crate) inferred: &'c Inferred,
+}
+
+/// What a call infers for the output of an allocating variant.
+#[derive(Default)]
+pub(crate) struct Inferred {
+    /// Its shape, from the operator's rule.
+    pub(crate) dims: Cell<Option<Dims>>,
+    /// Its dtype, for a result whose dtype is known at run time only: the promoted dtype
+    /// of the tensors read, unless the operator's rule chose another.
+    pub(crate) dtype: Cell<Option<DType>>,
 }
 
 impl<'c> Call<'c> {
@@ -207,8 +233,28 @@ impl<'c> Call<'c> {
     pub fn dtype(&self, i: usize) -> Option<DType> {
         match self.values.get(i).map(|v| &v.0) {
             Some(Given::Tensor(t)) => Some(t.dtype),
-            Some(Given::Pending(d)) => Some(*d),
+            Some(Given::Pending(d)) => d.or(self.inferred.dtype.get()),
             _ => None,
+        }
+    }
+
+    /// The dtype of the first tensor the call writes (a `dtype_of` attribute whose type
+    /// is known at run time only takes it).
+    pub fn written_dtype(&self) -> Option<DType> {
+        let written = self.args.iter().zip(self.values).position(|(a, v)| {
+            matches!(v.0, Given::Pending(_))
+                || (a.role().is_some_and(Role::writes) && v.tensor().is_some())
+        })?;
+        self.dtype(written)
+    }
+
+    /// Gives the pending output argument `i` the dtype `dtype` when its dtype is left to
+    /// the call (a [`Tensor`](crate::Tensor) result): an operator whose result dtype is
+    /// not the promoted dtype of its inputs states it here (the unary family's
+    /// integers computed as FLOAT). A typed result keeps its type's dtype.
+    pub fn infer_dtype(&self, i: usize, dtype: DType) {
+        if matches!(self.values.get(i).map(|v| &v.0), Some(Given::Pending(None))) {
+            self.inferred.dtype.set(Some(dtype));
         }
     }
 
@@ -235,7 +281,9 @@ impl<'c> Call<'c> {
     /// # Errors
     /// [`Error::TooManyDims`](crate::Error::TooManyDims).
     pub fn infer(&self, i: usize, dims: &[usize]) -> crate::Result<()> {
-        self.inferred.set(Some(Dims::new(self.label(i), dims)?));
+        self.inferred
+            .dims
+            .set(Some(Dims::new(self.label(i), dims)?));
         Ok(())
     }
 
@@ -243,6 +291,7 @@ impl<'c> Call<'c> {
     pub fn attr(&self, i: usize) -> Option<Attr> {
         match self.values.get(i).map(|v| &v.0) {
             Some(Given::Attr(a)) => Some(*a),
+            Some(Given::DTypeOfOutput) => self.written_dtype().map(Attr::DType),
             _ => None,
         }
     }
@@ -258,5 +307,29 @@ impl<'c> Call<'c> {
                 }
                 _ => None,
             })
+    }
+}
+
+/// Replaces each `dtype_of` attribute whose type is known at run time only with the dtype
+/// of the first tensor written (given, or made by an allocating variant).
+#[inline]
+pub(crate) fn resolve_dtype_of(args: &[Arg], values: &mut [Value<'_>]) {
+    if !values.iter().any(|v| matches!(v.0, Given::DTypeOfOutput)) {
+        return;
+    }
+    let written = args
+        .iter()
+        .zip(values.iter())
+        .find_map(|(a, v)| match (a.role(), &v.0) {
+            (Some(r), Given::Tensor(t)) if r.writes() => Some(t.dtype),
+            _ => None,
+        });
+    if let Some(d) = written {
+        for v in values
+            .iter_mut()
+            .filter(|v| matches!(v.0, Given::DTypeOfOutput))
+        {
+            *v = Value(Given::Attr(Attr::DType(d)));
+        }
     }
 }

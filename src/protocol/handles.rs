@@ -126,9 +126,9 @@ impl<'t, const N: usize> Guard<'t, N> {
                     *owned = Owned::Ints;
                 }
                 Given::Attr(a) => *slot = attr::plain(a).unwrap_or(CArg::NONE),
-                // A plan's launch falls back to a call with its own values.
-                // An absent optional argument is NULL.
-                Given::Planned | Given::Pending(_) | Given::Absent => {}
+                // A plan's launch falls back to a call with its own values; an absent
+                // optional argument is NULL; the others are resolved before a call.
+                Given::Planned | Given::Pending(_) | Given::Absent | Given::DTypeOfOutput => {}
             }
         }
         Ok(g)

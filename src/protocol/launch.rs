@@ -1,19 +1,17 @@
 //! The two-phase protocol of one call: descriptors, phase 1, workspace, phase 2.
 
-use super::args::{Arg, Value};
+use super::args::{Arg, Given, Inferred, Value, resolve_dtype_of};
 use super::attr::CArg;
 use super::entry::{EntryPoints, OperatorFns};
 use super::handles::{Guard, handle_not_destroyed};
 use super::rules::{Operator, validate, validate_into};
 use crate::device::DeviceInner;
-use crate::element::Element;
 use crate::error::Result;
+use crate::operand::Allocated;
 use crate::stream::{Stream, StreamInner};
 use crate::sys::{self, Lib};
-use crate::tensor::DeviceTensor;
 use crate::uses::Access;
 use ascend_sys::aclOpExecutor;
-use std::cell::Cell;
 use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -45,34 +43,47 @@ impl Spec {
 #[doc(hidden)]
 #[inline]
 pub fn call<O: Operator, const N: usize>(stream: &Stream, values: [Value<'_>; N]) -> Result<()> {
+    let mut values = values;
+    resolve_dtype_of(O::ARGS, &mut values);
     validate::<O>(stream, &values)?;
     launch(stream, &values, Spec::of::<O>())
 }
 
 /// An allocating variant: validates the arguments with the output pending
-/// ([`Value::pending`]), makes a new tensor of the shape the operator's rule computes for
-/// it (from the device's caching allocator), and runs the protocol into it. Called by the
-/// functions `operator!` generates for `allocating:`.
+/// ([`Value::pending`]), makes a new tensor `R` of the shape the operator's rule computes
+/// for it (from the device's caching allocator, without a fill: the operator writes it
+/// whole), of `R`'s dtype or, for a [`Tensor`](crate::Tensor), the dtype the call infers,
+/// and runs the protocol into it. Called by the functions `operator!` generates for
+/// `allocating:`.
 ///
 /// # Errors
 /// As [`call`]; [`Error::InvalidArgument`](crate::Error::InvalidArgument) when the
-/// operator's rule computes no shape for the pending output; the allocation's error.
+/// operator's rule computes no shape for the pending output, or no dtype can be inferred
+/// for it; the allocation's error.
 #[doc(hidden)]
 #[inline]
-pub fn call_new<O: Operator, T: Element, const N: usize>(
+pub fn call_new<O: Operator, R: Allocated, const N: usize>(
     stream: &Stream,
     values: [Value<'_>; N],
-) -> Result<DeviceTensor<T>> {
-    let inferred = Cell::new(None);
+) -> Result<R> {
+    let inferred = Inferred::default();
     validate_into::<O>(stream, &values, &inferred)?;
-    let (Some(out), Some(dims)) = (values.iter().position(Value::is_pending), inferred.get())
-    else {
+    let out = values.iter().position(Value::is_pending);
+    let (Some(out), Some(dims)) = (out, inferred.dims.get()) else {
         return Err(no_inferred_shape(O::NAME));
     };
-    let mut tensor = DeviceTensor::<T>::for_output(stream, dims)?;
+    let dtype = match values[out].0 {
+        Given::Pending(Some(d)) => Some(d),
+        _ => inferred.dtype.get(),
+    };
+    let Some(dtype) = dtype else {
+        return Err(no_inferred_shape(O::NAME));
+    };
+    let mut tensor = R::allocate(stream, dims, dtype)?;
     {
         let mut values = values;
-        values[out] = Value::output(tensor.view_mut());
+        values[out] = Value::output(tensor.output());
+        resolve_dtype_of(O::ARGS, &mut values);
         launch(stream, &values, Spec::of::<O>())?;
     }
     Ok(tensor)
@@ -81,7 +92,8 @@ pub fn call_new<O: Operator, T: Element, const N: usize>(
 #[cold]
 fn no_inferred_shape(operator: &'static str) -> crate::Error {
     crate::Error::InvalidArgument(format!(
-        "the rule of {operator} computes no shape for its output: it has no allocating form"
+        "the rule of {operator} computes no shape or dtype for its output: it has no \
+         allocating form"
     ))
 }
 

@@ -1,6 +1,6 @@
 //! [`Plan`]: one operator's phase 1 run once, phase 2 launched many times.
 
-use super::args::{Arg, Given, Value};
+use super::args::{Arg, Given, Value, resolve_dtype_of};
 use super::attr::Attr;
 use super::entry::OperatorFns;
 use super::handles::{Guard, PlanHandles, handle_not_destroyed};
@@ -8,6 +8,7 @@ use super::launch::{Spec, enqueue, launch, order_after_other_streams, prepare, r
 use super::rules::{Operator, validate};
 use crate::alloc::Parked;
 use crate::device::DeviceInner;
+use crate::element::DType;
 use crate::error::{Error, Result};
 use crate::stream::Stream;
 use crate::sys;
@@ -54,6 +55,9 @@ pub struct Plan<O, E> {
     device: Arc<DeviceInner>,
     /// Per argument, in declaration order (made once, at `build`).
     layouts: Box<[Option<Layout>]>,
+    /// The tensors' dtypes, which a launch's tensors must have (a run-time dtype may
+    /// differ).
+    dtypes: Box<[Option<DType>]>,
     attrs: Box<[Option<Attr>]>,
     reusable: Option<Reusable>,
     _types: PhantomData<fn() -> (O, E)>,
@@ -91,14 +95,22 @@ impl<O: Operator, E> Plan<O, E> {
     /// these attributes. Called by the `new` that `operator!` generates.
     #[doc(hidden)]
     pub fn build<const N: usize>(stream: &Stream, values: [Value<'_>; N]) -> Result<Self> {
+        let mut values = values;
+        resolve_dtype_of(O::ARGS, &mut values);
         validate::<O>(stream, &values)?;
         let mut layouts = [None; N];
+        let mut dtypes = [None; N];
         let mut attrs = [None; N];
-        for ((l, a), v) in layouts.iter_mut().zip(&mut attrs).zip(&values) {
+        for (((l, d), a), v) in layouts
+            .iter_mut()
+            .zip(&mut dtypes)
+            .zip(&mut attrs)
+            .zip(&values)
+        {
             match &v.0 {
-                Given::Tensor(t) => *l = Some(t.layout),
+                Given::Tensor(t) => (*l, *d) = (Some(t.layout), Some(t.dtype)),
                 Given::Attr(x) => *a = Some(*x),
-                Given::Planned | Given::Pending(_) | Given::Absent => {}
+                Given::Planned | Given::Pending(_) | Given::Absent | Given::DTypeOfOutput => {}
             }
         }
         let device = Arc::clone(&stream.inner.device);
@@ -114,6 +126,7 @@ impl<O: Operator, E> Plan<O, E> {
             spec,
             device,
             layouts: Box::from(layouts),
+            dtypes: Box::from(dtypes),
             attrs: Box::from(attrs),
             reusable,
             _types: PhantomData,
@@ -128,13 +141,20 @@ impl<O: Operator, E> Plan<O, E> {
         let device = &stream.inner.device;
         self.device.expect_same(device, "plan")?;
         let args = self.spec.args;
-        for ((v, planned), arg) in values.iter().zip(&self.layouts).zip(args) {
+        for (((v, planned), dtype), arg) in
+            values.iter().zip(&self.layouts).zip(&self.dtypes).zip(args)
+        {
             // An optional tensor is given or absent as when the plan was built.
             match (v.tensor(), planned) {
                 (Some(t), Some(planned)) => {
                     t.buf.device.expect_same(device, arg.label)?;
                     if t.layout != *planned {
                         return Err(plan_mismatch(arg.label, &t.layout, planned));
+                    }
+                    // A run-time dtype ([`Tensor`](crate::Tensor)) may differ from the
+                    // planned one, which the executor's descriptors hold.
+                    if Some(t.dtype) != *dtype {
+                        return Err(dtype_mismatch(arg.label, t.dtype, *dtype));
                     }
                 }
                 (Some(_), None) if arg.role().is_some() => {
@@ -341,6 +361,15 @@ fn presence_mismatch(argument: &'static str, got: &str, planned: &str) -> Error 
     Error::PlanMismatch {
         argument,
         detail: format!("{got}, but {planned} when the plan was built"),
+    }
+}
+
+#[cold]
+fn dtype_mismatch(argument: &'static str, got: DType, planned: Option<DType>) -> Error {
+    let planned = planned.map_or_else(|| "no tensor".to_owned(), |d| d.to_string());
+    Error::PlanMismatch {
+        argument,
+        detail: format!("dtype {got} vs planned {planned}"),
     }
 }
 

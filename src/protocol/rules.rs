@@ -6,8 +6,8 @@
 //! one rule serves every operator of its shape. Errors name arguments by their labels
 //! (`"x (self)"`).
 
-use super::args::{ArgKind, Call, Given, Value};
-use super::attr::{Attr, CArg};
+use super::args::{ArgKind, Call, Given, Inferred, Value};
+use super::attr::{Attr, CArg, Kind};
 use super::entry::EntryPoints;
 use crate::device::{DeviceInner, SocFamily};
 use crate::element::DType;
@@ -15,7 +15,6 @@ use crate::error::{Error, Result};
 use crate::shape::{self, Dims, MAX_DIMS, Named};
 use crate::stream::Stream;
 use ascend_sys::aclOpExecutor;
-use std::cell::Cell;
 use std::ffi::c_void;
 use std::ptr::NonNull;
 
@@ -68,16 +67,17 @@ pub trait Operator: 'static {
 /// operator's rule.
 #[inline]
 pub(crate) fn validate<O: Operator>(stream: &Stream, values: &[Value<'_>]) -> Result<()> {
-    validate_into::<O>(stream, values, &Cell::new(None))
+    validate_into::<O>(stream, values, &Inferred::default())
 }
 
 /// [`validate`], putting the shape the rule computes for a pending output (an allocating
-/// variant, [`Value::pending`]) into `inferred`.
+/// variant, [`Value::pending`]) into `inferred`, and its dtype when the caller left it to
+/// the call: the promoted dtype of the tensors read, or the one the rule states.
 #[inline]
 pub(crate) fn validate_into<O: Operator>(
     stream: &Stream,
     values: &[Value<'_>],
-    inferred: &Cell<Option<Dims>>,
+    inferred: &Inferred,
 ) -> Result<()> {
     let device = &stream.inner.device;
     for (arg, v) in O::ARGS.iter().zip(values) {
@@ -89,18 +89,30 @@ pub(crate) fn validate_into<O: Operator>(
     if !O::available_on(soc) {
         return Err(unsupported_operator(O::NAME, device));
     }
+    if values.iter().any(|v| matches!(v.0, Given::Pending(None))) {
+        inferred.dtype.set(Some(promoted_input::<O>(values)?));
+    }
     for (arg, v) in O::ARGS.iter().zip(values) {
         match (&v.0, arg.kind) {
-            (Given::Tensor(t), ArgKind::Tensor(_)) => {
+            (Given::Tensor(t), ArgKind::Tensor(role)) => {
                 if !O::supports_arg(soc, arg, t.dtype) {
                     return Err(unsupported_dtype(arg.label, t.dtype, O::NAME, device));
                 }
-            }
-            (Given::Pending(dtype), ArgKind::Tensor(_)) => {
-                if !O::supports_arg(soc, arg, *dtype) {
-                    return Err(unsupported_dtype(arg.label, *dtype, O::NAME, device));
+                if role.writes() && t.layout.is_broadcast() {
+                    return Err(invalid(
+                        arg.label,
+                        "is broadcast (stride 0 along a dim of more than one element): an \
+                         output would write its elements more than once",
+                    ));
                 }
             }
+            (Given::Pending(dtype), ArgKind::Tensor(_)) => {
+                let dtype = dtype.or(inferred.dtype.get()).unwrap_or(DType::F32);
+                if !O::supports_arg(soc, arg, dtype) {
+                    return Err(unsupported_dtype(arg.label, dtype, O::NAME, device));
+                }
+            }
+            (Given::DTypeOfOutput, ArgKind::Attr(Kind::DType)) => {}
             (Given::Attr(attr), ArgKind::Attr(kind)) => {
                 if attr.kind() != kind {
                     return Err(invalid(arg.label, "has another kind than declared"));
@@ -124,7 +136,53 @@ pub(crate) fn validate_into<O: Operator>(
         soc,
         inferred,
     };
-    O::check(&call)
+    let chosen = inferred.dtype.get();
+    O::check(&call)?;
+    // The rule may have chosen another dtype for a run-time-dtype output.
+    match (
+        inferred.dtype.get(),
+        values
+            .iter()
+            .position(|v| matches!(v.0, Given::Pending(None))),
+    ) {
+        (Some(d), Some(out)) if Some(d) != chosen && !O::supports(soc, d) => {
+            Err(unsupported_dtype(O::ARGS[out].label, d, O::NAME, device))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The dtype of a pending output left to the call: the tensors read, promoted together
+/// ([`DType::promote`]).
+///
+/// # Errors
+/// [`Error::InvalidArgument`] naming the output when no tensor is read, or when two
+/// dtypes promote to one this crate has no element type for (INT8 with UINT8: INT16).
+#[cold]
+fn promoted_input<O: Operator>(values: &[Value<'_>]) -> Result<DType> {
+    let out = values
+        .iter()
+        .position(|v| matches!(v.0, Given::Pending(None)))
+        .unwrap_or(0);
+    let label = O::ARGS.get(out).map_or("out", |a| a.label);
+    let mut dtypes = O::ARGS
+        .iter()
+        .zip(values)
+        .filter_map(|(a, v)| match (a.role(), v.tensor()) {
+            (Some(r), Some(t)) if r.reads() => Some(t.dtype),
+            _ => None,
+        });
+    let first = dtypes
+        .next()
+        .ok_or_else(|| invalid(label, "has no input to take its dtype from: name its type"))?;
+    dtypes.try_fold(first, |acc, d| {
+        acc.promote(d).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "{label}: inputs of dtypes {acc} and {d} promote to INT16, which this crate has \
+                 no element type for; name the output's type"
+            ))
+        })
+    })
 }
 
 /// Every tensor has the shape of the first (equal shapes pass at once); a pending

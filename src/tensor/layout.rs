@@ -67,6 +67,12 @@ impl Layout {
         true
     }
 
+    /// Whether a dim of more than one element has stride 0 (a broadcast view, which an
+    /// output must not be).
+    pub(crate) fn is_broadcast(&self) -> bool {
+        (self.dims.iter().zip(self.strides())).any(|(d, s)| *d > 1 && *s == 0)
+    }
+
     /// Index range `[lo, hi]` of storage elements the view touches (`None` when empty).
     pub(crate) fn span(&self) -> Option<(i64, i64)> {
         if self.numel() == 0 {
@@ -229,5 +235,96 @@ impl Layout {
         let mut l = Layout::contiguous(dims)?;
         l.offset = self.offset;
         Ok(l)
+    }
+
+    /// Drops `axis`, which must have size 1 (its stride no longer matters).
+    pub(crate) fn squeeze(&self, axis: usize) -> Result<Layout> {
+        let n = self.dims.ndim();
+        if axis >= n || self.dims[axis] != 1 {
+            return Err(Error::InvalidArgument(format!(
+                "cannot squeeze axis {axis} of shape {:?}: it must exist and have size 1",
+                self.dims
+            )));
+        }
+        let (mut dims, mut strides) = ([0usize; MAX_DIMS], [0i64; MAX_DIMS]);
+        for (j, i) in (0..n).filter(|&i| i != axis).enumerate() {
+            dims[j] = self.dims[i];
+            strides[j] = self.strides[i];
+        }
+        Ok(Layout {
+            dims: Dims::new("view", &dims[..n - 1])?,
+            strides,
+            offset: self.offset,
+        })
+    }
+
+    /// Inserts a dim of size 1 at `axis` (`0..=ndim`), with the stride a contiguous
+    /// layout would give it, so that a contiguous view stays contiguous.
+    pub(crate) fn unsqueeze(&self, axis: usize) -> Result<Layout> {
+        let n = self.dims.ndim();
+        if axis > n {
+            return Err(Error::InvalidArgument(format!(
+                "cannot insert an axis at {axis} into shape {:?}",
+                self.dims
+            )));
+        }
+        if n == MAX_DIMS {
+            return Err(Error::TooManyDims {
+                argument: "view",
+                dims: n + 1,
+                max: MAX_DIMS,
+            });
+        }
+        let (mut dims, mut strides) = ([0usize; MAX_DIMS], [0i64; MAX_DIMS]);
+        dims[..axis].copy_from_slice(&self.dims[..axis]);
+        strides[..axis].copy_from_slice(&self.strides[..axis]);
+        dims[axis] = 1;
+        strides[axis] = if axis < n {
+            self.strides[axis].saturating_mul(to_i64(self.dims[axis])?.max(1))
+        } else {
+            1
+        };
+        dims[axis + 1..=n].copy_from_slice(&self.dims[axis..n]);
+        strides[axis + 1..=n].copy_from_slice(&self.strides[axis..n]);
+        Ok(Layout {
+            dims: Dims::new("view", &dims[..=n])?,
+            strides,
+            offset: self.offset,
+        })
+    }
+
+    /// The same elements as bytes of an element of `size` bytes: a last dim of `size`
+    /// bytes with stride 1, the other strides and the offset scaled (for a contiguous
+    /// layout, one dim of all its bytes, so that it needs no extra dim).
+    pub(crate) fn as_bytes(&self, size: usize) -> Result<Layout> {
+        let scale = to_i64(size)?;
+        let overflow = || Error::InvalidArgument(format!("{:?} in bytes overflows i64", self.dims));
+        let offset = self.offset.checked_mul(scale).ok_or_else(overflow)?;
+        if self.is_contiguous() {
+            let bytes = self.numel().checked_mul(size).ok_or_else(overflow)?;
+            let mut l = Layout::contiguous(Dims::new("view", &[bytes])?)?;
+            l.offset = offset;
+            return Ok(l);
+        }
+        let n = self.dims.ndim();
+        if n == MAX_DIMS {
+            return Err(Error::TooManyDims {
+                argument: "view",
+                dims: n + 1,
+                max: MAX_DIMS,
+            });
+        }
+        let (mut dims, mut strides) = ([0usize; MAX_DIMS], [0i64; MAX_DIMS]);
+        dims[..n].copy_from_slice(&self.dims);
+        for (to, from) in strides.iter_mut().zip(self.strides()) {
+            *to = from.checked_mul(scale).ok_or_else(overflow)?;
+        }
+        dims[n] = size;
+        strides[n] = 1;
+        Ok(Layout {
+            dims: Dims::new("view", &dims[..=n])?,
+            strides,
+            offset,
+        })
     }
 }

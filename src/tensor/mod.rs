@@ -92,11 +92,6 @@ macro_rules! layout_accessors {
             self.len() == 0
         }
 
-        /// The element type.
-        pub fn dtype(&self) -> DType {
-            T::DTYPE
-        }
-
         /// The id of the device holding the storage.
         pub fn device_id(&self) -> i32 {
             self.buf.device.id
@@ -105,13 +100,16 @@ macro_rules! layout_accessors {
 }
 
 mod buffer;
+mod dynamic;
 mod layout;
 mod reshape;
+mod shared;
 mod traits;
 mod view;
 
 pub(crate) use buffer::Buffer;
 pub(crate) use layout::Layout;
+pub use shared::{IntoTypedError, Tensor};
 pub use traits::{AsTensorView, AsTensorViewMut};
 pub(crate) use view::RawTensor;
 pub use view::{TensorView, TensorViewMut};
@@ -144,9 +142,40 @@ impl<T: Element> DeviceTensor<T> {
         Ok(tensor)
     }
 
-    /// A new tensor of `dims` whose contents are unspecified (a cached block keeps the old
-    /// values), for an operator's output that the operator writes whole. Its block's use
-    /// records order that write after the block's old work.
+    /// A new contiguous tensor of `shape` whose contents are unspecified, from the device's
+    /// caching allocator without a fill (no kernel, no memset): the output of an operator
+    /// that writes it whole, as the allocating forms (`exp_new`, `add_new`, ...) make.
+    ///
+    /// Sound because the host never reads a device tensor's bytes except through a
+    /// download, which is stream-ordered after the writes recorded on the memory; the
+    /// memory's use records (kept from its previous owner) order this tensor's first write
+    /// after the work that still uses the memory. A download of an `empty` tensor before
+    /// any write reads whatever the memory holds: the bytes of a dropped tensor, or of
+    /// nothing. Every bit pattern is a value of each element type of this crate, so no
+    /// invalid Rust value is made; but the values mean nothing, and when the previous
+    /// owner's work on another stream may still run, the simulator's racecheck reports
+    /// that read as a race. Write it before reading it.
+    ///
+    /// ```
+    /// # fn main() -> ascendcl::Result<()> {
+    /// use ascendcl::{DeviceTensor, Runtime, fill_inplace};
+    /// let stream = Runtime::auto()?.device(0)?.stream()?;
+    /// let mut t = DeviceTensor::<f32>::empty(&stream, (2, 2))?;
+    /// fill_inplace(&mut t, 3.0, &stream)?; // written whole before any read
+    /// assert_eq!(t.to_array::<ndarray::Ix2>(&stream)?, ndarray::Array2::from_elem((2, 2), 3.0));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::TooManyDims`], [`Error::TooManyElements`], [`Error::Acl`] from the
+    /// allocation.
+    pub fn empty(stream: &Stream, shape: impl IntoDims) -> Result<Self> {
+        let dims = shape.into_dims("shape")?;
+        Self::for_output(stream, dims)
+    }
+
+    /// [`empty`](Self::empty) of `dims` already checked: its block's use records order
+    /// the first write after the block's old work.
     #[inline]
     pub(crate) fn for_output(stream: &Stream, dims: Dims) -> Result<Self> {
         let buf = Buffer::alloc(&stream.inner.device, dims, T::DTYPE, Some(stream))?;
@@ -166,17 +195,8 @@ impl<T: Element> DeviceTensor<T> {
     /// or the memset.
     pub fn zeros(stream: &Stream, shape: impl IntoDims) -> Result<Self> {
         let dims = shape.into_dims("shape")?;
-        let device = &stream.inner.device;
-        let buf = Buffer::alloc(device, dims, T::DTYPE, None)?;
-        let bytes = buf.bytes;
-        let t = device.table();
-        // A cached block may still be used by queued work: a host memset waits for it.
-        buf.uses.wait_for(crate::uses::Access::Write)?;
-        // SAFETY: `buf.ptr` holds `bytes` bytes of device memory that no queued work uses
-        // (waited for above); the device's context is current (bound by `Buffer::alloc`).
-        unsafe { sys::memset(t, buf.ptr, bytes, 0, bytes) }?;
         Ok(DeviceTensor {
-            buf,
+            buf: zeroed(stream, dims, T::DTYPE)?,
             layout: Layout::contiguous(dims)?,
             _elem: PhantomData,
         })
@@ -226,11 +246,17 @@ impl<T: Element> DeviceTensor<T> {
 
     layout_accessors!();
 
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        T::DTYPE
+    }
+
     /// A read-only view of the whole tensor.
     pub fn view(&self) -> TensorView<'_, T> {
         TensorView {
             buf: &self.buf,
             layout: self.layout,
+            dtype: T::DTYPE,
             whole: true,
             _elem: PhantomData,
         }
@@ -241,8 +267,23 @@ impl<T: Element> DeviceTensor<T> {
         TensorViewMut {
             buf: &self.buf,
             layout: self.layout,
+            dtype: T::DTYPE,
             whole: true,
             _elem: PhantomData,
         }
     }
+}
+
+/// The memory of a contiguous tensor of `dims` and `dtype` on the device of `stream`,
+/// filled with zeros by the host (`aclrtMemset`).
+pub(crate) fn zeroed(stream: &Stream, dims: Dims, dtype: DType) -> Result<Buffer> {
+    let device = &stream.inner.device;
+    let buf = Buffer::alloc(device, dims, dtype, None)?;
+    let bytes = buf.bytes;
+    // A cached block may still be used by queued work: a host memset waits for it.
+    buf.uses.wait_for(crate::uses::Access::Write)?;
+    // SAFETY: `buf.ptr` holds `bytes` bytes of device memory that no queued work uses
+    // (waited for above); the device's context is current (bound by `Buffer::alloc`).
+    unsafe { sys::memset(device.table(), buf.ptr, bytes, 0, bytes) }?;
+    Ok(buf)
 }

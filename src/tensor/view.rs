@@ -7,6 +7,7 @@ use super::buffer::Buffer;
 use super::layout::Layout;
 use crate::element::{DType, Element};
 use crate::error::{Error, Result};
+use crate::operand::Operand;
 use crate::shape::{self, IntoDims};
 use crate::stream::Stream;
 use ndarray::{Array, Dimension};
@@ -17,30 +18,34 @@ use std::marker::PhantomData;
 /// (0 for broadcast dims) and offset, checked to stay inside the storage.
 ///
 /// `Copy`, `Send + Sync` (a shared borrow of the tensor).
-pub struct TensorView<'a, T: Element> {
+pub struct TensorView<'a, T: Operand> {
     pub(crate) buf: &'a Buffer,
     pub(crate) layout: Layout,
+    /// The dtype handed to the library: `T`'s, or a [`Tensor`](super::Tensor)'s own.
+    pub(crate) dtype: DType,
     /// The layout is the tensor's own (a view of the whole tensor): operators use the
     /// tensor's cached descriptor.
     pub(crate) whole: bool,
     pub(super) _elem: PhantomData<&'a [T]>,
 }
 
-impl<T: Element> Clone for TensorView<'_, T> {
+impl<T: Operand> Clone for TensorView<'_, T> {
     fn clone(&self) -> Self {
         *self
     }
 }
-impl<T: Element> Copy for TensorView<'_, T> {}
+impl<T: Operand> Copy for TensorView<'_, T> {}
 
 /// A writable window on a [`DeviceTensor`]'s storage, for operator outputs. It can be
 /// permuted, sliced and reshaped, but not broadcast (an output must not write one element
 /// twice). Holding it borrows the tensor mutably.
 ///
 /// `Send + Sync` (an exclusive borrow of the tensor).
-pub struct TensorViewMut<'a, T: Element> {
+pub struct TensorViewMut<'a, T: Operand> {
     pub(crate) buf: &'a Buffer,
     pub(crate) layout: Layout,
+    /// As [`TensorView::dtype`].
+    pub(crate) dtype: DType,
     /// As [`TensorView::whole`].
     pub(crate) whole: bool,
     pub(super) _elem: PhantomData<&'a mut [T]>,
@@ -48,15 +53,20 @@ pub struct TensorViewMut<'a, T: Element> {
 
 macro_rules! view_common {
     ($ty:ident) => {
-        impl<'a, T: Element> $ty<'a, T> {
+        impl<'a, T: Operand> $ty<'a, T> {
             layout_accessors!();
+
+            /// The element type (the tensor's, for a view of a [`Tensor`](super::Tensor)).
+            pub fn dtype(&self) -> DType {
+                self.dtype
+            }
 
             /// What the two-phase helper needs of this view as an operator argument.
             pub(crate) fn raw(&self) -> RawTensor<'a> {
                 RawTensor {
                     buf: self.buf,
                     layout: self.layout,
-                    dtype: T::DTYPE,
+                    dtype: self.dtype,
                     whole: self.whole,
                 }
             }
@@ -71,6 +81,7 @@ macro_rules! view_common {
                 Ok($ty {
                     buf: self.buf,
                     layout,
+                    dtype: self.dtype,
                     whole: false,
                     _elem: PhantomData,
                 })
@@ -91,6 +102,7 @@ macro_rules! view_common {
                 $ty {
                     buf: self.buf,
                     layout: l,
+                    dtype: self.dtype,
                     whole: false,
                     _elem: PhantomData,
                 }
@@ -117,10 +129,10 @@ macro_rules! view_common {
             }
         }
 
-        impl<T: Element> fmt::Debug for $ty<'_, T> {
+        impl<T: Operand> fmt::Debug for $ty<'_, T> {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.debug_struct(stringify!($ty))
-                    .field("dtype", &T::DTYPE)
+                    .field("dtype", &self.dtype)
                     .field("shape", &self.layout.dims)
                     .field("strides", &self.strides())
                     .field("offset", &self.layout.offset)
@@ -133,7 +145,7 @@ macro_rules! view_common {
 view_common!(TensorView);
 view_common!(TensorViewMut);
 
-impl<'a, T: Element> TensorView<'a, T> {
+impl<'a, T: Operand> TensorView<'a, T> {
     /// Broadcasts to `shape` with numpy rules (new leading dims and size-1 dims get
     /// stride 0).
     ///
@@ -143,7 +155,9 @@ impl<'a, T: Element> TensorView<'a, T> {
         let l = self.layout.broadcast_to(shape.into_dims("shape")?)?;
         self.with(l)
     }
+}
 
+impl<'a, T: Element> TensorView<'a, T> {
     /// Downloads the view's elements (in row-major order of the view), after the work
     /// queued on `stream` so far. Returns only once the copy has finished.
     ///
@@ -160,12 +174,13 @@ impl<'a, T: Element> TensorView<'a, T> {
     }
 }
 
-impl<'a, T: Element> TensorViewMut<'a, T> {
+impl<'a, T: Operand> TensorViewMut<'a, T> {
     /// A shorter-lived writable view of the same window, leaving `self` usable afterwards.
     pub fn reborrow(&mut self) -> TensorViewMut<'_, T> {
         TensorViewMut {
             buf: self.buf,
             layout: self.layout,
+            dtype: self.dtype,
             whole: self.whole,
             _elem: PhantomData,
         }
@@ -176,11 +191,14 @@ impl<'a, T: Element> TensorViewMut<'a, T> {
         TensorView {
             buf: self.buf,
             layout: self.layout,
+            dtype: self.dtype,
             whole: self.whole,
             _elem: PhantomData,
         }
     }
+}
 
+impl<'a, T: Element> TensorViewMut<'a, T> {
     /// Downloads the view's elements; see [`TensorView::to_array`].
     ///
     /// # Errors

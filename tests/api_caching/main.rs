@@ -130,12 +130,12 @@ fn queued_allocating_steps_reuse_their_streams_block_and_no_other() {
     a.synchronize().unwrap();
     dev.empty_cache();
     let hold = ascend_sim::testing::hold_stream(a.as_raw()).unwrap();
-    drop(mish_new::<f32>(&x, &a).unwrap());
+    drop(mish_new::<f32, DeviceTensor<f32>>(&x, &a).unwrap());
     let before = dev.memory_stats();
-    let mut last = mish_new::<f32>(&x, &a).unwrap();
+    let mut last = mish_new::<f32, DeviceTensor<f32>>(&x, &a).unwrap();
     for _ in 0..16 {
         drop(last);
-        last = mish_new::<f32>(&x, &a).unwrap();
+        last = mish_new::<f32, DeviceTensor<f32>>(&x, &a).unwrap();
     }
     // One block (the cache was empty before the first step) served all 17.
     let queued = dev.memory_stats();
@@ -143,11 +143,11 @@ fn queued_allocating_steps_reuse_their_streams_block_and_no_other() {
     assert_eq!(queued.reserved, before.reserved);
     assert_eq!(queued.cache_hits, before.cache_hits + 17);
     drop(last);
-    let on_b = mish_new::<f32>(&x, &b).unwrap();
+    let on_b = mish_new::<f32, DeviceTensor<f32>>(&x, &b).unwrap();
     let stats = dev.memory_stats();
     assert_eq!(stats.cache_hits, queued.cache_hits, "another stream waits");
     assert_eq!(stats.device_allocations, queued.device_allocations + 1);
-    let last = mish_new::<f32>(&x, &a).unwrap();
+    let last = mish_new::<f32, DeviceTensor<f32>>(&x, &a).unwrap();
     assert_eq!(dev.memory_stats().cache_hits, queued.cache_hits + 1);
     hold.release();
     let want = reference_mish(&xs);

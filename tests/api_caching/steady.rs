@@ -50,7 +50,8 @@ fn run(sync_every: usize, seed: u64) -> Figures {
             } else {
                 1 + rng.below(SMALL)
             };
-            let y = mish_new::<f32>(x.view().slice(0, 0, n, 1).unwrap(), &s).unwrap();
+            let y = mish_new::<f32, DeviceTensor<f32>>(x.view().slice(0, 0, n, 1).unwrap(), &s)
+                .unwrap();
             largest = largest.max(y.len() as u64 * 4);
             live.push(y);
         } else {
@@ -69,7 +70,7 @@ fn run(sync_every: usize, seed: u64) -> Figures {
         }
         // An intermediate, dropped with its kernel still queued.
         let n = 1 + rng.below(SMALL);
-        drop(mish_new::<f32>(x.view().slice(0, 0, n, 1).unwrap(), &s).unwrap());
+        drop(mish_new::<f32, DeviceTensor<f32>>(x.view().slice(0, 0, n, 1).unwrap(), &s).unwrap());
         largest = largest.max(n as u64 * 4);
         if step % sync_every == 0 {
             s.synchronize().unwrap();

@@ -15,7 +15,7 @@ macro_rules! __operator_emit {
         $($fn_doc)*
         // The C operator's arguments, one by one.
         #[allow(clippy::too_many_arguments)]
-        pub fn $fname<$($ty: $crate::Element),+>(
+        pub fn $fname<$($ty: $crate::Operand),+>(
             $($f)*
             stream: &$crate::Stream,
         ) -> $crate::Result<()> {
@@ -30,7 +30,7 @@ macro_rules! __operator_emit {
         )]
         pub struct $plan<$($ty),+>($crate::Plan<$op, ($($ty,)+)>);
 
-        impl<$($ty: $crate::Element),+> $plan<$($ty),+> {
+        impl<$($ty: $crate::Operand),+> $plan<$($ty),+> {
             #[doc = concat!(
                 "Validates like [`", stringify!($fname), "`] and runs phase 1 once for these ",
                 "tensors' layouts and these attributes, which the plan keeps. Nothing is ",
@@ -85,9 +85,12 @@ macro_rules! __operator_emit {
         #[doc = concat!(
             "[`", stringify!($fname), "`] into a new tensor, which it returns: the output of ",
             "the shape the operator's rule computes from the other arguments, contiguous, ",
-            "of element type `", stringify!($($o)*), "` (named by the caller or inferred), ",
-            "from the device's caching allocator (no `aclrtMalloc` in a steady state). ",
-            "The arguments are those of [`", stringify!($fname), "`] without the output."
+            "from the device's caching allocator without a fill (no `aclrtMalloc` in a ",
+            "steady state). `R` is a [`DeviceTensor`](", "crate::DeviceTensor) of element type `",
+            stringify!($($o)*), "`, or a [`Tensor`](", "crate::Tensor) whose dtype the call ",
+            "infers ([run-time dtypes](", "crate::operand)), named by an annotation or the ",
+            "last type parameter. The arguments are those of [`", stringify!($fname), "`] ",
+            "without the output."
         )]
         ///
         /// # Errors
@@ -96,11 +99,11 @@ macro_rules! __operator_emit {
             "[`Error::Acl`](", "crate::Error::Acl)."
         )]
         #[allow(clippy::too_many_arguments)]
-        pub fn $newname<$($ty: $crate::Element),+>(
+        pub fn $newname<$($ty: $crate::Operand),+, R: $crate::Allocated<Elem = $($o)*>>(
             $($al)*
             stream: &$crate::Stream,
-        ) -> $crate::Result<$crate::DeviceTensor<$($o)*>> {
-            $crate::protocol::call_new::<$op, $($o)*, _>(stream, [$($alv)*])
+        ) -> $crate::Result<R> {
+            $crate::protocol::call_new::<$op, R, _>(stream, [$($alv)*])
         }
     };
 }

@@ -67,7 +67,7 @@ pub unsafe trait Promise {}
 /// | `inplace_const<T>` | `const aclTensor *` (written all the same) | as `inplace` | the same |
 /// | `output_const<T>` | `const aclTensor *` (written all the same) | as `output` | the same |
 /// | `attr<A>` | [`A::C`](crate::protocol::Attribute::C) | `impl Into<A>` | nothing: fixed at `new` |
-/// | `dtype_of<T>` | `aclDataType` | nothing: `T`'s dtype | nothing |
+/// | `dtype_of<T>` | `aclDataType` | nothing: `T`'s dtype (for [`Dyn`](crate::Dyn), the first written tensor's) | nothing |
 /// | `opt_input<T>` | `const aclTensor *`, NULL when absent | `Option<TensorView<'_, T>>` | the same, given or absent as at `new` |
 /// | `opt_attr<A>` | `A::C`, a NULL pointer when absent | `Option<A>` | nothing: fixed at `new` |
 ///

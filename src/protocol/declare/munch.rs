@@ -68,11 +68,11 @@ macro_rules! __operator_munch {
         $al:tt [$($alv:tt)*] $o:tt
         $a:ident: dtype_of<$e:ty>, $($rest:tt)*) => {
         $crate::__operator_munch!(@munch $ctx $f $n $l
-            [$($cv)* $crate::protocol::Value::attr($crate::protocol::Attr::DType(<$e as $crate::Element>::DTYPE)),]
-            [$($nv)* $crate::protocol::Value::attr($crate::protocol::Attr::DType(<$e as $crate::Element>::DTYPE)),]
+            [$($cv)* $crate::protocol::Value::dtype_of::<$e>(),]
+            [$($nv)* $crate::protocol::Value::dtype_of::<$e>(),]
             [$($lv)* $crate::protocol::Value::PLANNED,]
             $al
-            [$($alv)* $crate::protocol::Value::attr($crate::protocol::Attr::DType(<$e as $crate::Element>::DTYPE)),]
+            [$($alv)* $crate::protocol::Value::dtype_of::<$e>(),]
             $o
             $($rest)*);
     };
