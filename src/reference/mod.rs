@@ -71,6 +71,7 @@
 
 mod addmm;
 mod arith;
+mod binary;
 mod cast;
 mod cube;
 mod engine;
@@ -91,6 +92,7 @@ mod unary;
 
 pub use addmm::{addmm, addmm_as};
 pub use arith::{add, mul};
+pub use binary::*;
 pub use cast::cast;
 pub use cube::{CubeFormat, cube_format};
 pub use matmul::{matmul, matmul_as};
