@@ -45,6 +45,8 @@ pub enum Check {
     MaxDims,
     /// `self` and `other` broadcast, and to `out`'s shape.
     Broadcast,
+    /// No tensor is stored in a private format (`FRACTAL_NZ`, `NC1HWC0`, ...).
+    Format,
 }
 
 /// The dtype the kernel computes in, from the promote.
@@ -196,7 +198,7 @@ macro_rules! binary_family {
             div(Div, InplaceDiv) ["other"] [] {
                 products: ALL,
                 dtypes: Dtypes::a2_a3(&[F16, F32, I64, I32, I16, I8, U8, F64, BOOL, BF16, C64, C128], &[F16, F32, I64, I32, I16, I8, U8, F64, BOOL, C64, C128]),
-                checks: [MaxDims, Broadcast, Dtype(Other), Dtype(Self_), Promote, CastOut],
+                checks: [MaxDims, Broadcast, Dtype(Other), Dtype(Self_), Promote, CastOut, Format],
                 compute: RealDiv,
                 inplace: BroadcastFirst,
                 real: |x, y, _a| x / y,

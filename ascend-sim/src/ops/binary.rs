@@ -15,7 +15,7 @@ use crate::nnopbase::{
 use crate::state::{state, status_of};
 use crate::stream::Scratch;
 use crate::strided::par_zip;
-use crate::tables::{Family, can_cast, dtype_name, is_integral};
+use crate::tables::{Family, can_cast, dtype_name, format_name, is_integral};
 use ascend_ops::binary::{Binary, Check, Inplace, Role, is_floating};
 use ascend_sys::*;
 use std::ffi::c_void;
@@ -113,6 +113,18 @@ fn checks(row: &Binary, p: Phase1<'_>, alpha: *const aclScalar) -> Result<(), i3
                 p.require_max_dims(OTHER, MAX_DIMS)?;
             }
             Check::Broadcast => p.require_broadcast_to(SELF, OTHER, OUT)?,
+            Check::Format => {
+                for (k, d) in [x, y, o].into_iter().enumerate() {
+                    if is_private_format(d.format) {
+                        return Err(invalid(format!(
+                            "{} is stored in the private format {}; only ND, NCHW, NHWC, HWCN, \
+                             NDHWC and NCDHW are supported",
+                            op.args[k],
+                            format_name(d.format)
+                        )));
+                    }
+                }
+            }
         }
     }
     let compute = row.compute_dtype(product, promote()?, x.dtype, y.dtype);
@@ -122,6 +134,23 @@ fn checks(row: &Binary, p: Phase1<'_>, alpha: *const aclScalar) -> Result<(), i3
         decision.attrs[ALPHA] = Attr::Scalar(alpha);
     }
     p.finish(decision)
+}
+
+/// Whether `format` is one of the device's private storage formats (every format but
+/// the plain layouts ND, NCHW, NHWC, HWCN, NDHWC, NCDHW, NC and NCL).
+fn is_private_format(format: aclFormat) -> bool {
+    !matches!(
+        format,
+        ACL_FORMAT_UNDEFINED
+            | ACL_FORMAT_ND
+            | ACL_FORMAT_NCHW
+            | ACL_FORMAT_NHWC
+            | ACL_FORMAT_HWCN
+            | ACL_FORMAT_NDHWC
+            | ACL_FORMAT_NCDHW
+            | ACL_FORMAT_NC
+            | ACL_FORMAT_NCL
+    )
 }
 
 /// alpha as the formula takes it: 1 unless it is above or below 1 (NaN counts as 1).
