@@ -102,7 +102,7 @@ where
 }
 
 /// `f(self, other)` over the broadcast shape, rounded once to `promote(A, B)`.
-pub(super) fn binary<A, B, DA, DB>(
+fn binary<A, B, DA, DB>(
     a: ArrayView<'_, A, DA>,
     b: ArrayView<'_, B, DB>,
     f: impl Fn(f64, f64) -> f64,

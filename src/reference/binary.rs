@@ -1,32 +1,37 @@
 //! The references of the binary family (`aclnnSub`, `aclnnDiv`, ...): each row's formula
-//! in f64 on every element of the broadcast shape, rounded once to the compute type
-//! `promote(A, B)`. A row of [`ascend_ops::binary`] gives each function its formula, so
+//! in f64 on every element of the broadcast shape of two views of one element type,
+//! rounded once to it. A row of [`ascend_ops::binary`] gives each function its formula, so
 //! the reference and the simulated kernel read the same facts.
 
-use super::arith::binary;
+use super::exact::{broadcast_to, zip2};
 use super::mish_backward::Broadcast;
-use crate::element::{Element, Promote};
+use crate::element::Element;
 use crate::error::Result;
+use crate::shape::check_broadcast;
 use ndarray::{Array, ArrayView, DimMax, Dimension};
 
 /// `f(self, other, alpha)` of the row `name` over the broadcast shape, in f64, rounded
-/// once to the compute type.
-fn apply<A, B, DA, DB>(
+/// once to `T`.
+fn apply<T, DA, DB>(
     name: &str,
-    a: ArrayView<'_, A, DA>,
-    b: ArrayView<'_, B, DB>,
+    a: ArrayView<'_, T, DA>,
+    b: ArrayView<'_, T, DB>,
     alpha: f64,
-) -> Result<Array<A::Output, Broadcast<DA, DB>>>
+) -> Result<Array<T, Broadcast<DA, DB>>>
 where
-    A: Promote<B>,
-    B: Element,
+    T: Element,
     DA: Dimension + DimMax<DB>,
     DB: Dimension,
 {
     let f: fn(f64, f64, f64) -> f64 = ascend_ops::binary::row(name).map_or(|x, _, _| x, |r| r.f64);
     // The device takes alpha as 1 unless it is above or below 1: only NaN changes.
     let alpha = if alpha.is_nan() { 1.0 } else { alpha };
-    binary(a, b, |x, y| f(x, y, alpha))
+    let shape = check_broadcast(&[("self", a.shape()), ("other", b.shape())], &[])?;
+    let mut out = super::zeros::<T, Broadcast<DA, DB>>(&shape)?;
+    let a = broadcast_to("self", &a, &shape)?;
+    let b = broadcast_to("other", &b, &shape)?;
+    zip2(a, b, out.view_mut().into_dyn(), |x, y| f(x, y, alpha));
+    Ok(out)
 }
 
 /// One reference function per row of the family.
@@ -42,21 +47,20 @@ macro_rules! reference_binary {
         $(#[$doc])*
         ///
         /// Evaluated in f64 over the broadcast shape of the two views and rounded once to
-        /// their compute type `promote(A, B)` (integers: truncated toward zero and
-        /// saturated, as the device's cast).
+        /// their element type (integers: truncated toward zero and saturated, as the
+        /// device's cast).
         ///
         /// # Errors
         /// [`Error::TooManyDims`](crate::Error::TooManyDims) above 8 dims,
         /// [`Error::NotBroadcastable`](crate::Error::NotBroadcastable) when the shapes do
         /// not broadcast, [`Error::InvalidArgument`](crate::Error::InvalidArgument) when
         /// the output would not fit in memory.
-        pub fn $rust<A, B, DA, DB>(
-            a: ArrayView<'_, A, DA>,
-            b: ArrayView<'_, B, DB>,
-        ) -> Result<Array<A::Output, Broadcast<DA, DB>>>
+        pub fn $rust<T, DA, DB>(
+            a: ArrayView<'_, T, DA>,
+            b: ArrayView<'_, T, DB>,
+        ) -> Result<Array<T, Broadcast<DA, DB>>>
         where
-            A: Promote<B>,
-            B: Element,
+            T: Element,
             DA: Dimension + DimMax<DB>,
             DB: Dimension,
         {
@@ -68,21 +72,20 @@ macro_rules! reference_binary {
         $(#[$doc])*
         ///
         /// Evaluated in f64 over the broadcast shape of the two views and rounded once to
-        /// their compute type `promote(A, B)`; a NaN `alpha` counts as 1, as on the device.
+        /// their element type; a NaN `alpha` counts as 1, as on the device.
         ///
         /// # Errors
         /// [`Error::TooManyDims`](crate::Error::TooManyDims) above 8 dims,
         /// [`Error::NotBroadcastable`](crate::Error::NotBroadcastable) when the shapes do
         /// not broadcast, [`Error::InvalidArgument`](crate::Error::InvalidArgument) when
         /// the output would not fit in memory.
-        pub fn $rust<A, B, DA, DB>(
-            a: ArrayView<'_, A, DA>,
-            b: ArrayView<'_, B, DB>,
+        pub fn $rust<T, DA, DB>(
+            a: ArrayView<'_, T, DA>,
+            b: ArrayView<'_, T, DB>,
             alpha: impl Into<crate::protocol::Scalar>,
-        ) -> Result<Array<A::Output, Broadcast<DA, DB>>>
+        ) -> Result<Array<T, Broadcast<DA, DB>>>
         where
-            A: Promote<B>,
-            B: Element,
+            T: Element,
             DA: Dimension + DimMax<DB>,
             DB: Dimension,
         {
