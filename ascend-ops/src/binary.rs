@@ -92,6 +92,9 @@ pub struct Binary {
     pub compute: Compute,
     /// The formula `f(x, y, alpha)` as the kernel evaluates it in f32.
     pub f32: fn(f32, f32, f32) -> f32,
+    /// The f32 formula over whole slices, `x[i] = f(x[i], y[i], alpha)`: one loop with the
+    /// formula inlined, which the compiler vectorises (the kernel's FLOAT fast path).
+    pub f32_slices: fn(&mut [f32], &[f32], f32),
     /// The same formula in f64: DOUBLE's kernel and the reference.
     pub f64: fn(f64, f64, f64) -> f64,
     /// The formula on integers (BOOL as 0 and 1), wrapping; `None`: integers are computed
@@ -271,6 +274,12 @@ macro_rules! define_rows {
                 checks: { use Check::*; use Role::*; &[$($check),*] },
                 compute: Compute::$compute,
                 f32: |$x: f32, $y: f32, $a: f32| -> f32 { $real },
+                f32_slices: |xs: &mut [f32], ys: &[f32], $a: f32| {
+                    for (x, &$y) in xs.iter_mut().zip(ys) {
+                        let $x = *x;
+                        *x = $real;
+                    }
+                },
                 f64: |$x: f64, $y: f64, $a: f64| -> f64 { $real },
                 integer: define_rows!(@integer $(|$ix, $iy, $ia| $int)?),
                 golden: &[$(($gx, $gy, $ga, $gf)),*],

@@ -181,12 +181,8 @@ fn run(row: &Binary, call: &KernelCall, scratch: &mut Scratch) -> Result<(), Str
         let [a, b] = scratch.get::<2>(n);
         call.read(SELF, shape, a)?;
         call.read(OTHER, shape, b)?;
-        let (f, alpha) = (row.f32, alpha as f32);
-        par_zip(a, b, |a, b| {
-            for (r, &w) in a.iter_mut().zip(b) {
-                *r = f(*r, w, alpha);
-            }
-        });
+        let (f, alpha) = (row.f32_slices, alpha as f32);
+        par_zip(a, b, |a, b| f(a, b, alpha));
         return call.write(OUT, a);
     }
     let [a, b] = scratch.wide::<2>(n);
