@@ -14,7 +14,8 @@ use half::{bf16, f16};
 use ndarray::{ArrayD, IxDyn};
 use proptest::prelude::*;
 
-type Call<T> = fn(TensorView<'_, T>, TensorView<'_, T>, Scalar, TensorViewMut<'_, T>, &Stream) -> Result<()>;
+type Call<T> =
+    fn(TensorView<'_, T>, TensorView<'_, T>, Scalar, TensorViewMut<'_, T>, &Stream) -> Result<()>;
 type New<T> = fn(TensorView<'_, T>, TensorView<'_, T>, Scalar, &Stream) -> Result<DeviceTensor<T>>;
 type InPlace<T> = fn(TensorViewMut<'_, T>, TensorView<'_, T>, Scalar, &Stream) -> Result<()>;
 type Reference<T> = fn(&ArrayD<T>, &ArrayD<T>, Scalar) -> Result<ArrayD<T>>;
@@ -100,7 +101,11 @@ fn unsigned<T: Element>() -> bool {
 /// float base or to a non-negative integer exponent, and unsigned minuends large enough
 /// that the difference stays unsigned.
 fn domain<T: Element>(name: &str, (x, y): (f64, f64)) -> (f64, f64) {
-    let (x, y) = if integral::<T>() { (x.round(), y.round()) } else { (x, y) };
+    let (x, y) = if integral::<T>() {
+        (x.round(), y.round())
+    } else {
+        (x, y)
+    };
     let x = if unsigned::<T>() { x.abs() } else { x };
     let y = if unsigned::<T>() { y.abs() } else { y };
     match name {
@@ -221,14 +226,23 @@ fn integer_division_divides_as_float_and_truncates_into_an_integer_out() {
     let a = DeviceTensor::from_array(&s, &ndarray::array![7i32, -7, 9]).unwrap();
     let b = DeviceTensor::from_array(&s, &ndarray::array![2i32, 2, -4]).unwrap();
     let q: DeviceTensor<i32> = ascendcl::div_new(&a, &b, &s).unwrap();
-    assert_eq!(q.to_array::<ndarray::Ix1>(&s).unwrap(), ndarray::array![3, -3, -2]);
+    assert_eq!(
+        q.to_array::<ndarray::Ix1>(&s).unwrap(),
+        ndarray::array![3, -3, -2]
+    );
     let a = DeviceTensor::from_array(&s, &ndarray::array![7i8, -7, 9]).unwrap();
     let b = DeviceTensor::from_array(&s, &ndarray::array![2i8, 2, -4]).unwrap();
     let mut f = DeviceTensor::<f32>::zeros(&s, [3]).unwrap();
     ascendcl::div(&a, &b, &mut f, &s).unwrap();
-    assert_eq!(f.to_array::<ndarray::Ix1>(&s).unwrap(), ndarray::array![3.5f32, -3.5, -2.25]);
+    assert_eq!(
+        f.to_array::<ndarray::Ix1>(&s).unwrap(),
+        ndarray::array![3.5f32, -3.5, -2.25]
+    );
     let mut x = DeviceTensor::from_array(&s, &ndarray::array![2.0f32, 3.0]).unwrap();
     let e = DeviceTensor::from_array(&s, &ndarray::array![10.0f32]).unwrap();
     ascendcl::pow_tensor_tensor_inplace(&mut x, &e, &s).unwrap();
-    assert_eq!(x.to_array::<ndarray::Ix1>(&s).unwrap(), ndarray::array![1024.0f32, 59049.0]);
+    assert_eq!(
+        x.to_array::<ndarray::Ix1>(&s).unwrap(),
+        ndarray::array![1024.0f32, 59049.0]
+    );
 }

@@ -31,8 +31,12 @@ type AlphaPhase1 = unsafe extern "C" fn(
     *mut u64,
     *mut *mut aclOpExecutor,
 ) -> i32;
-type InplacePhase1 =
-    unsafe extern "C" fn(*mut aclTensor, *const aclTensor, *mut u64, *mut *mut aclOpExecutor) -> i32;
+type InplacePhase1 = unsafe extern "C" fn(
+    *mut aclTensor,
+    *const aclTensor,
+    *mut u64,
+    *mut *mut aclOpExecutor,
+) -> i32;
 type InplaceAlphaPhase1 = unsafe extern "C" fn(
     *mut aclTensor,
     *const aclTensor,
@@ -263,7 +267,12 @@ fn every_row_is_exported_counted_and_faultable_under_its_c_names() {
             let g = p1(row, x, x, x);
             assert_fails_with(g.0, ACLNN_ERR_INNER_CREATE_EXECUTOR, &["injected fault"]);
             assert_eq!(call_count(&name), before + 1);
-            assert_eq!(opkit::status(p1(row, x, x, x)), ACLNN_SUCCESS, "{}", err_msg());
+            assert_eq!(
+                opkit::status(p1(row, x, x, x)),
+                ACLNN_SUCCESS,
+                "{}",
+                err_msg()
+            );
             destroy_tensor(x);
         }
     });
@@ -284,7 +293,13 @@ fn every_row_checks_nulls_products_dtypes_and_shapes() {
                 }
                 let g = p1(row, x, x, x);
                 assert!(row.available_on(product));
-                assert_eq!(opkit::status(g), ACLNN_SUCCESS, "{} F32: {}", row.name, err_msg());
+                assert_eq!(
+                    opkit::status(g),
+                    ACLNN_SUCCESS,
+                    "{} F32: {}",
+                    row.name,
+                    err_msg()
+                );
                 for &(dt, name) in DTYPES {
                     let listed = row.dtypes.allows(product, dt);
                     let both_bool = dt == ACL_BOOL && row.checks.contains(&Check::NotBothBool);
@@ -315,10 +330,16 @@ fn every_row_checks_nulls_products_dtypes_and_shapes() {
                 }
                 let nine = opkit::meta(&[1; 9], ACL_FLOAT);
                 opkit::invalid(p1(row, nine, nine, nine), "dims");
-                let (a, b) = (opkit::meta(&[3, 2], ACL_FLOAT), opkit::meta(&[4], ACL_FLOAT));
+                let (a, b) = (
+                    opkit::meta(&[3, 2], ACL_FLOAT),
+                    opkit::meta(&[4], ACL_FLOAT),
+                );
                 opkit::invalid(p1(row, x, a, x), "broadcast");
                 opkit::invalid(p1(row, x, b, x), "broadcast");
-                let (col, bigger) = (opkit::meta(&[2, 1], ACL_FLOAT), opkit::meta(&[4, 3], ACL_FLOAT));
+                let (col, bigger) = (
+                    opkit::meta(&[2, 1], ACL_FLOAT),
+                    opkit::meta(&[4, 3], ACL_FLOAT),
+                );
                 opkit::invalid(p1(row, x, col, bigger), "broadcast");
                 assert_eq!(opkit::status(p1(row, x, col, x)), ACLNN_SUCCESS);
                 let empty = opkit::meta(&[2, 0], ACL_FLOAT);
@@ -345,13 +366,21 @@ fn each_row_checks_in_its_vendors_order() {
                 .iter()
                 .find(|c| matches!(c, Check::MaxDims | Check::Dtype(_)))
                 .unwrap();
-            let fragment = if *first == Check::MaxDims { "dims" } else { "dtype UINT32" };
+            let fragment = if *first == Check::MaxDims {
+                "dims"
+            } else {
+                "dtype UINT32"
+            };
             opkit::refused(g, ACLNN_ERR_PARAM_INVALID, &[fragment]);
             destroy_tensor(bad);
             // Only out's dtype wrong: caught by the rows that check it against their list,
             // otherwise by the cast of the promote.
             let (x, o) = (opkit::meta(&[2], ACL_FLOAT), opkit::meta(&[2], ACL_UINT32));
-            let fragment = if row.checks_dtype_of(Role::Out) { "out dtype UINT32" } else { "can not cast" };
+            let fragment = if row.checks_dtype_of(Role::Out) {
+                "out dtype UINT32"
+            } else {
+                "can not cast"
+            };
             opkit::refused(p1(row, x, x, o), ACLNN_ERR_PARAM_INVALID, &[fragment]);
             for t in [x, o] {
                 destroy_tensor(t);
@@ -368,7 +397,11 @@ fn every_row_computes_its_exact_values_in_every_floating_dtype() {
                 for &(x, y, alpha, want) in row.golden {
                     let got = compute(row, dt, (&[1], &[x]), (&[1], &[y]), alpha, &[1])[0];
                     let (hx, hy) = (held(dt, x), held(dt, y));
-                    let want = if (hx, hy) == (x, y) { want } else { (row.f64)(hx, hy, alpha) };
+                    let want = if (hx, hy) == (x, y) {
+                        want
+                    } else {
+                        (row.f64)(hx, hy, alpha)
+                    };
                     let want = held(dt, want);
                     assert!(
                         close(got, want, tolerance(dt)),
@@ -385,7 +418,9 @@ fn every_row_computes_its_exact_values_in_every_floating_dtype() {
 fn integer_and_bool_inputs_follow_each_rows_integer_rule() {
     on_device(A2, || {
         for row in ROWS {
-            for dt in [ACL_INT8, ACL_INT16, ACL_INT32, ACL_INT64, ACL_UINT8, ACL_BOOL] {
+            for dt in [
+                ACL_INT8, ACL_INT16, ACL_INT32, ACL_INT64, ACL_UINT8, ACL_BOOL,
+            ] {
                 if !row.dtypes.allows(Product::AtlasA2, dt)
                     || dt == ACL_BOOL && row.checks.contains(&Check::NotBothBool)
                 {
@@ -397,7 +432,11 @@ fn integer_and_bool_inputs_follow_each_rows_integer_rule() {
                     _ => (vec![-7.0, 3.0, 100.0], vec![2.0, -3.0, 3.0]),
                 };
                 let compute_dt = row.compute_dtype(Product::AtlasA2, dt, dt, dt);
-                let out_dt = if ascend_ops::binary::is_floating(compute_dt) { compute_dt } else { dt };
+                let out_dt = if ascend_ops::binary::is_floating(compute_dt) {
+                    compute_dt
+                } else {
+                    dt
+                };
                 let n = xs.len();
                 let (xp, yp, op) = (
                     opkit::upload(&encode(dt, &xs)),
@@ -405,7 +444,11 @@ fn integer_and_bool_inputs_follow_each_rows_integer_rule() {
                     opkit::upload(&vec![0u8; n * size(out_dt)]),
                 );
                 let d = [n as i64];
-                let (xt, yt, ot) = (tensor(&d, dt, xp), tensor(&d, dt, yp), tensor(&d, out_dt, op));
+                let (xt, yt, ot) = (
+                    tensor(&d, dt, xp),
+                    tensor(&d, dt, yp),
+                    tensor(&d, out_dt, op),
+                );
                 let two = opkit::scalar(2i64, ACL_INT64);
                 opkit::run(p1_alpha(row, xt, yt, two, ot), phase2_of(row.name));
                 let got = decode(out_dt, &d2h::<u8>(op, n * size(out_dt)));
@@ -414,7 +457,10 @@ fn integer_and_bool_inputs_follow_each_rows_integer_rule() {
                 for k in 0..n {
                     let want = match row.integer.filter(|_| out_dt == dt) {
                         Some(g) => wrap(dt, g(xs[k] as i64, ys[k] as i64, alpha)),
-                        None => held(out_dt, f64::from((row.f32)(xs[k] as f32, ys[k] as f32, alpha as f32))),
+                        None => held(
+                            out_dt,
+                            f64::from((row.f32)(xs[k] as f32, ys[k] as f32, alpha as f32)),
+                        ),
                     };
                     assert_eq!(got[k], want, "{}({}, {}) of {dt}", row.name, xs[k], ys[k]);
                 }
@@ -474,7 +520,11 @@ fn broadcast_strided_views_in_place_and_zero_dims_give_the_plain_values() {
             let got = compute(row, ACL_FLOAT, (&[], &[x]), (&[], &[y]), 1.0, &[]);
             assert!(close(got[0], w, 4e-7), "{} 0-D", row.name);
             let got = compute(row, ACL_FLOAT, (&[], &[x]), (&[2], &[y, y]), 1.0, &[2]);
-            assert!(got.iter().all(|&g| close(g, w, 4e-7)), "{} 0-D broadcast: {got:?}", row.name);
+            assert!(
+                got.iter().all(|&g| close(g, w, 4e-7)),
+                "{} 0-D broadcast: {got:?}",
+                row.name
+            );
         }
     });
 }
@@ -483,8 +533,13 @@ fn broadcast_strided_views_in_place_and_zero_dims_give_the_plain_values() {
 fn the_in_place_pre_check_of_div_comes_before_the_out_parameters() {
     on_device(A2, || {
         for row in ROWS {
-            let Some((twin, kind)) = row.inplace else { continue };
-            let (x, y) = (opkit::meta(&[3], ACL_FLOAT), opkit::meta(&[2, 3], ACL_FLOAT));
+            let Some((twin, kind)) = row.inplace else {
+                continue;
+            };
+            let (x, y) = (
+                opkit::meta(&[3], ACL_FLOAT),
+                opkit::meta(&[2, 3], ACL_FLOAT),
+            );
             let name = format!("aclnn{twin}GetWorkspaceSize");
             let mut ex = null_mut();
             let rc = if row.alpha {

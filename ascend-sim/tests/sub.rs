@@ -28,8 +28,13 @@ fn entry<F: Copy>(name: &str) -> F {
     unsafe { std::mem::transmute_copy::<*const std::ffi::c_void, F>(&p) }
 }
 
-type InplaceSubPhase1 =
-    unsafe extern "C" fn(*mut aclTensor, *const aclTensor, *const aclScalar, *mut u64, *mut *mut aclOpExecutor) -> i32;
+type InplaceSubPhase1 = unsafe extern "C" fn(
+    *mut aclTensor,
+    *const aclTensor,
+    *const aclScalar,
+    *mut u64,
+    *mut *mut aclOpExecutor,
+) -> i32;
 
 fn sub_phase1() -> alpha_chain::AlphaPhase1 {
     entry("aclnnSubGetWorkspaceSize")
@@ -160,7 +165,10 @@ fn results_follow_the_vendor_chain() {
         upload(&[0u16; 3]),
     );
     let t = |p| tensor(&[3], ACL_BF16, p);
-    run(sub(t(px), t(py), f64_scalar(3.0), t(pz)), phase2("aclnnSub"));
+    run(
+        sub(t(px), t(py), f64_scalar(3.0), t(pz)),
+        phase2("aclnnSub"),
+    );
     let want: Vec<u16> = xs
         .iter()
         .zip(&ys)
@@ -182,7 +190,10 @@ fn results_follow_the_vendor_chain() {
         upload(&[0u16; 3]),
     );
     let t = |p| tensor(&[3], ACL_FLOAT16, p);
-    run(sub(t(hx), t(hy), f64_scalar(3.0), t(hz)), phase2("aclnnSub"));
+    run(
+        sub(t(hx), t(hy), f64_scalar(3.0), t(hz)),
+        phase2("aclnnSub"),
+    );
     let want: Vec<u16> = xs
         .iter()
         .zip(&ys)

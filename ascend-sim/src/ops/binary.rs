@@ -5,8 +5,8 @@
 
 use super::MAX_DIMS;
 use super::checks::{promote_of, refuse_complex, require_cast};
-use crate::cast::round;
 use super::unary::launch;
+use crate::cast::round;
 use crate::catalog::{Entry, Slot};
 use crate::nnopbase::{
     Arg, Attr, Decision, KernelCall, OpDef, OutParams, Phase1, invalid, live_tensor, positions,
@@ -48,7 +48,10 @@ fn phase1(
 ) -> aclnnStatus {
     if let (true, Some((_, Inplace::BroadcastFirst))) = (inplace, row.inplace) {
         let first = status_of(|| {
-            require_non_null(&[(self_ as usize, op.args[SELF]), (other as usize, op.args[OTHER])])?;
+            require_non_null(&[
+                (self_ as usize, op.args[SELF]),
+                (other as usize, op.args[OTHER]),
+            ])?;
             let st = state();
             let (_, x) = live_tensor(&st, self_, op.args[SELF])?;
             let (_, y) = live_tensor(&st, other, op.args[OTHER])?;
@@ -194,9 +197,10 @@ fn run(row: &Binary, call: &KernelCall, scratch: &mut Scratch) -> Result<(), Str
         let (x, y) = (round(compute, *r), round(compute, w));
         *r = match (compute, integer) {
             (ACL_DOUBLE, _) => (row.f64)(x, y, alpha),
-            (ACL_FLOAT | ACL_FLOAT16 | ACL_BF16, _) => {
-                round(compute, f64::from((row.f32)(x as f32, y as f32, alpha as f32)))
-            }
+            (ACL_FLOAT | ACL_FLOAT16 | ACL_BF16, _) => round(
+                compute,
+                f64::from((row.f32)(x as f32, y as f32, alpha as f32)),
+            ),
             (_, Some(g)) => round(compute, g(x as i64, y as i64, int_alpha) as f64),
             (_, None) => round(compute, (row.f64)(x, y, alpha)),
         };
