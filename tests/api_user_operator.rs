@@ -1,7 +1,7 @@
 //! A user crate's view of the operator layer: operators declared outside the crate with
-//! `operator!` (`aclnnSub`, which the crate neither wraps nor declares in `ascend-sys`, and
-//! `aclnnMul` with a rule of the user's own), and the raw escape hatch driving an aclnn
-//! operator by hand.
+//! `operator!` (`aclnnSub` declared again under the user's promise, as a user would declare
+//! an operator the crate lacks, and `aclnnMul` with a rule of the user's own), and the raw
+//! escape hatch driving an aclnn operator by hand.
 
 mod common;
 
@@ -22,7 +22,7 @@ fn sub_dtypes(soc: SocFamily, dtype: DType) -> bool {
 }
 
 ascendcl::operator! {
-    /// `aclnnSub`, which `ascend-sys` does not declare: `unsafe` is the user's promise that
+    /// `aclnnSub` under the user's own declaration: `unsafe` is the user's promise that
     /// the prototype below is the vendor's.
     pub unsafe struct UserSub: aclnnSub, aclnnSubGetWorkspaceSize;
     products: sub_products;
@@ -47,7 +47,7 @@ ascendcl::operator! {
 unsafe impl ascendcl::protocol::Promise for UserSub {}
 
 ascendcl::operator! {
-    /// `aclnnInplaceSub`, undeclared in `ascend-sys` too.
+    /// `aclnnInplaceSub`, declared by the user too.
     pub unsafe struct UserInplaceSub: aclnnInplaceSub, aclnnInplaceSubGetWorkspaceSize;
     products: sub_products;
     dtypes: sub_dtypes;
@@ -78,7 +78,7 @@ where
 }
 
 #[test]
-fn an_operator_the_crate_does_not_wrap_runs_from_a_user_declaration() {
+fn an_operator_declared_by_the_user_runs_on_the_simulator() {
     let _check = LeakCheck::start();
     let s = device(A2).stream().unwrap();
     let a = array![[1.0f32, 2.5, -3.0], [0.1, 7.0, 1e6]].into_dyn();

@@ -9,11 +9,13 @@
 //!
 //! Each family is a macro that hands its rows to a callback (`unary_family!(my_macro)`
 //! expands to `my_macro! { rows }`), so that each layer generates its own items from the
-//! same text; [`unary::ROWS`] holds the rows as data for code that iterates over them.
+//! same text; [`unary::ROWS`] and [`binary::ROWS`] hold the rows as data for code that
+//! iterates over them.
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod binary;
 pub mod real;
 pub mod unary;
 

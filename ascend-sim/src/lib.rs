@@ -187,8 +187,6 @@ sim_api! {
         aclnnInplaceFillScalarGetWorkspaceSize(self_ref: *mut aclTensor, value: *const aclScalar) = ops::inplace_fill_scalar::get_workspace_size, aclnnInplaceFillScalar = ops::inplace_fill_scalar::OP;
         aclnnAddGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar, out: *mut aclTensor) = ops::alpha_chain::get_workspace_size [&ops::add::OP], aclnnAdd = ops::add::OP;
         aclnnInplaceAddGetWorkspaceSize(self_ref: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar) = ops::alpha_chain::inplace_alpha_chain [&ops::add::INPLACE], aclnnInplaceAdd = ops::add::INPLACE_OP;
-        aclnnSubGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar, out: *mut aclTensor) = ops::alpha_chain::get_workspace_size [&ops::sub::OP], aclnnSub = ops::sub::OP;
-        aclnnInplaceSubGetWorkspaceSize(self_ref: *mut aclTensor, other: *const aclTensor, alpha: *const aclScalar) = ops::alpha_chain::inplace_alpha_chain [&ops::sub::INPLACE], aclnnInplaceSub = ops::sub::INPLACE_OP;
         aclnnMulGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, out: *mut aclTensor) = ops::mul::get_workspace_size, aclnnMul = ops::mul::OP;
         aclnnInplaceMulGetWorkspaceSize(self_ref: *mut aclTensor, other: *const aclTensor) = ops::mul::inplace_get_workspace_size, aclnnInplaceMul = ops::mul::INPLACE_OP;
         aclnnMatmulGetWorkspaceSize(self_: *const aclTensor, mat2: *const aclTensor, out: *mut aclTensor, cube_math_type: i8) = ops::matmul::get_workspace_size, aclnnMatmul = ops::matmul::OP;

@@ -92,6 +92,14 @@ pub(crate) fn is_known_format(format: i32) -> bool {
     FORMATS.iter().any(|f| f.0 == format)
 }
 
+/// The vendor's name of a format (`aclFormat(n)` for a value outside the enum).
+pub(crate) fn format_name(format: i32) -> String {
+    match FORMATS.iter().find(|f| f.0 == format) {
+        Some(f) => f.1.into(),
+        None => format!("aclFormat({format})"),
+    }
+}
+
 /// The names of the `aclFormat` values, for messages.
 pub(crate) fn format_list() -> String {
     let names: Vec<String> = FORMATS.iter().map(|f| format!("{} {}", f.1, f.0)).collect();

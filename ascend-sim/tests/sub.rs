@@ -4,7 +4,7 @@
 
 mod common;
 mod opkit;
-use ascend_sim::api;
+use ascend_sim::symbol;
 use ascend_sys::*;
 use common::*;
 use half::{bf16, f16};
@@ -20,20 +20,48 @@ fn on_sub(device: i32) {
     set_device(device);
 }
 
+/// The simulator's entry point `name`, which has the prototype `F`.
+fn entry<F: Copy>(name: &str) -> F {
+    let p = symbol(name).unwrap_or_else(|| panic!("{name} is not simulated"));
+    assert_eq!(std::mem::size_of::<F>(), std::mem::size_of_val(&p));
+    // SAFETY: every caller names `F` as the C prototype of `name` (a function pointer).
+    unsafe { std::mem::transmute_copy::<*const std::ffi::c_void, F>(&p) }
+}
+
+type InplaceSubPhase1 = unsafe extern "C" fn(
+    *mut aclTensor,
+    *const aclTensor,
+    *const aclScalar,
+    *mut u64,
+    *mut *mut aclOpExecutor,
+) -> i32;
+
+fn sub_phase1() -> alpha_chain::AlphaPhase1 {
+    entry("aclnnSubGetWorkspaceSize")
+}
+
+fn inplace_sub_phase1() -> InplaceSubPhase1 {
+    entry("aclnnInplaceSubGetWorkspaceSize")
+}
+
+fn phase2(name: &str) -> Phase2 {
+    entry(name)
+}
+
 fn sub(a: *mut aclTensor, b: *mut aclTensor, alpha: *const aclScalar, out: *mut aclTensor) -> Got {
     // SAFETY: simulator handles or NULL; out-pointers from `p1`.
-    p1(|ws, ex| unsafe { api::aclnnSubGetWorkspaceSize(a, b, alpha, out, ws, ex) })
+    p1(|ws, ex| unsafe { sub_phase1()(a, b, alpha, out, ws, ex) })
 }
 
 fn sub_(a: *mut aclTensor, b: *mut aclTensor, alpha: *const aclScalar) -> Got {
     // SAFETY: as above.
-    p1(|ws, ex| unsafe { api::aclnnInplaceSubGetWorkspaceSize(a, b, alpha, ws, ex) })
+    p1(|ws, ex| unsafe { inplace_sub_phase1()(a, b, alpha, ws, ex) })
 }
 
 #[test]
 fn checks_in_order() {
     on_sub(A2);
-    alpha_chain::checks_in_order(api::aclnnSubGetWorkspaceSize);
+    alpha_chain::checks_in_order(sub_phase1());
 }
 
 #[test]
@@ -45,7 +73,7 @@ fn inplace_has_aclnn_subs_order() {
     // SAFETY: deliberate NULLs.
     unsafe {
         // Unlike InplaceAdd, a bad broadcast does not beat a NULL workspaceSize.
-        let rc = api::aclnnInplaceSubGetWorkspaceSize(x, y, one, null_mut(), &mut ex);
+        let rc = inplace_sub_phase1()(x, y, one, null_mut(), &mut ex);
         assert_fails_with(rc, ACLNN_ERR_PARAM_NULLPTR, &["workspaceSize is nullptr"]);
     }
     refused(
@@ -111,11 +139,11 @@ fn results_follow_the_vendor_chain() {
     let (tb, _) = f32_tensor(&[4], &b);
     let (to, po) = f32_tensor(&[4], &[0.0; 4]);
     // f32, alpha 0.5: Axpy with −0.5.
-    run(sub(ta, tb, f64_scalar(0.5), to), api::aclnnSub);
+    run(sub(ta, tb, f64_scalar(0.5), to), phase2("aclnnSub"));
     let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + -0.5f32 * y).collect();
     assert_eq!(d2h::<f32>(po, 4), want);
     // NaN alpha counts as 1.
-    run(sub(ta, tb, f64_scalar(f64::NAN), to), api::aclnnSub);
+    run(sub(ta, tb, f64_scalar(f64::NAN), to), phase2("aclnnSub"));
     let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x - y).collect();
     assert_eq!(d2h::<f32>(po, 4), want);
     // Broadcast [2, 1] − [3] into a strided out.
@@ -123,7 +151,7 @@ fn results_follow_the_vendor_chain() {
     let (td, _) = f32_tensor(&[3], &[1.0, 2.0, 3.0]);
     let pw = upload(&[0f32; 12]);
     let strided = tensor_view(&[2, 3], &[6, 2], 0, &[12], ACL_FLOAT, pw);
-    run(sub(tc, td, f64_scalar(1.0), strided), api::aclnnSub);
+    run(sub(tc, td, f64_scalar(1.0), strided), phase2("aclnnSub"));
     let got: Vec<f32> = d2h(pw, 12);
     assert_eq!(got, [9., 0., 8., 0., 7., 0., 19., 0., 18., 0., 17., 0.]);
     // bf16 and f16 with alpha 3: computed in f32, rounded once by the cast to out.
@@ -137,7 +165,10 @@ fn results_follow_the_vendor_chain() {
         upload(&[0u16; 3]),
     );
     let t = |p| tensor(&[3], ACL_BF16, p);
-    run(sub(t(px), t(py), f64_scalar(3.0), t(pz)), api::aclnnSub);
+    run(
+        sub(t(px), t(py), f64_scalar(3.0), t(pz)),
+        phase2("aclnnSub"),
+    );
     let want: Vec<u16> = xs
         .iter()
         .zip(&ys)
@@ -159,7 +190,10 @@ fn results_follow_the_vendor_chain() {
         upload(&[0u16; 3]),
     );
     let t = |p| tensor(&[3], ACL_FLOAT16, p);
-    run(sub(t(hx), t(hy), f64_scalar(3.0), t(hz)), api::aclnnSub);
+    run(
+        sub(t(hx), t(hy), f64_scalar(3.0), t(hz)),
+        phase2("aclnnSub"),
+    );
     let want: Vec<u16> = xs
         .iter()
         .zip(&ys)
@@ -172,11 +206,11 @@ fn results_follow_the_vendor_chain() {
     let ti = |p| tensor(&[3], ACL_INT32, p);
     run(
         sub_(ti(pi), ti(pj), scalar(2i64, ACL_INT64)),
-        api::aclnnInplaceSub,
+        phase2("aclnnInplaceSub"),
     );
     assert_eq!(d2h::<i32>(pi, 3), vec![i32::MIN.wrapping_sub(2), -3, -13]);
     let (ones, _) = f32_tensor(&[1], &[1.0]);
-    run(sub_(ta, ones, f64_scalar(0.5)), api::aclnnInplaceSub);
+    run(sub_(ta, ones, f64_scalar(0.5)), phase2("aclnnInplaceSub"));
     let want: Vec<f32> = a.iter().map(|x| x - 0.5).collect();
     assert_eq!(d2h::<f32>(pa, 4), want);
 }

@@ -20,6 +20,7 @@ macro_rules! operators {
 operators! {
     add,
     addmm,
+    binary,
     clamp,
     copy,
     inplace_fill_scalar,

@@ -73,6 +73,7 @@
 
 mod addmm;
 mod arith;
+mod binary;
 mod cast;
 mod clamp;
 mod cube;
@@ -94,6 +95,7 @@ mod unary;
 
 pub use addmm::{addmm, addmm_as};
 pub use arith::{add, mul};
+pub use binary::*;
 pub use cast::cast;
 pub use clamp::clamp_as;
 pub use cube::{CubeFormat, cube_format};

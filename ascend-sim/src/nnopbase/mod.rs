@@ -39,7 +39,6 @@ pub(crate) struct TensorDesc {
     pub strides: Dims64,
     pub offset: i64,
     pub dtype: aclDataType,
-    #[allow(dead_code)]
     pub format: aclFormat,
     pub storage: Dims64,
     pub data: usize,

@@ -1,6 +1,5 @@
-//! What aclnnAdd and aclnnSub share: their phase-1 entries, out of place and in place
-//! (Sub runs Add's checks in the same order with the same codes), their treatment of
-//! alpha, and their compute loop (each operator brings its element formula).
+//! aclnnAdd's phase-1 entries, out of place and in place, its treatment of alpha, and its
+//! compute loop (aclnnSub, which runs the same checks, is a row of the binary family).
 
 use super::MAX_DIMS;
 use super::checks::{promote_of, refuse_complex, require_cast};
@@ -17,7 +16,7 @@ use ascend_sys::*;
 positions!(pub(super) SELF, OTHER, OUT);
 positions!(pub(super) ALPHA);
 
-/// Phase 1 of aclnnAdd or aclnnSub (`op` names which), for either operator kind, as a C
+/// Phase 1 of aclnnAdd (`op` names the operator kind), for either kind, as a C
 /// status.
 pub(crate) fn get_workspace_size(
     op: &'static OpDef,
@@ -37,7 +36,7 @@ pub(crate) fn get_workspace_size(
     op.phase1(outs, &args, checks)
 }
 
-/// An in-place kind of aclnnAdd or aclnnSub.
+/// An in-place kind of aclnnAdd.
 pub(crate) struct Inplace {
     pub op: &'static OpDef,
     /// Whether selfRef and other are checked (NULL, then their broadcast against
@@ -103,7 +102,7 @@ fn alpha_checks(p: Phase1<'_>, alpha: *const aclScalar) -> Result<(), i32> {
     p.finish(decision)
 }
 
-/// The compute Add and Sub share: both operands read over out's shape and cast to the
+/// Add's compute: both operands read over out's shape and cast to the
 /// promote, then `combine(promote, alpha, self, other)` for each element, written to out.
 pub(super) fn compute(
     call: &KernelCall,

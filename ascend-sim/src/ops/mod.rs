@@ -5,6 +5,7 @@
 pub mod add;
 pub mod addmm;
 pub(crate) mod alpha_chain;
+pub(crate) mod binary;
 mod checks;
 pub(crate) mod clamp;
 pub mod inplace_copy;
@@ -17,11 +18,11 @@ pub mod mse_loss;
 pub mod mse_loss_backward;
 pub mod mul;
 pub mod reduce_sum;
-pub mod sub;
 pub(crate) mod unary;
 
 /// The families' entry points, one slice per family (see `catalog`).
-pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[unary::ENTRIES, clamp::ENTRIES];
+pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] =
+    &[unary::ENTRIES, binary::ENTRIES, clamp::ENTRIES];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).
 const MAX_DIMS: usize = 8;

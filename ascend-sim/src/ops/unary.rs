@@ -348,8 +348,8 @@ macro_rules! sim_unary {
 }
 
 /// Phase 2 of a catalogued operator: the bookkeeping of every entry point around
-/// nnopbase's phase 2.
-fn launch(
+/// nnopbase's phase 2 (every family's).
+pub(super) fn launch(
     slot: &'static Slot,
     op: &'static OpDef,
     workspace: *mut c_void,
