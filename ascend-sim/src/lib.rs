@@ -70,6 +70,7 @@ mod cdylib;
 mod config;
 mod copy;
 mod cube;
+pub mod custom;
 mod errmsg;
 pub mod hccl;
 mod introspect;
@@ -89,6 +90,11 @@ mod tables;
 
 pub use ops::kernel;
 
+/// The C types and constants of CANN, as [`simulated_operator!`] declarations and their
+/// checks name them (`sys::ACL_FLOAT`, `sys::aclTensor`).
+pub use ascend_sys as sys;
+pub use custom::register;
+
 use introspect::ext;
 pub use introspect::{
     Counters, UnknownSymbol, call_count, clear_last_report, counters, last_report, set_fault,
@@ -101,7 +107,8 @@ pub use config::{
 pub mod testing;
 
 /// Every simulated symbol: [`SYMBOLS`], then the entry points of the operator families
-/// (`aclnnExp`, ...), which the simulator builds from `ascend-ops`' tables.
+/// (`aclnnExp`, ...), which the simulator builds from `ascend-ops`' tables, then those of
+/// the operators users [`register`]ed.
 pub fn simulated_symbols() -> Vec<&'static str> {
     SYMBOLS.iter().copied().chain(catalog::names()).collect()
 }
