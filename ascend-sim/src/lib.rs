@@ -18,6 +18,13 @@
 //!   prototype, plus the simulator's own `ascendSim*` functions, so a C program written against
 //!   the CANN headers links and runs against it unchanged.
 //!
+//! # Operators it lacks
+//!
+//! A user's crate simulates an operator the simulator does not ship with
+//! [`simulated_operator!`] (its checks, its output's checks and its kernel) and
+//! [`register`]: its two entry points then run like a shipped operator's, found by
+//! [`symbol`], counted and faultable. See [`custom`].
+//!
 //! # Where the model is documented
 //!
 //! [`model`] describes the runtime, nnopbase and the phase 2 every operator shares; each

@@ -5,6 +5,14 @@
 //! On a machine with CANN, [`softplus`] calls the vendor's `libopapi.so`; on the
 //! simulator it runs [`SIMULATED_SOFTPLUS`] once [`simulate`] has registered it.
 //!
+//! The crate is not a member of the `ascendcl` workspace. Its tests, from the repository
+//! root, with the workspace's dependency versions and build directory:
+//!
+//! ```text
+//! cp Cargo.lock examples/user-crate/
+//! CARGO_TARGET_DIR=$PWD/target cargo test --offline --manifest-path examples/user-crate/Cargo.toml
+//! ```
+//!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use ascendcl::{DeviceTensor, Runtime};
