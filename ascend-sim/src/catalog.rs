@@ -63,19 +63,25 @@ pub(crate) fn names() -> Vec<&'static str> {
     read(&CATALOG).iter().map(|e| e.name).collect()
 }
 
-/// Adds entries (a user's operator); a name already simulated is refused.
-#[allow(dead_code)]
-pub(crate) fn register(entries: &[Entry]) -> Result<(), String> {
+/// Why [`register`] refused entries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// A name the simulator already has (listed, a family's, or registered before).
+    Taken(&'static str),
+    /// The counters are full.
+    Full,
+}
+
+/// Adds entries (a user's operator), all or none; a name already simulated is refused.
+pub(crate) fn register(entries: &[Entry]) -> Result<(), Refusal> {
     let mut catalog = CATALOG.write().unwrap_or_else(|p| p.into_inner());
     for e in entries {
         if SYMBOLS.contains(&e.name) || catalog.iter().any(|c| c.name == e.name) {
-            return Err(format!("{} is already simulated", e.name));
+            return Err(Refusal::Taken(e.name));
         }
     }
     if catalog.len() + entries.len() > CAPACITY {
-        return Err(format!(
-            "the simulator's catalog holds at most {CAPACITY} entry points"
-        ));
+        return Err(Refusal::Full);
     }
     catalog.extend_from_slice(entries);
     Ok(())

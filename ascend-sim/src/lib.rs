@@ -18,6 +18,13 @@
 //!   prototype, plus the simulator's own `ascendSim*` functions, so a C program written against
 //!   the CANN headers links and runs against it unchanged.
 //!
+//! # Operators it lacks
+//!
+//! A user's crate simulates an operator the simulator does not ship with
+//! [`simulated_operator!`] (its checks, its output's checks and its kernel) and
+//! [`register`]: its two entry points then run like a shipped operator's, found by
+//! [`symbol`], counted and faultable. See [`custom`].
+//!
 //! # Where the model is documented
 //!
 //! [`model`] describes the runtime, nnopbase and the phase 2 every operator shares; each
@@ -70,6 +77,7 @@ mod cdylib;
 mod config;
 mod copy;
 mod cube;
+pub mod custom;
 mod errmsg;
 pub mod hccl;
 mod introspect;
@@ -89,6 +97,11 @@ mod tables;
 
 pub use ops::kernel;
 
+/// The C types and constants of CANN, as [`simulated_operator!`] declarations and their
+/// checks name them (`sys::ACL_FLOAT`, `sys::aclTensor`).
+pub use ascend_sys as sys;
+pub use custom::register;
+
 use introspect::ext;
 pub use introspect::{
     Counters, UnknownSymbol, call_count, clear_last_report, counters, last_report, set_fault,
@@ -101,7 +114,8 @@ pub use config::{
 pub mod testing;
 
 /// Every simulated symbol: [`SYMBOLS`], then the entry points of the operator families
-/// (`aclnnExp`, ...), which the simulator builds from `ascend-ops`' tables.
+/// (`aclnnExp`, ...), which the simulator builds from `ascend-ops`' tables, then those of
+/// the operators users [`register`]ed.
 pub fn simulated_symbols() -> Vec<&'static str> {
     SYMBOLS.iter().copied().chain(catalog::names()).collect()
 }

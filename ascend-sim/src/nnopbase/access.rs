@@ -105,6 +105,25 @@ impl KernelCall {
         Ok(())
     }
 
+    /// Reads argument `arg` in its own dims and dtype, row-major, into `dst` (its element
+    /// size each).
+    pub fn read_bytes(&self, arg: usize, dst: &mut [u8]) -> Result<(), String> {
+        let (op, l) = self.operand(arg)?;
+        let size = dtype_size(l.dtype).ok_or("no element size")?;
+        if dst.len() != l.dims.iter().product::<usize>() * size {
+            return Err(format!(
+                "{}: {} bytes do not hold its elements",
+                self.name(arg),
+                dst.len()
+            ));
+        }
+        let buf = lock(&op.alloc.data);
+        l.check_bounds(op.base_byte(), buf.len(), self.name(arg))?;
+        let v = l.view(op.base_byte());
+        strided::gather_cast(&buf, &v, l.dtype, &l.dims, (l.dtype, size), dst);
+        Ok(())
+    }
+
     /// Writes `src` (row-major over argument `arg`'s dims, in its dtype) through its view.
     pub fn scatter_bytes(&self, arg: usize, src: &[u8]) -> Result<(), String> {
         let (op, l) = self.operand(arg)?;

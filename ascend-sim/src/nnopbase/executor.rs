@@ -36,6 +36,7 @@ pub(crate) enum Attr {
     Int(i64),
     Bool(bool),
     DType(aclDataType),
+    Float(f64),
 }
 
 /// What phase 1 decided, for the kernel.
@@ -77,6 +78,7 @@ impl Decision {
             Attr::Scalar(s) => s.to_f64(),
             Attr::Int(v) => *v as f64,
             Attr::Bool(b) => f64::from(u8::from(*b)),
+            Attr::Float(v) => *v,
             _ => f64::NAN,
         }
     }

@@ -347,9 +347,9 @@ macro_rules! sim_unary {
     };
 }
 
-/// Phase 2 of a catalogued operator: the bookkeeping of every entry point around
-/// nnopbase's phase 2 (every family's).
-pub(super) fn launch(
+/// Phase 2 of a catalogued operator (a family's or a user's): the bookkeeping of every
+/// entry point around nnopbase's phase 2.
+pub(crate) fn launch(
     slot: &'static Slot,
     op: &'static OpDef,
     workspace: *mut c_void,
