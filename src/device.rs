@@ -47,6 +47,8 @@ pub(crate) struct DeviceInner {
     pub(crate) peers: AtomicU64,
     /// The caching allocator of tensors' device memory.
     pub(crate) cache: Arc<crate::alloc::Cache>,
+    /// Recent one-off calls' repeatable executors.
+    pub(crate) executors: crate::protocol::cache::ExecutorCache,
 }
 
 /// What the crate leaked on this device, because it could not prove that queued work no
@@ -237,6 +239,9 @@ impl DeviceInner {
 impl Drop for DeviceInner {
     fn drop(&mut self) {
         let t = self.table();
+        // Every stream is gone, so the cached executors' launches have been ordered; the
+        // parked ones go with the cache's emptying.
+        self.executors.clear(self);
         // While the thread's binding may still name this device (no context call).
         let _ = self.cache.empty(self);
         // The thread's cached binding may name this device; forget it (the uid is never
@@ -334,6 +339,9 @@ impl Device {
                 leaks: LeakCounters::default(),
                 peers: AtomicU64::new(0),
                 cache: rt.cache(id),
+                executors: crate::protocol::cache::ExecutorCache::new(
+                    crate::protocol::cache::default_capacity(),
+                ),
             }),
         })
     }
@@ -439,6 +447,47 @@ impl Device {
     /// ```
     pub fn set_caching(&self, on: bool) {
         self.inner.cache.set_enabled(&self.inner, on);
+    }
+
+    /// Sets how many prepared executors this device handle keeps for one-off calls (0
+    /// turns the cache off; the default is `ASCENDCL_EXECUTOR_CACHE`, else 0), evicting
+    /// the least recently used beyond it.
+    ///
+    /// With the cache on, a one-off call whose operator, tensor dtypes, dims, strides and
+    /// offsets, optional arguments (given or absent) and attribute values (bit for bit)
+    /// match a recent call's launches that call's repeatable executor, rebinding only the
+    /// device addresses, as a [`Plan`](crate::Plan) launch does: phase 1 runs once per
+    /// key. Every call is still validated; a call with another key runs phase 1, which
+    /// reports what it would for a fresh executor; a launch that fails drops its entry.
+    /// An entry is used by one call at a time (two threads calling alike at once make
+    /// two). Evicted entries, and those left when the last handle of the device (its
+    /// streams and tensors included) is dropped, are released after their queued launches,
+    /// as a dropped plan is. A hit does not allocate. Where the library lacks executor
+    /// reuse (before CANN 8.0), calls stay plain whatever the capacity.
+    ///
+    /// ```
+    /// # fn main() -> ascendcl::Result<()> {
+    /// use ascendcl::DeviceTensor;
+    /// let device = ascendcl::Runtime::auto()?.device(0)?;
+    /// device.set_executor_cache_capacity(16);
+    /// let s = device.stream()?;
+    /// let x = DeviceTensor::from_slice(&s, &[1.0f32, 2.0], &[2])?;
+    /// let mut y = DeviceTensor::<f32>::zeros(&s, &[2])?;
+    /// for _ in 0..3 {
+    ///     ascendcl::abs(&x, &mut y, &s)?;
+    /// }
+    /// let stats = device.executor_cache_stats();
+    /// assert_eq!((stats.misses, stats.hits), (1, 2));
+    /// # Ok(()) }
+    /// ```
+    pub fn set_executor_cache_capacity(&self, capacity: usize) {
+        self.inner.executors.set_capacity(&self.inner, capacity);
+    }
+
+    /// The executor cache's hits, misses, evictions, invalidations, entries and capacity
+    /// (see [`set_executor_cache_capacity`](Self::set_executor_cache_capacity)).
+    pub fn executor_cache_stats(&self) -> crate::ExecutorCacheStats {
+        self.inner.executors.stats()
     }
 
     /// What the crate leaked on this device so far because a synchronisation on a release

@@ -226,7 +226,7 @@ pub use event::Event;
 pub use host::HostTensor;
 pub use operand::{Allocated, Dyn, Operand};
 pub use ops::exports::*;
-pub use protocol::Plan;
+pub use protocol::{ExecutorCacheStats, Plan};
 pub use raw::RawAccess;
 pub use runtime::{Backend, Runtime};
 pub use stream::Stream;

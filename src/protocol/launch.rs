@@ -97,7 +97,9 @@ fn no_inferred_shape(operator: &'static str) -> crate::Error {
     ))
 }
 
-/// Runs the protocol on validated arguments (in the order of phase 1): the handles
+/// Runs the protocol on validated arguments (in the order of phase 1), through the
+/// device's executor cache when it is on (and the library has executor reuse); else the
+/// handles
 /// ([`Guard::for_call`]), phase 1, then phase 2 on the stream with the workspace from the
 /// stream's cache. On success every tensor records the stream and the ticket of the
 /// launch, so its memory outlives the queued work; the handles made for the call are
@@ -109,6 +111,9 @@ pub(crate) fn launch<const N: usize>(
 ) -> Result<()> {
     let inner = &stream.inner;
     let fns = spec.entry.get(&inner.device)?;
+    if inner.device.executors.enabled() && inner.device.rt.api.supports_executor_reuse() {
+        return super::cache::launch(stream, values, spec, fns);
+    }
     inner.device.bind()?;
     order_after_other_streams(inner, values, spec.args)?;
     let handles = Guard::for_call(&inner.device, values)?;

@@ -11,6 +11,10 @@
 //!   workspace from the stream's cache, phase 2 on the stream.
 //! * A [`Plan`] runs phase 1 once, with its attributes fixed, and launches phase 2 many
 //!   times.
+//! * With the device's executor cache on
+//!   ([`Device::set_executor_cache_capacity`](crate::Device::set_executor_cache_capacity)),
+//!   a one-off call like a recent one launches that call's repeatable executor as a plan
+//!   does (`cache`).
 //! * Entry points are looked up by name the first time a runtime uses the operator; a
 //!   toolkit that lacks one reports
 //!   [`Error::UnsupportedOperator`](crate::Error::UnsupportedOperator).
@@ -27,15 +31,18 @@
 
 mod args;
 mod attr;
+pub(crate) mod cache;
 mod declare;
 mod entry;
 pub(crate) mod handles;
 mod launch;
 mod plan;
+mod reusable;
 pub mod rules;
 
 pub use args::{Arg, ArgKind, Call, Role, Value, label};
 pub use attr::{Attr, Attribute, CArg, CValue, INT_LIST_CAPACITY, IntList, Kind, Scalar};
+pub use cache::ExecutorCacheStats;
 pub use declare::Promise;
 pub use entry::EntryPoints;
 pub use launch::{call, call_new};

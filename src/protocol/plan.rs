@@ -1,21 +1,15 @@
 //! [`Plan`]: one operator's phase 1 run once, phase 2 launched many times.
 
-use super::args::{Arg, Given, Value, resolve_dtype_of};
+use super::args::{Given, Value, resolve_dtype_of};
 use super::attr::Attr;
-use super::entry::OperatorFns;
-use super::handles::{Guard, PlanHandles, handle_not_destroyed};
-use super::launch::{Spec, enqueue, launch, order_after_other_streams, prepare, record_uses};
+use super::launch::{Spec, launch};
+use super::reusable::Reusable;
 use super::rules::{Operator, validate};
-use crate::alloc::Parked;
 use crate::device::DeviceInner;
 use crate::element::DType;
 use crate::error::{Error, Result};
 use crate::stream::Stream;
-use crate::sys;
 use crate::tensor::Layout;
-use crate::uses::{Access, Uses};
-use ascend_sys::{aclOpExecutor, aclTensor};
-use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -62,25 +56,6 @@ pub struct Plan<O, E> {
     reusable: Option<Reusable>,
     _types: PhantomData<fn() -> (O, E)>,
 }
-
-/// A plan's own handles and repeatable executor.
-struct Reusable {
-    device: Arc<DeviceInner>,
-    fns: OperatorFns,
-    handles: PlanHandles,
-    executor: *mut aclOpExecutor,
-    workspace_size: u64,
-    uses: Uses,
-    /// The device address each tensor's descriptor holds (the one it was made with, or the
-    /// last one rebound).
-    bound: Box<[*mut c_void]>,
-}
-
-// SAFETY: the handles and executor are opaque library handles used only through
-// `&mut Plan` (launch) or on drop, with the device's context bound on the calling thread.
-unsafe impl Send for Reusable {}
-// SAFETY: `&Reusable` exposes nothing that touches the handles.
-unsafe impl Sync for Reusable {}
 
 impl<O, E> Plan<O, E> {
     /// Whether launches reuse the executor (`false`: the library lacks executor reuse and
@@ -173,161 +148,16 @@ impl<O: Operator, E> Plan<O, E> {
             }
             return launch(stream, &values, self.spec);
         };
-        let inner = &stream.inner;
-        inner.device.bind()?;
-        order_after_other_streams(inner, &values, args)?;
-        let mut addrs = [std::ptr::null_mut(); N];
-        for (a, v) in addrs.iter_mut().zip(&values) {
-            if let Some(t) = v.tensor() {
-                *a = t.buf.ptr;
-            }
-        }
-        if addrs[..] != plan.bound[..] {
-            plan.rebind(args, &addrs)?;
-        }
-        // Repeatable: phase 2 leaves the executor to the plan whatever it returns.
-        let executor = plan.executor;
-        let ticket = enqueue(
-            inner,
-            self.spec.entry,
-            &plan.fns,
-            move || executor,
-            plan.workspace_size,
-        )?;
-        plan.uses.record(inner, ticket, Access::Read);
-        record_uses(inner, ticket, &values, args);
-        Ok(())
+        plan.launch(stream, &values, self.spec)
     }
 }
 
-impl Reusable {
-    /// The plan's own handles, phase 1, and the executor made repeatable.
-    fn new<const N: usize>(
-        device: &Arc<DeviceInner>,
-        spec: Spec,
-        fns: OperatorFns,
-        values: &[Value<'_>; N],
-    ) -> Result<Reusable> {
-        let table = device.table();
-        device.bind()?;
-        let handles = Guard::for_plan(device, values)?;
-        let (executor, workspace_size) = prepare(device, spec, &fns, &handles.handles.raw)?;
-        // SAFETY: a fresh executor from phase 1, before any phase 2.
-        unsafe { sys::set_executor_repeatable(table, executor.raw) }?;
-        let raw_executor = executor.into_raw(); // destroyed by the plan's drop
-        let mut bound = [std::ptr::null_mut(); N];
-        for (b, v) in bound.iter_mut().zip(values) {
-            if let Some(t) = v.tensor() {
-                *b = t.buf.ptr;
-            }
-        }
-        Ok(Reusable {
-            device: Arc::clone(device),
-            fns,
-            handles: handles.into_plan(),
-            executor: raw_executor,
-            workspace_size,
-            uses: Uses::new(),
-            bound: Box::from(bound),
-        })
-    }
-
-    /// Points the executor's descriptors at `addrs`, skipping those that already hold
-    /// theirs: inputs by input index, outputs by output index, an in-place argument both
-    /// (counted over the tensor arguments). The device context must be current.
-    #[inline(never)]
-    fn rebind(&mut self, args: &[Arg], addrs: &[*mut c_void]) -> Result<()> {
-        let table = self.device.table();
-        let (mut input, mut output) = (0usize, 0usize);
-        let slots = args.iter().zip(addrs).zip(self.handles.raw.iter());
-        for (((arg, &addr), handle), bound) in slots.zip(self.bound.iter_mut()) {
-            let Some(role) = arg.role() else { continue };
-            let d = handle.ptr.cast::<aclTensor>();
-            let changed = addr != *bound;
-            if changed {
-                // Unknown until both calls succeed: an in-place argument may be half
-                // rebound, so the next launch must rebind it whatever its address.
-                *bound = std::ptr::null_mut();
-            }
-            // SAFETY: the plan's live repeatable executor and its own descriptor of this
-            // argument (never shared); `addr` is the base of a live device allocation in
-            // which a view of the planned layout lies, so it holds the storage the
-            // descriptor declares.
-            unsafe {
-                if role.reads() {
-                    if changed {
-                        sys::set_input_addr(table, self.executor, input, d, addr)?;
-                    }
-                    input += 1;
-                }
-                if role.writes() {
-                    if changed {
-                        sys::set_output_addr(table, self.executor, output, d, addr)?;
-                    }
-                    output += 1;
-                }
-            }
-            *bound = addr;
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Reusable {
-    /// Never waits: while launches of the plan may still be queued, its executor and
-    /// descriptors are parked in the device's cache, which releases them once that work
-    /// has finished (`alloc/`).
+impl<O, E> Drop for Plan<O, E> {
+    /// Never waits: see [`Reusable::release`].
     fn drop(&mut self) {
-        let parts = PlanParts {
-            handles: self.handles.take(),
-            executor: std::mem::replace(&mut self.executor, std::ptr::null_mut()),
-            uses: std::mem::replace(&mut self.uses, Uses::new()),
-        };
-        let device = &self.device;
-        if parts.uses.is_idle() && device.bind().is_ok() {
-            parts.destroy(device);
-        } else {
-            device.cache.park(Box::new(parts));
+        if let Some(r) = self.reusable.take() {
+            r.release(&self.device);
         }
-    }
-}
-
-/// What a dropped plan releases once its launches have run.
-struct PlanParts {
-    handles: PlanHandles,
-    executor: *mut aclOpExecutor,
-    uses: Uses,
-}
-
-// SAFETY: opaque library handles, used only by the single owner on release, with the
-// device's context bound on the calling thread.
-unsafe impl Send for PlanParts {}
-
-impl PlanParts {
-    fn destroy(mut self, device: &DeviceInner) {
-        let table = device.table();
-        // SAFETY: a repeatable executor from phase 1, never consumed; destroyed once after
-        // every launch of it has run (the caller checked its use records).
-        if let Err(e) = unsafe { sys::destroy_executor(table, self.executor) } {
-            handle_not_destroyed(device, &e);
-        }
-        // After the executor, which refers to them.
-        self.handles
-            .release(&device.rt.api, |e| handle_not_destroyed(device, &e));
-    }
-}
-
-impl Parked for PlanParts {
-    fn uses(&self) -> &Uses {
-        &self.uses
-    }
-
-    fn release(self: Box<Self>, device: &DeviceInner) {
-        (*self).destroy(device);
-    }
-
-    fn leak(self: Box<Self>, device: &DeviceInner) {
-        device.note_leak("plan", 0, 0, self.handles.made() + 1);
     }
 }
 
