@@ -17,13 +17,18 @@
 //! sets of tensors: all three addresses rebound every call). The same three ways for
 //! `aclnnAdd` (alpha 1.0: an `aclScalar` per call) and `aclnnMatmul` ((1,1)·(1,1),
 //! `KEEP_DTYPE`): `raw-add`, `safe-add`, `plan-add`, `raw-matmul`, `safe-matmul`,
-//! `plan-matmul`. Every variant synchronises the stream every 64 calls and at the end,
+//! `plan-matmul`; for `aclnnClamp` (min 0.0: an `aclScalar`, max absent) `safe-clamp`,
+//! `plan-clamp`. With the device's executor cache: `cached`, `cached-add`,
+//! `cached-matmul`, `cached-clamp` (every call alike: a hit), and `miss-add`,
+//! `miss-matmul`, `miss-clamp` (a one-entry cache and two attribute values taking turns:
+//! every call misses, runs phase 1 for a repeatable executor and evicts the other). Every
+//! variant synchronises the stream every 64 calls and at the end,
 //! after 100 warm-up calls.
 
 use ascend_sys::{FnTable, aclOpExecutor, aclScalar, aclTensor};
 use ascendcl::{
-    AddPlan, CubeMath, DeviceTensor, MatmulPlan, MishBackwardPlan, Runtime, add, matmul,
-    mish_backward,
+    AddPlan, ClampPlan, CubeMath, DeviceTensor, MatmulPlan, MishBackwardPlan, Runtime, add, clamp,
+    matmul, mish_backward,
 };
 use std::ffi::c_void;
 
@@ -63,7 +68,18 @@ fn main() -> ascendcl::Result<()> {
     let variant = args.next().unwrap_or_else(|| "safe".into());
     let n: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(1000);
     let rt = Runtime::simulator()?;
-    let stream = rt.device(0)?.stream()?;
+    let device = rt.device(0)?;
+    // `cached-*`: the executor cache on, every call alike (a hit after the first);
+    // `miss-*`: a cache of one entry and two keys taking turns, so every call misses,
+    // runs phase 1 and evicts the other key's executor.
+    let (capacity, alternate) = match variant.split('-').next() {
+        Some("cached") => (64, false),
+        Some("miss") => (1, true),
+        _ => (0, false),
+    };
+    device.set_executor_cache_capacity(capacity);
+    let turn = move |i: u64| alternate && i % 2 == 1;
+    let stream = device.stream()?;
     let g = DeviceTensor::<f32>::zeros(&stream, [1])?;
     let x = DeviceTensor::<f32>::zeros(&stream, [1])?;
     let mut out = DeviceTensor::<f32>::zeros(&stream, [1])?;
@@ -97,6 +113,15 @@ fn main() -> ascendcl::Result<()> {
     let mut c2 = DeviceTensor::<f32>::zeros(&stream, [1, 1])?;
     let keep = CubeMath::KeepDtype;
     let mut matmul_plan = MatmulPlan::new(&a2, &b2, &c2, keep, &stream)?;
+    let mut clamp_plan = ClampPlan::new(&g, Some(0.0.into()), None, &out, &stream)?;
+    let alpha = |i: u64| if turn(i) { 2.0 } else { 1.0 };
+    let math = |i: u64| {
+        if turn(i) {
+            CubeMath::AllowFp32DownPrecision
+        } else {
+            keep
+        }
+    };
     // SAFETY: the symbols of these names have exactly these prototypes.
     let (add1, add2, mm1, mm2) = unsafe {
         (
@@ -229,10 +254,20 @@ fn main() -> ascendcl::Result<()> {
             "raw-matmul" => raw_matmul(),
             "safe-matmul" => matmul(&a2, &b2, &mut c2, keep, &stream)?,
             "plan-matmul" => matmul_plan.launch(&a2, &b2, &mut c2, &stream)?,
+            "safe-clamp" => clamp(&g, Some(0.0.into()), None, &mut out, &stream)?,
+            "plan-clamp" => clamp_plan.launch(&g, &mut out, &stream)?,
+            "cached" => mish_backward(&g, &x, &mut out, &stream)?,
+            "cached-add" | "miss-add" => add(&g, &x, alpha(i), &mut out, &stream)?,
+            "cached-matmul" | "miss-matmul" => matmul(&a2, &b2, &mut c2, math(i), &stream)?,
+            "cached-clamp" | "miss-clamp" => {
+                clamp(&g, Some((alpha(i) - 1.0).into()), None, &mut out, &stream)?
+            }
             other => {
                 return Err(ascendcl::Error::InvalidArgument(format!(
                     "unknown variant {other:?} (raw, safe, safe-view, plan, plan-alt, \
-                     raw-add, safe-add, plan-add, raw-matmul, safe-matmul, plan-matmul)"
+                     raw-add, safe-add, plan-add, raw-matmul, safe-matmul, plan-matmul, safe-clamp, \
+                     plan-clamp, cached, cached-add, cached-matmul, cached-clamp, \
+                     miss-add, miss-matmul, miss-clamp)"
                 )));
             }
         }
@@ -249,7 +284,7 @@ fn main() -> ascendcl::Result<()> {
         call(i)?;
     }
     stream.synchronize()?;
-    drop((plan, add_plan, matmul_plan));
+    drop((plan, add_plan, matmul_plan, clamp_plan));
     for p in bufs {
         // SAFETY: allocated above; the stream is synchronised.
         unsafe { (t.aclrtFree)(p) };

@@ -471,10 +471,10 @@ impl Device {
     /// let device = ascendcl::Runtime::auto()?.device(0)?;
     /// device.set_executor_cache_capacity(16);
     /// let s = device.stream()?;
-    /// let x = DeviceTensor::from_slice(&s, &[1.0f32, 2.0], &[2])?;
+    /// let x = DeviceTensor::from_array(&s, &ndarray::array![1.0f32, 2.0])?;
     /// let mut y = DeviceTensor::<f32>::zeros(&s, &[2])?;
     /// for _ in 0..3 {
-    ///     ascendcl::abs(&x, &mut y, &s)?;
+    ///     ascendcl::add(&x, &x, 0.5, &mut y, &s)?;
     /// }
     /// let stats = device.executor_cache_stats();
     /// assert_eq!((stats.misses, stats.hits), (1, 2));

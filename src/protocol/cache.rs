@@ -62,11 +62,23 @@ struct State {
     entries: Vec<Entry>,
 }
 
+/// Small, so that taking it out and putting it back moves little: the executor's state
+/// (its use records are inline) stays in its box.
 struct Entry {
     hash: u64,
-    key: Key,
     last_used: u64,
+    body: Box<Body>,
+}
+
+struct Body {
+    key: Key,
     reusable: Reusable,
+}
+
+impl Entry {
+    fn release(self, device: &DeviceInner) {
+        self.body.reusable.release(device);
+    }
 }
 
 /// What phase 1 read of a call: the operator and each argument.
@@ -149,7 +161,7 @@ impl ExecutorCache {
             }
         }
         for e in evicted {
-            e.reusable.release(device);
+            e.release(device);
         }
     }
 
@@ -157,7 +169,7 @@ impl ExecutorCache {
     pub(crate) fn clear(&self, device: &DeviceInner) {
         let entries = std::mem::take(&mut self.lock().entries);
         for e in entries {
-            e.reusable.release(device);
+            e.release(device);
         }
     }
 
@@ -167,7 +179,7 @@ impl ExecutorCache {
         let found = s
             .entries
             .iter()
-            .position(|e| e.hash == hash && e.key.matches(spec, values));
+            .position(|e| e.hash == hash && e.body.key.matches(spec, values));
         match found {
             Some(i) => {
                 s.stats.hits += 1;
@@ -189,7 +201,7 @@ impl ExecutorCache {
             let duplicate = new
                 && s.entries
                     .iter()
-                    .any(|e| e.hash == entry.hash && e.key.same(&entry.key));
+                    .any(|e| e.hash == entry.hash && e.body.key.same(&entry.body.key));
             if s.stats.capacity == 0 || duplicate {
                 Some(entry)
             } else {
@@ -207,7 +219,7 @@ impl ExecutorCache {
             }
         };
         if let Some(e) = dropped {
-            e.reusable.release(device);
+            e.release(device);
         }
     }
 
@@ -244,14 +256,16 @@ pub(crate) fn launch<const N: usize>(
             let reusable = Reusable::new(device, spec, fns, values)?;
             let entry = Entry {
                 hash,
-                key: Key::of(spec, values),
                 last_used: 0,
-                reusable,
+                body: Box::new(Body {
+                    key: Key::of(spec, values),
+                    reusable,
+                }),
             };
             (entry, true)
         }
     };
-    match entry.reusable.launch(stream, values, spec) {
+    match entry.body.reusable.launch(stream, values, spec) {
         Ok(()) => {
             cache.put(device, entry, new);
             Ok(())
@@ -260,7 +274,7 @@ pub(crate) fn launch<const N: usize>(
             if !new {
                 cache.invalidated();
             }
-            entry.reusable.release(device);
+            entry.release(device);
             Err(e)
         }
     }
@@ -286,10 +300,11 @@ fn hash(spec: Spec, values: &[Value<'_>]) -> u64 {
                 h.add(1);
                 h.add(t.dtype.acl() as u64);
                 let l = &t.layout;
+                // Not the strides, which the full comparison checks: views of one shape
+                // with other strides are rarer than other shapes.
                 h.add(l.dims.as_slice().len() as u64);
-                for (d, s) in l.dims.as_slice().iter().zip(l.strides()) {
+                for d in l.dims.as_slice() {
                     h.add(*d as u64);
-                    h.add(*s as u64);
                 }
                 h.add(l.offset as u64);
             }

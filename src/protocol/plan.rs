@@ -153,7 +153,7 @@ impl<O: Operator, E> Plan<O, E> {
 }
 
 impl<O, E> Drop for Plan<O, E> {
-    /// Never waits: see [`Reusable::release`].
+    /// Never waits: the executor and its handles are released after the queued launches.
     fn drop(&mut self) {
         if let Some(r) = self.reusable.take() {
             r.release(&self.device);
