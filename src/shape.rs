@@ -60,6 +60,7 @@ impl Dims {
     }
 
     /// The dims as a slice.
+    #[inline]
     pub fn as_slice(&self) -> &[usize] {
         &self.dims[..usize::from(self.len)]
     }

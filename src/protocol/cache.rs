@@ -280,17 +280,23 @@ pub(crate) fn launch<const N: usize>(
     }
 }
 
-/// A multiply-rotate hash (no allocation, no per-process seed needed: the keys are not
-/// chosen by an adversary, and a collision only costs a full comparison).
+/// A rotate-xor hash, mixed once at the end (no allocation, no per-process seed needed:
+/// the keys are not chosen by an adversary, and a collision only costs a full comparison).
 struct Mix(u64);
 
 impl Mix {
     #[inline]
     fn add(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
+        self.0 = self.0.rotate_left(7) ^ x;
+    }
+
+    #[inline]
+    fn finish(self) -> u64 {
+        self.0.wrapping_mul(0x517c_c1b7_2722_0a95)
     }
 }
 
+#[inline]
 fn hash(spec: Spec, values: &[Value<'_>]) -> u64 {
     let mut h = Mix(0);
     h.add(std::ptr::from_ref(spec.entry) as usize as u64);
@@ -316,7 +322,7 @@ fn hash(spec: Spec, values: &[Value<'_>]) -> u64 {
             _ => h.add(4),
         }
     }
-    h.0
+    h.finish()
 }
 
 /// A word of an attribute's value for the hash.
@@ -342,6 +348,7 @@ fn attr_bits(a: &Attr) -> u64 {
 
 /// The same attribute value, bit for bit (`-0.0` is not `0.0`, a NaN is itself): what
 /// phase 1 reads.
+#[inline(always)]
 fn same_attr(a: &Attr, b: &Attr) -> bool {
     match (a, b) {
         (Attr::F64(x), Attr::F64(y)) => x.to_bits() == y.to_bits(),

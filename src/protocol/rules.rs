@@ -255,7 +255,9 @@ fn matmul_shape(c: &Call<'_>, a: usize, b: usize) -> Result<Dims> {
     }
     let mut out = [0usize; MAX_DIMS];
     let mut n = 0;
-    if sa.len() >= 2 && sb.len() >= 2 {
+    if sa.len() == 2 && sb.len() == 2 {
+        // No batch dims (the common case): nothing to broadcast.
+    } else if sa.len() >= 2 && sb.len() >= 2 {
         let batch = shape::broadcast(&[
             (c.label(a), &sa[..sa.len() - 2]),
             (c.label(b), &sb[..sb.len() - 2]),
