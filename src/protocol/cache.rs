@@ -8,8 +8,8 @@
 //!   is released as a dropped plan's executor is: stream-ordered, after its queued
 //!   launches.
 //! * **One user at a time.** A call takes its entry out of the cache while it launches and
-//!   puts it back afterwards, so two threads never share one; two concurrent calls of one
-//!   key make two entries.
+//!   puts it back afterwards, so two threads never share one; threads that call alike at
+//!   the same moment make one entry each (kept, so each finds one next time).
 //! * **Checked like a fresh call.** Validation in Rust runs on every call before the
 //!   cache is consulted; a call whose key differs in anything phase 1 reads misses and runs
 //!   phase 1 (which reports what a fresh executor would). A launch that fails drops its
@@ -193,16 +193,12 @@ impl ExecutorCache {
     }
 
     /// Puts an entry (back) in, as the most recently used, evicting the least recently
-    /// used one when full. A new entry whose key another thread put in meanwhile is
-    /// released instead.
-    fn put(&self, device: &DeviceInner, mut entry: Entry, new: bool) {
+    /// used one when full. Two entries may have one key (made by calls that ran at once):
+    /// each serves one of the threads that call alike concurrently.
+    fn put(&self, device: &DeviceInner, mut entry: Entry) {
         let dropped = {
             let mut s = self.lock();
-            let duplicate = new
-                && s.entries
-                    .iter()
-                    .any(|e| e.hash == entry.hash && e.body.key.same(&entry.body.key));
-            if s.stats.capacity == 0 || duplicate {
+            if s.stats.capacity == 0 {
                 Some(entry)
             } else {
                 s.clock += 1;
@@ -267,7 +263,7 @@ pub(crate) fn launch<const N: usize>(
     };
     match entry.body.reusable.launch(stream, values, spec) {
         Ok(()) => {
-            cache.put(device, entry, new);
+            cache.put(device, entry);
             Ok(())
         }
         Err(e) => {
@@ -390,18 +386,6 @@ impl Key {
                 (Slot::Tensor(l, d), Given::Tensor(t)) => *d == t.dtype && *l == t.layout,
                 (Slot::Attr(a), Given::Attr(b)) => same_attr(a, b),
                 (Slot::Absent, Given::Absent) => true,
-                _ => false,
-            })
-    }
-
-    fn same(&self, other: &Key) -> bool {
-        self.entry == other.entry
-            && self.phase1 == other.phase1
-            && self.args.len() == other.args.len()
-            && self.args.iter().zip(&other.args[..]).all(|p| match p {
-                (Slot::Tensor(l, d), Slot::Tensor(m, e)) => d == e && l == m,
-                (Slot::Attr(a), Slot::Attr(b)) => same_attr(a, b),
-                (Slot::Absent, Slot::Absent) => true,
                 _ => false,
             })
     }
