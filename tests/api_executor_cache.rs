@@ -5,6 +5,10 @@
 //! and released with the device.
 
 mod common;
+#[path = "../examples/mlp_training/device.rs"]
+mod mlp;
+#[path = "../examples/mlp_training/model.rs"]
+mod model;
 
 use ascendcl::{
     AddPlan, CubeMath, Device, DeviceTensor, Error, ExecutorCacheStats, Stream, TensorView, add,
@@ -398,4 +402,59 @@ fn dropping_the_device_releases_cached_executors() {
         assert_eq!(d.leaks(), ascendcl::Leaks::default());
     }
     // LeakCheck: every executor, descriptor and scalar was destroyed.
+}
+
+/// The training example's step through one-off calls only: after the first step every
+/// call hits, and a step makes no heap allocation on the calling thread and no device
+/// allocation; the loss falls as with plans.
+#[test]
+fn one_off_training_steps_hit_the_cache_and_allocate_nothing() {
+    let _leaks = LeakCheck::start();
+    let d = cached(32);
+    let stream = d.stream().unwrap();
+    let cfg = model::Config {
+        samples: 64,
+        inputs: 4,
+        hidden: 16,
+        ..model::Config::EXAMPLE
+    };
+    let (data, params) = model::setup(&cfg, 42);
+    let mut net = mlp::DeviceMlp::new(&stream, &cfg, &data, &params).unwrap();
+    const CALLS_PER_STEP: u64 = 15;
+    net.step_one_off(&stream, &cfg).unwrap();
+    let first = d.executor_cache_stats();
+    assert_eq!(first.hits + first.misses, CALLS_PER_STEP);
+    let first_loss = net.read_loss(&stream).unwrap();
+    // Warm up every grow-only buffer on the path.
+    for _ in 0..5 {
+        net.step_one_off(&stream, &cfg).unwrap();
+        stream.synchronize().unwrap();
+    }
+    let before = d.executor_cache_stats();
+    assert_eq!(
+        before.misses, first.misses,
+        "every call after the first step hits"
+    );
+    let mallocs = ascend_sim::call_count("aclrtMalloc");
+    let steps = 50;
+    let (mine, _) = allocations_during(|| {
+        for _ in 0..steps {
+            net.step_one_off(&stream, &cfg).unwrap();
+            stream.synchronize().unwrap();
+        }
+    });
+    assert_eq!(mine, 0, "heap allocations on the calling thread");
+    assert_eq!(
+        ascend_sim::call_count("aclrtMalloc"),
+        mallocs,
+        "device allocations"
+    );
+    let after = d.executor_cache_stats();
+    assert_eq!(after.misses, first.misses);
+    assert_eq!(after.hits, before.hits + CALLS_PER_STEP * steps);
+    let last_loss = net.read_loss(&stream).unwrap();
+    assert!(
+        last_loss.is_finite() && last_loss < first_loss,
+        "the loss did not fall: {first_loss} then {last_loss}"
+    );
 }

@@ -141,6 +141,31 @@ impl DeviceMlp {
         Ok(())
     }
 
+    /// The same step through one-off calls (no plans), as a framework's eager mode runs
+    /// it: with the device's executor cache on, every call after the first step reuses
+    /// the executor its first call prepared.
+    pub fn step_one_off(&mut self, stream: &Stream, cfg: &Config) -> Result<()> {
+        use ascendcl::{addmm, matmul, mish, mish_backward, mse_loss, mse_loss_backward};
+        let t = &mut self.t;
+        let (m, mean, lr) = (cfg.math, Reduction::Mean, -cfg.lr);
+        addmm(&t.b1, &t.x, &t.w1, 1, 1, &mut t.h, m, stream)?;
+        mish(&t.h, &mut t.a, stream)?;
+        addmm(&t.b2, &t.a, &t.w2, 1, 1, &mut t.pred, m, stream)?;
+        mse_loss(&t.pred, &t.y, mean, &mut t.loss, stream)?;
+        mse_loss_backward(&t.one, &t.pred, &t.y, mean, &mut t.dpred, stream)?;
+        matmul(t.a.view().t(), &t.dpred, &mut t.dw2, m, stream)?;
+        ascendcl::reduce_sum(&t.dpred, &[0], false, &mut t.db2, stream)?;
+        matmul(&t.dpred, t.w2.view().t(), &mut t.da, m, stream)?;
+        mish_backward(&t.da, &t.h, &mut t.dh, stream)?;
+        matmul(t.x.view().t(), &t.dh, &mut t.dw1, m, stream)?;
+        ascendcl::reduce_sum(&t.dh, &[0], false, &mut t.db1, stream)?;
+        ascendcl::add_inplace(&mut t.w1, &t.dw1, lr, stream)?;
+        ascendcl::add_inplace(&mut t.b1, &t.db1, lr, stream)?;
+        ascendcl::add_inplace(&mut t.w2, &t.dw2, lr, stream)?;
+        ascendcl::add_inplace(&mut t.b2, &t.db2, lr, stream)?;
+        Ok(())
+    }
+
     /// The loss of the last step (waits for it); allocates nothing.
     pub fn read_loss(&mut self, stream: &Stream) -> Result<f32> {
         self.t.loss.copy_to_array(stream, &mut self.loss_host)?;
