@@ -390,3 +390,50 @@ impl Key {
             })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{DeviceTensor, ExecutorCacheStats, Runtime, add};
+    use ndarray::array;
+
+    /// Where the library lacks executor reuse (before CANN 8.0) calls stay plain whatever
+    /// the capacity: the cache is never consulted, and results are right.
+    #[test]
+    fn calls_stay_plain_without_executor_reuse() {
+        let rt = Runtime::simulator_without_executor_reuse().unwrap();
+        assert!(!rt.api().supports_executor_reuse());
+        let device = rt.device(0).unwrap();
+        device.set_executor_cache_capacity(8);
+        let stream = device.stream().unwrap();
+        let a = DeviceTensor::from_array(&stream, &array![1.0f32, 2.0]).unwrap();
+        let mut out = DeviceTensor::<f32>::zeros(&stream, [2]).unwrap();
+        for _ in 0..3 {
+            add(&a, &a, 2.0, &mut out, &stream).unwrap();
+        }
+        assert_eq!(
+            device.executor_cache_stats(),
+            ExecutorCacheStats {
+                capacity: 8,
+                ..ExecutorCacheStats::default()
+            }
+        );
+        assert_eq!(
+            out.to_array(&stream).unwrap(),
+            array![3.0f32, 6.0].into_dyn()
+        );
+    }
+
+    /// Attribute values compare bit for bit: `-0.0` is not `0.0`, a NaN matches itself,
+    /// and scalars of different types differ.
+    #[test]
+    fn attributes_compare_bit_for_bit() {
+        use super::{Attr, Scalar, attr_bits, same_attr};
+        let f = |v: f64| Attr::Scalar(Scalar::F64(v));
+        assert!(!same_attr(&f(0.0), &f(-0.0)));
+        assert!(same_attr(&f(f64::NAN), &f(f64::NAN)));
+        assert!(!same_attr(&f(1.0), &Attr::Scalar(Scalar::I64(1))));
+        assert!(!same_attr(&Attr::F64(0.0), &Attr::F64(-0.0)));
+        assert!(same_attr(&Attr::Bool(true), &Attr::Bool(true)));
+        assert_ne!(attr_bits(&f(0.0)), attr_bits(&f(-0.0)));
+    }
+}
