@@ -23,6 +23,10 @@ pub enum DType {
     I8,
     /// Unsigned 8-bit integer (`ACL_UINT8`).
     U8,
+    /// Boolean, one byte per element (`ACL_BOOL`): masks and comparison results.
+    Bool,
+    /// IEEE binary64 (`ACL_DOUBLE`).
+    F64,
 }
 
 impl DType {
@@ -36,22 +40,30 @@ impl DType {
             DType::I64 => ascend_sys::ACL_INT64,
             DType::I8 => ascend_sys::ACL_INT8,
             DType::U8 => ascend_sys::ACL_UINT8,
+            DType::Bool => ascend_sys::ACL_BOOL,
+            DType::F64 => ascend_sys::ACL_DOUBLE,
         }
     }
 
-    /// Whether this is a floating-point type (f32, f16, bf16), which every operator of
-    /// the crate computes in; the integer types go through copies, casts and fills.
+    /// Whether this is a floating-point type (f32, f16, bf16, f64).
     pub const fn is_float(self) -> bool {
+        matches!(self, DType::F32 | DType::F16 | DType::BF16 | DType::F64)
+    }
+
+    /// Whether this is f32, f16 or bf16: the types the AI Core's matrix and vector
+    /// operators (Mish, MatMul, MseLoss, ...) compute in; f64 and the integer types go
+    /// through copies, casts, fills and the operator families whose rows list them.
+    pub const fn is_core_float(self) -> bool {
         matches!(self, DType::F32 | DType::F16 | DType::BF16)
     }
 
     /// Size of one element in bytes.
     pub const fn size(self) -> usize {
         match self {
-            DType::I64 => 8,
+            DType::I64 | DType::F64 => 8,
             DType::F32 | DType::I32 => 4,
             DType::F16 | DType::BF16 => 2,
-            DType::I8 | DType::U8 => 1,
+            DType::I8 | DType::U8 | DType::Bool => 1,
         }
     }
 
@@ -65,6 +77,8 @@ impl DType {
             DType::I64 => "INT64",
             DType::I8 => "INT8",
             DType::U8 => "UINT8",
+            DType::Bool => "BOOL",
+            DType::F64 => "DOUBLE",
         }
     }
 
@@ -72,7 +86,8 @@ impl DType {
     /// same type stays; two different floating types compute in f32 (f16+f32, bf16+f32
     /// and f16+bf16 all give f32); a floating type with an integer one gives the floating
     /// type; two integer types give the wider (i32+i64 → i64), and i8+u8 gives INT16,
-    /// which no element type of this crate holds: `None` then.
+    /// which no element type of this crate holds: `None` then. BOOL with any other type
+    /// gives the other type; f64 with any type gives f64.
     ///
     /// ```
     /// use ascendcl::DType;
@@ -80,6 +95,7 @@ impl DType {
     /// assert_eq!(DType::I64.promote(DType::F16), Some(DType::F16));
     /// assert_eq!(DType::I32.promote(DType::I64), Some(DType::I64));
     /// assert_eq!(DType::U8.promote(DType::I8), None); // INT16
+    /// assert_eq!(DType::Bool.promote(DType::U8), Some(DType::U8));
     /// ```
     pub const fn promote(self, other: DType) -> Option<DType> {
         use DType::*;
@@ -92,6 +108,8 @@ impl DType {
         }
         Some(match (self, other) {
             (a, b) if a as u8 == b as u8 => a,
+            (Bool, x) | (x, Bool) => x,
+            (F64, _) | (_, F64) => F64,
             (F16 | BF16, F16 | BF16) => F32,
             (F32, _) | (_, F32) => F32,
             (a @ (F16 | BF16), _) | (_, a @ (F16 | BF16)) => a,
@@ -118,6 +136,8 @@ impl fmt::Display for DType {
             DType::I64 => "i64",
             DType::I8 => "i8",
             DType::U8 => "u8",
+            DType::Bool => "bool",
+            DType::F64 => "f64",
         })
     }
 }
@@ -143,8 +163,20 @@ pub(crate) mod sealed {
         Bf16(ArrayViewMut<'a, bf16, D>),
     }
 
-    /// The sealing supertrait of [`Element`](super::Element).
-    pub trait Sealed: Sized {}
+    /// The sealing supertrait of [`Element`](super::Element), with what a download does
+    /// to device bytes before they are read as `Self`.
+    pub trait Sealed: Sized {
+        /// Makes `bytes` (whole elements of `Self`, as the device holds them) valid values
+        /// of `Self`. Every bit pattern is valid for the numeric types (nothing to do); a
+        /// BOOL tensor's bytes may be anything (uninitialised memory, a raw write), and
+        /// CANN reads any nonzero byte as true, so a download normalises them to 0 and 1.
+        #[inline]
+        fn normalise_bytes(bytes: &mut [u8]) {
+            let _ = bytes;
+        }
+        /// Whether [`normalise_bytes`](Sealed::normalise_bytes) can change anything.
+        const NORMALISES: bool = false;
+    }
 
     /// The sealing supertrait of [`FloatElement`](super::FloatElement), with the
     /// crate-internal methods that map a generic element type to its own type.
@@ -177,11 +209,29 @@ pub(crate) mod sealed {
     impl Sealed for i64 {}
     impl Sealed for i8 {}
     impl Sealed for u8 {}
+    impl Sealed for f64 {}
+    impl Sealed for bool {
+        const NORMALISES: bool = true;
+        #[inline]
+        fn normalise_bytes(bytes: &mut [u8]) {
+            for b in bytes {
+                *b = u8::from(*b != 0);
+            }
+        }
+    }
 }
 
 /// An element type of device and host tensors: the floating-point `f32`, [`half::f16`]
-/// and [`half::bf16`] ([`FloatElement`]), and the integers `i32`, `i64`, `i8` and `u8`
-/// (labels, indices, masks). Sealed.
+/// and [`half::bf16`] ([`FloatElement`]) and `f64`, the integers `i32`, `i64`, `i8` and `u8`
+/// (labels, indices), and `bool` (masks, comparison results). Sealed.
+///
+/// A BOOL tensor's device bytes may be any value (memory written by raw access or a
+/// kernel of the user's, or never written); CANN reads every nonzero byte as true. A
+/// download never makes an invalid `bool`: it normalises every nonzero byte to `true`
+/// (through the stream's staging buffer, never reading the raw bytes as `bool`), and a
+/// download into a [`HostTensor`](crate::HostTensor) waits for its copy to normalise them.
+/// A copy from BOOL to another type reads nonzero as 1, and a copy to BOOL gives true for
+/// every nonzero value (NaN included).
 ///
 /// Every element type uploads, downloads, views, [`copy`](crate::copy)s (between element
 /// types too, as `aclnnInplaceCopy` casts: float to integer truncates toward zero and
@@ -221,8 +271,8 @@ pub trait Element:
     fn from_f32(value: f32) -> Self;
     /// As [`from_f32`](Element::from_f32), from f64 (rounded once, not through f32).
     fn from_f64(value: f64) -> Self;
-    /// The raw bits, widened to u32 (for bitwise comparisons); of an `i64`, the low 32
-    /// bits ([`to_bits_u64`](Element::to_bits_u64) has them all).
+    /// The raw bits, widened to u32 (for bitwise comparisons); of an `i64` or `f64`, the
+    /// low 32 bits ([`to_bits_u64`](Element::to_bits_u64) has them all).
     fn to_bits_u32(self) -> u32;
     /// The raw bits, widened to u64.
     fn to_bits_u64(self) -> u64 {
@@ -409,6 +459,60 @@ integer! {
     u8 => U8, u8;
 }
 
+impl Element for f64 {
+    const DTYPE: DType = DType::F64;
+    #[inline]
+    fn to_f32(self) -> f32 {
+        self as f32
+    }
+    #[inline]
+    fn to_f64(self) -> f64 {
+        self
+    }
+    #[inline]
+    fn from_f32(value: f32) -> Self {
+        f64::from(value)
+    }
+    #[inline]
+    fn from_f64(value: f64) -> Self {
+        value
+    }
+    #[inline]
+    fn to_bits_u32(self) -> u32 {
+        self.to_bits() as u32
+    }
+    #[inline]
+    fn to_bits_u64(self) -> u64 {
+        self.to_bits()
+    }
+}
+
+/// BOOL: false is 0 and true is 1 when widened; a conversion from a number gives true for
+/// any nonzero value, NaN included, as the device's cast to BOOL does.
+impl Element for bool {
+    const DTYPE: DType = DType::Bool;
+    #[inline]
+    fn to_f32(self) -> f32 {
+        f32::from(u8::from(self))
+    }
+    #[inline]
+    fn to_f64(self) -> f64 {
+        f64::from(u8::from(self))
+    }
+    #[inline]
+    fn from_f32(value: f32) -> Self {
+        value != 0.0
+    }
+    #[inline]
+    fn from_f64(value: f64) -> Self {
+        value != 0.0
+    }
+    #[inline]
+    fn to_bits_u32(self) -> u32 {
+        u32::from(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -439,16 +543,18 @@ mod tests {
     #[test]
     fn promote_follows_cann_table() {
         use DType::*;
-        let all = [F32, F16, BF16, I8, I32, I64, U8];
+        let all = [F32, F16, BF16, I8, I32, I64, U8, Bool, F64];
         // rows and columns in the order of `all`; None: INT16
         let table = [
-            [F32, F32, F32, F32, F32, F32, F32],
-            [F32, F16, F32, F16, F16, F16, F16],
-            [F32, F32, BF16, BF16, BF16, BF16, BF16],
-            [F32, F16, BF16, I8, I32, I64, F32],
-            [F32, F16, BF16, I32, I32, I64, I32],
-            [F32, F16, BF16, I64, I64, I64, I64],
-            [F32, F16, BF16, F32, I32, I64, U8],
+            [F32, F32, F32, F32, F32, F32, F32, F32, F64],
+            [F32, F16, F32, F16, F16, F16, F16, F16, F64],
+            [F32, F32, BF16, BF16, BF16, BF16, BF16, BF16, F64],
+            [F32, F16, BF16, I8, I32, I64, F32, I8, F64],
+            [F32, F16, BF16, I32, I32, I64, I32, I32, F64],
+            [F32, F16, BF16, I64, I64, I64, I64, I64, F64],
+            [F32, F16, BF16, F32, I32, I64, U8, U8, F64],
+            [F32, F16, BF16, I8, I32, I64, U8, Bool, F64],
+            [F64, F64, F64, F64, F64, F64, F64, F64, F64],
         ];
         for (i, a) in all.iter().enumerate() {
             for (j, b) in all.iter().enumerate() {
@@ -508,5 +614,22 @@ mod tests {
         assert_eq!((-1i64).to_bits_u64(), u64::MAX);
         assert_eq!((-1i8).to_bits_u32(), 0xff);
         assert_eq!(f64_to_f32_odd(-0.0).to_bits(), (-0.0f32).to_bits());
+    }
+
+    #[test]
+    fn bool_converts_as_the_device_casts() {
+        assert!(<bool as Element>::from_f32(f32::NAN));
+        assert!(<bool as Element>::from_f64(-0.5));
+        assert!(!<bool as Element>::from_f64(-0.0));
+        assert_eq!(
+            (true.to_f64(), false.to_f32(), true.to_bits_u64()),
+            (1.0, 0.0, 1)
+        );
+        let mut bytes = [0u8, 1, 2, 255, 0x80];
+        <bool as sealed::Sealed>::normalise_bytes(&mut bytes);
+        assert_eq!(bytes, [0, 1, 1, 1, 1]);
+        let mut same = [7u8, 0];
+        <u8 as sealed::Sealed>::normalise_bytes(&mut same);
+        assert_eq!(same, [7, 0]);
     }
 }

@@ -157,6 +157,7 @@ impl<T: Element> HostTensor<T> {
     /// [`Error::Acl`] from waiting for a stream (e.g. a failed copy).
     pub fn as_slice(&self) -> Result<&[T]> {
         self.mem.uses.wait_for(Access::Read)?;
+        self.check_valid()?;
         // SAFETY: the allocation holds `len` elements of `T`, initialised (zero-filled at
         // creation, then written only by the host or by copies of `T` values) and aligned
         // (aclrtMallocHost memory is page-aligned); no queued copy writes it any more
@@ -171,7 +172,57 @@ impl<T: Element> HostTensor<T> {
     /// [`Error::Acl`] from waiting for a stream.
     pub fn as_slice_mut(&mut self) -> Result<&mut [T]> {
         self.mem.uses.wait_for(Access::Write)?;
+        self.normalise();
         Ok(self.slice_mut())
+    }
+
+    /// The memory's bytes, for checking and normalising them before they are read as `T`.
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: the allocation holds `len` elements of `T`, all of whose bytes are
+        // initialised (zero-filled at creation, then written by the host or by copies);
+        // u8 has no invalid values. Callers have waited for every copy that writes it.
+        unsafe {
+            std::slice::from_raw_parts(
+                self.mem.pinned.ptr().cast::<u8>().cast_const(),
+                self.len() * T::DTYPE.size(),
+            )
+        }
+    }
+
+    /// Makes every element a valid `T` (BOOL: nonzero bytes become 1), once no queued copy
+    /// writes the memory any more (the caller has waited).
+    fn normalise(&mut self) {
+        if T::NORMALISES {
+            let n = self.len() * T::DTYPE.size();
+            // SAFETY: as in `bytes`, with exclusive access through `&mut self`.
+            let bytes =
+                unsafe { std::slice::from_raw_parts_mut(self.mem.pinned.ptr().cast::<u8>(), n) };
+            T::normalise_bytes(bytes);
+        }
+    }
+
+    /// Refuses to hand out memory holding a byte that is no valid `T`: possible for BOOL
+    /// only after a download into it failed midway (a successful one normalises).
+    fn check_valid(&self) -> Result<()> {
+        if T::NORMALISES && self.bytes().iter().any(|&b| b > 1) {
+            return Err(Error::InvalidArgument(format!(
+                "the host tensor holds bytes that are no valid {} (a download into it \
+                 failed); write it again before reading it",
+                T::DTYPE
+            )));
+        }
+        Ok(())
+    }
+
+    /// After queueing a download into this memory: for a type whose device bytes need
+    /// normalising (BOOL), waits for the copy and normalises them, so the host never
+    /// holds an invalid value (such a download is therefore not asynchronous).
+    fn finish_download(&mut self) -> Result<()> {
+        if T::NORMALISES {
+            self.mem.uses.wait_for(Access::Write)?;
+            self.normalise();
+        }
+        Ok(())
     }
 
     /// An ndarray view of the elements, of the dimension type the caller names (`IxDyn`
@@ -288,7 +339,8 @@ impl<T: Element> DeviceTensor<T> {
     /// # Errors
     /// As [`copy_from_host`](Self::copy_from_host).
     pub fn copy_to_host(&self, stream: &Stream, host: &mut HostTensor<T>) -> Result<()> {
-        copy_pinned(&self.buf, &self.layout, stream, host, Direction::ToHost)
+        copy_pinned(&self.buf, &self.layout, stream, host, Direction::ToHost)?;
+        host.finish_download()
     }
 }
 
@@ -300,7 +352,8 @@ impl<T: Element> TensorView<'_, T> {
     /// As [`DeviceTensor::copy_to_host`], and [`Error::InvalidArgument`] for a window that
     /// is not dense row-major.
     pub fn copy_to_host(&self, stream: &Stream, host: &mut HostTensor<T>) -> Result<()> {
-        copy_pinned(self.buf, &self.layout, stream, host, Direction::ToHost)
+        copy_pinned(self.buf, &self.layout, stream, host, Direction::ToHost)?;
+        host.finish_download()
     }
 }
 
@@ -334,6 +387,7 @@ impl<T: Element> TensorViewMut<'_, T> {
     /// # Errors
     /// As [`TensorView::copy_to_host`].
     pub fn copy_to_host(&self, stream: &Stream, host: &mut HostTensor<T>) -> Result<()> {
-        copy_pinned(self.buf, &self.layout, stream, host, Direction::ToHost)
+        copy_pinned(self.buf, &self.layout, stream, host, Direction::ToHost)?;
+        host.finish_download()
     }
 }

@@ -23,14 +23,15 @@ pub struct Verdict {
     pub passed: bool,
 }
 
-/// T of the standard: 2^−13 for f32, 2^−10 for f16, 2^−7 for bf16; 0 for the integer
+/// T of the standard: 2^−13 for f32 (and f64), 2^−10 for f16, 2^−7 for bf16; 0 for the integer
 /// types, whose results must be exact.
 pub const fn threshold(dtype: DType) -> f64 {
     match dtype {
-        DType::F32 => 1.0 / 8192.0,
+        // No stricter standard is documented for DOUBLE than for FLOAT.
+        DType::F32 | DType::F64 => 1.0 / 8192.0,
         DType::F16 => 1.0 / 1024.0,
         DType::BF16 => 1.0 / 128.0,
-        DType::I32 | DType::I64 | DType::I8 | DType::U8 => 0.0,
+        DType::I32 | DType::I64 | DType::I8 | DType::U8 | DType::Bool => 0.0,
     }
 }
 

@@ -267,25 +267,30 @@ pub type Named<'a> = (&'static str, &'a [usize]);
 /// [`Error::TooManyDims`] for a shape of more than 8 dims, [`Error::NotBroadcastable`]
 /// naming the first pair of arguments whose sizes differ along a dim where neither is 1.
 pub fn broadcast(shapes: &[Named<'_>]) -> Result<Dims> {
-    for (name, s) in shapes {
+    broadcast_of(shapes.iter().copied())
+}
+
+/// [`broadcast`] of shapes from an iterator (walked once per dim, never collected).
+pub(crate) fn broadcast_of<'a>(shapes: impl Iterator<Item = Named<'a>> + Clone) -> Result<Dims> {
+    for (name, s) in shapes.clone() {
         Dims::new(name, s)?;
     }
-    let ndim = shapes.iter().map(|(_, s)| s.len()).max().unwrap_or(0);
+    let ndim = shapes.clone().map(|(_, s)| s.len()).max().unwrap_or(0);
     let mut out = [1usize; MAX_DIMS];
     for (i, slot) in out[..ndim].iter_mut().enumerate() {
         let from_end = ndim - i;
         // The argument that set this dim's size (other than 1), if any.
-        let mut set_by: Option<usize> = None;
-        for (j, (_, s)) in shapes.iter().enumerate() {
-            let d = dim_from_end(s, from_end);
+        let mut set_by: Option<Named<'a>> = None;
+        for named in shapes.clone() {
+            let d = dim_from_end(named.1, from_end);
             match set_by {
                 _ if d == 1 => {}
                 None => {
                     *slot = d;
-                    set_by = Some(j);
+                    set_by = Some(named);
                 }
                 Some(_) if d == *slot => {}
-                Some(k) => return Err(not_broadcastable(shapes[k], shapes[j])),
+                Some(first) => return Err(not_broadcastable(first, named)),
             }
         }
     }
@@ -322,12 +327,20 @@ fn dim_from_end(s: &[usize], from_end: usize) -> usize {
 /// # Ok::<(), ascendcl::Error>(())
 /// ```
 pub fn check_broadcast(inputs: &[Named<'_>], outputs: &[Named<'_>]) -> Result<Dims> {
-    for (name, s) in outputs {
+    check_broadcast_of(inputs.iter().copied(), outputs.iter().copied())
+}
+
+/// [`check_broadcast`] of shapes from iterators.
+pub(crate) fn check_broadcast_of<'a>(
+    inputs: impl Iterator<Item = Named<'a>> + Clone,
+    outputs: impl Iterator<Item = Named<'a>> + Clone,
+) -> Result<Dims> {
+    for (name, s) in outputs.clone() {
         Dims::new(name, s)?;
     }
-    let shape = broadcast(inputs)?;
+    let shape = broadcast_of(inputs)?;
     for (name, s) in outputs {
-        if *s != shape.as_slice() {
+        if s != shape.as_slice() {
             return Err(shape_mismatch(name, &shape, s));
         }
     }
@@ -341,15 +354,21 @@ pub fn check_broadcast(inputs: &[Named<'_>], outputs: &[Named<'_>]) -> Result<Di
 /// [`Error::TooManyDims`], or [`Error::ShapeMismatch`] naming the first argument whose
 /// shape differs.
 pub fn check_same(args: &[Named<'_>]) -> Result<Dims> {
-    for (name, s) in args {
+    check_same_of(args.iter().copied())
+}
+
+/// [`check_same`] of shapes from an iterator.
+pub(crate) fn check_same_of<'a>(args: impl Iterator<Item = Named<'a>> + Clone) -> Result<Dims> {
+    for (name, s) in args.clone() {
         Dims::new(name, s)?;
     }
-    let Some((_, first)) = args.first() else {
+    let mut rest = args;
+    let Some((_, first)) = rest.next() else {
         return Ok(Dims::default());
     };
     let shape = Dims::new("shape", first)?;
-    for (name, s) in &args[1..] {
-        if *s != shape.as_slice() {
+    for (name, s) in rest {
+        if s != shape.as_slice() {
             return Err(shape_mismatch(name, &shape, s));
         }
     }

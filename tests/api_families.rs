@@ -1,7 +1,7 @@
 //! The operator families on the simulator, every row against the reference: each dtype
 //! the vendor lists on Atlas A2, whole, transposed and stepped views, empty and 0-D
 //! tensors, the allocating form, the in-place twin and the plans, judged by the precision
-//! standard.
+//! standard; BOOL inputs, which the rows compute as FLOAT, against the formula of 0 and 1.
 
 mod common;
 
@@ -53,6 +53,38 @@ macro_rules! unary_rows {
 }
 
 ascend_ops::unary_family!(unary_rows);
+
+/// One row's out-of-place functions from `T` into another element type `O` (out of place,
+/// allocating, and through a plan).
+struct Widening<T: Element, O: Element> {
+    name: &'static str,
+    call: fn(TensorView<'_, T>, TensorViewMut<'_, O>, &Stream) -> Result<()>,
+    new: fn(TensorView<'_, T>, &Stream) -> Result<DeviceTensor<O>>,
+    plan: fn(TensorView<'_, T>, TensorViewMut<'_, O>, &Stream) -> Result<()>,
+}
+
+macro_rules! widening_rows {
+    ($(
+        $(#[$doc:meta])*
+        $rust:ident($name:ident $(, $inplace:ident)?) $([$quirk:ident])? { $($facts:tt)* }
+    )*) => {
+        fn widening_rows<T: Element, O: Element>() -> Vec<Widening<T, O>> {
+            paste::paste! { vec![$(
+                Widening {
+                    name: stringify!($name),
+                    call: |x, out, s| ascendcl::$rust(x, out, s),
+                    new: |x, s| ascendcl::[<$rust _new>](x, s),
+                    plan: |x, mut out, s| {
+                        let mut plan = ascendcl::[<$name Plan>]::new(&x, &out, s)?;
+                        plan.launch(&x, &mut out, s)
+                    },
+                },
+            )*] }
+        }
+    };
+}
+
+ascend_ops::unary_family!(widening_rows);
 
 fn config() -> ProptestConfig {
     ProptestConfig {
@@ -166,6 +198,71 @@ fn every_row<T: Element>(cases: &std::cell::Cell<usize>) {
     }
 }
 
+/// `T` inputs of the rows that list `T` and compute it as `O` (BOOL as FLOAT): the row's
+/// formula of each input's value (0 or 1 for BOOL), in `O`'s precision, against
+/// the out-of-place, allocating and planned calls.
+fn every_widening_row<T: Element, O: Element>(cases: &std::cell::Cell<usize>) {
+    let s = device(0).stream().unwrap();
+    for f in widening_rows::<T, O>() {
+        let row = ascend_ops::unary::row(f.name).unwrap();
+        let dtype = T::DTYPE.acl();
+        if !row.dtypes.allows(ascend_ops::Product::AtlasA2, dtype)
+            || row.default_out_dtype(dtype) != O::DTYPE.acl()
+        {
+            continue;
+        }
+        let mut runner = proptest::test_runner::TestRunner::new(config());
+        runner
+            .run(&(shaped(), lay()), |((shape, values), lay)| {
+                cases.set(cases.get() + 1);
+                let x = ArrayD::from_shape_vec(
+                    IxDyn(&shape),
+                    values.iter().map(|&v| T::from_f64(v.round())).collect(),
+                )
+                .unwrap();
+                // The kernel evaluates the row's f32 formula for a FLOAT compute dtype, the
+                // f64 one for DOUBLE.
+                let want = x.mapv(|v| match O::DTYPE {
+                    ascendcl::DType::F32 => O::from_f32((row.f32)(v.to_f32())),
+                    _ => O::from_f64((row.f64)(v.to_f64())),
+                });
+                let same = |got: &ArrayD<O>, what: &str| {
+                    let equal = got
+                        .iter()
+                        .zip(&want)
+                        .all(|(g, w)| g == w || g.to_f64().is_nan() && w.to_f64().is_nan());
+                    prop_assert!(
+                        equal,
+                        "{} {what} of {:?} {lay:?}: {got:?} against {want:?}",
+                        f.name,
+                        T::DTYPE
+                    );
+                    Ok(())
+                };
+                let held = hold(&s, &x, lay);
+                let zeros = ArrayD::from_elem(IxDyn(&shape), O::from_f64(0.0));
+                let mut out = hold(&s, &zeros, lay);
+                (f.call)(held.view(), out.view_mut(), &s).unwrap();
+                same(&out.get(&s), "out of place")?;
+                let new = (f.new)(held.view(), &s).unwrap();
+                same(&new.to_array(&s).unwrap(), "allocated")?;
+                let mut planned = hold(&s, &zeros, lay);
+                (f.plan)(held.view(), planned.view_mut(), &s).unwrap();
+                same(&planned.get(&s), "planned")
+            })
+            .unwrap();
+    }
+}
+
+#[test]
+fn every_unary_row_computes_bool_inputs_as_its_result_dtype() {
+    let cases = std::cell::Cell::new(0);
+    every_widening_row::<bool, f32>(&cases);
+    let cases = cases.get();
+    println!("{cases} bool cases");
+    assert!(cases >= 12 * 5, "{cases} cases");
+}
+
 #[test]
 fn every_unary_row_matches_the_reference_in_every_listed_dtype() {
     let cases = std::cell::Cell::new(0);
@@ -176,6 +273,8 @@ fn every_unary_row_matches_the_reference_in_every_listed_dtype() {
     every_row::<i64>(&cases);
     every_row::<i8>(&cases);
     every_row::<u8>(&cases);
+    every_row::<f64>(&cases);
+    every_row::<bool>(&cases);
     let cases = cases.get();
     println!("{cases} unary cases");
     assert!(cases > 500, "{cases} cases");

@@ -77,7 +77,7 @@ fn check_ops<T: Element, U: Element>(s: &Stream, m: usize, k: usize, seed: u64) 
             }
         };
     }
-    let typed = typed_add!(F32 => f32, F16 => f16, BF16 => bf16, I32 => i32, I64 => i64, I8 => i8, U8 => u8);
+    let typed = typed_add!(F32 => f32, F16 => f16, BF16 => bf16, F64 => f64, I32 => i32, I64 => i64, I8 => i8, U8 => u8, Bool => bool);
     let dynamic: Tensor = add_new(&xt, &yt, 2, s).unwrap();
     same(typed, &dynamic, promoted, "add");
     // typed and run-time arguments mixed

@@ -65,6 +65,8 @@ fn wrong_arguments_are_refused_before_any_hccl_call() {
 
     let h = DeviceTensor::<bf16>::zeros(&s0, [4]).unwrap();
     let mut h2 = DeviceTensor::<bf16>::zeros(&s0, [4]).unwrap();
+    let m = DeviceTensor::<bool>::zeros(&s0, [4]).unwrap();
+    let mut m2 = DeviceTensor::<bool>::zeros(&s0, [4]).unwrap();
     let length = |argument, expected, actual| Error::LengthMismatch {
         argument,
         expected,
@@ -101,6 +103,15 @@ fn wrong_arguments_are_refused_before_any_hccl_call() {
         (
             c0.all_reduce(&h, &mut h2, ReduceOp::Prod, &s0),
             bf16_product,
+        ),
+        (
+            c0.all_reduce(&m, &mut m2, ReduceOp::Max, &s0),
+            Error::UnsupportedDtype {
+                argument: "send",
+                dtype: DType::Bool,
+                operator: "HcclAllReduce",
+                soc: "Ascend910B4".into(),
+            },
         ),
     ];
     for (got, want) in &exact {

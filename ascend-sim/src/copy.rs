@@ -336,8 +336,16 @@ pub(crate) unsafe fn run_copy(plan: &CopyPlan, count: usize) -> Result<(), Strin
                 let mut d = lock(&da.data);
                 d.copy_within(*soff..*soff + count, *doff);
             } else {
-                let tmp = lock(&sa.data)[*soff..*soff + count].to_vec();
-                lock(&da.data)[*doff..*doff + count].copy_from_slice(&tmp);
+                // Two allocations' locks, always taken in address order: no other path
+                // holds two, so two copies in opposite directions cannot deadlock.
+                let (s, mut d) = if Arc::as_ptr(sa) < Arc::as_ptr(da) {
+                    let s = lock(&sa.data);
+                    (s, lock(&da.data))
+                } else {
+                    let d = lock(&da.data);
+                    (lock(&sa.data), d)
+                };
+                d[*doff..*doff + count].copy_from_slice(&s[*soff..*soff + count]);
             }
         }
     }

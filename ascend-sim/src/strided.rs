@@ -60,6 +60,50 @@ impl DType {
         }
     }
 
+    /// Reads `dst.len()` dense elements from `b`, widening to f32. The dtype is matched
+    /// once, so that each loop is a plain conversion the compiler vectorises.
+    fn read_dense(self, b: &[u8], dst: &mut [f32]) {
+        match self {
+            DType::F32 => {
+                for (d, c) in dst.iter_mut().zip(b.chunks_exact(4)) {
+                    *d = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                }
+            }
+            DType::F16 => {
+                for (d, c) in dst.iter_mut().zip(b.chunks_exact(2)) {
+                    *d = f16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32();
+                }
+            }
+            DType::Bf16 => {
+                for (d, c) in dst.iter_mut().zip(b.chunks_exact(2)) {
+                    *d = bf16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32();
+                }
+            }
+        }
+    }
+
+    /// Writes `src` densely into `b`, converted to this dtype (round to nearest even),
+    /// matching the dtype once as [`read_dense`](Self::read_dense) does.
+    fn write_dense(self, b: &mut [u8], src: &[f32]) {
+        match self {
+            DType::F32 => {
+                for (c, &x) in b.chunks_exact_mut(4).zip(src) {
+                    c.copy_from_slice(&x.to_le_bytes());
+                }
+            }
+            DType::F16 => {
+                for (c, &x) in b.chunks_exact_mut(2).zip(src) {
+                    c.copy_from_slice(&f16::from_f32(x).to_bits().to_le_bytes());
+                }
+            }
+            DType::Bf16 => {
+                for (c, &x) in b.chunks_exact_mut(2).zip(src) {
+                    c.copy_from_slice(&bf16::from_f32(x).to_bits().to_le_bytes());
+                }
+            }
+        }
+    }
+
     /// Writes `v` converted to this dtype (round to nearest even).
     #[inline]
     fn write(self, b: &mut [u8], p: usize, v: f32) {
@@ -214,9 +258,7 @@ pub(crate) fn gather(buf: &[u8], v: &View<'_>, dt: DType, out: &[usize], dst: &m
     if is_row_major(out, &bs) {
         // The common dense case, without the index walk.
         let at = base as usize;
-        for (i, d) in dst.iter_mut().enumerate() {
-            *d = dt.read(buf, at + i * v.elem);
-        }
+        dt.read_dense(&buf[at..at + dst.len() * v.elem], dst);
         return;
     }
     for_each_offset(out, &bs, |i, off| {
@@ -232,9 +274,7 @@ pub(crate) fn scatter(buf: &mut [u8], v: &View<'_>, dt: DType, src: &[f32]) {
     if is_row_major(v.dims, v.strides) {
         let at = base as usize;
         let n: usize = v.dims.iter().product();
-        for (i, &x) in src[..n].iter().enumerate() {
-            dt.write(buf, at + i * v.elem, x);
-        }
+        dt.write_dense(&mut buf[at..at + n * v.elem], &src[..n]);
         return;
     }
     for_each_offset(v.dims, v.strides, |i, off| {

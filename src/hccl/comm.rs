@@ -27,7 +27,9 @@ pub(super) const fn hccl_dtype(dtype: DType) -> HcclDataType {
         DType::I32 => HCCL_DATA_TYPE_INT32,
         DType::I64 => HCCL_DATA_TYPE_INT64,
         DType::I8 => HCCL_DATA_TYPE_INT8,
-        DType::U8 => HCCL_DATA_TYPE_UINT8,
+        // HCCL has no BOOL: its bytes move as UINT8 (reductions refuse it).
+        DType::U8 | DType::Bool => HCCL_DATA_TYPE_UINT8,
+        DType::F64 => ascend_sys::hccl::HCCL_DATA_TYPE_FP64,
     }
 }
 
@@ -281,7 +283,10 @@ impl Communicator {
             self.device.soc_family(),
             SocFamily::AtlasA2 | SocFamily::AtlasA3
         );
-        if op == ReduceOp::Prod && dtype == DType::BF16 && a2_a3 {
+        // HCCL has no BOOL type to reduce; summing its bytes as UINT8 would not be a
+        // boolean operation.
+        let bool_reduction = dtype == DType::Bool;
+        if bool_reduction || (op == ReduceOp::Prod && dtype == DType::BF16 && a2_a3) {
             return Err(Error::UnsupportedDtype {
                 argument: "send",
                 dtype,

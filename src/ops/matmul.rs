@@ -11,7 +11,7 @@ crate::operator! {
     /// FLOAT and FLOAT16 everywhere, BF16 on Atlas A2/A3.
     pub struct Matmul: aclnnMatmul, aclnnMatmulGetWorkspaceSize;
     products: |soc: SocFamily| soc != SocFamily::Atlas310B;
-    dtypes: |soc: SocFamily, dtype: DType| dtype.is_float() && (dtype != DType::BF16 || soc.has_bf16());
+    dtypes: |soc: SocFamily, dtype: DType| dtype.is_core_float() && (dtype != DType::BF16 || soc.has_bf16());
     rule: |c: &crate::protocol::Call<'_>| {
         rules::matmul(c, 0, 1, 2)?;
         rules::cube_math(c, 3, &[0, 1])

@@ -11,7 +11,7 @@ fn products(soc: SocFamily) -> bool {
 
 /// FLOAT and FLOAT16 everywhere, BF16 on Atlas A2/A3.
 fn dtypes(soc: SocFamily, dtype: DType) -> bool {
-    dtype.is_float() && (dtype != DType::BF16 || soc.has_bf16())
+    dtype.is_core_float() && (dtype != DType::BF16 || soc.has_bf16())
 }
 
 crate::operator! {

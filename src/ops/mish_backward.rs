@@ -10,7 +10,7 @@ crate::operator! {
     /// Atlas A2/A3.
     pub struct MishBackward: aclnnMishBackward, aclnnMishBackwardGetWorkspaceSize;
     products: |soc: SocFamily| soc != SocFamily::Atlas310B;
-    dtypes: |soc: SocFamily, dtype: DType| dtype.is_float() && (dtype != DType::BF16 || soc.has_bf16());
+    dtypes: |soc: SocFamily, dtype: DType| dtype.is_core_float() && (dtype != DType::BF16 || soc.has_bf16());
     rule: crate::protocol::rules::broadcast;
 
     /// `grad_input = grad_output * mish'(self)`, queued on `stream` (`aclnnMishBackward`).

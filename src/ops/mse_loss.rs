@@ -11,7 +11,7 @@ crate::operator! {
     /// 200I/500 A2 (310B); FLOAT and FLOAT16 everywhere, BF16 on Atlas A2/A3.
     pub struct MseLoss: aclnnMseLoss, aclnnMseLossGetWorkspaceSize;
     products: |soc: SocFamily| soc != SocFamily::Atlas310B;
-    dtypes: |soc: SocFamily, dtype: DType| dtype.is_float() && (dtype != DType::BF16 || soc.has_bf16());
+    dtypes: |soc: SocFamily, dtype: DType| dtype.is_core_float() && (dtype != DType::BF16 || soc.has_bf16());
     rule: |c: &crate::protocol::Call<'_>| rules::loss(c, 0, 1, 2, 3);
 
     /// `out = reduction((x − target)²)`, queued on `stream` (`aclnnMseLoss`).

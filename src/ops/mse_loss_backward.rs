@@ -17,7 +17,7 @@ crate::operator! {
     /// `numel(self)` for the mean. FLOAT and FLOAT16 everywhere, BF16 on Atlas A2/A3.
     pub struct MseLossBackward: aclnnMseLossBackward, aclnnMseLossBackwardGetWorkspaceSize;
     products: products;
-    dtypes: |soc: SocFamily, dtype: DType| dtype.is_float() && (dtype != DType::BF16 || soc.has_bf16());
+    dtypes: |soc: SocFamily, dtype: DType| dtype.is_core_float() && (dtype != DType::BF16 || soc.has_bf16());
     rule: |c: &crate::protocol::Call<'_>| {
         rules::same_dtype(c, 1, &[0, 2])?;
         rules::broadcast(c)

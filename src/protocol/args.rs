@@ -9,9 +9,6 @@ use crate::shape::{Dims, Named};
 use crate::tensor::{RawTensor, TensorView, TensorViewMut};
 use std::cell::Cell;
 
-/// The most arguments (tensors and attributes) an operator may have.
-pub const MAX_ARGS: usize = 8;
-
 /// How an operator uses one tensor argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Role {
@@ -278,7 +275,7 @@ impl<'c> Call<'c> {
     }
 
     /// The tensor arguments with their roles and labelled shapes, in declaration order.
-    pub fn tensors(&self) -> impl Iterator<Item = (Role, Named<'c>)> + '_ {
+    pub fn tensors(&self) -> impl Iterator<Item = (Role, Named<'c>)> + Clone + '_ {
         self.args
             .iter()
             .zip(self.values)

@@ -2,7 +2,7 @@
 //! `aclIntArray`s made for it (destroyed on drop, and on every error path while being
 //! made), cached tensor descriptors, and plain values.
 
-use super::args::{Given, MAX_ARGS, Value};
+use super::args::{Given, Value};
 use super::attr::{self, Attr, CArg, Scalar};
 use crate::device::DeviceInner;
 use crate::error::Result;
@@ -21,13 +21,19 @@ enum Owned {
     Ints,
 }
 
-/// The C arguments of one call or plan, in declaration order. Does not release on its
-/// own: [`Guard`] does for a call, the plan's drop for a plan.
-pub(crate) struct Handles {
-    pub(crate) raw: [CArg; MAX_ARGS],
-    owned: [Owned; MAX_ARGS],
-    /// How many slots are filled.
-    n: usize,
+/// The C arguments of one call or plan, in declaration order, on the stack (one slot per
+/// argument). Does not release on its own: [`Guard`] does for a call; a plan moves them
+/// to the heap once ([`PlanHandles`]) and releases them on drop.
+pub(crate) struct Handles<const N: usize> {
+    pub(crate) raw: [CArg; N],
+    owned: [Owned; N],
+}
+
+/// A plan's handles: made once when it is built, so the plan's type need not carry the
+/// operator's argument count.
+pub(crate) struct PlanHandles {
+    pub(crate) raw: Box<[CArg]>,
+    owned: Box<[Owned]>,
 }
 
 /// What storage a descriptor declares.
@@ -41,26 +47,28 @@ enum Storage {
 }
 
 /// [`Handles`] that release what they made on drop.
-pub(crate) struct Guard<'t> {
+pub(crate) struct Guard<'t, const N: usize> {
     table: &'t Api,
     /// Where a failed destroy is counted (a release error and a leaked handle).
     device: &'t DeviceInner,
-    pub(crate) handles: Handles,
+    pub(crate) handles: Handles<N>,
 }
 
-impl Drop for Guard<'_> {
+impl<const N: usize> Drop for Guard<'_, N> {
     #[inline]
     fn drop(&mut self) {
         let device = self.device;
-        self.handles
-            .release(self.table, |e| handle_not_destroyed(device, &e));
+        let h = &mut self.handles;
+        release(&h.raw, &mut h.owned, self.table, |e| {
+            handle_not_destroyed(device, &e)
+        });
     }
 }
 
-impl<'t> Guard<'t> {
+impl<'t, const N: usize> Guard<'t, N> {
     /// Fresh handles for a plan, which rebinds its descriptors' addresses and so never
     /// shares them. Each descriptor declares only the storage its view reaches.
-    pub(crate) fn for_plan(device: &'t DeviceInner, values: &[Value<'_>]) -> Result<Self> {
+    pub(crate) fn for_plan(device: &'t DeviceInner, values: &[Value<'_>; N]) -> Result<Self> {
         let table = &device.rt.api;
         Self::filled(device, values, |t| {
             Ok((create(table, t, Storage::Reach)?, true))
@@ -70,7 +78,7 @@ impl<'t> Guard<'t> {
     /// The handles of one call: a whole tensor's cached descriptor (made now if it is the
     /// tensor's first use), or a fresh one for a view with another layout.
     #[inline]
-    pub(crate) fn for_call(device: &'t DeviceInner, values: &[Value<'_>]) -> Result<Self> {
+    pub(crate) fn for_call(device: &'t DeviceInner, values: &[Value<'_>; N]) -> Result<Self> {
         let table = &device.rt.api;
         Self::filled(device, values, |t| {
             if t.whole {
@@ -85,7 +93,7 @@ impl<'t> Guard<'t> {
     #[inline]
     fn filled(
         device: &'t DeviceInner,
-        values: &[Value<'_>],
+        values: &[Value<'_>; N],
         mut tensor: impl FnMut(&RawTensor<'_>) -> Result<(*mut aclTensor, bool)>,
     ) -> Result<Self> {
         let table = &device.rt.api;
@@ -93,9 +101,8 @@ impl<'t> Guard<'t> {
             table,
             device,
             handles: Handles {
-                raw: [CArg::NONE; MAX_ARGS],
-                owned: [Owned::No; MAX_ARGS],
-                n: values.len().min(MAX_ARGS),
+                raw: [CArg::NONE; N],
+                owned: [Owned::No; N],
             },
         };
         let h = &mut g.handles;
@@ -127,49 +134,56 @@ impl<'t> Guard<'t> {
         Ok(g)
     }
 
-    /// Gives the handles to a plan, which releases them (with [`Handles::release`]).
-    pub(crate) fn into_handles(self) -> Handles {
-        let Handles { raw, owned, n } = self.handles;
-        std::mem::forget(self);
-        Handles { raw, owned, n }
+    /// Gives the handles to a plan, which releases them (with [`PlanHandles::release`]).
+    pub(crate) fn into_plan(mut self) -> PlanHandles {
+        let h = &mut self.handles;
+        let plan = PlanHandles {
+            raw: Box::from(&h.raw[..]),
+            owned: Box::from(&h.owned[..]),
+        };
+        // The plan releases them now.
+        h.owned = [Owned::No; N];
+        plan
     }
 }
 
-impl Handles {
+impl PlanHandles {
     /// Moves the handles out, leaving an empty set that releases nothing.
-    pub(crate) fn take(&mut self) -> Handles {
-        let n = std::mem::replace(&mut self.n, 0);
-        Handles {
-            raw: std::mem::replace(&mut self.raw, [CArg::NONE; MAX_ARGS]),
-            owned: std::mem::replace(&mut self.owned, [Owned::No; MAX_ARGS]),
-            n,
+    pub(crate) fn take(&mut self) -> PlanHandles {
+        PlanHandles {
+            raw: std::mem::take(&mut self.raw),
+            owned: std::mem::take(&mut self.owned),
         }
     }
 
     /// Destroys what the set made, passing each failure to `failed`.
-    pub(crate) fn release(&mut self, table: &Api, mut failed: impl FnMut(crate::Error)) {
-        let n = self.n;
-        for (arg, owned) in self.raw[..n].iter().zip(&mut self.owned[..n]) {
-            let p = arg.ptr;
-            // SAFETY: each handle was made for this set by the function of its kind and is
-            // destroyed once (`owned` is cleared); no phase 1 or 2 still to return uses it.
-            let r = unsafe {
-                match std::mem::replace(owned, Owned::No) {
-                    Owned::No => continue,
-                    Owned::Tensor => sys::destroy_tensor(table, p.cast::<aclTensor>()),
-                    Owned::Scalar => sys::destroy_scalar(table, p.cast::<aclScalar>()),
-                    Owned::Ints => sys::destroy_int_array(table, p.cast::<aclIntArray>()),
-                }
-            };
-            if let Err(e) = r {
-                failed(e);
-            }
-        }
+    pub(crate) fn release(&mut self, table: &Api, failed: impl FnMut(crate::Error)) {
+        release(&self.raw, &mut self.owned, table, failed);
     }
 
     /// How many handles the set made (for leak reports).
     pub(crate) fn made(&self) -> u64 {
         self.owned.iter().filter(|o| **o != Owned::No).count() as u64
+    }
+}
+
+/// Destroys what a set made (`owned`), passing each failure to `failed`.
+fn release(raw: &[CArg], owned: &mut [Owned], table: &Api, mut failed: impl FnMut(crate::Error)) {
+    for (arg, owned) in raw.iter().zip(owned) {
+        let p = arg.ptr;
+        // SAFETY: each handle was made for this set by the function of its kind and is
+        // destroyed once (`owned` is cleared); no phase 1 or 2 still to return uses it.
+        let r = unsafe {
+            match std::mem::replace(owned, Owned::No) {
+                Owned::No => continue,
+                Owned::Tensor => sys::destroy_tensor(table, p.cast::<aclTensor>()),
+                Owned::Scalar => sys::destroy_scalar(table, p.cast::<aclScalar>()),
+                Owned::Ints => sys::destroy_int_array(table, p.cast::<aclIntArray>()),
+            }
+        };
+        if let Err(e) = r {
+            failed(e);
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! The two-phase protocol of one call: descriptors, phase 1, workspace, phase 2.
 
-use super::args::{Arg, Given, Inferred, MAX_ARGS, Value, resolve_dtype_of};
+use super::args::{Arg, Given, Inferred, Value, resolve_dtype_of};
 use super::attr::CArg;
 use super::entry::{EntryPoints, OperatorFns};
 use super::handles::{Guard, handle_not_destroyed};
@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 /// An operator's typed phase-1 call ([`Operator::phase1`]).
 pub(crate) type Phase1 =
-    unsafe fn(NonNull<c_void>, &[CArg; MAX_ARGS], *mut u64, *mut *mut aclOpExecutor) -> i32;
+    unsafe fn(NonNull<c_void>, &[CArg], *mut u64, *mut *mut aclOpExecutor) -> i32;
 
 /// What the protocol needs of a declared operator, without its type.
 #[derive(Clone, Copy)]
@@ -43,7 +43,6 @@ impl Spec {
 #[doc(hidden)]
 #[inline]
 pub fn call<O: Operator, const N: usize>(stream: &Stream, values: [Value<'_>; N]) -> Result<()> {
-    const { assert!(N <= MAX_ARGS) };
     let mut values = values;
     resolve_dtype_of(O::ARGS, &mut values);
     validate::<O>(stream, &values)?;
@@ -67,7 +66,6 @@ pub fn call_new<O: Operator, R: Allocated, const N: usize>(
     stream: &Stream,
     values: [Value<'_>; N],
 ) -> Result<R> {
-    const { assert!(N <= MAX_ARGS) };
     let inferred = Inferred::default();
     validate_into::<O>(stream, &values, &inferred)?;
     let out = values.iter().position(Value::is_pending);
@@ -104,7 +102,11 @@ fn no_inferred_shape(operator: &'static str) -> crate::Error {
 /// stream's cache. On success every tensor records the stream and the ticket of the
 /// launch, so its memory outlives the queued work; the handles made for the call are
 /// released once phase 2 has returned, and on every error path by the guards.
-pub(crate) fn launch(stream: &Stream, values: &[Value<'_>], spec: Spec) -> Result<()> {
+pub(crate) fn launch<const N: usize>(
+    stream: &Stream,
+    values: &[Value<'_>; N],
+    spec: Spec,
+) -> Result<()> {
     let inner = &stream.inner;
     let fns = spec.entry.get(&inner.device)?;
     inner.device.bind()?;
@@ -167,7 +169,7 @@ pub(crate) fn prepare<'t>(
     device: &'t DeviceInner,
     spec: Spec,
     fns: &OperatorFns,
-    handles: &[CArg; MAX_ARGS],
+    handles: &[CArg],
 ) -> Result<(Executor<'t>, u64)> {
     let table = device.table();
     let mut workspace_size = 0u64;

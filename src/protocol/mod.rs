@@ -34,7 +34,7 @@ mod launch;
 mod plan;
 pub mod rules;
 
-pub use args::{Arg, ArgKind, Call, MAX_ARGS, Role, Value, label};
+pub use args::{Arg, ArgKind, Call, Role, Value, label};
 pub use attr::{Attr, Attribute, CArg, CValue, INT_LIST_CAPACITY, IntList, Kind, Scalar};
 pub use declare::Promise;
 pub use entry::EntryPoints;

@@ -1,9 +1,9 @@
 //! [`Plan`]: one operator's phase 1 run once, phase 2 launched many times.
 
-use super::args::{Arg, Given, MAX_ARGS, Value, resolve_dtype_of};
+use super::args::{Arg, Given, Value, resolve_dtype_of};
 use super::attr::Attr;
 use super::entry::OperatorFns;
-use super::handles::{Guard, Handles, handle_not_destroyed};
+use super::handles::{Guard, PlanHandles, handle_not_destroyed};
 use super::launch::{Spec, enqueue, launch, order_after_other_streams, prepare, record_uses};
 use super::rules::{Operator, validate};
 use crate::alloc::Parked;
@@ -53,11 +53,12 @@ pub struct Plan<O, E> {
     operator: &'static str,
     spec: Spec,
     device: Arc<DeviceInner>,
-    layouts: [Layout; MAX_ARGS],
+    /// Per argument, in declaration order (made once, at `build`).
+    layouts: Box<[Layout]>,
     /// The tensors' dtypes, which a launch's tensors must have (a run-time dtype may
     /// differ).
-    dtypes: [Option<DType>; MAX_ARGS],
-    attrs: [Option<Attr>; MAX_ARGS],
+    dtypes: Box<[Option<DType>]>,
+    attrs: Box<[Option<Attr>]>,
     reusable: Option<Reusable>,
     _types: PhantomData<fn() -> (O, E)>,
 }
@@ -66,13 +67,13 @@ pub struct Plan<O, E> {
 struct Reusable {
     device: Arc<DeviceInner>,
     fns: OperatorFns,
-    handles: Handles,
+    handles: PlanHandles,
     executor: *mut aclOpExecutor,
     workspace_size: u64,
     uses: Uses,
     /// The device address each tensor's descriptor holds (the one it was made with, or the
     /// last one rebound).
-    bound: [*mut c_void; MAX_ARGS],
+    bound: Box<[*mut c_void]>,
 }
 
 // SAFETY: the handles and executor are opaque library handles used only through
@@ -94,13 +95,12 @@ impl<O: Operator, E> Plan<O, E> {
     /// these attributes. Called by the `new` that `operator!` generates.
     #[doc(hidden)]
     pub fn build<const N: usize>(stream: &Stream, values: [Value<'_>; N]) -> Result<Self> {
-        const { assert!(N <= MAX_ARGS) };
         let mut values = values;
         resolve_dtype_of(O::ARGS, &mut values);
         validate::<O>(stream, &values)?;
-        let mut layouts = [Layout::default(); MAX_ARGS];
-        let mut dtypes = [None; MAX_ARGS];
-        let mut attrs = [None; MAX_ARGS];
+        let mut layouts = [Layout::default(); N];
+        let mut dtypes = [None; N];
+        let mut attrs = [None; N];
         for (((l, d), a), v) in layouts
             .iter_mut()
             .zip(&mut dtypes)
@@ -125,9 +125,9 @@ impl<O: Operator, E> Plan<O, E> {
             operator: O::NAME,
             spec,
             device,
-            layouts,
-            dtypes,
-            attrs,
+            layouts: Box::from(layouts),
+            dtypes: Box::from(dtypes),
+            attrs: Box::from(attrs),
             reusable,
             _types: PhantomData,
         })
@@ -168,13 +168,13 @@ impl<O: Operator, E> Plan<O, E> {
         let inner = &stream.inner;
         inner.device.bind()?;
         order_after_other_streams(inner, &values, args)?;
-        let mut addrs = [std::ptr::null_mut(); MAX_ARGS];
+        let mut addrs = [std::ptr::null_mut(); N];
         for (a, v) in addrs.iter_mut().zip(&values) {
             if let Some(t) = v.tensor() {
                 *a = t.buf.ptr;
             }
         }
-        if addrs != plan.bound {
+        if addrs[..] != plan.bound[..] {
             plan.rebind(args, &addrs)?;
         }
         // Repeatable: phase 2 leaves the executor to the plan whatever it returns.
@@ -194,11 +194,11 @@ impl<O: Operator, E> Plan<O, E> {
 
 impl Reusable {
     /// The plan's own handles, phase 1, and the executor made repeatable.
-    fn new(
+    fn new<const N: usize>(
         device: &Arc<DeviceInner>,
         spec: Spec,
         fns: OperatorFns,
-        values: &[Value<'_>],
+        values: &[Value<'_>; N],
     ) -> Result<Reusable> {
         let table = device.table();
         device.bind()?;
@@ -207,7 +207,7 @@ impl Reusable {
         // SAFETY: a fresh executor from phase 1, before any phase 2.
         unsafe { sys::set_executor_repeatable(table, executor.raw) }?;
         let raw_executor = executor.into_raw(); // destroyed by the plan's drop
-        let mut bound = [std::ptr::null_mut(); MAX_ARGS];
+        let mut bound = [std::ptr::null_mut(); N];
         for (b, v) in bound.iter_mut().zip(values) {
             if let Some(t) = v.tensor() {
                 *b = t.buf.ptr;
@@ -216,11 +216,11 @@ impl Reusable {
         Ok(Reusable {
             device: Arc::clone(device),
             fns,
-            handles: handles.into_handles(),
+            handles: handles.into_plan(),
             executor: raw_executor,
             workspace_size,
             uses: Uses::new(),
-            bound,
+            bound: Box::from(bound),
         })
     }
 
@@ -228,17 +228,18 @@ impl Reusable {
     /// theirs: inputs by input index, outputs by output index, an in-place argument both
     /// (counted over the tensor arguments). The device context must be current.
     #[inline(never)]
-    fn rebind(&mut self, args: &[Arg], addrs: &[*mut c_void; MAX_ARGS]) -> Result<()> {
+    fn rebind(&mut self, args: &[Arg], addrs: &[*mut c_void]) -> Result<()> {
         let table = self.device.table();
         let (mut input, mut output) = (0usize, 0usize);
-        for (i, arg) in args.iter().enumerate() {
+        let slots = args.iter().zip(addrs).zip(self.handles.raw.iter());
+        for (((arg, &addr), handle), bound) in slots.zip(self.bound.iter_mut()) {
             let Some(role) = arg.role() else { continue };
-            let (addr, d) = (addrs[i], self.handles.raw[i].ptr.cast::<aclTensor>());
-            let changed = addr != self.bound[i];
+            let d = handle.ptr.cast::<aclTensor>();
+            let changed = addr != *bound;
             if changed {
                 // Unknown until both calls succeed: an in-place argument may be half
                 // rebound, so the next launch must rebind it whatever its address.
-                self.bound[i] = std::ptr::null_mut();
+                *bound = std::ptr::null_mut();
             }
             // SAFETY: the plan's live repeatable executor and its own descriptor of this
             // argument (never shared); `addr` is the base of a live device allocation in
@@ -258,7 +259,7 @@ impl Reusable {
                     output += 1;
                 }
             }
-            self.bound[i] = addr;
+            *bound = addr;
         }
         Ok(())
     }
@@ -285,7 +286,7 @@ impl Drop for Reusable {
 
 /// What a dropped plan releases once its launches have run.
 struct PlanParts {
-    handles: Handles,
+    handles: PlanHandles,
     executor: *mut aclOpExecutor,
     uses: Uses,
 }

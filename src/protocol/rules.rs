@@ -18,7 +18,7 @@ use ascend_sys::aclOpExecutor;
 use std::ffi::c_void;
 use std::ptr::NonNull;
 
-pub use super::args::{Arg, MAX_ARGS, Role};
+pub use super::args::{Arg, Role};
 
 /// An aclnn operator, declared once with [`operator!`](crate::operator): implemented by the
 /// declaration, never by hand.
@@ -48,7 +48,7 @@ pub trait Operator: 'static {
     #[doc(hidden)]
     unsafe fn phase1(
         phase1: NonNull<c_void>,
-        args: &[CArg; MAX_ARGS],
+        args: &[CArg],
         workspace_size: *mut u64,
         executor: *mut *mut aclOpExecutor,
     ) -> i32;
@@ -190,9 +190,7 @@ pub fn same(c: &Call<'_>) -> Result<()> {
     if all_equal(c) {
         return Ok(());
     }
-    let mut named = [("", &[][..]); MAX_ARGS];
-    let n = collect(c, |_| true, &mut named);
-    shape::check_same(&named[..n]).map(drop)
+    shape::check_same_of(c.tensors().map(|(_, named)| named)).map(drop)
 }
 
 /// The tensors read broadcast together (numpy rules) and every tensor written has the
@@ -202,17 +200,18 @@ pub fn same(c: &Call<'_>) -> Result<()> {
 /// [`Error::TooManyDims`], [`Error::NotBroadcastable`], [`Error::ShapeMismatch`].
 #[inline]
 pub fn broadcast(c: &Call<'_>) -> Result<()> {
-    let (mut inputs, mut outputs) = ([("", &[][..]); MAX_ARGS], [("", &[][..]); MAX_ARGS]);
+    let with = |keep: fn(Role) -> bool| {
+        c.tensors()
+            .filter(move |(role, _)| keep(*role))
+            .map(|(_, named)| named)
+    };
     if let Some(out) = c.pending() {
-        let ni = collect(c, Role::reads, &mut inputs);
-        c.infer(out, &shape::broadcast(&inputs[..ni])?)?;
+        c.infer(out, &shape::broadcast_of(with(Role::reads))?)?;
     }
     if all_equal(c) {
         return Ok(());
     }
-    let ni = collect(c, Role::reads, &mut inputs);
-    let no = collect(c, Role::writes, &mut outputs);
-    shape::check_broadcast(&inputs[..ni], &outputs[..no]).map(drop)
+    shape::check_broadcast_of(with(Role::reads), with(Role::writes)).map(drop)
 }
 
 /// The matrix product of tensors `a` and `b` into `out` (numpy `matmul`): `a` and `b` have
@@ -400,17 +399,6 @@ pub fn same_dtype(c: &Call<'_>, of: usize, args: &[usize]) -> Result<()> {
         }
     }
     Ok(())
-}
-
-fn collect<'c>(c: &Call<'c>, keep: impl Fn(Role) -> bool, into: &mut [Named<'c>]) -> usize {
-    let mut n = 0;
-    for (role, named) in c.tensors() {
-        if keep(role) && n < into.len() {
-            into[n] = named;
-            n += 1;
-        }
-    }
-    n
 }
 
 /// Whether every tensor has the shape of the first: a `Dims` never has more than 8 dims,

@@ -12,12 +12,14 @@ use ndarray::{ArrayView, ArrayViewMut, Dimension, IxDyn, Zip};
 pub(crate) fn round_to(dtype: DType, v: f64) -> f64 {
     match dtype {
         DType::F32 => f64::from(v as f32),
+        DType::F64 => v,
         DType::F16 => <f16 as Element>::from_f64(v).to_f64(),
         DType::BF16 => <bf16 as Element>::from_f64(v).to_f64(),
         DType::I32 => <i32 as Element>::from_f64(v).to_f64(),
         DType::I64 => <i64 as Element>::from_f64(v).to_f64(),
         DType::I8 => <i8 as Element>::from_f64(v).to_f64(),
         DType::U8 => <u8 as Element>::from_f64(v).to_f64(),
+        DType::Bool => <bool as Element>::from_f64(v).to_f64(),
     }
 }
 

@@ -16,7 +16,13 @@ impl Narrow {
     /// The 16-bit floating format of a compute type, `None` for f32 (and the integers).
     pub(crate) fn of(dtype: DType) -> Option<Narrow> {
         match dtype {
-            DType::F32 | DType::I32 | DType::I64 | DType::I8 | DType::U8 => None,
+            DType::F32
+            | DType::F64
+            | DType::I32
+            | DType::I64
+            | DType::I8
+            | DType::U8
+            | DType::Bool => None,
             DType::F16 => Some(Narrow::F16),
             DType::BF16 => Some(Narrow::Bf16),
         }

@@ -42,6 +42,14 @@ macro_rules! with_dtype {
                 type $t = u8;
                 $body
             }
+            DType::Bool => {
+                type $t = bool;
+                $body
+            }
+            DType::F64 => {
+                type $t = f64;
+                $body
+            }
         }
     };
 }

@@ -392,7 +392,11 @@ fn download<T: Element>(
     let Some(span) = span::<T>(buf, layout)? else {
         return Ok(());
     };
-    if layout.is_contiguous()
+    // A type whose device bytes need normalising (BOOL) always goes through the staging
+    // buffer: its bytes are made valid there before any is read as `T`, so the sink never
+    // holds an invalid value, not even after a failed copy.
+    if !T::NORMALISES
+        && layout.is_contiguous()
         && let Some(dst) = sink.dense()
     {
         download_direct(buf, stream, &span, dst)?;
@@ -431,8 +435,16 @@ fn download<T: Element>(
         queued = Some(ticket);
         inner.drain_locked(ticket)?;
         inner.drained_through(ticket);
+        if T::NORMALISES {
+            // SAFETY: the copy has finished, so the buffer's first `bytes` bytes are
+            // initialised; the stream's lock (held) keeps every other user out.
+            T::normalise_bytes(unsafe {
+                std::slice::from_raw_parts_mut(staging.cast::<u8>(), bytes)
+            });
+        }
         // SAFETY: the copy has finished; the buffer holds `count` initialised elements of
-        // `T` (every bit pattern is a valid f32/f16/bf16), page-aligned.
+        // `T`, page-aligned, each a valid `T` (every bit pattern is a valid number, and
+        // BOOL's bytes were normalised to 0 and 1 above).
         let host = unsafe { std::slice::from_raw_parts(staging.cast::<T>(), count) };
         sink.gather(host, layout, lo);
         Ok(())

@@ -159,7 +159,10 @@ fn run_thread(
             Op::MishNew { src, dst, s } => {
                 let Some(x) = &slots[src] else { continue };
                 let want = x.want.clone().map(|v| v.into_iter().map(mish1).collect());
-                let y = allowed(mish_new::<f32, DeviceTensor<f32>>(&x.tensor, &streams[s]), "mish_new")?;
+                let y = allowed(
+                    mish_new::<f32, DeviceTensor<f32>>(&x.tensor, &streams[s]),
+                    "mish_new",
+                )?;
                 slots[dst] = y.map(|tensor| Slot { tensor, want });
             }
             Op::Inplace { slot, s } => {

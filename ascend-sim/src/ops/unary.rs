@@ -119,8 +119,10 @@ fn run(row: &Unary, call: &KernelCall, scratch: &mut Scratch) -> Result<(), Stri
         call.through_workspace(SELF, dt, x)?;
         let f = row.f32;
         par_chunks(x, |_, x| {
-            for v in x {
-                *v = dt.round(f(*v));
+            if dt == DType::F32 {
+                x.iter_mut().for_each(|v| *v = f(*v));
+            } else {
+                x.iter_mut().for_each(|v| *v = dt.round(f(*v)));
             }
         });
         call.through_workspace(OUT, dt, x)?;
