@@ -58,7 +58,8 @@ macro_rules! __operator_emit {
             /// [`Error::DeviceMismatch`](crate::Error::DeviceMismatch),
             /// [`Error::PlanMismatch`](crate::Error::PlanMismatch) naming the first argument
             /// whose layout differs (a plan is fixed to one layout: build another for
-            /// another); [`Error::Aclnn`](crate::Error::Aclnn) from the library.
+            /// another), or whose run-time dtype differs (a [`Tensor`](crate::Tensor));
+            /// [`Error::Aclnn`](crate::Error::Aclnn) from the library.
             #[allow(clippy::too_many_arguments)]
             pub fn launch(&mut self, $($l)* stream: &$crate::Stream) -> $crate::Result<()> {
                 self.0.run(stream, [$($lv)*])
