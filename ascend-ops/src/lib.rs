@@ -15,6 +15,7 @@
 #![forbid(unsafe_code)]
 
 pub mod real;
+pub mod scalar;
 pub mod unary;
 
 use ascend_sys::aclDataType;

@@ -30,5 +30,6 @@ operators! {
     mse_loss_backward,
     mul,
     reduce_sum,
+    scalar,
     unary,
 }
