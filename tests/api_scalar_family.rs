@@ -2,7 +2,8 @@
 //! the vendor lists on Atlas A2 whose result stays in it (floating types with DOUBLE
 //! scalars, integers and bool with integer scalars), whole, transposed and stepped views,
 //! empty and 0-D tensors, the allocating form, the in-place twin and the plans, judged by
-//! the precision standard (exactly for integers and bool).
+//! the precision standard (exactly for integers and bool); the comparisons into bool,
+//! exactly.
 
 mod common;
 
@@ -35,13 +36,13 @@ macro_rules! scalar_rows {
         $rust:ident($name:ident, $inplace:ident) [$($marker:ident)*] { $($facts:tt)* }
     )*) => {
         fn scalar_rows<T: Element>() -> Vec<Row<T>> {
-            paste::paste! { vec![$(
-                scalar_rows!(@row [$($marker)*] $rust $name $inplace),
-            )*] }
+            let mut rows = Vec::new();
+            $( scalar_rows!(@row rows [$($marker)*] $rust $name $inplace); )*
+            rows
         }
     };
-    (@row [alpha $($quirk:ident)?] $rust:ident $name:ident $inplace:ident) => {
-        paste::paste! { Row {
+    (@row $rows:ident [alpha $($quirk:ident)?] $rust:ident $name:ident $inplace:ident) => {
+        paste::paste! { $rows.push(Row {
             name: stringify!($name),
             call: |x, o, a, out, s| ascendcl::$rust(x, o, a, out, s),
             new: |x, o, a, s| ascendcl::[<$rust _new>](x, o, a, s),
@@ -56,10 +57,11 @@ macro_rules! scalar_rows {
                 plan.launch(&mut x, s)
             },
             reference: |x, o, a| ascendcl::reference::$rust(x.view(), o, a),
-        } }
+        }); }
     };
-    (@row [] $rust:ident $name:ident $inplace:ident) => {
-        paste::paste! { Row {
+    (@row $rows:ident [compare $($quirk:ident)*] $rust:ident $name:ident $inplace:ident) => {};
+    (@row $rows:ident [] $rust:ident $name:ident $inplace:ident) => {
+        paste::paste! { $rows.push(Row {
             name: stringify!($name),
             call: |x, o, _, out, s| ascendcl::$rust(x, o, out, s),
             new: |x, o, _, s| ascendcl::[<$rust _new>](x, o, s),
@@ -74,7 +76,7 @@ macro_rules! scalar_rows {
                 plan.launch(&mut x, s)
             },
             reference: |x, o, _| ascendcl::reference::$rust(x.view(), o),
-        } }
+        }); }
     };
 }
 
@@ -240,4 +242,110 @@ fn a_floating_scalar_promotes_an_integer_tensor() {
         ints.to_array::<ndarray::Ix1>(&s).unwrap().to_vec(),
         vec![3, -6]
     );
+}
+
+type Compare<T> = fn(TensorView<'_, T>, Scalar, TensorViewMut<'_, bool>, &Stream) -> Result<()>;
+type CompareNew<T> = fn(TensorView<'_, T>, Scalar, &Stream) -> Result<DeviceTensor<bool>>;
+type CompareInPlace<T> = fn(TensorViewMut<'_, T>, Scalar, &Stream) -> Result<()>;
+
+/// One comparison row's functions for the element type `T`, into `bool`.
+struct CompareRow<T: Element> {
+    name: &'static str,
+    call: Compare<T>,
+    new: CompareNew<T>,
+    plan: Compare<T>,
+    inplace: CompareInPlace<T>,
+    reference: fn(&ArrayD<T>, Scalar) -> Result<ArrayD<bool>>,
+}
+
+macro_rules! compare_rows {
+    ($(
+        $(#[$doc:meta])*
+        $rust:ident($name:ident, $inplace:ident) [$($marker:ident)*] { $($facts:tt)* }
+    )*) => {
+        fn compare_rows<T: Element>() -> Vec<CompareRow<T>> {
+            let mut rows = Vec::new();
+            $( compare_rows!(@row rows [$($marker)*] $rust $name); )*
+            rows
+        }
+    };
+    (@row $rows:ident [compare $($quirk:ident)*] $rust:ident $name:ident) => {
+        paste::paste! { $rows.push(CompareRow {
+            name: stringify!($name),
+            call: |x, o, out, s| ascendcl::$rust(x, o, out, s),
+            new: |x, o, s| ascendcl::[<$rust _new>](x, o, s),
+            plan: |x, o, mut out, s| {
+                let mut plan = ascendcl::[<$name Plan>]::new(&x, o, &out, s)?;
+                plan.launch(&x, &mut out, s)
+            },
+            inplace: |x, o, s| ascendcl::[<$rust _inplace>](x, o, s),
+            reference: |x, o| ascendcl::reference::$rust(x.view(), o),
+        }); }
+    };
+    (@row $rows:ident [$($marker:ident)*] $rust:ident $name:ident) => {};
+}
+
+ascend_ops::scalar_family!(compare_rows);
+
+fn every_comparison<T: Element>(cases: &std::cell::Cell<usize>) {
+    let s = device(0).stream().unwrap();
+    for f in compare_rows::<T>() {
+        let row = ascend_ops::scalar::row(f.name).unwrap();
+        if !row
+            .dtypes
+            .allows(ascend_ops::Product::AtlasA2, T::DTYPE.acl())
+        {
+            continue;
+        }
+        let mut runner = proptest::test_runner::TestRunner::new(config());
+        runner
+            .run(&(shaped(), lay()), |((shape, values, other, _), lay)| {
+                cases.set(cases.get() + 1);
+                // Values on a coarse grid, so that equality happens.
+                let x = ArrayD::from_shape_vec(
+                    IxDyn(&shape),
+                    values
+                        .iter()
+                        .map(|&v| T::from_f64((v * 2.0).round() / 2.0))
+                        .collect(),
+                )
+                .unwrap();
+                let (o, _) = scalars::<T>("", (other * 2.0).round() / 2.0, 1.0);
+                let want = (f.reference)(&x, o).unwrap();
+                let held = hold(&s, &x, lay);
+                let mut out = hold(&s, &ArrayD::from_elem(IxDyn(&shape), false), lay);
+                (f.call)(held.view(), o, out.view_mut(), &s).unwrap();
+                prop_assert_eq!(&out.get(&s), &want, "{} of {:?} {:?}", f.name, T::DTYPE, o);
+                let new = (f.new)(held.view(), o, &s).unwrap();
+                prop_assert_eq!(&new.to_array::<IxDyn>(&s).unwrap(), &want);
+                let mut planned = hold(&s, &ArrayD::from_elem(IxDyn(&shape), false), lay);
+                (f.plan)(held.view(), o, planned.view_mut(), &s).unwrap();
+                prop_assert_eq!(&planned.get(&s), &want);
+                let mut held = held;
+                (f.inplace)(held.view_mut(), o, &s).unwrap();
+                prop_assert_eq!(
+                    held.get(&s),
+                    want.mapv(|b| T::from_f64(f64::from(u8::from(b))))
+                );
+                Ok(())
+            })
+            .unwrap();
+    }
+}
+
+#[test]
+fn every_comparison_row_matches_the_reference_in_every_listed_dtype() {
+    let cases = std::cell::Cell::new(0);
+    every_comparison::<f32>(&cases);
+    every_comparison::<f16>(&cases);
+    every_comparison::<bf16>(&cases);
+    every_comparison::<f64>(&cases);
+    every_comparison::<i32>(&cases);
+    every_comparison::<i64>(&cases);
+    every_comparison::<i8>(&cases);
+    every_comparison::<u8>(&cases);
+    every_comparison::<bool>(&cases);
+    let cases = cases.get();
+    println!("{cases} comparison cases");
+    assert!(cases >= 12 * 3 * 8, "{cases} cases");
 }

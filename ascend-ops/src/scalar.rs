@@ -52,6 +52,19 @@ pub enum Rule {
     /// FLOAT16/BF16/FLOAT with a FLOAT/FLOAT16/BF16 (or BF16 with DOUBLE) scalar divide in
     /// FLOAT.
     Divs,
+    /// aclnnEqScalar and aclnnNeScalar (`math/equal`, `math/not_equal`): NULL checks of
+    /// self, other, out; self's, other's, then out's dtype in the list; PromoteType(self,
+    /// other) defined (Ne: the compute dtype), self and other castable to it, BOOL
+    /// castable to out; self and out at most 8 dims, out of self's shape. Compare in: a
+    /// complex self's dtype; a floating self's with a real scalar; PromoteType for a BOOL
+    /// self or a floating or complex scalar; otherwise self's dtype. The BOOL result is
+    /// cast to out's dtype.
+    Equality,
+    /// aclnnGtScalar (`math/greater`): as [`Rule::Equality`] but with its own out list,
+    /// and no cast checks of self and other: compare in PromoteType(self, other) (BOOL:
+    /// INT8), or in a floating self's dtype when a DOUBLE scalar converts to it within
+    /// f32's epsilon.
+    Greater,
 }
 
 /// One operator of the family.
@@ -67,11 +80,14 @@ pub struct ScalarOp {
     pub alpha: bool,
     /// The products whose phase 1 accepts the operator (the vendor's code has no gate).
     pub products: &'static [Product],
-    /// `self`'s dtypes (and `out`'s, for [`Rule::Muls`]; `other`'s, for [`Rule::Divs`]).
+    /// `self`'s dtypes (and `out`'s, for [`Rule::Muls`] and [`Rule::Equality`]; `other`'s,
+    /// for [`Rule::Divs`] and the comparisons).
     pub dtypes: Dtypes,
+    /// `out`'s own list, where the rule has one ([`Rule::Greater`]).
+    pub out_dtypes: Option<Dtypes>,
     /// The vendor's checks and compute dtype.
     pub rule: Rule,
-    /// `self ∘ term` in f32 (FLOAT, FLOAT16, BF16 compute).
+    /// `self ∘ term` in f32 (FLOAT, FLOAT16, BF16 compute); a comparison gives 0 or 1.
     pub f32: fn(f32, f32) -> f32,
     /// `self ∘ term` in f64: DOUBLE's kernel, BOOL's, and the reference.
     pub f64: fn(f64, f64) -> f64,
@@ -82,6 +98,12 @@ pub struct ScalarOp {
 }
 
 impl ScalarOp {
+    /// Whether the result is a comparison's BOOL (cast to `out`'s dtype), not a value of
+    /// the compute dtype.
+    pub fn compares(&self) -> bool {
+        matches!(self.rule, Rule::Equality | Rule::Greater)
+    }
+
     /// Whether `product` has the operator.
     pub fn available_on(&self, product: Product) -> bool {
         self.products.contains(&product)
@@ -104,7 +126,7 @@ impl ScalarOp {
         let axpy: &[aclDataType] = match self.rule {
             Rule::Adds => &[ACL_FLOAT, ACL_FLOAT16],
             Rule::Subs => &[ACL_FLOAT, ACL_FLOAT16, ACL_BF16],
-            Rule::Muls | Rule::Divs => return c,
+            _ => return c,
         };
         if is_one(alpha) {
             c
@@ -121,15 +143,17 @@ mod dt {
     pub(super) use ascend_sys::{
         ACL_BF16 as BF16, ACL_BOOL as BOOL, ACL_COMPLEX64 as C64, ACL_COMPLEX128 as C128,
         ACL_DOUBLE as F64, ACL_FLOAT as F32, ACL_FLOAT16 as F16, ACL_INT8 as I8, ACL_INT16 as I16,
-        ACL_INT32 as I32, ACL_INT64 as I64, ACL_UINT8 as U8,
+        ACL_INT32 as I32, ACL_INT64 as I64, ACL_UINT8 as U8, ACL_UINT16 as U16, ACL_UINT32 as U32,
+        ACL_UINT64 as U64,
     };
 }
 
 /// Hands the family's rows to `$callback`, each as
 /// `rust_name(CName, InplaceCName) [markers] { facts }`, with its doc comment; the markers
-/// are `alpha` (first, when the operator takes one) and `const_self_ref` (the vendor's
-/// header declares the in-place twin's `selfRef` `const`); [`ROWS`] holds the facts as
-/// data.
+/// are `alpha` (first, when the operator takes one) or `compare` (first, for a comparison,
+/// whose result is BOOL), `const_self_ref` (the vendor's header declares the in-place
+/// twin's `selfRef` `const`) and `greater` (out has GtScalar's own list); [`ROWS`] holds
+/// the facts as data.
 #[macro_export]
 macro_rules! scalar_family {
     ($callback:path) => {
@@ -166,6 +190,30 @@ macro_rules! scalar_family {
                 int: none,
                 golden: [(3.0, 2.0, 1.0, 1.5), (1.0, 0.0, 1.0, f64::INFINITY), (-1.0, 4.0, 1.0, -0.25)],
             }
+            /// `out = (self == other)`, BOOL cast to `out`'s dtype.
+            eq_scalar(EqScalar, InplaceEqScalar) [compare const_self_ref] {
+                rule: Equality,
+                dtypes: Dtypes::not_910(&[F32, I32, I64, F16, I16, I8, U8, BOOL, F64, C64, C128, BF16], &[F32, I32, I64, F16, I16, I8, U8, U64, U32, BOOL, F64, C64, C128]),
+                real: |x, t| if x == t { 1.0 } else { 0.0 },
+                int: none,
+                golden: [(2.0, 2.0, 1.0, 1.0), (2.0, 2.5, 1.0, 0.0), (-0.0, 0.0, 1.0, 1.0)],
+            }
+            /// `out = (self != other)`, BOOL cast to `out`'s dtype.
+            ne_scalar(NeScalar, InplaceNeScalar) [compare] {
+                rule: Equality,
+                dtypes: Dtypes::a2_a3(&[F32, I32, I64, F16, I16, I8, U8, BOOL, F64, C64, C128, BF16], &[F32, I32, I64, F16, I16, I8, U8, BOOL, F64, C64, C128]),
+                real: |x, t| if x != t { 1.0 } else { 0.0 },
+                int: none,
+                golden: [(2.0, 2.0, 1.0, 0.0), (2.0, 2.5, 1.0, 1.0)],
+            }
+            /// `out = (self > other)`, BOOL cast to `out`'s dtype.
+            gt_scalar(GtScalar, InplaceGtScalar) [compare greater] {
+                rule: Greater,
+                dtypes: Dtypes::a2_a3(&[F32, I32, I64, F16, I16, I8, U8, F64, U64, U16, U32, BOOL, BF16], &[F32, I32, I64, F16, I16, I8, U8, F64, U64, U16, U32, BOOL]),
+                real: |x, t| if x > t { 1.0 } else { 0.0 },
+                int: none,
+                golden: [(2.0, 2.0, 1.0, 0.0), (2.5, 2.0, 1.0, 1.0), (-3.0, -2.0, 1.0, 0.0)],
+            }
         }
     };
 }
@@ -191,6 +239,7 @@ macro_rules! define_rows {
                 alpha: define_rows!(@alpha $($marker)*),
                 products: products::ALL,
                 dtypes: $dtypes,
+                out_dtypes: define_rows!(@out $($marker)*),
                 rule: Rule::$rule,
                 f32: |$x: f32, $t: f32| -> f32 { $real },
                 f64: |$x: f64, $t: f64| -> f64 { $real },
@@ -204,11 +253,24 @@ macro_rules! define_rows {
     (@alpha) => { false };
     (@alpha alpha $($rest:ident)*) => { true };
     (@alpha $other:ident $($rest:ident)*) => { define_rows!(@alpha $($rest)*) };
+    (@out) => { None };
+    (@out greater $($rest:ident)*) => { Some(GT_OUT) };
+    (@out $other:ident $($rest:ident)*) => { define_rows!(@out $($rest)*) };
     (@int) => { None };
     (@int | $x:ident, $t:ident | $body:expr) => { Some(|$x: i64, $t: i64| -> i64 { $body }) };
 }
 
 use dt::*;
+
+/// aclnnGtScalar's out list (its own `OUT_DTYPE_SUPPORT_*_LIST`).
+const GT_OUT: Dtypes = Dtypes::a2_a3(
+    &[
+        F32, I32, I64, F16, I16, I8, U8, F64, U64, U16, U32, BOOL, C64, C128, BF16,
+    ],
+    &[
+        F32, I32, I64, F16, I16, I8, U8, F64, U64, U16, U32, BOOL, C64, C128,
+    ],
+);
 
 scalar_family!(define_rows);
 

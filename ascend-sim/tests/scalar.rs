@@ -610,3 +610,84 @@ fn empty_and_strided_tensors() {
         opkit::destroy_scalar(two);
     });
 }
+
+/// The comparisons give BOOL, cast to out's dtype: into a BOOL out 0 and 1, compared in
+/// the rule's dtype (GtScalar: a DOUBLE scalar not representable in a FLOAT16 self within
+/// f32's epsilon compares exactly, in DOUBLE).
+#[test]
+fn comparisons_give_bool_in_the_rules_dtype() {
+    on_device(A2, || {
+        let row = |n| ascend_ops::scalar::row(n).unwrap();
+        let none = null_mut::<aclScalar>();
+        let two = opkit::f64_scalar(2.0);
+        let x = [1.0, 2.0, 3.0];
+        let eq = compute(
+            row("EqScalar"),
+            (ACL_FLOAT, ACL_BOOL),
+            &[3],
+            &x,
+            (two, none),
+            false,
+        );
+        assert_eq!(eq, vec![0.0, 1.0, 0.0]);
+        let ne = compute(
+            row("NeScalar"),
+            (ACL_INT32, ACL_BOOL),
+            &[3],
+            &x,
+            (two, none),
+            false,
+        );
+        assert_eq!(ne, vec![1.0, 0.0, 1.0]);
+        let gt = compute(
+            row("GtScalar"),
+            (ACL_INT64, ACL_FLOAT),
+            &[3],
+            &x,
+            (two, none),
+            true,
+        );
+        assert_eq!(gt, vec![0.0, 0.0, 1.0]);
+        // 2 − 2^-20 is not an f16: GtScalar compares exactly, so 2 is greater
+        let near_two = opkit::f64_scalar(2.0 - 2f64.powi(-20));
+        let gt = compute(
+            row("GtScalar"),
+            (ACL_FLOAT16, ACL_BOOL),
+            &[3],
+            &x,
+            (near_two, none),
+            false,
+        );
+        assert_eq!(gt, vec![0.0, 1.0, 1.0]);
+        // EqScalar rounds the scalar to the f16 self: 2 − 2^-20 equals 2 there
+        let eq = compute(
+            row("EqScalar"),
+            (ACL_FLOAT16, ACL_BOOL),
+            &[3],
+            &x,
+            (near_two, none),
+            false,
+        );
+        assert_eq!(eq, vec![0.0, 1.0, 0.0]);
+        // Eq's out list is its input list (no UINT32 on Atlas A2); Gt's own list has
+        // COMPLEX64; a complex comparison is not modelled (561000)
+        let (f, u) = (opkit::meta(&[3], ACL_FLOAT), opkit::meta(&[3], ACL_UINT32));
+        opkit::invalid(p1(row("EqScalar"), f, two, none, u), "out");
+        let c = opkit::meta(&[3], ACL_COMPLEX64);
+        assert_eq!(
+            opkit::status(p1(row("GtScalar"), f, two, none, c)),
+            ACLNN_SUCCESS
+        );
+        assert_fails_with(
+            p1(row("EqScalar"), c, two, none, f).0,
+            ACLNN_ERR_INNER,
+            &["complex"],
+        );
+        for t in [f, u, c] {
+            destroy_tensor(t);
+        }
+        for s in [two, near_two] {
+            opkit::destroy_scalar(s);
+        }
+    });
+}

@@ -15,6 +15,9 @@
 //! | `AddsPlan`, `InplaceAddsPlan` | the reusable forms ([`Plan`](crate::Plan)) |
 //! | `Adds`, `InplaceAdds` | the marker types ([`Operator`](crate::protocol::Operator)) |
 //!
+//! The comparisons (`eq_scalar`, `ne_scalar`, `gt_scalar`) give BOOL, cast to `out`'s
+//! dtype (usually `bool`; the in-place forms write 0 or 1 into `x`'s own dtype).
+//!
 //! Scalars are plain numbers (`impl Into<Scalar>`: `0.5` is a DOUBLE scalar, `2` an INT64
 //! one, `true` a BOOL one), and their dtype takes part in the vendor's promotion: a
 //! floating `x` computes in its own dtype whatever the scalar (Muls: bf16 in f32); an
@@ -82,7 +85,10 @@ macro_rules! declare_scalar {
     (@row [alpha] $($rest:tt)*) => {
         declare_scalar!(@emit inplace [alpha: attr<Scalar> = "alpha",] $($rest)*);
     };
-    (@row [] $($rest:tt)*) => {
+    (@row [compare const_self_ref] $($rest:tt)*) => {
+        declare_scalar!(@emit inplace_const [] $($rest)*);
+    };
+    (@row [$(compare)? $(greater)?] $($rest:tt)*) => {
         declare_scalar!(@emit inplace [] $($rest)*);
     };
     (@emit $twin_role:ident [$($alpha:tt)*] [$(#[$doc:meta])*] $rust:ident $name:ident $inplace:ident) => {

@@ -51,6 +51,30 @@ fn apply<T: Element, D: Dimension>(
     Ok(out)
 }
 
+/// The comparison of row `name` of every element of `x` with `other`: a floating `x`
+/// compares in its own type, with `other` rounded to it (GtScalar: unless that moves it
+/// by more than f32's epsilon, when the comparison is exact); other types exactly.
+fn compare<T: Element, D: Dimension>(
+    name: &str,
+    x: ArrayView<'_, T, D>,
+    other: Scalar,
+) -> Result<Array<bool, D>> {
+    Dims::new("self", x.shape())?;
+    let Some(row) = ascend_ops::scalar::row(name) else {
+        return Err(crate::Error::InvalidArgument(format!("no row {name}")));
+    };
+    let value = other.to_f64();
+    let rounded = round_to(T::DTYPE, value);
+    let term = match (T::DTYPE.is_float(), row.rule) {
+        (false, _) => value,
+        (true, Rule::Greater) if (rounded - value).abs() > f64::from(f32::EPSILON) => value,
+        (true, _) => rounded,
+    };
+    let mut out = super::zeros::<bool, D>(x.shape())?;
+    out.zip_mut_with(&x, |o, &v| *o = (row.f64)(v.to_f64(), term) != 0.0);
+    Ok(out)
+}
+
 /// One reference function per row of the family.
 macro_rules! reference_scalar {
     ($(
@@ -79,7 +103,25 @@ macro_rules! reference_scalar {
             apply(stringify!($name), x, other.into(), alpha.into())
         }
     };
-    (@one [] [$(#[$doc:meta])*] $rust:ident $name:ident) => {
+    (@one [compare $($quirk:ident)*] [$(#[$doc:meta])*] $rust:ident $name:ident) => {
+        #[doc = concat!("The reference of `aclnn", stringify!($name), "`: ")]
+        $(#[$doc])*
+        ///
+        /// Compared exactly, with `other` converted as the device converts it (to a
+        /// floating `x`'s type), as a new `bool` array of `x`'s shape.
+        ///
+        /// # Errors
+        /// [`Error::TooManyDims`](crate::Error::TooManyDims) above 8 dims,
+        /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when the output would
+        /// not fit in memory.
+        pub fn $rust<T: Element, D: Dimension>(
+            x: ArrayView<'_, T, D>,
+            other: impl Into<Scalar>,
+        ) -> Result<Array<bool, D>> {
+            compare(stringify!($name), x, other.into())
+        }
+    };
+    (@one [$(const_self_ref)?] [$(#[$doc:meta])*] $rust:ident $name:ident) => {
         #[doc = concat!("The reference of `aclnn", stringify!($name), "`: ")]
         $(#[$doc])*
         ///

@@ -6,7 +6,7 @@
 //! complex scalar is not modelled: such a call fails phase 1 with 561000).
 
 use super::MAX_DIMS;
-use super::checks::{is_complex, require_cast, unmodeled_complex};
+use super::checks::{is_complex, promote_of, require_cast, unmodeled_complex};
 use crate::cast::round;
 use crate::catalog::{Entry, Slot};
 use crate::nnopbase::{
@@ -29,13 +29,12 @@ fn floating(dt: aclDataType) -> bool {
 }
 
 /// The dtype the kernel computes in (`None`: PromoteType undefined), per the row's rule,
-/// for a `self` of `s`, a scalar of `c` and an `out` of `o` on `family`.
+/// for a `self` of `s`, a scalar of `c` holding `value` and an `out` of `o` on `family`.
 pub(crate) fn compute_dtype(
     rule: Rule,
     family: Family,
-    s: aclDataType,
-    c: aclDataType,
-    o: aclDataType,
+    (s, c, o): (aclDataType, aclDataType, aclDataType),
+    value: f64,
 ) -> Option<aclDataType> {
     let promote = || crate::tables::promote_type(s, c);
     match rule {
@@ -87,6 +86,26 @@ pub(crate) fn compute_dtype(
                 crate::tables::promote_type(base, c)
             } else {
                 Some(base)
+            }
+        }
+        Rule::Equality => {
+            if is_complex(s) || (!is_complex(c) && floating(s)) {
+                Some(s)
+            } else if s == ACL_BOOL || floating(c) || is_complex(c) {
+                promote()
+            } else {
+                Some(s)
+            }
+        }
+        Rule::Greater => {
+            let p = promote().map(|p| if p == ACL_BOOL { ACL_INT8 } else { p });
+            // A DOUBLE scalar that converts to a floating self's dtype within f32's epsilon
+            // compares in that dtype.
+            let near = |v: f64| (v - value).abs() <= f64::from(f32::EPSILON);
+            if c == ACL_DOUBLE && floating(s) && near(round(s, value)) {
+                Some(s)
+            } else {
+                p
             }
         }
     }
@@ -153,7 +172,8 @@ fn checks(
         None
     };
     let (x, y) = (p.desc(SELF).clone(), p.desc(OUT).clone());
-    let compute = compute_dtype(row.rule, p.family, x.dtype, other.dtype, y.dtype);
+    let dtypes = (x.dtype, other.dtype, y.dtype);
+    let compute = compute_dtype(row.rule, p.family, dtypes, other.to_f64());
     let undefined = || {
         invalid(format!(
             "{} dtype {} and other dtype {} can not promote",
@@ -197,12 +217,45 @@ fn checks(
             require_same_shape(op, &x, &y)?;
             require_cast(x.dtype, (op.args[OUT], y.dtype))?;
         }
+        Rule::Equality | Rule::Greater => {
+            p.require_dtype(SELF, list)?;
+            require_scalar_dtype("other", other.dtype, list)?;
+            let out_list = row.out_dtypes.map_or(list, |l| l.on(p.family.product()));
+            p.require_dtype(OUT, out_list)?;
+            if row.rule == Rule::Equality {
+                // PromoteType must be defined, and both operands cast to it.
+                let promote = promote_of((op.args[SELF], x.dtype), ("other", other.dtype))?;
+                let promote = if row.name == "NeScalar" {
+                    compute.ok_or_else(undefined)?
+                } else {
+                    promote
+                };
+                if !can_cast(x.dtype, promote) || !can_cast(other.dtype, promote) {
+                    return Err(invalid(format!(
+                        "{} dtype {} and other dtype {} can not cast to {}",
+                        op.args[SELF],
+                        dtype_name(x.dtype),
+                        dtype_name(other.dtype),
+                        dtype_name(promote)
+                    )));
+                }
+            } else {
+                compute.ok_or_else(undefined)?;
+            }
+            require_cast(ACL_BOOL, (op.args[OUT], y.dtype))?;
+            p.require_max_dims(SELF, MAX_DIMS)?;
+            p.require_max_dims(OUT, MAX_DIMS)?;
+            require_same_shape(op, &x, &y)?;
+        }
     }
     // Muls and Divs do not check the promote outside RegBase; an undefined one would fail
     // in the vendor's graph, as it does here.
     let compute = compute.ok_or_else(undefined)?;
     if is_complex(other.dtype) || alpha.is_some_and(|a| is_complex(a.dtype)) {
         return Err(unmodeled_complex("scalars"));
+    }
+    if row.compares() && is_complex(compute) {
+        return Err(unmodeled_complex("comparisons"));
     }
     let mut decision = Decision::new(compute, &x.dims, x.is_empty());
     decision.attrs[OTHER_ATTR] = Attr::Scalar(other);
@@ -228,10 +281,19 @@ fn run(row: &ScalarOp, call: &KernelCall, scratch: &mut Scratch) -> Result<(), S
         1.0
     };
     let (self_dtype, out_dtype) = (call.dtype(SELF)?, call.dtype(OUT)?);
-    if is_complex(compute) {
+    if is_complex(compute) && !row.compares() {
         return complex(row, call, compute, out_dtype, n, other * alpha);
     }
     let term = row.term(compute, other, alpha, round);
+    if row.compares() {
+        // Both operands in the compute dtype; the BOOL result cast to out's dtype.
+        let [x] = scratch.wide::<1>(n);
+        call.read_f64(SELF, &decision.out_shape, x)?;
+        for v in x.iter_mut() {
+            *v = (row.f64)(round(compute, *v), term);
+        }
+        return call.write_f64(OUT, x);
+    }
     if let Some(dt) =
         DType::from_acl(compute).filter(|_| self_dtype == compute && out_dtype == compute)
     {
@@ -291,7 +353,8 @@ fn complex(
             let (re, im) = (part(&c[..8]), part(&c[8..]));
             let (re, im) = match row.rule {
                 Rule::Adds | Rule::Subs => ((row.f64)(re, term), im),
-                Rule::Muls | Rule::Divs => ((row.f64)(re, term), (row.f64)(im, term)),
+                // Muls and Divs (comparisons of complex values are refused in phase 1).
+                _ => ((row.f64)(re, term), (row.f64)(im, term)),
             };
             Complex64::new(narrow(re), narrow(im))
         })
@@ -486,7 +549,10 @@ macro_rules! sim_scalar {
             })
         }
     };
-    (@phase1 [] $name:ident $inplace:ident) => {
+    (@phase1 [compare $($quirk:ident)*] $name:ident $inplace:ident) => {
+        sim_scalar!(@phase1 [] $name $inplace);
+    };
+    (@phase1 [$(const_self_ref)?] $name:ident $inplace:ident) => {
         #[doc = concat!("Simulated `aclnn", stringify!($name), "GetWorkspaceSize`.")]
         ///
         /// # Safety
