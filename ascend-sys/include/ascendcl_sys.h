@@ -292,6 +292,64 @@ aclnnStatus aclnnInplaceMishGetWorkspaceSize(aclTensor *selfRef, uint64_t *works
                                              aclOpExecutor **executor);
 aclnnStatus aclnnInplaceMish(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                              aclrtStream stream);
+/* The tensor-scalar family (rows of ascend-ops' scalar table): `out = self op other` with an
+ * aclScalar `other` (and `alpha` for Adds and Subs), and the in-place twins. */
+aclnnStatus aclnnAddsGetWorkspaceSize(const aclTensor *self, const aclScalar *other,
+    const aclScalar *alpha, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnAdds(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnInplaceAddsGetWorkspaceSize(const aclTensor *selfRef, const aclScalar *other,
+    const aclScalar *alpha, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnInplaceAdds(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnSubsGetWorkspaceSize(const aclTensor *self, const aclScalar *other,
+    const aclScalar *alpha, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnSubs(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnInplaceSubsGetWorkspaceSize(aclTensor *selfRef, const aclScalar *other,
+    const aclScalar *alpha, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnInplaceSubs(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnMulsGetWorkspaceSize(const aclTensor *self, const aclScalar *other,
+    aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnMuls(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnInplaceMulsGetWorkspaceSize(aclTensor *selfRef, const aclScalar *other,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnInplaceMuls(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnDivsGetWorkspaceSize(const aclTensor *self, const aclScalar *other,
+    aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnDivs(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnInplaceDivsGetWorkspaceSize(aclTensor *selfRef, const aclScalar *other,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnInplaceDivs(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnEqScalarGetWorkspaceSize(const aclTensor *self, const aclScalar *other,
+    aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnEqScalar(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnInplaceEqScalarGetWorkspaceSize(const aclTensor *selfRef, const aclScalar *other,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnInplaceEqScalar(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnNeScalarGetWorkspaceSize(const aclTensor *self, const aclScalar *other,
+    aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnNeScalar(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnInplaceNeScalarGetWorkspaceSize(aclTensor *selfRef, const aclScalar *other,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnInplaceNeScalar(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnGtScalarGetWorkspaceSize(const aclTensor *self, const aclScalar *other,
+    aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnGtScalar(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnInplaceGtScalarGetWorkspaceSize(aclTensor *selfRef, const aclScalar *other,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnInplaceGtScalar(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
 /* The unary family (rows of ascend-ops' unary table): `out = f(self)` and the in-place twins. */
 aclnnStatus aclnnExpGetWorkspaceSize(const aclTensor *self, aclTensor *out,
     uint64_t *workspaceSize, aclOpExecutor **executor);

@@ -32,5 +32,6 @@ operators! {
     mse_loss_backward,
     mul,
     reduce_sum,
+    scalar,
     unary,
 }

@@ -87,6 +87,7 @@ mod mish_backward;
 mod mse_loss;
 mod narrow;
 mod reduce_sum;
+mod scalar;
 #[cfg(test)]
 mod scalar_formula;
 mod simd;
@@ -104,6 +105,7 @@ pub use mish::{mish, mish_into};
 pub use mish_backward::{Broadcast, mish_backward, mish_backward_into};
 pub use mse_loss::{mse_loss, mse_loss_backward};
 pub use reduce_sum::{reduce_sum, reduce_sum_as};
+pub use scalar::{adds, divs, eq_scalar, gt_scalar, muls, ne_scalar, subs};
 pub use unary::{
     abs, ceil, cos, erf, exp, expm1, floor, log, neg, reciprocal, relu, round, rsqrt, sigmoid, sin,
     sqrt, tanh,

@@ -18,11 +18,12 @@ pub mod mse_loss;
 pub mod mse_loss_backward;
 pub mod mul;
 pub mod reduce_sum;
+pub(crate) mod scalar;
 pub(crate) mod unary;
 
 /// The families' entry points, one slice per family (see `catalog`).
 pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] =
-    &[unary::ENTRIES, binary::ENTRIES, clamp::ENTRIES];
+    &[unary::ENTRIES, binary::ENTRIES, scalar::ENTRIES, clamp::ENTRIES];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).
 const MAX_DIMS: usize = 8;
