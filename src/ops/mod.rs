@@ -25,6 +25,7 @@ operators! {
     inplace_fill_scalar,
     inplace_zero,
     matmul,
+    max_dim,
     mish,
     mish_backward,
     mse_loss,

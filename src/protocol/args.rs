@@ -170,8 +170,9 @@ pub struct Call<'c> {
     pub(crate) args: &'static [Arg],
     pub(crate) values: &'c [Value<'c>],
     pub(crate) soc: SocFamily,
-    /// Where the rules put the shape of a pending output (an allocating variant).
-    pub(crate) inferred: &'c Cell<Option<Dims>>,
+    /// Where the rules put the shape of each pending output (an allocating variant), by
+    /// argument position; empty when no output is pending.
+    pub(crate) inferred: &'c [Cell<Option<Dims>>],
 }
 
 impl<'c> Call<'c> {
@@ -223,7 +224,7 @@ impl<'c> Call<'c> {
         matches!(self.values.get(i).map(|v| &v.0), Some(Given::Absent))
     }
 
-    /// The position of the pending output, if any.
+    /// The position of the first pending output, if any.
     pub fn pending(&self) -> Option<usize> {
         self.values
             .iter()
@@ -235,7 +236,10 @@ impl<'c> Call<'c> {
     /// # Errors
     /// [`Error::TooManyDims`](crate::Error::TooManyDims).
     pub fn infer(&self, i: usize, dims: &[usize]) -> crate::Result<()> {
-        self.inferred.set(Some(Dims::new(self.label(i), dims)?));
+        let dims = Dims::new(self.label(i), dims)?;
+        if let Some(slot) = self.inferred.get(i) {
+            slot.set(Some(dims));
+        }
         Ok(())
     }
 

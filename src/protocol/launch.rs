@@ -8,6 +8,7 @@ use super::rules::{Operator, validate, validate_into};
 use crate::device::DeviceInner;
 use crate::element::Element;
 use crate::error::Result;
+use crate::shape::Dims;
 use crate::stream::{Stream, StreamInner};
 use crate::sys::{self, Lib};
 use crate::tensor::DeviceTensor;
@@ -63,12 +64,9 @@ pub fn call_new<O: Operator, T: Element, const N: usize>(
     stream: &Stream,
     values: [Value<'_>; N],
 ) -> Result<DeviceTensor<T>> {
-    let inferred = Cell::new(None);
+    let inferred = [const { Cell::new(None) }; N];
     validate_into::<O>(stream, &values, &inferred)?;
-    let (Some(out), Some(dims)) = (values.iter().position(Value::is_pending), inferred.get())
-    else {
-        return Err(no_inferred_shape(O::NAME));
-    };
+    let (out, dims) = pending_output::<O>(&values, &inferred, 0)?;
     let mut tensor = DeviceTensor::<T>::for_output(stream, dims)?;
     {
         let mut values = values;
@@ -76,6 +74,49 @@ pub fn call_new<O: Operator, T: Element, const N: usize>(
         launch(stream, &values, Spec::of::<O>())?;
     }
     Ok(tensor)
+}
+
+/// [`call_new`] for an operator with two outputs, both pending: makes both (in the
+/// declaration's order) and returns them as a pair.
+///
+/// # Errors
+/// As [`call_new`].
+#[doc(hidden)]
+#[inline]
+pub fn call_new2<O: Operator, T: Element, U: Element, const N: usize>(
+    stream: &Stream,
+    values: [Value<'_>; N],
+) -> Result<(DeviceTensor<T>, DeviceTensor<U>)> {
+    let inferred = [const { Cell::new(None) }; N];
+    validate_into::<O>(stream, &values, &inferred)?;
+    let (first, dims) = pending_output::<O>(&values, &inferred, 0)?;
+    let (second, dims2) = pending_output::<O>(&values, &inferred, first + 1)?;
+    let mut a = DeviceTensor::<T>::for_output(stream, dims)?;
+    let mut b = DeviceTensor::<U>::for_output(stream, dims2)?;
+    {
+        let mut values = values;
+        values[first] = Value::output(a.view_mut());
+        values[second] = Value::output(b.view_mut());
+        launch(stream, &values, Spec::of::<O>())?;
+    }
+    Ok((a, b))
+}
+
+/// The first pending output at or after `from` and the shape the rule gave it.
+fn pending_output<O: Operator>(
+    values: &[Value<'_>],
+    inferred: &[Cell<Option<Dims>>],
+    from: usize,
+) -> Result<(usize, Dims)> {
+    let out = values
+        .iter()
+        .skip(from)
+        .position(Value::is_pending)
+        .map(|k| k + from);
+    match out.and_then(|i| Some((i, inferred.get(i)?.get()?))) {
+        Some(found) => Ok(found),
+        None => Err(no_inferred_shape(O::NAME)),
+    }
 }
 
 #[cold]

@@ -81,11 +81,11 @@ macro_rules! __operator_emit {
     // The allocating variant, when the declaration names one.
     (@alloc [] $($rest:tt)*) => {};
     (@alloc [$newname:ident] $op:ident $fname:ident [$($ty:ident),+]
-        [$($al:tt)*] [$($alv:tt)*] [$($o:tt)*]) => {
+        [$($al:tt)*] [$($alv:tt)*] [[$o:ty]]) => {
         #[doc = concat!(
             "[`", stringify!($fname), "`] into a new tensor, which it returns: the output of ",
             "the shape the operator's rule computes from the other arguments, contiguous, ",
-            "of element type `", stringify!($($o)*), "` (named by the caller or inferred), ",
+            "of element type `", stringify!($o), "` (named by the caller or inferred), ",
             "from the device's caching allocator (no `aclrtMalloc` in a steady state). ",
             "The arguments are those of [`", stringify!($fname), "`] without the output."
         )]
@@ -99,8 +99,38 @@ macro_rules! __operator_emit {
         pub fn $newname<$($ty: $crate::Element),+>(
             $($al)*
             stream: &$crate::Stream,
-        ) -> $crate::Result<$crate::DeviceTensor<$($o)*>> {
-            $crate::protocol::call_new::<$op, $($o)*, _>(stream, [$($alv)*])
+        ) -> $crate::Result<$crate::DeviceTensor<$o>> {
+            $crate::protocol::call_new::<$op, $o, _>(stream, [$($alv)*])
         }
+    };
+    // Two outputs: a pair of new tensors, in the declaration's order.
+    (@alloc [$newname:ident] $op:ident $fname:ident [$($ty:ident),+]
+        [$($al:tt)*] [$($alv:tt)*] [[$o:ty] [$p:ty]]) => {
+        #[doc = concat!(
+            "[`", stringify!($fname), "`] into two new tensors, which it returns as a pair ",
+            "in the order of the operator's outputs: of the shapes the operator's rule ",
+            "computes from the other arguments, contiguous, of element types `",
+            stringify!($o), "` and `", stringify!($p), "` (named by the caller or inferred), ",
+            "from the device's caching allocator. The arguments are those of [`",
+            stringify!($fname), "`] without the outputs."
+        )]
+        ///
+        /// # Errors
+        #[doc = concat!(
+            "As [`", stringify!($fname), "`] (less the outputs' shapes); the allocations' ",
+            "[`Error::Acl`](", "crate::Error::Acl)."
+        )]
+        #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+        pub fn $newname<$($ty: $crate::Element),+>(
+            $($al)*
+            stream: &$crate::Stream,
+        ) -> $crate::Result<($crate::DeviceTensor<$o>, $crate::DeviceTensor<$p>)> {
+            $crate::protocol::call_new2::<$op, $o, $p, _>(stream, [$($alv)*])
+        }
+    };
+    (@alloc [$newname:ident] $op:ident $fname:ident $tys:tt $al:tt $alv:tt $o:tt) => {
+        compile_error!(concat!(
+            "`allocating: ", stringify!($newname), "` needs one or two outputs"
+        ));
     };
 }
