@@ -616,11 +616,16 @@ aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor *selfRef, uint64_t *works
 aclnnStatus aclnnInplaceZero(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                              aclrtStream stream);
 
-/* The argument model: operators with optional scalars (Clamp). */
+/* The argument model: operators with optional scalars (Clamp), two outputs (MaxDim). */
 aclnnStatus aclnnClampGetWorkspaceSize(const aclTensor *self, const aclScalar *clipValueMin,
     const aclScalar *clipValueMax, aclTensor *out, uint64_t *workspaceSize,
     aclOpExecutor **executor);
 aclnnStatus aclnnClamp(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+
+aclnnStatus aclnnMaxDimGetWorkspaceSize(const aclTensor *self, int64_t dim, bool keepdim,
+    aclTensor *out, aclTensor *indices, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnMaxDim(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
     aclrtStream stream);
 
 #endif /* ASCENDCL_SYS_NO_ACLNN_API */

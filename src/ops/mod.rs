@@ -26,6 +26,7 @@ operators! {
     inplace_fill_scalar,
     inplace_zero,
     matmul,
+    max_dim,
     mish,
     mish_backward,
     mse_loss,

@@ -361,3 +361,25 @@ pub(crate) fn plain(attr: &Attr) -> Option<CArg> {
         Attr::Scalar(_) | Attr::Ints(_) => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_double_attribute_reaches_c_bit_for_bit() {
+        for v in [
+            0.5,
+            -0.0,
+            f64::MAX,
+            f64::MIN_POSITIVE / 2.0,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ] {
+            let arg = plain(&f64::to_attr(v)).expect("a plain value");
+            let back = <f64 as CValue>::from_arg(arg);
+            assert_eq!(back.to_bits(), v.to_bits(), "{v}");
+        }
+        assert_eq!(<f64 as CValue>::KIND, Some(Attr::F64(1.0).kind()));
+    }
+}

@@ -14,6 +14,7 @@
 //! - [`mse_loss`]: `aclnnMseLoss` under a [`Reduction`](crate::Reduction);
 //!   [`mse_loss_backward`]: `aclnnMseLossBackward`.
 //! - [`cast`]: the cast that ends a compute chain, to the output tensor's dtype.
+//! - [`max_dim`]: `aclnnMaxDim`, the maximum along one dim and its position.
 //! - [`clamp_as`]: `aclnnClamp`, `min(max(self, min), max)` with optional bounds, in the
 //!   output's type.
 //! - The unary family, one function per row of `ascend_ops::unary`: [`exp`], [`expm1`],
@@ -82,6 +83,7 @@ mod exact;
 mod gather;
 mod math;
 mod matmul;
+mod max_dim;
 mod mish;
 mod mish_backward;
 mod mse_loss;
@@ -101,6 +103,7 @@ pub use cast::cast;
 pub use clamp::clamp_as;
 pub use cube::{CubeFormat, cube_format};
 pub use matmul::{matmul, matmul_as};
+pub use max_dim::max_dim;
 pub use mish::{mish, mish_into};
 pub use mish_backward::{Broadcast, mish_backward, mish_backward_into};
 pub use mse_loss::{mse_loss, mse_loss_backward};

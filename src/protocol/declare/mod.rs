@@ -131,7 +131,11 @@ pub unsafe trait Promise {}
 ///   errors naming the argument as `"rust (c)"`), then runs the two phases;
 /// * the plan type, over a [`Plan`](crate::Plan) of the operator and the function's type
 ///   parameters, with `new` (the same arguments; tensors are read only for their layouts)
-///   and `launch` (the tensors and the stream).
+///   and `launch` (the tensors and the stream);
+/// * with `allocating: name;` after the plan, the allocating form: the function's
+///   arguments without the outputs, returning a new tensor of the shape the rule infers
+///   for the output, or for an operator with two outputs (`aclnnMaxDim`'s values and
+///   indices) a pair of new tensors in the declaration's order.
 ///
 /// # Operators the crate does not wrap
 ///
