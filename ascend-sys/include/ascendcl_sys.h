@@ -292,6 +292,15 @@ aclnnStatus aclnnInplaceMishGetWorkspaceSize(aclTensor *selfRef, uint64_t *works
                                              aclOpExecutor **executor);
 aclnnStatus aclnnInplaceMish(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                              aclrtStream stream);
+/* LogicalNot, a row of the unary family. */
+aclnnStatus aclnnLogicalNotGetWorkspaceSize(const aclTensor *self, aclTensor *out,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnLogicalNot(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnInplaceLogicalNotGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
+aclnnStatus aclnnInplaceLogicalNot(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
 /* The tensor-scalar family (rows of ascend-ops' scalar table): `out = self op other` with an
  * aclScalar `other` (and `alpha` for Adds and Subs), and the in-place twins. */
 aclnnStatus aclnnAddsGetWorkspaceSize(const aclTensor *self, const aclScalar *other,

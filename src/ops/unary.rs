@@ -109,6 +109,7 @@ macro_rules! declare_unary {
     (@roles [] $($rest:tt)*) => { declare_unary!(@row output inplace $($rest)*); };
     (@roles [const_out] $($rest:tt)*) => { declare_unary!(@row output_const inplace $($rest)*); };
     (@roles [const_self_ref] $($rest:tt)*) => { declare_unary!(@row output inplace_const $($rest)*); };
+    (@roles [rank_if_strided] $($rest:tt)*) => { declare_unary!(@row output inplace $($rest)*); };
     (@row $out_role:ident $twin_role:ident [$(#[$doc:meta])*] $rust:ident $name:ident [$($inplace:ident)?]) => {
         paste::paste! {
         crate::operator! {

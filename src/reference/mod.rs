@@ -110,8 +110,8 @@ pub use mse_loss::{mse_loss, mse_loss_backward};
 pub use reduce_sum::{reduce_sum, reduce_sum_as};
 pub use scalar::{adds, divs, eq_scalar, gt_scalar, muls, ne_scalar, subs};
 pub use unary::{
-    abs, ceil, cos, erf, exp, expm1, floor, log, neg, reciprocal, relu, round, rsqrt, sigmoid, sin,
-    sqrt, tanh,
+    abs, ceil, cos, erf, exp, expm1, floor, log, logical_not, neg, reciprocal, relu, round, rsqrt,
+    sigmoid, sin, sqrt, tanh,
 };
 
 use crate::element::Element;
