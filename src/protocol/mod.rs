@@ -35,7 +35,10 @@ mod plan;
 pub mod rules;
 
 pub use args::{Arg, ArgKind, Call, Role, Value, label};
-pub use attr::{Attr, Attribute, CArg, CValue, INT_LIST_CAPACITY, IntList, Kind, Scalar};
+pub use attr::{
+    Attr, Attribute, BOOL_LIST_CAPACITY, BoolList, CArg, CValue, INT_LIST_CAPACITY, IntList, Kind,
+    Scalar,
+};
 pub use declare::Promise;
 pub use entry::EntryPoints;
 pub use launch::{call, call_new, call_new2};

@@ -126,6 +126,14 @@ pub(crate) fn validate_into<O: Operator>(
                         "has more elements than an IntList holds",
                     ));
                 }
+                if let Attr::Bools(list) = attr
+                    && list.get().is_none()
+                {
+                    return Err(invalid(
+                        arg.label,
+                        "has more elements than a BoolList holds",
+                    ));
+                }
             }
             (Given::Absent, _) if arg.optional => {}
             _ => return Err(invalid(arg.label, "is missing")),

@@ -73,7 +73,8 @@ pub unsafe trait Promise {}
 ///
 /// Attribute types ([`Attribute`](crate::protocol::Attribute)): [`Scalar`](crate::protocol::Scalar)
 /// (`const aclScalar *`), [`IntList`](crate::protocol::IntList) (`const aclIntArray *`,
-/// from `&[i64]`), `bool`, `i8`, `i64` (`int64_t`), `f64` (`double`),
+/// from `&[i64]`), [`BoolList`](crate::protocol::BoolList) (`const aclBoolArray *`, from
+/// `&[bool]`), `bool`, `i8`, `i64` (`int64_t`), `f64` (`double`),
 /// [`DType`](crate::DType) (`aclDataType`) and the crate's attribute enums. An optional
 /// attribute is a pointer type (a scalar or an array). There is no limit on the number of
 /// arguments.
