@@ -181,29 +181,24 @@ pub unsafe trait Promise {}
 /// ```
 ///
 /// Without `unsafe`, a declaration is checked against `ascend-sys`, and one whose operator
-/// the header does not declare (`aclnnSub` here) is refused at compile time:
+/// the header does not declare (`aclnnGelu` here) is refused at compile time:
 ///
 /// ```compile_fail
-/// use ascendcl::protocol::{Scalar, rules};
+/// use ascendcl::protocol::rules;
 /// use ascendcl::{DType, SocFamily};
 ///
 /// ascendcl::operator! {
-///     /// `aclnnSub` without the promise.
-///     pub struct MySub: aclnnSub, aclnnSubGetWorkspaceSize;
+///     /// `aclnnGelu` without the promise.
+///     pub struct MyGelu: aclnnGelu, aclnnGeluGetWorkspaceSize;
 ///     products: |_soc: SocFamily| true;
 ///     dtypes: |_soc: SocFamily, _dtype: DType| true;
-///     rule: rules::broadcast;
+///     rule: rules::same;
 ///
-///     /// `out = a − alpha·b`.
-///     pub fn my_sub<A, B, O>(
-///         a: input<A> = "self",
-///         b: input<B> = "other",
-///         alpha: attr<Scalar> = "alpha",
-///         out: output<O> = "out",
-///     );
+///     /// `out = gelu(x)`.
+///     pub fn my_gelu<T, O>(x: input<T> = "self", out: output<O> = "out");
 ///
 ///     /// Its plan.
-///     pub type MySubPlan;
+///     pub type MyGeluPlan;
 /// }
 /// # fn main() {}
 /// ```
