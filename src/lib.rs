@@ -115,6 +115,12 @@
 //!   `(2, 3)`, `Ix2(2, 3)`, ...), downloads return the array type the caller names
 //!   (`let a: Array2<f32> = t.to_array(&stream)?`), [`DeviceTensor::try_clone`] copies a
 //!   tensor on its device and [`DeviceTensor::copy_from_peer`] from another device.
+//! * [`Tensor`] — what frameworks hold: a device tensor whose dtype is a run-time value,
+//!   over reference-counted storage, so clones and views (permute, slice with steps,
+//!   broadcast, squeeze, reshape) share it without a copy; it moves to and from a
+//!   [`DeviceTensor`] without a copy, and every operator takes it ([`operand`]: typed and
+//!   run-time dtypes, allocating forms returning either). [`DeviceTensor::empty`] and
+//!   [`Tensor::empty`] allocate without a fill.
 //! * The operators ([`ops`]), one declaration each: the activation [`mish`] with
 //!   [`mish_inplace`] and [`mish_backward`]; [`add`], [`add_inplace`], [`mul`],
 //!   [`mul_inplace`] (broadcasting, with dtype promotion); [`matmul`], [`addmm`];

@@ -9,8 +9,8 @@
 
 use crate::error::{Error, Result};
 use ascend_sys::{
-    Api, FnTable, aclDataType, aclIntArray, aclOpExecutor, aclScalar, aclTensor, aclrtContext,
-    aclrtEvent, aclrtMemcpyKind, aclrtStream,
+    Api, FnTable, aclBoolArray, aclDataType, aclIntArray, aclOpExecutor, aclScalar, aclTensor,
+    aclrtContext, aclrtEvent, aclrtMemcpyKind, aclrtStream,
 };
 use std::ffi::{CStr, c_void};
 
@@ -391,6 +391,27 @@ pub(crate) fn create_int_array(t: &Api, values: &[i64]) -> Result<*mut aclIntArr
 pub(crate) unsafe fn destroy_int_array(t: &Api, p: *mut aclIntArray) -> Result<()> {
     // SAFETY: the caller's contract.
     unsafe { checked!(aclnn? t.attrs(), t, aclDestroyIntArray(p)) }
+}
+
+/// `aclCreateBoolArray` of `values` (copied by the call).
+pub(crate) fn create_bool_array(t: &Api, values: &[bool]) -> Result<*mut aclBoolArray> {
+    let f = t
+        .attrs()
+        .aclCreateBoolArray
+        .ok_or_else(|| absent(Lib::Aclnn, "aclCreateBoolArray"))?;
+    // SAFETY: `values` is valid for its length and copied by the call.
+    non_null(t, "aclCreateBoolArray", unsafe {
+        f(values.as_ptr(), values.len() as u64)
+    })
+}
+
+/// `aclDestroyBoolArray`.
+///
+/// # Safety
+/// As [`destroy_scalar`], for an array from [`create_bool_array`].
+pub(crate) unsafe fn destroy_bool_array(t: &Api, p: *mut aclBoolArray) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(aclnn? t.attrs(), t, aclDestroyBoolArray(p)) }
 }
 
 /// `p`, or `ACLNN_ERR_INNER_NULLPTR` for `api` when it is NULL (an nnopbase constructor's

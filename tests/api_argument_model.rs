@@ -1,12 +1,14 @@
 //! The argument model of `operator!` without walls: any number of arguments, optional
-//! scalars and tensors (NULL), per-argument dtype rules, and the operators that need them
-//! (`aclnnClamp`), against the CPU reference.
+//! scalars and tensors (NULL), per-argument dtype rules, two outputs with an allocating
+//! form returning both, and the operators that need them (`aclnnClamp`, `aclnnMaxDim`),
+//! against the CPU reference.
 
 mod common;
 
 use ascendcl::protocol::{Arg, Scalar, rules};
 use ascendcl::{
-    ClampPlan, DType, DeviceTensor, Element, Error, SocFamily, clamp, clamp_new, reference,
+    ClampPlan, DType, DeviceTensor, Element, Error, MaxDimPlan, SocFamily, clamp, clamp_new,
+    max_dim, max_dim_new, reference,
 };
 use common::*;
 use half::{bf16, f16};
@@ -372,6 +374,172 @@ fn an_absent_optional_tensor_reaches_phase_one_as_null() {
     let e = plan.launch(&x, None, &mut out, &s).unwrap_err();
     assert!(
         matches!(&e, Error::PlanMismatch { argument: "b (other)", detail } if detail.contains("absent")),
+        "{e:?}"
+    );
+}
+
+/// `max_dim` of a [2, 3, 4] tensor of `T` (ties included) along every dim, kept or not,
+/// into fresh outputs and through the allocating form, against the reference; returns how
+/// many cases ran.
+fn max_dim_against_reference<T: Element, I: Element>(device: i32) -> usize {
+    let s = common::device(device).stream().unwrap();
+    let v: Vec<T> = (0..24)
+        .map(|k| T::from_f64(((k * 7) % 11) as f64 - 4.0))
+        .collect();
+    let x = ArrayD::from_shape_vec(IxDyn(&[2, 3, 4]), v).unwrap();
+    let dx = DeviceTensor::from_array(&s, &x).unwrap();
+    let mut n = 0;
+    for dim in -3..3i64 {
+        for keep in [false, true] {
+            let (want_v, want_i) = reference::max_dim(x.view(), dim, keep).unwrap();
+            let (mut out, mut at) = (
+                DeviceTensor::<T>::zeros(&s, want_v.shape()).unwrap(),
+                DeviceTensor::<I>::zeros(&s, want_v.shape()).unwrap(),
+            );
+            max_dim(&dx, dim, keep, &mut out, &mut at, &s).unwrap();
+            let label = format!("{} dim {dim} keep {keep}", T::DTYPE);
+            assert_eq!(out.to_array::<IxDyn>(&s).unwrap(), want_v, "{label}");
+            let got_i: ArrayD<I> = at.to_array(&s).unwrap();
+            assert_eq!(got_i.mapv(|i| i.to_f64() as i64), want_i, "{label}");
+            let (m, i) =
+                max_dim_new::<T, I, DeviceTensor<T>, DeviceTensor<I>>(&dx, dim, keep, &s).unwrap();
+            assert_eq!(m.to_array::<IxDyn>(&s).unwrap(), want_v, "{label} (new)");
+            assert_eq!(i.shape(), want_i.shape(), "{label} (new)");
+            n += 1;
+        }
+    }
+    n
+}
+
+#[test]
+fn max_dim_matches_the_reference_in_every_dtype_dim_and_keep_dim() {
+    let n = max_dim_against_reference::<f32, i64>(A2)
+        + max_dim_against_reference::<f16, i64>(A910)
+        + max_dim_against_reference::<bf16, i64>(A2)
+        + max_dim_against_reference::<i64, i64>(A2)
+        // Indices of any type: the operator casts to it.
+        + max_dim_against_reference::<f32, i32>(A910);
+    assert_eq!(n, 60);
+}
+
+#[test]
+fn max_dim_reads_views_and_handles_zero_d_and_empty() {
+    let s = device(A2).stream().unwrap();
+    let x = array![[3.0f32, -1.0, 8.0], [2.0, 9.0, 8.0]].into_dyn();
+    let dx = DeviceTensor::from_array(&s, &x).unwrap();
+    // Along dim 0 of the transpose = along dim 1 of x.
+    let (m, i) =
+        max_dim_new::<f32, i64, DeviceTensor<f32>, DeviceTensor<i64>>(dx.view().t(), 0, false, &s)
+            .unwrap();
+    assert_eq!(
+        m.to_array::<IxDyn>(&s).unwrap(),
+        array![8.0f32, 9.0].into_dyn()
+    );
+    assert_eq!(i.to_array::<IxDyn>(&s).unwrap(), array![2i64, 1].into_dyn());
+    let zero_d = DeviceTensor::from_array(&s, &ndarray::arr0(4.5f32).into_dyn()).unwrap();
+    let (m, i) =
+        max_dim_new::<f32, i64, DeviceTensor<f32>, DeviceTensor<i64>>(&zero_d, -1, false, &s)
+            .unwrap();
+    assert_eq!(m.shape(), &[] as &[usize]);
+    assert_eq!(
+        m.to_array::<IxDyn>(&s).unwrap(),
+        ndarray::arr0(4.5f32).into_dyn()
+    );
+    assert_eq!(
+        i.to_array::<IxDyn>(&s).unwrap(),
+        ndarray::arr0(0i64).into_dyn()
+    );
+    // An empty self along its empty dim: outputs of the reduced shape, nothing computed.
+    let empty = DeviceTensor::<f32>::zeros(&s, [0, 4]).unwrap();
+    let (m, i) =
+        max_dim_new::<f32, i64, DeviceTensor<f32>, DeviceTensor<i64>>(&empty, 0, false, &s)
+            .unwrap();
+    assert_eq!((m.shape(), i.shape()), (&[4][..], &[4][..]));
+}
+
+#[test]
+fn a_max_dim_plan_launches_for_both_outputs() {
+    let s = device(A2).stream().unwrap();
+    let a = DeviceTensor::from_array(&s, &array![[1.0f32, 4.0], [6.0, 2.0]]).unwrap();
+    let b = DeviceTensor::from_array(&s, &array![[7.0f32, 0.0], [1.0, 3.0]]).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&s, [2, 1]).unwrap();
+    let mut at = DeviceTensor::<i64>::zeros(&s, [2, 1]).unwrap();
+    let mut plan = MaxDimPlan::new(&a, 1, true, &out, &at, &s).unwrap();
+    plan.launch(&a, &mut out, &mut at, &s).unwrap();
+    assert_eq!(
+        at.to_array::<IxDyn>(&s).unwrap(),
+        array![[1i64], [0]].into_dyn()
+    );
+    plan.launch(&b, &mut out, &mut at, &s).unwrap();
+    assert_eq!(
+        out.to_array::<IxDyn>(&s).unwrap(),
+        array![[7.0f32], [3.0]].into_dyn()
+    );
+    assert_eq!(
+        at.to_array::<IxDyn>(&s).unwrap(),
+        array![[0i64], [1]].into_dyn()
+    );
+}
+
+#[test]
+fn max_dim_is_refused_in_rust_before_any_c_call() {
+    let s = device(A910).stream().unwrap();
+    let x = DeviceTensor::from_array(&s, &array![[1.0f32, 2.0], [3.0, 4.0]]).unwrap();
+    let e = max_dim_new::<f32, i64, DeviceTensor<f32>, DeviceTensor<i64>>(&x, 2, false, &s)
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::InvalidArgument(m) if m.contains("dim")),
+        "{e:?}"
+    );
+    // indices is checked before out, as the vendor does.
+    let (mut out, mut at) = (
+        DeviceTensor::<f32>::zeros(&s, [3]).unwrap(),
+        DeviceTensor::<i64>::zeros(&s, [3]).unwrap(),
+    );
+    let e = max_dim(&x, 0, false, &mut out, &mut at, &s).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::ShapeMismatch {
+                argument: "indices",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    // A one-element output matches a 0-D result, as in CANN.
+    let v = DeviceTensor::from_array(&s, &array![5.0f32]).unwrap();
+    let (mut o1, mut i1) = (
+        DeviceTensor::<f32>::zeros(&s, [1]).unwrap(),
+        DeviceTensor::<i64>::zeros(&s, [1]).unwrap(),
+    );
+    max_dim(&v, 0, false, &mut o1, &mut i1, &s).unwrap();
+    assert_eq!(o1.to_array::<IxDyn>(&s).unwrap(), array![5.0f32].into_dyn());
+    // BF16 is on Atlas A2/A3 only; i32 is no self dtype (but any indices dtype is).
+    let b = DeviceTensor::from_array(&s, &array![bf16::ONE]).unwrap();
+    let e = max_dim_new::<bf16, i64, DeviceTensor<bf16>, DeviceTensor<i64>>(&b, 0, false, &s)
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::UnsupportedDtype {
+                argument: "x (self)",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let k = DeviceTensor::from_array(&s, &array![1i32]).unwrap();
+    let e = max_dim_new::<i32, i64, DeviceTensor<i32>, DeviceTensor<i64>>(&k, 0, false, &s)
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::UnsupportedDtype {
+                argument: "x (self)",
+                ..
+            }
+        ),
         "{e:?}"
     );
 }

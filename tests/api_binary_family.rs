@@ -18,6 +18,10 @@ type Call<T> =
     fn(TensorView<'_, T>, TensorView<'_, T>, Scalar, TensorViewMut<'_, T>, &Stream) -> Result<()>;
 type New<T> = fn(TensorView<'_, T>, TensorView<'_, T>, Scalar, &Stream) -> Result<DeviceTensor<T>>;
 type InPlace<T> = fn(TensorViewMut<'_, T>, TensorView<'_, T>, Scalar, &Stream) -> Result<()>;
+type Compare<T> =
+    fn(TensorView<'_, T>, TensorView<'_, T>, TensorViewMut<'_, bool>, &Stream) -> Result<()>;
+type CompareNew<T> =
+    fn(TensorView<'_, T>, TensorView<'_, T>, &Stream) -> Result<DeviceTensor<bool>>;
 type Reference<T> = fn(&ArrayD<T>, &ArrayD<T>, Scalar) -> Result<ArrayD<T>>;
 
 /// One row's functions for the element type `T` (out of place, allocating, in place, and
@@ -37,11 +41,35 @@ macro_rules! binary_rows {
         $rust:ident($name:ident $(, $inplace:ident)?) $inputs:tt [$($quirk:ident)?] { $($facts:tt)* }
     )*) => {
         fn binary_rows<T: Element>() -> Vec<Row<T>> {
-            vec![$(binary_rows!(@row $inputs $rust $name [$($inplace)?]),)*]
+            let mut rows = Vec::new();
+            $(binary_rows!(@row rows [$($quirk)?] $inputs $rust $name [$($inplace)?]);)*
+            rows
+        }
+
+        fn comparison_rows<T: Element>() -> Vec<Comparison<T>> {
+            let mut rows = Vec::new();
+            $(binary_rows!(@comparison rows [$($quirk)?] $rust $name [$($inplace)?]);)*
+            rows
         }
     };
-    (@row [$other:literal] $rust:ident $name:ident [$($inplace:ident)?]) => {
-        paste::paste! { Row {
+    (@comparison $rows:ident [bool_out] $rust:ident $name:ident [$($inplace:ident)?]) => {
+        paste::paste! { $rows.push(Comparison {
+            name: stringify!($name),
+            call: |a, b, out, s| ascendcl::$rust(a, b, out, s),
+            new: |a, b, s| ascendcl::[<$rust _new>](a, b, s),
+            inplace: binary_rows!(@inplace [] $rust [$($inplace)?]),
+            plan: |a, b, mut out, s| {
+                let mut plan = ascendcl::[<$name Plan>]::new(&a, &b, &out, s)?;
+                plan.launch(&a, &b, &mut out, s)?;
+                plan.launch(&a, &b, &mut out, s)
+            },
+            reference: |a, b| ascendcl::reference::$rust(a.view(), b.view()),
+        }) }
+    };
+    (@comparison $rows:ident [$($quirk:ident)?] $rust:ident $name:ident [$($inplace:ident)?]) => {};
+    (@row $rows:ident [bool_out] $($rest:tt)*) => {};
+    (@row $rows:ident [$($quirk:ident)?] [$other:literal] $rust:ident $name:ident [$($inplace:ident)?]) => {
+        paste::paste! { $rows.push(Row {
             name: stringify!($name),
             call: |a, b, _, out, s| ascendcl::$rust(a, b, out, s),
             new: |a, b, _, s| ascendcl::[<$rust _new>](a, b, s),
@@ -52,10 +80,10 @@ macro_rules! binary_rows {
                 plan.launch(&a, &b, &mut out, s)
             },
             reference: |a, b, _| ascendcl::reference::$rust(a.view(), b.view()),
-        } }
+        }) }
     };
-    (@row [$other:literal, alpha] $rust:ident $name:ident [$($inplace:ident)?]) => {
-        paste::paste! { Row {
+    (@row $rows:ident [$($quirk:ident)?] [$other:literal, alpha] $rust:ident $name:ident [$($inplace:ident)?]) => {
+        paste::paste! { $rows.push(Row {
             name: stringify!($name),
             call: |a, b, alpha, out, s| ascendcl::$rust(a, b, alpha, out, s),
             new: |a, b, alpha, s| ascendcl::[<$rust _new>](a, b, alpha, s),
@@ -66,7 +94,7 @@ macro_rules! binary_rows {
                 plan.launch(&a, &b, &mut out, s)
             },
             reference: |a, b, alpha| ascendcl::reference::$rust(a.view(), b.view(), alpha),
-        } }
+        }) }
     };
     (@inplace $alpha:tt $rust:ident []) => { None };
     (@inplace [] $rust:ident [$inplace:ident]) => {
@@ -75,6 +103,17 @@ macro_rules! binary_rows {
     (@inplace [alpha] $rust:ident [$inplace:ident]) => {
         paste::paste! { Some(|a, b, alpha, s| ascendcl::[<$rust _inplace>](a, b, alpha, s)) }
     };
+}
+
+/// One comparison or logical row's functions for inputs of `T` (BOOL results), and its
+/// reference.
+struct Comparison<T: Element> {
+    name: &'static str,
+    call: Compare<T>,
+    new: CompareNew<T>,
+    inplace: Option<InPlace<T>>,
+    plan: Compare<T>,
+    reference: fn(&ArrayD<T>, &ArrayD<T>) -> Result<ArrayD<bool>>,
 }
 
 ascend_ops::binary_family!(binary_rows);
@@ -218,6 +257,99 @@ fn every_binary_row_matches_the_reference_in_every_listed_dtype() {
     let cases = cases.get();
     println!("{cases} binary cases");
     assert!(cases > 250, "{cases} cases");
+}
+
+/// A comparison of `T` inputs against the reference: exactly, into BOOL out of place,
+/// allocated and planned, and in place into `T` (true as 1).
+fn check_comparison<T: Element>(
+    s: &Stream,
+    f: &Comparison<T>,
+    (sa, sb, so): (&[usize], &[usize], &[usize]),
+    values: &[(f64, f64)],
+    (la, lb): (Lay, Lay),
+) -> std::result::Result<(), TestCaseError> {
+    // Few distinct values, so that equal pairs occur.
+    let pick = |shape: &[usize], k: usize| -> ArrayD<T> {
+        let n = shape.iter().product::<usize>();
+        let v = (0..n)
+            .map(|i| {
+                let (x, y) = values[i % values.len()];
+                T::from_f64((if k == 0 { x } else { y }).round().abs())
+            })
+            .collect();
+        ArrayD::from_shape_vec(IxDyn(shape), v).unwrap()
+    };
+    let (a, b) = (pick(sa, 0), pick(sb, 1));
+    let want = (f.reference)(&a, &b).unwrap();
+    let what = |w: &str| {
+        format!(
+            "{} {w} of {:?} {sa:?}·{sb:?} {la:?}/{lb:?}",
+            f.name,
+            T::DTYPE
+        )
+    };
+    let (ha, hb) = (hold(s, &a, la), hold(s, &b, lb));
+    let falses = ArrayD::from_elem(IxDyn(so), false);
+    let mut out = hold(s, &falses, la);
+    (f.call)(ha.view(), hb.view(), out.view_mut(), s).unwrap();
+    prop_assert_eq!(&out.get(s), &want, "{}", what("out of place"));
+    let new = (f.new)(ha.view(), hb.view(), s).unwrap();
+    prop_assert_eq!(&new.to_array(s).unwrap(), &want, "{}", what("allocated"));
+    let mut planned = hold(s, &falses, lb);
+    (f.plan)(ha.view(), hb.view(), planned.view_mut(), s).unwrap();
+    prop_assert_eq!(&planned.get(s), &want, "{}", what("planned"));
+    if let (Some(inplace), true) = (f.inplace, sa == so) {
+        let mut ha = ha;
+        inplace(ha.view_mut(), hb.view(), Scalar::from(1), s).unwrap();
+        let want = want.mapv(|v| T::from_f64(f64::from(u8::from(v))));
+        prop_assert_eq!(&ha.get(s), &want, "{}", what("in place"));
+    }
+    Ok(())
+}
+
+fn every_comparison<T: Element>(cases: &std::cell::Cell<usize>) {
+    let s = device(0).stream().unwrap();
+    for f in comparison_rows::<T>() {
+        let row = ascend_ops::binary::row(f.name).unwrap();
+        let dtype = T::DTYPE.acl();
+        let product = ascend_ops::Product::AtlasA2;
+        let accepted = row.dtypes.allows(product, dtype)
+            || row.checks.contains(&ascend_ops::binary::Check::PromoteIn)
+                && row
+                    .dtypes
+                    .allows(product, row.compute_dtype(product, dtype, dtype, dtype));
+        if !accepted {
+            continue;
+        }
+        let values = prop::collection::vec((-3.0f64..3.0, -3.0f64..3.0), 1..8);
+        let mut runner = proptest::test_runner::TestRunner::new(config());
+        runner
+            .run(
+                &(broadcast_shapes(3), values, lay(), lay()),
+                |((sa, sb, so), values, la, lb)| {
+                    cases.set(cases.get() + 1);
+                    check_comparison(&s, &f, (&sa, &sb, &so), &values, (la, lb))
+                },
+            )
+            .unwrap();
+    }
+}
+
+#[test]
+fn every_comparison_and_logical_row_matches_the_reference_in_every_listed_dtype() {
+    let cases = std::cell::Cell::new(0);
+    every_comparison::<f32>(&cases);
+    every_comparison::<f64>(&cases);
+    every_comparison::<f16>(&cases);
+    every_comparison::<bf16>(&cases);
+    every_comparison::<i32>(&cases);
+    every_comparison::<i64>(&cases);
+    every_comparison::<i8>(&cases);
+    every_comparison::<u8>(&cases);
+    every_comparison::<bool>(&cases);
+    let cases = cases.get();
+    println!("{cases} comparison cases");
+    assert!(cases > 300, "{cases} cases");
 }
 
 #[test]

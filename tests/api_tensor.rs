@@ -252,6 +252,10 @@ fn every_dtype_uploads_and_downloads_as_elements_and_bytes() {
     });
     round_trip(&s, &[-128i8, -1, 0, 127], |v| v.to_ne_bytes().to_vec());
     round_trip(&s, &[0u8, 1, 254, 255], |v| v.to_ne_bytes().to_vec());
+    round_trip(&s, &[1.0f64, -0.5, f64::MAX, 1e-300], |v| {
+        v.to_ne_bytes().to_vec()
+    });
+    round_trip(&s, &[true, false, false, true], |v| vec![u8::from(*v)]);
 }
 
 #[test]
@@ -359,4 +363,20 @@ fn allocating_forms_launch_only_their_operator() {
     assert_eq!(zeroed, (1, 1));
     assert_eq!(empty, (1, 0));
     assert_eq!(new, (1, 0));
+}
+
+/// BOOL bytes other than 0 and 1 (uploaded as bytes, or left by another dtype) come
+/// back as `true`, never as an invalid `bool`; the bytes themselves are kept.
+#[test]
+fn bool_downloads_normalise_any_byte() {
+    let _check = LeakCheck::start();
+    let s = stream();
+    let raw = [0u8, 1, 2, 255];
+    let t = Tensor::from_bytes(&s, &raw, DType::Bool, 4).unwrap();
+    assert_eq!(t.to_vec::<bool>(&s).unwrap(), [false, true, true, true]);
+    assert_eq!(
+        t.slice(0, .., 2).unwrap().to_vec::<bool>(&s).unwrap(),
+        [false, true]
+    );
+    assert_eq!(t.to_bytes(&s).unwrap(), raw);
 }

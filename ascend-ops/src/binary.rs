@@ -47,6 +47,23 @@ pub enum Check {
     Broadcast,
     /// No tensor is stored in a private format (`FRACTAL_NZ`, `NC1HWC0`, ...).
     Format,
+    /// `out`'s dtype is in a list of its own.
+    OutDtype(Dtypes),
+    /// Neither input is BF16 on the training series (whose list lacks it).
+    NoBf16On910,
+    /// The compute dtype is in the row's list.
+    PromoteIn,
+    /// An empty `self` or `other` succeeds here, before the checks that follow.
+    EmptySucceeds,
+}
+
+/// The dtype of the result before the cast to `out`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// The promote (arithmetic).
+    Promote,
+    /// BOOL (comparisons and logical operators): 1 where the formula gives 1.
+    Bool,
 }
 
 /// The dtype the kernel computes in, from the promote.
@@ -54,6 +71,10 @@ pub enum Check {
 pub enum Compute {
     /// The promote.
     Promote,
+    /// The promote, a BOOL promote computed as this dtype.
+    BoolAs(aclDataType),
+    /// Both inputs cast to BOOL (nonzero is true).
+    Bool,
     /// Division: a floating, complex or BOOL promote, or two INT32 inputs on Atlas A2/A3;
     /// otherwise FLOAT (the integer quotient is the FLOAT one cast to `out`).
     RealDiv,
@@ -90,6 +111,8 @@ pub struct Binary {
     pub checks: &'static [Check],
     /// The compute dtype.
     pub compute: Compute,
+    /// The result's dtype before the cast to `out`.
+    pub output: Output,
     /// The formula `f(x, y, alpha)` as the kernel evaluates it in f32.
     pub f32: fn(f32, f32, f32) -> f32,
     /// The f32 formula over whole slices, `x[i] = f(x[i], y[i], alpha)`: one loop with the
@@ -120,6 +143,9 @@ impl Binary {
     ) -> aclDataType {
         match self.compute {
             Compute::Promote => promote,
+            Compute::BoolAs(dtype) if promote == ACL_BOOL => dtype,
+            Compute::BoolAs(_) => promote,
+            Compute::Bool => ACL_BOOL,
             Compute::RealDiv if is_floating(promote) || is_complex(promote) => promote,
             Compute::RealDiv
                 if x == ACL_INT32
@@ -135,7 +161,21 @@ impl Binary {
     /// The dtype an allocated `out` takes for inputs of one dtype: the compute dtype on
     /// Atlas A2 (FLOAT for an integer division).
     pub fn default_out_dtype(&self, dtype: aclDataType) -> aclDataType {
-        self.compute_dtype(Product::AtlasA2, dtype, dtype, dtype)
+        match self.output {
+            Output::Bool => ACL_BOOL,
+            Output::Promote => self.compute_dtype(Product::AtlasA2, dtype, dtype, dtype),
+        }
+    }
+
+    /// Whether some tensor argument may have `dtype` on `product`: the row's list, an
+    /// `out` list of its own, or BOOL for a BOOL result.
+    pub fn allows_somewhere(&self, product: Product, dtype: aclDataType) -> bool {
+        self.dtypes.allows(product, dtype)
+            || self.output == Output::Bool && dtype == ACL_BOOL
+            || self.checks.iter().any(|c| match c {
+                Check::OutDtype(list) => list.allows(product, dtype),
+                _ => false,
+            })
     }
 
     /// Whether the row checks `role`'s dtype against its list.
@@ -173,7 +213,8 @@ mod dt {
     pub(super) use ascend_sys::{
         ACL_BF16 as BF16, ACL_BOOL as BOOL, ACL_COMPLEX64 as C64, ACL_COMPLEX128 as C128,
         ACL_DOUBLE as F64, ACL_FLOAT as F32, ACL_FLOAT16 as F16, ACL_INT8 as I8, ACL_INT16 as I16,
-        ACL_INT32 as I32, ACL_INT64 as I64, ACL_UINT8 as U8,
+        ACL_INT32 as I32, ACL_INT64 as I64, ACL_UINT8 as U8, ACL_UINT16 as U16, ACL_UINT32 as U32,
+        ACL_UINT64 as U64,
     };
 }
 
@@ -192,6 +233,7 @@ macro_rules! binary_family {
                 dtypes: Dtypes::a2_a3(&[F32, I32, I64, F16, I16, I8, U8, F64, BOOL, C64, C128, BF16], &[F32, I32, I64, F16, I16, I8, U8, F64, BOOL, C64, C128]),
                 checks: [Dtype(Self_), Dtype(Other), Promote, Alpha, CastOut, MaxDims, Broadcast],
                 compute: Promote,
+                output: Promote,
                 inplace: Forward,
                 real: |x, y, a| x - a * y,
                 integer: |x, y, a| x.wrapping_sub(a.wrapping_mul(y)),
@@ -203,6 +245,7 @@ macro_rules! binary_family {
                 dtypes: Dtypes::a2_a3(&[F16, F32, I64, I32, I16, I8, U8, F64, BOOL, BF16, C64, C128], &[F16, F32, I64, I32, I16, I8, U8, F64, BOOL, C64, C128]),
                 checks: [MaxDims, Broadcast, Dtype(Other), Dtype(Self_), Promote, CastOut, Format],
                 compute: RealDiv,
+                output: Promote,
                 inplace: BroadcastFirst,
                 real: |x, y, _a| x / y,
                 integer: none,
@@ -214,6 +257,7 @@ macro_rules! binary_family {
                 dtypes: Dtypes::a2_a3(&[F32, F16, I32, I8, I64, BF16, I16, U8, F64, BOOL], &[F32, F16, I32, I8, I64, I16, U8, F64, BOOL]),
                 checks: [Dtype(Self_), Dtype(Other), Dtype(Out), Promote, CastOut, MaxDims, Broadcast],
                 compute: Promote,
+                output: Promote,
                 inplace: none,
                 real: |x, y, _a| if x.is_nan() || x > y { x } else { y },
                 integer: |x, y, _a| x.max(y),
@@ -225,6 +269,7 @@ macro_rules! binary_family {
                 dtypes: Dtypes::a2_a3(&[F32, I32, I64, F16, I16, I8, U8, F64, BOOL, BF16], &[F32, I32, I64, F16, I16, I8, U8, F64, BOOL]),
                 checks: [Dtype(Self_), Dtype(Other), Dtype(Out), Promote, CastOut, MaxDims, Broadcast],
                 compute: Promote,
+                output: Promote,
                 inplace: none,
                 real: |x, y, _a| if x.is_nan() || x < y { x } else { y },
                 integer: |x, y, _a| x.min(y),
@@ -237,10 +282,95 @@ macro_rules! binary_family {
                 dtypes: Dtypes::a2_a3(&[F32, I32, I64, F16, I8, U8, F64, BOOL, C64, C128, I16, BF16], &[F32, I32, I64, F16, I8, U8, F64, BOOL, C64, C128, I16]),
                 checks: [NotBothBool, Dtype(Self_), Dtype(Other), Promote, CastOut, MaxDims, Broadcast],
                 compute: Promote,
+                output: Promote,
                 inplace: Forward,
                 real: |x, y, _a| x.powf(y),
                 integer: |x, y, _a| $crate::binary::integer_pow(x, y),
                 golden: [(2.0, 3.0, 1.0, 8.0), (4.0, 0.5, 1.0, 2.0), (2.0, -1.0, 1.0, 0.5)],
+            }
+            /// `out = (self == other)`, BOOL (or cast to `out`'s dtype).
+            eq_tensor(EqTensor) ["other"] [bool_out] {
+                products: ALL,
+                dtypes: Dtypes::a2_a3(&[F32, I32, I64, F16, I16, I8, U8, BF16, BOOL, F64, C64, C128], &[F32, I32, I64, F16, I16, I8, U8, U64, U32, BOOL, F64, C64, C128]),
+                checks: [Dtype(Out), NoBf16On910, Promote, PromoteIn, CastOut, MaxDims, Broadcast],
+                compute: Promote,
+                output: Bool,
+                inplace: none,
+                real: |x, y, _a| if x == y { 1.0 } else { 0.0 },
+                integer: |x, y, _a| i64::from(x == y),
+                golden: [(1.0, 1.0, 1.0, 1.0), (1.0, 2.0, 1.0, 0.0), (f64::NAN, f64::NAN, 1.0, 0.0)],
+            }
+            /// `out = (self > other)`, BOOL (or cast to `out`'s dtype).
+            gt_tensor(GtTensor) ["other"] [bool_out] {
+                products: ALL,
+                dtypes: Dtypes::a2_a3(&[F32, I32, I64, F16, I16, I8, U8, F64, U32, U64, U16, BF16, BOOL], &[F32, I32, I64, F16, I16, I8, U8, F64, U32, U64, U16, BOOL]),
+                checks: [OutDtype(Dtypes::a2_a3(&[F32, I32, I64, F16, I16, I8, U8, F64, U32, U64, BOOL, U16, C64, C128, BF16], &[F32, I32, I64, F16, I16, I8, U8, F64, U32, U64, BOOL, U16, C64, C128])), NoBf16On910, Promote, PromoteIn, CastOut, MaxDims, Broadcast],
+                compute: BoolAs(I8),
+                output: Bool,
+                inplace: none,
+                real: |x, y, _a| if x > y { 1.0 } else { 0.0 },
+                integer: |x, y, _a| i64::from(x > y),
+                golden: [(2.0, 1.0, 1.0, 1.0), (1.0, 1.0, 1.0, 0.0), (f64::NAN, 1.0, 1.0, 0.0)],
+            }
+            /// `out = (self ≥ other)`, BOOL (or cast to `out`'s dtype).
+            ge_tensor(GeTensor) ["other"] [bool_out] {
+                products: ALL,
+                dtypes: Dtypes::a2_a3(&[F32, I32, F16, I8, F64, I16, I64, U64, U32, U16, U8, BF16], &[F32, I32, F16, I8, F64, I16, I64, U64, U32, U16, U8]),
+                checks: [OutDtype(Dtypes::everywhere(&[F32, I32, F16, I8, F64, I16, I64, U64, U32, U16, U8, C128, C64, BOOL, BF16])), Promote, PromoteIn, CastOut, MaxDims, Broadcast],
+                compute: BoolAs(I8),
+                output: Bool,
+                inplace: none,
+                real: |x, y, _a| if x >= y { 1.0 } else { 0.0 },
+                integer: |x, y, _a| i64::from(x >= y),
+                golden: [(1.0, 1.0, 1.0, 1.0), (0.5, 1.0, 1.0, 0.0), (1.0, f64::NAN, 1.0, 0.0)],
+            }
+            /// `out = (self < other)`, BOOL (or cast to `out`'s dtype).
+            lt_tensor(LtTensor) ["other"] [bool_out] {
+                products: ALL,
+                dtypes: Dtypes::a2_a3(&[F32, I32, I64, F16, I16, I8, U8, F64, U32, U64, BOOL, U16, BF16], &[F32, I32, I64, F16, I16, I8, U8, F64, U32, U64, BOOL, U16]),
+                checks: [Dtype(Self_), Dtype(Other), Dtype(Out), Promote, CastOut, MaxDims, Broadcast],
+                compute: BoolAs(U8),
+                output: Bool,
+                inplace: none,
+                real: |x, y, _a| if x < y { 1.0 } else { 0.0 },
+                integer: |x, y, _a| i64::from(x < y),
+                golden: [(1.0, 2.0, 1.0, 1.0), (2.0, 2.0, 1.0, 0.0), (f64::NAN, 1.0, 1.0, 0.0)],
+            }
+            /// `out = (self ≤ other)`, BOOL (or cast to `out`'s dtype).
+            le_tensor(LeTensor) ["other"] [bool_out] {
+                products: ALL,
+                dtypes: Dtypes::a2_a3(&[I8, U8, I16, U16, I32, I64, F16, F32, F64, BOOL, BF16], &[I8, U8, I16, U16, I32, I64, F16, F32, F64, BOOL]),
+                checks: [EmptySucceeds, Dtype(Self_), Dtype(Other), OutDtype(Dtypes::a2_a3(&[F32, I32, I64, F16, I16, I8, U8, F64, U32, U64, BOOL, U16, C64, C128, BF16], &[F32, I32, I64, F16, I16, I8, U8, F64, U32, U64, BOOL, U16, C64, C128])), Promote, CastOut, MaxDims, Broadcast],
+                compute: BoolAs(U8),
+                output: Bool,
+                inplace: none,
+                real: |x, y, _a| if x <= y { 1.0 } else { 0.0 },
+                integer: |x, y, _a| i64::from(x <= y),
+                golden: [(2.0, 2.0, 1.0, 1.0), (3.0, 2.0, 1.0, 0.0), (1.0, f64::NAN, 1.0, 0.0)],
+            }
+            /// `out = self ∧ other`, each input nonzero as true.
+            logical_and(LogicalAnd, InplaceLogicalAnd) ["other"] [bool_out] {
+                products: ALL,
+                dtypes: Dtypes::everywhere(&[F32, F16, I32, F64, BF16, I8, U8, I16, I64, BOOL, C64, C128]),
+                checks: [Dtype(Self_), Dtype(Other), MaxDims, Broadcast],
+                compute: Bool,
+                output: Bool,
+                inplace: Forward,
+                real: |x, y, _a| if x != 0.0 && y != 0.0 { 1.0 } else { 0.0 },
+                integer: |x, y, _a| i64::from(x != 0 && y != 0),
+                golden: [(1.0, 2.0, 1.0, 1.0), (0.0, 2.0, 1.0, 0.0), (f64::NAN, 1.0, 1.0, 1.0)],
+            }
+            /// `out = self ∨ other`, each input nonzero as true.
+            logical_or(LogicalOr, InplaceLogicalOr) ["other"] [bool_out] {
+                products: ALL,
+                dtypes: Dtypes::everywhere(&[F32, F16, I32, F64, BF16, I8, U8, I16, I64, BOOL, C64, C128]),
+                checks: [Dtype(Self_), Dtype(Other), MaxDims, Broadcast],
+                compute: Bool,
+                output: Bool,
+                inplace: Forward,
+                real: |x, y, _a| if x != 0.0 || y != 0.0 { 1.0 } else { 0.0 },
+                integer: |x, y, _a| i64::from(x != 0 || y != 0),
+                golden: [(0.0, 2.0, 1.0, 1.0), (0.0, 0.0, 1.0, 0.0), (-0.0, 0.0, 1.0, 0.0)],
             }
         }
     };
@@ -254,7 +384,8 @@ macro_rules! define_rows {
             products: $products:ident,
             dtypes: $dtypes:expr,
             checks: [$($check:expr),* $(,)?],
-            compute: $compute:ident,
+            compute: $compute:expr,
+            output: $output:ident,
             inplace: $inplace:ident,
             real: |$x:ident, $y:ident, $a:ident| $real:expr,
             integer: $(none)? $(|$ix:ident, $iy:ident, $ia:ident| $int:expr)?,
@@ -271,8 +402,13 @@ macro_rules! define_rows {
                 alpha: define_rows!(@alpha $($alpha)?),
                 products: products::$products,
                 dtypes: $dtypes,
-                checks: { use Check::*; use Role::*; &[$($check),*] },
-                compute: Compute::$compute,
+                checks: {
+                    #[allow(unused_imports)]
+                    use {Check::*, Role::*};
+                    &[$($check),*]
+                },
+                compute: { use Compute::*; $compute },
+                output: Output::$output,
                 f32: |$x: f32, $y: f32, $a: f32| -> f32 { $real },
                 f32_slices: |xs: &mut [f32], ys: &[f32], $a: f32| {
                     for (x, &$y) in xs.iter_mut().zip(ys) {

@@ -17,6 +17,7 @@
 
 pub mod binary;
 pub mod real;
+pub mod scalar;
 pub mod unary;
 
 use ascend_sys::aclDataType;

@@ -86,6 +86,9 @@ pub struct Unary {
     pub complex: Option<fn(Complex64) -> Complex64>,
     /// Exact values `(x, f(x))` of the formula, for tests.
     pub golden: &'static [(f64, f64)],
+    /// Whether the vendor checks out's shape before the rank, and the rank (8 dims) only
+    /// of non-contiguous tensors (the `[rank_if_strided]` marker; LogicalNot).
+    pub rank_if_strided: bool,
 }
 
 impl Unary {
@@ -336,6 +339,17 @@ macro_rules! unary_family {
                 complex: none,
                 golden: [(2.5, 2.0), (1.5, 2.0), (-0.5, -0.0), (-2.7, -3.0)],
             }
+            /// `out = !self`: 1 where self is 0, else 0 (NaN is true), cast to out's dtype.
+            logical_not(LogicalNot, InplaceLogicalNot) [rank_if_strided] {
+                products: ALL,
+                dtypes: Dtypes::everywhere(&[U8, I8, I16, I32, I64, F16, F32, F64, BOOL, BF16]),
+                out: InList(Dtypes::everywhere(&[U8, I8, I16, I32, I64, F16, F32, F64, BOOL, BF16])),
+                integers: Kernel(|x| i64::from(x == 0)),
+                inplace: Forward,
+                real: |x| if x == 0.0 { 1.0 } else { 0.0 },
+                complex: none,
+                golden: [(0.0, 1.0), (2.5, 0.0), (-0.0, 1.0)],
+            }
         }
     };
 }
@@ -377,9 +391,12 @@ macro_rules! define_rows {
                 },
                 complex: define_rows!(@complex $(|$z| $complex_body)?),
                 golden: &[$(($gx, $gy)),*],
+                rank_if_strided: define_rows!(@rank $($quirk)?),
             },
         )*];
     };
+    (@rank rank_if_strided) => { true };
+    (@rank $($quirk:ident)?) => { false };
     (@complex) => { None };
     (@complex | $z:ident | $body:expr) => { Some(|$z: Complex64| -> Complex64 { $body }) };
     (@twin [] none) => { None };

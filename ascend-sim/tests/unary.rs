@@ -260,7 +260,19 @@ fn every_row_checks_nulls_products_dtypes_and_shapes() {
                     destroy_tensor(o);
                 }
                 let nine = opkit::meta(&[1; 9], ACL_FLOAT);
-                opkit::invalid(p1(row, nine, nine), "dims");
+                if row.rank_if_strided {
+                    // Contiguous tensors of any rank pass; a strided one is held to 8 dims.
+                    assert_eq!(opkit::status(p1(row, nine, nine)), ACLNN_SUCCESS);
+                    let strides = [2i64, 1, 1, 1, 1, 1, 1, 1, 1];
+                    let dims = [2i64, 1, 1, 1, 1, 1, 1, 1, 1];
+                    let strided = tensor_view(&dims, &strides, 0, &[4], ACL_FLOAT, null_mut());
+                    let plain = opkit::meta(&dims, ACL_FLOAT);
+                    opkit::invalid(p1(row, strided, plain), "dims");
+                    destroy_tensor(strided);
+                    destroy_tensor(plain);
+                } else {
+                    opkit::invalid(p1(row, nine, nine), "dims");
+                }
                 let other = opkit::meta(&[3, 2], ACL_FLOAT);
                 opkit::invalid(p1(row, x, other), "shape");
                 let empty = opkit::meta(&[2, 0], ACL_FLOAT);
@@ -656,6 +668,20 @@ InplaceRound A2 F32 2,3 - - OK
 Round A2 F32 2,3 F32 2,3 OK
 Round A2 I32 2,3 I32 2,3 OK
 Round A2 I64 2,3 I64 2,3 OK
+LogicalNot A2 F16 2,3 F16 2,3 OK
+LogicalNot A2 F32 2,3 F32 2,3 OK
+LogicalNot A2 F64 2,3 F64 2,3 OK
+LogicalNot A2 I8 2,3 I8 2,3 OK
+LogicalNot A2 I16 2,3 I16 2,3 OK
+LogicalNot A2 I32 2,3 I32 2,3 OK
+LogicalNot A2 I64 2,3 I64 2,3 OK
+LogicalNot A2 U8 2,3 U8 2,3 OK
+LogicalNot A2 BOOL 2,3 BOOL 2,3 OK
+LogicalNot A2 F16 0 F16 0 OK
+LogicalNot A2 F16 2,4 F16 2,3 INVALID
+LogicalNot A2 BF16 2,3 BF16 2,3 OK
+LogicalNot A2 F16 2,3 BOOL 2,3 OK
+LogicalNot A2 F16 9d F16 9d OK
 ";
 
 fn dims(text: &str) -> Vec<i64> {

@@ -169,8 +169,8 @@ impl std::fmt::Debug for FnTable {
 }
 
 /// Typed pointers to nnopbase's attribute-object functions (`aclCreateScalar`,
-/// `aclCreateIntArray` and their destructors), which operators with scalar or int-list
-/// arguments need. Each may be absent (a table over an in-process backend without them):
+/// `aclCreateIntArray`, `aclCreateBoolArray` and their destructors), which operators with
+/// scalar, int-list or bool-list arguments need. Each may be absent (a table over an in-process backend without them):
 /// the call that needs one reports it. Resolved with the [`FnTable`], from
 /// `libnnopbase.so`.
 #[derive(Clone, Copy, Default)]
@@ -185,6 +185,12 @@ pub struct AttrFns {
         Option<unsafe extern "C" fn(value: *const i64, size: u64) -> *mut aclIntArray>,
     /// `aclDestroyIntArray`.
     pub aclDestroyIntArray: Option<unsafe extern "C" fn(array: *const aclIntArray) -> aclnnStatus>,
+    /// `aclCreateBoolArray`.
+    pub aclCreateBoolArray:
+        Option<unsafe extern "C" fn(value: *const bool, size: u64) -> *mut aclBoolArray>,
+    /// `aclDestroyBoolArray`.
+    pub aclDestroyBoolArray:
+        Option<unsafe extern "C" fn(array: *const aclBoolArray) -> aclnnStatus>,
 }
 
 impl AttrFns {
@@ -194,6 +200,8 @@ impl AttrFns {
         ("libnnopbase.so", "aclDestroyScalar"),
         ("libnnopbase.so", "aclCreateIntArray"),
         ("libnnopbase.so", "aclDestroyIntArray"),
+        ("libnnopbase.so", "aclCreateBoolArray"),
+        ("libnnopbase.so", "aclDestroyBoolArray"),
     ];
 
     /// Looks every function up with `resolve(library, symbol)`; a null or absent one stays
@@ -215,6 +223,8 @@ impl AttrFns {
                 aclDestroyScalar: find("aclDestroyScalar").map(|p| std::mem::transmute(p)),
                 aclCreateIntArray: find("aclCreateIntArray").map(|p| std::mem::transmute(p)),
                 aclDestroyIntArray: find("aclDestroyIntArray").map(|p| std::mem::transmute(p)),
+                aclCreateBoolArray: find("aclCreateBoolArray").map(|p| std::mem::transmute(p)),
+                aclDestroyBoolArray: find("aclDestroyBoolArray").map(|p| std::mem::transmute(p)),
             }
         }
     }
@@ -231,6 +241,10 @@ impl AttrFns {
             Some(aclCreateIntArray);
         let _: Option<unsafe extern "C" fn(*const aclIntArray) -> aclnnStatus> =
             Some(aclDestroyIntArray);
+        let _: Option<unsafe extern "C" fn(*const bool, u64) -> *mut aclBoolArray> =
+            Some(aclCreateBoolArray);
+        let _: Option<unsafe extern "C" fn(*const aclBoolArray) -> aclnnStatus> =
+            Some(aclDestroyBoolArray);
     }
 }
 
@@ -244,6 +258,10 @@ impl std::fmt::Debug for AttrFns {
             .field(
                 "int_arrays",
                 &(self.aclCreateIntArray.is_some() && self.aclDestroyIntArray.is_some()),
+            )
+            .field(
+                "bool_arrays",
+                &(self.aclCreateBoolArray.is_some() && self.aclDestroyBoolArray.is_some()),
             )
             .finish()
     }

@@ -16,6 +16,8 @@
 //! | `DivPlan`, `InplaceDivPlan` | the reusable forms ([`Plan`](crate::Plan)) |
 //! | `Div`, `InplaceDiv` | the marker types ([`Operator`](crate::protocol::Operator)) |
 //!
+//! Comparisons (`eq_tensor`, `gt_tensor`, ...) and the logical operators (`logical_and`,
+//! `logical_or`) give BOOL, cast to `out`'s dtype (`bool` for a `DeviceTensor<bool>`).
 //! Rows with an `alpha` (Sub) take it after `other`, as `impl Into<Scalar>`. The inputs are
 //! computed in their promoted type ([`DType::promote`](crate::DType::promote)), which must
 //! cast to `out`'s dtype (not a floating promote into an integer `out`); half types are
@@ -56,12 +58,12 @@ fn available(name: &str, soc: SocFamily) -> bool {
     }
 }
 
-/// Whether a tensor argument may have `dtype` on the product: the row's list (the library
-/// checks which argument it holds against the list, and whether the promote casts to
-/// `out`).
+/// Whether a tensor argument may have `dtype` on the product: the row's list, `out`'s own
+/// list or BOOL for a comparison (the library checks which argument holds which, and
+/// whether the result casts to `out`).
 fn supports(name: &str, soc: SocFamily, dtype: DType) -> bool {
     match (row(name), soc.product()) {
-        (Some(row), Some(product)) => row.dtypes.allows(product, dtype.acl()),
+        (Some(row), Some(product)) => row.allows_somewhere(product, dtype.acl()),
         _ => true,
     }
 }
@@ -76,6 +78,7 @@ macro_rules! declare_binary {
     )* };
     (@roles [] $($rest:tt)*) => { declare_binary!(@row inplace "selfRef" $($rest)*); };
     (@roles [const_self_ref] $($rest:tt)*) => { declare_binary!(@row inplace_const "self" $($rest)*); };
+    (@roles [bool_out] $($rest:tt)*) => { declare_binary!(@row inplace "selfRef" $($rest)*); };
     (@row $twin_role:ident $twin_name:literal [$other:literal $(, $alpha:ident)?] [$(#[$doc:meta])*] $rust:ident $name:ident [$($inplace:ident)?]) => {
         paste::paste! {
         crate::operator! {

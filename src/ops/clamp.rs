@@ -2,7 +2,7 @@
 
 use crate::device::SocFamily;
 use crate::element::DType;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::protocol::{Call, Scalar, rules};
 
 /// FLOAT, FLOAT16 and the integer types everywhere, BF16 on Atlas A2/A3.
@@ -16,7 +16,7 @@ fn rule(c: &Call<'_>) -> Result<()> {
     const SELF: usize = 0;
     const OUT: usize = 3;
     if c.is_absent(1) && c.is_absent(2) {
-        return Err(Error::InvalidArgument(format!(
+        return Err(crate::Error::InvalidArgument(format!(
             "{} and {} are both None: clamp needs at least one bound",
             c.label(1),
             c.label(2)
@@ -24,7 +24,7 @@ fn rule(c: &Call<'_>) -> Result<()> {
     }
     rules::same(c)?;
     match (c.dtype(SELF), c.dtype(OUT)) {
-        (Some(x), Some(o)) if x.is_float() && !o.is_float() => Err(Error::InvalidArgument(
+        (Some(x), Some(o)) if x.is_float() && !o.is_float() => Err(crate::Error::InvalidArgument(
             format!(
                 "{} ({}) cannot be cast to {} ({})",
                 c.label(SELF),

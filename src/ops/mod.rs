@@ -26,11 +26,13 @@ operators! {
     inplace_fill_scalar,
     inplace_zero,
     matmul,
+    max_dim,
     mish,
     mish_backward,
     mse_loss,
     mse_loss_backward,
     mul,
     reduce_sum,
+    scalar,
     unary,
 }

@@ -86,14 +86,16 @@ fn rule(name: &str, c: &crate::protocol::Call<'_>) -> crate::Result<()> {
 }
 
 /// The dtypes of this crate, for mapping the table's `aclDataType`s back.
-const DTYPES: [DType; 7] = [
+const DTYPES: [DType; 9] = [
     DType::F32,
     DType::F16,
     DType::BF16,
+    DType::F64,
     DType::I32,
     DType::I64,
     DType::I8,
     DType::U8,
+    DType::Bool,
 ];
 
 /// Each row, with the roles its header gives the written tensors.
@@ -107,6 +109,7 @@ macro_rules! declare_unary {
     (@roles [] $($rest:tt)*) => { declare_unary!(@row output inplace $($rest)*); };
     (@roles [const_out] $($rest:tt)*) => { declare_unary!(@row output_const inplace $($rest)*); };
     (@roles [const_self_ref] $($rest:tt)*) => { declare_unary!(@row output inplace_const $($rest)*); };
+    (@roles [rank_if_strided] $($rest:tt)*) => { declare_unary!(@row output inplace $($rest)*); };
     (@row $out_role:ident $twin_role:ident [$(#[$doc:meta])*] $rust:ident $name:ident [$($inplace:ident)?]) => {
         paste::paste! {
         crate::operator! {

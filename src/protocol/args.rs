@@ -185,18 +185,21 @@ pub struct Call<'c> {
     pub(crate) args: &'static [Arg],
     pub(crate) values: &'c [Value<'c>],
     pub(crate) soc: SocFamily,
-    /// Where the rules put the shape, and the dtype when the caller left it to the call,
-    /// of a pending output (an allocating variant).
-    pub(crate) inferred: &'c Inferred,
+    /// Where the rules put the shape of each pending output (an allocating variant), by
+    /// argument position, and the dtype of the outputs left to the call.
+    pub(crate) inferred: &'c Inferred<'c>,
 }
 
-/// What a call infers for the output of an allocating variant.
+/// What a call infers for the outputs of an allocating variant.
 #[derive(Default)]
-pub(crate) struct Inferred {
-    /// Its shape, from the operator's rule.
-    pub(crate) dims: Cell<Option<Dims>>,
-    /// Its dtype, for a result whose dtype is known at run time only: the promoted dtype
-    /// of the tensors read, unless the operator's rule chose another.
+pub(crate) struct Inferred<'a> {
+    /// The shape of each pending output, by argument position (empty when no output is
+    /// pending).
+    pub(crate) dims: &'a [Cell<Option<Dims>>],
+    /// The dtype of the outputs whose dtype is known at run time only: the promoted dtype
+    /// of the tensors read, unless the operator's rule chose another. One for the call:
+    /// an operator with two such outputs gives both this dtype (a typed output keeps its
+    /// type's).
     pub(crate) dtype: Cell<Option<DType>>,
 }
 
@@ -269,7 +272,7 @@ impl<'c> Call<'c> {
         matches!(self.values.get(i).map(|v| &v.0), Some(Given::Absent))
     }
 
-    /// The position of the pending output, if any.
+    /// The position of the first pending output, if any.
     pub fn pending(&self) -> Option<usize> {
         self.values
             .iter()
@@ -281,9 +284,10 @@ impl<'c> Call<'c> {
     /// # Errors
     /// [`Error::TooManyDims`](crate::Error::TooManyDims).
     pub fn infer(&self, i: usize, dims: &[usize]) -> crate::Result<()> {
-        self.inferred
-            .dims
-            .set(Some(Dims::new(self.label(i), dims)?));
+        let dims = Dims::new(self.label(i), dims)?;
+        if let Some(slot) = self.inferred.dims.get(i) {
+            slot.set(Some(dims));
+        }
         Ok(())
     }
 

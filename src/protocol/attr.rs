@@ -5,12 +5,13 @@
 //! implements [`Attribute`]: `T` is what the user passes (anything `Into<T>`), and
 //! [`Attribute::C`] is the C type of the parameter, checked against the header with the
 //! rest of the prototype. The value travels as an [`Attr`] (plain data, no heap); the
-//! protocol turns it into the C argument: `aclCreateScalar` / `aclCreateIntArray` for
-//! [`Scalar`] and [`IntList`] (owned by the call or the plan and destroyed by it), the value
+//! protocol turns it into the C argument: `aclCreateScalar` / `aclCreateIntArray` /
+//! `aclCreateBoolArray` for [`Scalar`], [`IntList`] and [`BoolList`] (owned by the call or
+//! the plan and destroyed by it), the value
 //! itself for `bool`, `i8`, `i64`, `f64` (C `double`) and a dtype.
 
 use crate::element::DType;
-use ascend_sys::{aclDataType, aclIntArray, aclScalar, aclTensor};
+use ascend_sys::{aclBoolArray, aclDataType, aclIntArray, aclScalar, aclTensor};
 use std::ffi::c_void;
 use std::fmt;
 
@@ -143,6 +144,70 @@ impl fmt::Debug for IntList {
     }
 }
 
+/// The most elements a [`BoolList`] holds.
+pub const BOOL_LIST_CAPACITY: usize = crate::shape::MAX_DIMS;
+
+/// A bool-list attribute (`aclBoolArray`: an output mask, a flag per dim), stored inline
+/// (no heap) up to [`BOOL_LIST_CAPACITY`] elements. A longer list converts, and is refused
+/// with a typed error naming the argument when the call is validated.
+///
+/// ```
+/// use ascendcl::protocol::BoolList;
+/// let mask = BoolList::from(&[true, false, true][..]);
+/// assert_eq!(mask.get(), Some(&[true, false, true][..]));
+/// assert_eq!(BoolList::from(&[false; 9][..]).get(), None);
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BoolList {
+    values: [bool; BOOL_LIST_CAPACITY],
+    /// The length asked for, possibly above the capacity.
+    len: usize,
+}
+
+impl BoolList {
+    /// The elements, or `None` for a list longer than [`BOOL_LIST_CAPACITY`].
+    pub fn get(&self) -> Option<&[bool]> {
+        self.values.get(..self.len)
+    }
+
+    /// The length asked for (possibly above the capacity).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the list is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl From<&[bool]> for BoolList {
+    fn from(v: &[bool]) -> Self {
+        let mut values = [false; BOOL_LIST_CAPACITY];
+        for (slot, x) in values.iter_mut().zip(v) {
+            *slot = *x;
+        }
+        BoolList {
+            values,
+            len: v.len(),
+        }
+    }
+}
+impl<const N: usize> From<&[bool; N]> for BoolList {
+    fn from(v: &[bool; N]) -> Self {
+        BoolList::from(&v[..])
+    }
+}
+
+impl fmt::Debug for BoolList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.get() {
+            Some(v) => v.fmt(f),
+            None => write!(f, "[{} elements]", self.len),
+        }
+    }
+}
+
 /// One attribute value, as the protocol carries it (plain data, no heap).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Attr {
@@ -160,6 +225,8 @@ pub enum Attr {
     Scalar(Scalar),
     /// An `aclIntArray *`.
     Ints(IntList),
+    /// An `aclBoolArray *`.
+    Bools(BoolList),
 }
 
 impl Attr {
@@ -173,6 +240,7 @@ impl Attr {
             Attr::DType(_) => Kind::DType,
             Attr::Scalar(_) => Kind::Scalar,
             Attr::Ints(_) => Kind::Ints,
+            Attr::Bools(_) => Kind::Bools,
         }
     }
 }
@@ -194,12 +262,14 @@ pub enum Kind {
     Scalar,
     /// `const aclIntArray *`.
     Ints,
+    /// `const aclBoolArray *`.
+    Bools,
 }
 
 /// A Rust type an operator takes as an attribute argument (`name: attr<T> = "cName"` in
 /// `operator!`): its value as an [`Attr`] and the C type of the parameter.
 ///
-/// Implemented for [`Scalar`], [`IntList`], `bool`, `i8`, `i64`, `f64`, [`DType`] and the crate's
+/// Implemented for [`Scalar`], [`IntList`], [`BoolList`], `bool`, `i8`, `i64`, `f64`, [`DType`] and the crate's
 /// attribute enums ([`CubeMath`](crate::CubeMath), [`Reduction`](crate::Reduction)). A
 /// user's enum implements it the same way:
 ///
@@ -243,6 +313,7 @@ attribute! {
     DType => aclDataType, DType;
     Scalar => *const aclScalar, Scalar;
     IntList => *const aclIntArray, Ints;
+    BoolList => *const aclBoolArray, Bools;
 }
 
 impl Attribute for crate::CubeMath {
@@ -288,8 +359,8 @@ impl CArg {
     }
 }
 
-/// A C parameter type of phase 1, read from a [`CArg`]: tensor, scalar and int-array
-/// pointers, `bool`, `int8_t`, `int64_t`, `double`, `aclDataType`. Sealed.
+/// A C parameter type of phase 1, read from a [`CArg`]: tensor, scalar, int-array and
+/// bool-array pointers, `bool`, `int8_t`, `int64_t`, `double`, `aclDataType`. Sealed.
 pub trait CValue: Copy + sealed::Sealed {
     /// The attribute kind of the parameter (`None` for a tensor).
     const KIND: Option<Kind>;
@@ -327,6 +398,7 @@ c_value! { ptr
     *mut aclTensor => None;
     *const aclScalar => Some(Kind::Scalar);
     *const aclIntArray => Some(Kind::Ints);
+    *const aclBoolArray => Some(Kind::Bools);
 }
 c_value! { int
     i8 => Some(Kind::I8);
@@ -358,6 +430,28 @@ pub(crate) fn plain(attr: &Attr) -> Option<CArg> {
         Attr::I64(v) => Some(CArg::value(v)),
         Attr::F64(v) => Some(CArg::value(v.to_bits() as i64)),
         Attr::DType(d) => Some(CArg::value(i64::from(d.acl()))),
-        Attr::Scalar(_) | Attr::Ints(_) => None,
+        Attr::Scalar(_) | Attr::Ints(_) | Attr::Bools(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_double_attribute_reaches_c_bit_for_bit() {
+        for v in [
+            0.5,
+            -0.0,
+            f64::MAX,
+            f64::MIN_POSITIVE / 2.0,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ] {
+            let arg = plain(&f64::to_attr(v)).expect("a plain value");
+            let back = <f64 as CValue>::from_arg(arg);
+            assert_eq!(back.to_bits(), v.to_bits(), "{v}");
+        }
+        assert_eq!(<f64 as CValue>::KIND, Some(Attr::F64(1.0).kind()));
     }
 }

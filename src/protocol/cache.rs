@@ -339,6 +339,10 @@ fn attr_bits(a: &Attr) -> u64 {
             l.iter()
                 .fold(l.len() as u64, |acc, x| acc.rotate_left(7) ^ (*x as u64))
         }),
+        Attr::Bools(l) => l.get().map_or(u64::MAX, |l| {
+            l.iter()
+                .fold(l.len() as u64, |acc, x| (acc << 1) | u64::from(*x))
+        }),
     }
 }
 

@@ -1,5 +1,5 @@
-//! The C arguments of one call or plan: `aclTensor` descriptors, `aclScalar`s and
-//! `aclIntArray`s made for it (destroyed on drop, and on every error path while being
+//! The C arguments of one call or plan: `aclTensor` descriptors, `aclScalar`s,
+//! `aclIntArray`s and `aclBoolArray`s made for it (destroyed on drop, and on every error path while being
 //! made), cached tensor descriptors, and plain values.
 
 use super::args::{Given, Value};
@@ -9,16 +9,17 @@ use crate::error::Result;
 use crate::shape::MAX_DIMS;
 use crate::sys;
 use crate::tensor::RawTensor;
-use ascend_sys::{Api, FnTable, aclIntArray, aclScalar, aclTensor};
+use ascend_sys::{Api, FnTable, aclBoolArray, aclIntArray, aclScalar, aclTensor};
 use std::ffi::c_void;
 
 /// What a set made, and so destroys.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Owned {
     No,
     Tensor,
     Scalar,
     Ints,
+    Bools,
 }
 
 /// The C arguments of one call or plan, in declaration order, on the stack (one slot per
@@ -125,6 +126,12 @@ impl<'t, const N: usize> Guard<'t, N> {
                     *slot = CArg::handle(p);
                     *owned = Owned::Ints;
                 }
+                Given::Attr(Attr::Bools(list)) => {
+                    // Validated: the list fits.
+                    let p = sys::create_bool_array(table, list.get().unwrap_or(&[]))?;
+                    *slot = CArg::handle(p);
+                    *owned = Owned::Bools;
+                }
                 Given::Attr(a) => *slot = attr::plain(a).unwrap_or(CArg::NONE),
                 // A plan's launch falls back to a call with its own values; an absent
                 // optional argument is NULL; the others are resolved before a call.
@@ -179,6 +186,7 @@ fn release(raw: &[CArg], owned: &mut [Owned], table: &Api, mut failed: impl FnMu
                 Owned::Tensor => sys::destroy_tensor(table, p.cast::<aclTensor>()),
                 Owned::Scalar => sys::destroy_scalar(table, p.cast::<aclScalar>()),
                 Owned::Ints => sys::destroy_int_array(table, p.cast::<aclIntArray>()),
+                Owned::Bools => sys::destroy_bool_array(table, p.cast::<aclBoolArray>()),
             }
         };
         if let Err(e) = r {
@@ -266,5 +274,45 @@ fn create(table: &FnTable, t: &RawTensor<'_>, storage: Storage) -> Result<*mut a
             &storage,
             t.buf.ptr,
         )
+    }
+}
+
+#[cfg(all(test, feature = "sim"))]
+mod tests {
+    use super::*;
+    use crate::protocol::{Attribute, BoolList, IntList};
+
+    /// The length nnopbase records for a bool array.
+    fn bool_array_len(p: *mut c_void) -> u64 {
+        let mut n = u64::MAX;
+        // SAFETY: a live bool array of the simulator, a valid out-pointer.
+        let rc = unsafe { ascend_sim::api::aclGetBoolArraySize(p.cast(), &mut n) };
+        assert_eq!(rc, 0);
+        n
+    }
+
+    #[test]
+    fn list_attributes_become_nnopbase_arrays_released_with_the_call() {
+        let device = crate::Runtime::simulator().unwrap().device(0).unwrap();
+        let values = [
+            Value::attr(BoolList::from(&[true, false, true]).to_attr()),
+            Value::attr(IntList::from(&[4i64, -1]).to_attr()),
+            Value::attr(BoolList::from(&[] as &[bool]).to_attr()),
+        ];
+        let guard = Guard::for_call(&device.inner, &values).unwrap();
+        let raw = guard.handles.raw;
+        assert_eq!(bool_array_len(raw[0].ptr), 3);
+        assert_eq!(bool_array_len(raw[2].ptr), 0);
+        assert!(!raw[1].ptr.is_null());
+        assert_eq!(
+            guard.handles.owned,
+            [Owned::Bools, Owned::Ints, Owned::Bools]
+        );
+        drop(guard);
+        // Destroyed with the guard: the simulator no longer knows the handle.
+        let mut n = 0u64;
+        // SAFETY: a stale handle, which the simulator reports instead of reading.
+        let rc = unsafe { ascend_sim::api::aclGetBoolArraySize(raw[0].ptr.cast(), &mut n) };
+        assert_ne!(rc, 0);
     }
 }

@@ -6,12 +6,15 @@ use super::entry::{EntryPoints, OperatorFns};
 use super::handles::{Guard, handle_not_destroyed};
 use super::rules::{Operator, validate, validate_into};
 use crate::device::DeviceInner;
+use crate::element::DType;
 use crate::error::Result;
 use crate::operand::Allocated;
+use crate::shape::Dims;
 use crate::stream::{Stream, StreamInner};
 use crate::sys::{self, Lib};
 use crate::uses::Access;
 use ascend_sys::aclOpExecutor;
+use std::cell::Cell;
 use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -66,20 +69,14 @@ pub fn call_new<O: Operator, R: Allocated, const N: usize>(
     stream: &Stream,
     values: [Value<'_>; N],
 ) -> Result<R> {
-    let inferred = Inferred::default();
+    let dims = [const { Cell::new(None) }; N];
+    let inferred = Inferred {
+        dims: &dims,
+        ..Inferred::default()
+    };
     validate_into::<O>(stream, &values, &inferred)?;
-    let out = values.iter().position(Value::is_pending);
-    let (Some(out), Some(dims)) = (out, inferred.dims.get()) else {
-        return Err(no_inferred_shape(O::NAME));
-    };
-    let dtype = match values[out].0 {
-        Given::Pending(Some(d)) => Some(d),
-        _ => inferred.dtype.get(),
-    };
-    let Some(dtype) = dtype else {
-        return Err(no_inferred_shape(O::NAME));
-    };
-    let mut tensor = R::allocate(stream, dims, dtype)?;
+    let (out, shape, dtype) = pending_output::<O>(&values, &inferred, 0)?;
+    let mut tensor = R::allocate(stream, shape, dtype)?;
     {
         let mut values = values;
         values[out] = Value::output(tensor.output());
@@ -87,6 +84,60 @@ pub fn call_new<O: Operator, R: Allocated, const N: usize>(
         launch(stream, &values, Spec::of::<O>())?;
     }
     Ok(tensor)
+}
+
+/// [`call_new`] for an operator with two outputs, both pending: makes both (in the
+/// declaration's order) and returns them as a pair.
+///
+/// # Errors
+/// As [`call_new`].
+#[doc(hidden)]
+#[inline]
+pub fn call_new2<O: Operator, R: Allocated, S: Allocated, const N: usize>(
+    stream: &Stream,
+    values: [Value<'_>; N],
+) -> Result<(R, S)> {
+    let dims = [const { Cell::new(None) }; N];
+    let inferred = Inferred {
+        dims: &dims,
+        ..Inferred::default()
+    };
+    validate_into::<O>(stream, &values, &inferred)?;
+    let (first, shape, dtype) = pending_output::<O>(&values, &inferred, 0)?;
+    let (second, shape2, dtype2) = pending_output::<O>(&values, &inferred, first + 1)?;
+    let mut a = R::allocate(stream, shape, dtype)?;
+    let mut b = S::allocate(stream, shape2, dtype2)?;
+    {
+        let mut values = values;
+        values[first] = Value::output(a.output());
+        values[second] = Value::output(b.output());
+        resolve_dtype_of(O::ARGS, &mut values);
+        launch(stream, &values, Spec::of::<O>())?;
+    }
+    Ok((a, b))
+}
+
+/// The first pending output at or after `from`, with the shape the rule gave it and its
+/// dtype (the caller's, or the one the call inferred).
+fn pending_output<O: Operator>(
+    values: &[Value<'_>],
+    inferred: &Inferred<'_>,
+    from: usize,
+) -> Result<(usize, Dims, DType)> {
+    let out = values
+        .iter()
+        .skip(from)
+        .position(Value::is_pending)
+        .map(|k| k + from);
+    let found = out.and_then(|i| {
+        let shape = inferred.dims.get(i)?.get()?;
+        let dtype = match values[i].0 {
+            Given::Pending(Some(d)) => d,
+            _ => inferred.dtype.get()?,
+        };
+        Some((i, shape, dtype))
+    });
+    found.ok_or_else(|| no_inferred_shape(O::NAME))
 }
 
 #[cold]

@@ -41,11 +41,14 @@ mod reusable;
 pub mod rules;
 
 pub use args::{Arg, ArgKind, Call, Role, Value, label};
-pub use attr::{Attr, Attribute, CArg, CValue, INT_LIST_CAPACITY, IntList, Kind, Scalar};
+pub use attr::{
+    Attr, Attribute, BOOL_LIST_CAPACITY, BoolList, CArg, CValue, INT_LIST_CAPACITY, IntList, Kind,
+    Scalar,
+};
 pub use cache::ExecutorCacheStats;
 pub use declare::Promise;
 pub use entry::EntryPoints;
-pub use launch::{call, call_new};
+pub use launch::{call, call_new, call_new2};
 pub use plan::Plan;
 pub use rules::Operator;
 

@@ -30,7 +30,8 @@ use std::sync::Arc;
 ///   their views reach, so the storage size does not matter; an address is rebound only
 ///   when it differs from the one the descriptor holds, so relaunching on the same tensors
 ///   runs phase 2 alone. Element types are fixed by the type. Another layout (the last,
-///   smaller batch of an epoch, say) needs a plan of its own.
+///   smaller batch of an epoch, say) needs a plan of its own. An optional tensor is given
+///   or absent (NULL) as it was at `new`.
 /// * **Attributes are fixed at `new`.** CANN rebinds only tensor addresses on a repeatable
 ///   executor; its scalars and int arrays keep their phase-1 values. The plan owns them
 ///   (`aclScalar`, `aclIntArray`) until it is dropped.

@@ -70,14 +70,15 @@ pub(crate) fn validate<O: Operator>(stream: &Stream, values: &[Value<'_>]) -> Re
     validate_into::<O>(stream, values, &Inferred::default())
 }
 
-/// [`validate`], putting the shape the rule computes for a pending output (an allocating
-/// variant, [`Value::pending`]) into `inferred`, and its dtype when the caller left it to
-/// the call: the promoted dtype of the tensors read, or the one the rule states.
+/// [`validate`], putting the shape the rule computes for each pending output (an
+/// allocating variant, [`Value::pending`]) into `inferred` at its position, and their
+/// dtype when the caller left it to the call: the promoted dtype of the tensors read, or
+/// the one the rule states.
 #[inline]
 pub(crate) fn validate_into<O: Operator>(
     stream: &Stream,
     values: &[Value<'_>],
-    inferred: &Inferred,
+    inferred: &Inferred<'_>,
 ) -> Result<()> {
     let device = &stream.inner.device;
     for (arg, v) in O::ARGS.iter().zip(values) {
@@ -123,6 +124,14 @@ pub(crate) fn validate_into<O: Operator>(
                     return Err(invalid(
                         arg.label,
                         "has more elements than an IntList holds",
+                    ));
+                }
+                if let Attr::Bools(list) = attr
+                    && list.get().is_none()
+                {
+                    return Err(invalid(
+                        arg.label,
+                        "has more elements than a BoolList holds",
                     ));
                 }
             }
@@ -342,6 +351,66 @@ pub fn reduce(c: &Call<'_>, x: usize, dims: usize, keep_dims: usize, out: usize)
         }
     }
     expect_shape(c, out, &want[..n])
+}
+
+/// A reduction of tensor `x` along the one dim in i64 attribute `dim` (in `-r..r`, `r` =
+/// rank; a 0-D `x` takes -1 and 0), dropped or kept as 1 by bool attribute `keep_dim`,
+/// into each of tensors `outs` (values and indices, say): each has the reduced shape, or
+/// one element when the reduced shape has one (a 0-D and a `[1]` match, as CANN's
+/// `CheckShapeAndScalarSame`). With an empty `x` the outputs' shapes are not checked (the
+/// operator returns before).
+///
+/// # Errors
+/// [`Error::TooManyDims`], [`Error::InvalidArgument`] for `dim` out of range,
+/// [`Error::ShapeMismatch`] naming the first output whose shape differs.
+pub fn reduce_dim(
+    c: &Call<'_>,
+    x: usize,
+    dim: usize,
+    keep_dim: usize,
+    outs: &[usize],
+) -> Result<()> {
+    let sx = Dims::new(c.label(x), c.dims(x))?;
+    for &o in outs {
+        Dims::new(c.label(o), c.dims(o))?;
+    }
+    let (Some(Attr::I64(d)), Some(Attr::Bool(keep))) = (c.attr(dim), c.attr(keep_dim)) else {
+        return Err(invalid(c.label(dim), "is not an i64 with a bool"));
+    };
+    let r = sx.ndim() as i64;
+    let (lo, hi) = if r == 0 { (-1, 0) } else { (-r, r - 1) };
+    if d < lo || d > hi {
+        return Err(Error::InvalidArgument(format!(
+            "{} {d} is outside [{lo}, {hi}]",
+            c.label(dim)
+        )));
+    }
+    let mut want = [0usize; MAX_DIMS];
+    let mut n = 0;
+    for (i, &s) in sx.iter().enumerate() {
+        // In range, so the index of the reduced dim is below the rank.
+        if i as i64 != d.rem_euclid(r.max(1)) {
+            want[n] = s;
+            n += 1;
+        } else if keep {
+            want[n] = 1;
+            n += 1;
+        }
+    }
+    let want = &want[..n];
+    let empty = sx.contains(&0);
+    for &o in outs {
+        if c.is_pending(o) {
+            c.infer(o, want)?;
+        } else if !(empty || c.dims(o) == want || one_element(c.dims(o)) && one_element(want)) {
+            expect_shape(c, o, want)?;
+        }
+    }
+    Ok(())
+}
+
+fn one_element(dims: &[usize]) -> bool {
+    dims.iter().product::<usize>() == 1
 }
 
 /// A loss of tensors `x` and `target`, which broadcast together, into `out`: of the

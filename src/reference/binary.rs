@@ -11,15 +11,16 @@ use crate::shape::check_broadcast;
 use ndarray::{Array, ArrayView, DimMax, Dimension};
 
 /// `f(self, other, alpha)` of the row `name` over the broadcast shape, in f64, rounded
-/// once to `T`.
-fn apply<T, DA, DB>(
+/// once to `O`.
+fn apply<T, O, DA, DB>(
     name: &str,
     a: ArrayView<'_, T, DA>,
     b: ArrayView<'_, T, DB>,
     alpha: f64,
-) -> Result<Array<T, Broadcast<DA, DB>>>
+) -> Result<Array<O, Broadcast<DA, DB>>>
 where
     T: Element,
+    O: Element,
     DA: Dimension + DimMax<DB>,
     DB: Dimension,
 {
@@ -27,7 +28,7 @@ where
     // The device takes alpha as 1 unless it is above or below 1: only NaN changes.
     let alpha = if alpha.is_nan() { 1.0 } else { alpha };
     let shape = check_broadcast(&[("self", a.shape()), ("other", b.shape())], &[])?;
-    let mut out = super::zeros::<T, Broadcast<DA, DB>>(&shape)?;
+    let mut out = super::zeros::<O, Broadcast<DA, DB>>(&shape)?;
     let a = broadcast_to("self", &a, &shape)?;
     let b = broadcast_to("other", &b, &shape)?;
     zip2(a, b, out.view_mut().into_dyn(), |x, y| f(x, y, alpha));
@@ -40,9 +41,33 @@ macro_rules! reference_binary {
         $(#[$doc:meta])*
         $rust:ident($name:ident $(, $inplace:ident)?) $inputs:tt [$($quirk:ident)?] { $($facts:tt)* }
     )*) => { $(
-        reference_binary!(@one $inputs [$(#[$doc])*] $rust $name);
+        reference_binary!(@one $inputs [$($quirk)?] [$(#[$doc])*] $rust $name);
     )* };
-    (@one [$other:literal] [$(#[$doc:meta])*] $rust:ident $name:ident) => {
+    (@one [$other:literal] [bool_out] [$(#[$doc:meta])*] $rust:ident $name:ident) => {
+        #[doc = concat!("The reference of `aclnn", stringify!($name), "`: ")]
+        $(#[$doc])*
+        ///
+        /// Evaluated in f64 over the broadcast shape of the two views, as a new `bool`
+        /// array.
+        ///
+        /// # Errors
+        /// [`Error::TooManyDims`](crate::Error::TooManyDims) above 8 dims,
+        /// [`Error::NotBroadcastable`](crate::Error::NotBroadcastable) when the shapes do
+        /// not broadcast, [`Error::InvalidArgument`](crate::Error::InvalidArgument) when
+        /// the output would not fit in memory.
+        pub fn $rust<T, DA, DB>(
+            a: ArrayView<'_, T, DA>,
+            b: ArrayView<'_, T, DB>,
+        ) -> Result<Array<bool, Broadcast<DA, DB>>>
+        where
+            T: Element,
+            DA: Dimension + DimMax<DB>,
+            DB: Dimension,
+        {
+            apply(stringify!($name), a, b, 1.0)
+        }
+    };
+    (@one [$other:literal] [$($quirk:ident)?] [$(#[$doc:meta])*] $rust:ident $name:ident) => {
         #[doc = concat!("The reference of `aclnn", stringify!($name), "`: ")]
         $(#[$doc])*
         ///
@@ -67,7 +92,7 @@ macro_rules! reference_binary {
             apply(stringify!($name), a, b, 1.0)
         }
     };
-    (@one [$other:literal, alpha] [$(#[$doc:meta])*] $rust:ident $name:ident) => {
+    (@one [$other:literal, alpha] [$($quirk:ident)?] [$(#[$doc:meta])*] $rust:ident $name:ident) => {
         #[doc = concat!("The reference of `aclnn", stringify!($name), "`: ")]
         $(#[$doc])*
         ///
@@ -105,7 +130,7 @@ mod tests {
         for row in ascend_ops::binary::ROWS {
             for &(x, y, alpha, want) in row.golden {
                 let (a, b) = (array![x as f32], array![y as f32]);
-                let got = super::apply(row.name, a.view(), b.view(), alpha).unwrap()[0];
+                let got: f32 = super::apply(row.name, a.view(), b.view(), alpha).unwrap()[0];
                 assert!(
                     got.to_bits() == (want as f32).to_bits() || got.is_nan() && want.is_nan(),
                     "{}({x}, {y}, {alpha}): {got}",

@@ -14,6 +14,7 @@
 //! - [`mse_loss`]: `aclnnMseLoss` under a [`Reduction`](crate::Reduction);
 //!   [`mse_loss_backward`]: `aclnnMseLossBackward`.
 //! - [`cast`]: the cast that ends a compute chain, to the output tensor's dtype.
+//! - [`max_dim`]: `aclnnMaxDim`, the maximum along one dim and its position.
 //! - [`clamp_as`]: `aclnnClamp`, `min(max(self, min), max)` with optional bounds, in the
 //!   output's type.
 //! - The unary family, one function per row of `ascend_ops::unary`: [`exp`], [`expm1`],
@@ -82,11 +83,13 @@ mod exact;
 mod gather;
 mod math;
 mod matmul;
+mod max_dim;
 mod mish;
 mod mish_backward;
 mod mse_loss;
 mod narrow;
 mod reduce_sum;
+mod scalar;
 #[cfg(test)]
 mod scalar_formula;
 mod simd;
@@ -100,13 +103,15 @@ pub use cast::cast;
 pub use clamp::clamp_as;
 pub use cube::{CubeFormat, cube_format};
 pub use matmul::{matmul, matmul_as};
+pub use max_dim::max_dim;
 pub use mish::{mish, mish_into};
 pub use mish_backward::{Broadcast, mish_backward, mish_backward_into};
 pub use mse_loss::{mse_loss, mse_loss_backward};
 pub use reduce_sum::{reduce_sum, reduce_sum_as};
+pub use scalar::{adds, divs, eq_scalar, gt_scalar, muls, ne_scalar, subs};
 pub use unary::{
-    abs, ceil, cos, erf, exp, expm1, floor, log, neg, reciprocal, relu, round, rsqrt, sigmoid, sin,
-    sqrt, tanh,
+    abs, ceil, cos, erf, exp, expm1, floor, log, logical_not, neg, reciprocal, relu, round, rsqrt,
+    sigmoid, sin, sqrt, tanh,
 };
 
 use crate::element::Element;

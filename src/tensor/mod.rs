@@ -151,8 +151,9 @@ impl<T: Element> DeviceTensor<T> {
     /// memory's use records (kept from its previous owner) order this tensor's first write
     /// after the work that still uses the memory. A download of an `empty` tensor before
     /// any write reads whatever the memory holds: the bytes of a dropped tensor, or of
-    /// nothing. Every bit pattern is a value of each element type of this crate, so no
-    /// invalid Rust value is made; but the values mean nothing, and when the previous
+    /// nothing. Every bit pattern is a value of each numeric element type, and a BOOL
+    /// download normalises each byte to 0 or 1, so no invalid Rust value is made; but the
+    /// values mean nothing, and when the previous
     /// owner's work on another stream may still run, the simulator's racecheck reports
     /// that read as a race. Write it before reading it.
     ///

@@ -40,7 +40,8 @@ use std::sync::Arc;
 /// through one clone and access another clone of the same storage at the same moment
 /// race on the device, as two CUDA streams would: order such threads on the host (a
 /// lock, a channel). Downloads never make an invalid Rust value out of the bytes they
-/// read (every bit pattern is a value of the crate's element types).
+/// read: every bit pattern is a value of the numeric element types, and BOOL bytes are
+/// normalised to 0 and 1.
 ///
 /// ```
 /// # fn main() -> ascendcl::Result<()> {

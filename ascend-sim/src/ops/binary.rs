@@ -16,7 +16,7 @@ use crate::state::{state, status_of};
 use crate::stream::Scratch;
 use crate::strided::par_zip;
 use crate::tables::{Family, can_cast, dtype_name, format_name, is_integral};
-use ascend_ops::binary::{Binary, Check, Inplace, Role, is_floating};
+use ascend_ops::binary::{Binary, Check, Compute, Inplace, Output, Role, is_complex, is_floating};
 use ascend_sys::*;
 use std::ffi::c_void;
 
@@ -81,9 +81,48 @@ fn checks(row: &Binary, p: Phase1<'_>, alpha: *const aclScalar) -> Result<(), i3
         None
     };
     let (x, y, o) = (p.desc(SELF), p.desc(OTHER), p.desc(OUT));
+    let empty = x.is_empty() || y.is_empty();
     let promote = || promote_of((op.args[SELF], x.dtype), (op.args[OTHER], y.dtype));
+    let compute = || -> Result<aclDataType, i32> {
+        match row.compute {
+            Compute::Bool => Ok(ACL_BOOL),
+            _ => Ok(row.compute_dtype(product, promote()?, x.dtype, y.dtype)),
+        }
+    };
+    let result = || match row.output {
+        Output::Bool => Ok(ACL_BOOL),
+        Output::Promote => promote(),
+    };
     for check in row.checks {
         match *check {
+            Check::EmptySucceeds if empty => {
+                let decision = Decision::new(ACL_BOOL, &o.dims.clone(), true);
+                return p.finish(decision);
+            }
+            Check::EmptySucceeds => {}
+            Check::OutDtype(list) => p.require_dtype(OUT, list.on(product))?,
+            Check::NoBf16On910
+                if product == ascend_ops::Product::Training910
+                    && (x.dtype == ACL_BF16 || y.dtype == ACL_BF16) =>
+            {
+                return Err(invalid(format!(
+                    "{} does not take BF16 inputs on {}",
+                    row.name, p.soc
+                )));
+            }
+            Check::NoBf16On910 => {}
+            Check::PromoteIn => {
+                let c = compute()?;
+                if !row.dtypes.allows(product, c) {
+                    return Err(invalid(format!(
+                        "the promote dtype {} of {} and {} is not in {}'s list",
+                        dtype_name(c),
+                        dtype_name(x.dtype),
+                        dtype_name(y.dtype),
+                        row.name
+                    )));
+                }
+            }
             Check::Dtype(role) => p.require_dtype(position(role), row.dtypes.on(product))?,
             Check::NotBothBool if x.dtype == ACL_BOOL && y.dtype == ACL_BOOL => {
                 return Err(invalid(format!(
@@ -110,10 +149,11 @@ fn checks(row: &Binary, p: Phase1<'_>, alpha: *const aclScalar) -> Result<(), i3
                     )));
                 }
             }
-            Check::CastOut => require_cast(promote()?, (op.args[OUT], o.dtype))?,
+            Check::CastOut => require_cast(result()?, (op.args[OUT], o.dtype))?,
             Check::MaxDims => {
                 p.require_max_dims(SELF, MAX_DIMS)?;
                 p.require_max_dims(OTHER, MAX_DIMS)?;
+                p.require_max_dims(OUT, MAX_DIMS)?;
             }
             Check::Broadcast => p.require_broadcast_to(SELF, OTHER, OUT)?,
             Check::Format => {
@@ -130,9 +170,13 @@ fn checks(row: &Binary, p: Phase1<'_>, alpha: *const aclScalar) -> Result<(), i3
             }
         }
     }
-    let compute = row.compute_dtype(product, promote()?, x.dtype, y.dtype);
-    refuse_complex(compute, &format!("{} {}", dtype_name(compute), row.name))?;
-    let mut decision = Decision::new(compute, &o.dims, x.is_empty() || y.is_empty());
+    let compute = compute()?;
+    for dtype in [compute, x.dtype, y.dtype] {
+        if is_complex(dtype) {
+            refuse_complex(dtype, &format!("{} {}", dtype_name(dtype), row.name))?;
+        }
+    }
+    let mut decision = Decision::new(compute, &o.dims, empty);
     if let Some(alpha) = alpha {
         decision.attrs[ALPHA] = Attr::Scalar(alpha);
     }

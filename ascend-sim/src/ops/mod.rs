@@ -12,17 +12,24 @@ pub mod inplace_copy;
 pub mod inplace_fill_scalar;
 pub mod inplace_zero;
 pub mod matmul;
+pub(crate) mod max_dim;
 pub mod mish;
 pub mod mish_backward;
 pub mod mse_loss;
 pub mod mse_loss_backward;
 pub mod mul;
 pub mod reduce_sum;
+pub(crate) mod scalar;
 pub(crate) mod unary;
 
 /// The families' entry points, one slice per family (see `catalog`).
-pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] =
-    &[unary::ENTRIES, binary::ENTRIES, clamp::ENTRIES];
+pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
+    unary::ENTRIES,
+    binary::ENTRIES,
+    scalar::ENTRIES,
+    clamp::ENTRIES,
+    max_dim::ENTRIES,
+];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).
 const MAX_DIMS: usize = 8;

@@ -58,7 +58,8 @@ macro_rules! __operator_emit {
             /// [`Error::DeviceMismatch`](crate::Error::DeviceMismatch),
             /// [`Error::PlanMismatch`](crate::Error::PlanMismatch) naming the first argument
             /// whose layout differs (a plan is fixed to one layout: build another for
-            /// another); [`Error::Aclnn`](crate::Error::Aclnn) from the library.
+            /// another), or whose run-time dtype differs (a [`Tensor`](crate::Tensor));
+            /// [`Error::Aclnn`](crate::Error::Aclnn) from the library.
             #[allow(clippy::too_many_arguments)]
             pub fn launch(&mut self, $($l)* stream: &$crate::Stream) -> $crate::Result<()> {
                 self.0.run(stream, [$($lv)*])
@@ -81,13 +82,13 @@ macro_rules! __operator_emit {
     // The allocating variant, when the declaration names one.
     (@alloc [] $($rest:tt)*) => {};
     (@alloc [$newname:ident] $op:ident $fname:ident [$($ty:ident),+]
-        [$($al:tt)*] [$($alv:tt)*] [$($o:tt)*]) => {
+        [$($al:tt)*] [$($alv:tt)*] [[$o:ty]]) => {
         #[doc = concat!(
             "[`", stringify!($fname), "`] into a new tensor, which it returns: the output of ",
             "the shape the operator's rule computes from the other arguments, contiguous, ",
             "from the device's caching allocator without a fill (no `aclrtMalloc` in a ",
             "steady state). `R` is a [`DeviceTensor`](", "crate::DeviceTensor) of element type `",
-            stringify!($($o)*), "`, or a [`Tensor`](", "crate::Tensor) whose dtype the call ",
+            stringify!($o), "`, or a [`Tensor`](", "crate::Tensor) whose dtype the call ",
             "infers ([run-time dtypes](", "crate::operand)), named by an annotation or the ",
             "last type parameter. The arguments are those of [`", stringify!($fname), "`] ",
             "without the output."
@@ -99,11 +100,46 @@ macro_rules! __operator_emit {
             "[`Error::Acl`](", "crate::Error::Acl)."
         )]
         #[allow(clippy::too_many_arguments)]
-        pub fn $newname<$($ty: $crate::Operand),+, R: $crate::Allocated<Elem = $($o)*>>(
+        pub fn $newname<$($ty: $crate::Operand),+, R: $crate::Allocated<Elem = $o>>(
             $($al)*
             stream: &$crate::Stream,
         ) -> $crate::Result<R> {
             $crate::protocol::call_new::<$op, R, _>(stream, [$($alv)*])
         }
+    };
+    // Two outputs: a pair of new tensors, in the declaration's order.
+    (@alloc [$newname:ident] $op:ident $fname:ident [$($ty:ident),+]
+        [$($al:tt)*] [$($alv:tt)*] [[$o:ty] [$p:ty]]) => {
+        #[doc = concat!(
+            "[`", stringify!($fname), "`] into two new tensors, which it returns as a pair ",
+            "in the order of the operator's outputs: of the shapes the operator's rule ",
+            "computes from the other arguments, contiguous, without a fill: `R` and `S` are ",
+            "[`DeviceTensor`](", "crate::DeviceTensor)s of element types `", stringify!($o),
+            "` and `", stringify!($p), "`, or [`Tensor`](", "crate::Tensor)s whose dtype the ",
+            "call infers, named by an annotation or the last type parameters. The ",
+            "arguments are those of [`", stringify!($fname), "`] without the outputs."
+        )]
+        ///
+        /// # Errors
+        #[doc = concat!(
+            "As [`", stringify!($fname), "`] (less the outputs' shapes); the allocations' ",
+            "[`Error::Acl`](", "crate::Error::Acl)."
+        )]
+        #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+        pub fn $newname<
+            $($ty: $crate::Operand),+,
+            R: $crate::Allocated<Elem = $o>,
+            S: $crate::Allocated<Elem = $p>,
+        >(
+            $($al)*
+            stream: &$crate::Stream,
+        ) -> $crate::Result<(R, S)> {
+            $crate::protocol::call_new2::<$op, R, S, _>(stream, [$($alv)*])
+        }
+    };
+    (@alloc [$newname:ident] $op:ident $fname:ident $tys:tt $al:tt $alv:tt $o:tt) => {
+        compile_error!(concat!(
+            "`allocating: ", stringify!($newname), "` needs one or two outputs"
+        ));
     };
 }

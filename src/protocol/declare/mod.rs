@@ -73,7 +73,8 @@ pub unsafe trait Promise {}
 ///
 /// Attribute types ([`Attribute`](crate::protocol::Attribute)): [`Scalar`](crate::protocol::Scalar)
 /// (`const aclScalar *`), [`IntList`](crate::protocol::IntList) (`const aclIntArray *`,
-/// from `&[i64]`), `bool`, `i8`, `i64` (`int64_t`), `f64` (`double`),
+/// from `&[i64]`), [`BoolList`](crate::protocol::BoolList) (`const aclBoolArray *`, from
+/// `&[bool]`), `bool`, `i8`, `i64` (`int64_t`), `f64` (`double`),
 /// [`DType`](crate::DType) (`aclDataType`) and the crate's attribute enums. An optional
 /// attribute is a pointer type (a scalar or an array). There is no limit on the number of
 /// arguments.
@@ -131,7 +132,11 @@ pub unsafe trait Promise {}
 ///   errors naming the argument as `"rust (c)"`), then runs the two phases;
 /// * the plan type, over a [`Plan`](crate::Plan) of the operator and the function's type
 ///   parameters, with `new` (the same arguments; tensors are read only for their layouts)
-///   and `launch` (the tensors and the stream).
+///   and `launch` (the tensors and the stream);
+/// * with `allocating: name;` after the plan, the allocating form: the function's
+///   arguments without the outputs, returning a new tensor of the shape the rule infers
+///   for the output, or for an operator with two outputs (`aclnnMaxDim`'s values and
+///   indices) a pair of new tensors in the declaration's order.
 ///
 /// # Operators the crate does not wrap
 ///
@@ -176,29 +181,24 @@ pub unsafe trait Promise {}
 /// ```
 ///
 /// Without `unsafe`, a declaration is checked against `ascend-sys`, and one whose operator
-/// the header does not declare (`aclnnSub` here) is refused at compile time:
+/// the header does not declare (`aclnnGelu` here) is refused at compile time:
 ///
 /// ```compile_fail
-/// use ascendcl::protocol::{Scalar, rules};
+/// use ascendcl::protocol::rules;
 /// use ascendcl::{DType, SocFamily};
 ///
 /// ascendcl::operator! {
-///     /// `aclnnSub` without the promise.
-///     pub struct MySub: aclnnSub, aclnnSubGetWorkspaceSize;
+///     /// `aclnnGelu` without the promise.
+///     pub struct MyGelu: aclnnGelu, aclnnGeluGetWorkspaceSize;
 ///     products: |_soc: SocFamily| true;
 ///     dtypes: |_soc: SocFamily, _dtype: DType| true;
-///     rule: rules::broadcast;
+///     rule: rules::same;
 ///
-///     /// `out = a − alpha·b`.
-///     pub fn my_sub<A, B, O>(
-///         a: input<A> = "self",
-///         b: input<B> = "other",
-///         alpha: attr<Scalar> = "alpha",
-///         out: output<O> = "out",
-///     );
+///     /// `out = gelu(x)`.
+///     pub fn my_gelu<T, O>(x: input<T> = "self", out: output<O> = "out");
 ///
 ///     /// Its plan.
-///     pub type MySubPlan;
+///     pub type MyGeluPlan;
 /// }
 /// # fn main() {}
 /// ```

@@ -26,13 +26,13 @@ macro_rules! __operator_munch {
     (@munch $ctx:tt $f:tt $n:tt $l:tt $cv:tt $nv:tt $lv:tt [$($al:tt)*] [$($alv:tt)*] [$($o:tt)*]
         $a:ident: output<$e:ty>, $($rest:tt)*) => {
         $crate::__operator_munch!(@munch_mut $ctx $f $n $l $cv $nv $lv
-            [$($al)*] [$($alv)* $crate::protocol::Value::pending::<$e>(),] [$($o)* $e]
+            [$($al)*] [$($alv)* $crate::protocol::Value::pending::<$e>(),] [$($o)* [$e]]
             $a [$e] $($rest)*);
     };
     (@munch $ctx:tt $f:tt $n:tt $l:tt $cv:tt $nv:tt $lv:tt [$($al:tt)*] [$($alv:tt)*] [$($o:tt)*]
         $a:ident: output_const<$e:ty>, $($rest:tt)*) => {
         $crate::__operator_munch!(@munch_mut $ctx $f $n $l $cv $nv $lv
-            [$($al)*] [$($alv)* $crate::protocol::Value::pending::<$e>(),] [$($o)* $e]
+            [$($al)*] [$($alv)* $crate::protocol::Value::pending::<$e>(),] [$($o)* [$e]]
             $a [$e] $($rest)*);
     };
     (@munch $ctx:tt $f:tt $n:tt $l:tt $cv:tt $nv:tt $lv:tt [$($al:tt)*] [$($alv:tt)*] $o:tt
