@@ -27,7 +27,8 @@
 //! out's dtype and written through out's view. Complex arithmetic is not modeled: a complex
 //! promote fails phase 1 with 561000.
 
-use super::alpha_chain::{Inplace, OTHER, OUT, SELF, compute, is_one};
+use super::alpha_chain::{ALPHA, Inplace, OTHER, OUT, SELF, compute, is_one};
+use super::float_pair_fast_path;
 use crate::cast::round;
 use crate::nnopbase::{KernelCall, OpDef, op_def};
 use crate::stream::Scratch;
@@ -46,6 +47,17 @@ pub(crate) static INPLACE: Inplace = Inplace {
 
 /// The queued compute of either kind.
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
+    let alpha = call.decision().attr_f64(ALPHA);
+    let positions = [SELF, OTHER, OUT];
+    let fast = if is_one(alpha) {
+        float_pair_fast_path(call, scratch, positions, |x, y| x + y)
+    } else {
+        let alpha = alpha as f32;
+        float_pair_fast_path(call, scratch, positions, move |x, y| x + alpha * y)
+    };
+    if let Some(result) = fast {
+        return result;
+    }
     compute(call, scratch, |promote, alpha, x, y| {
         if is_one(alpha) {
             sum(promote, x, y)

@@ -39,3 +39,38 @@ pub mod kernel {
     pub use super::mish::mish_f32;
     pub use super::mish_backward::mish_grad_f32;
 }
+
+/// The common case of a two-input elementwise kernel whose inputs, output and compute
+/// dtype are all FLOAT: the operands read as f32 over the output's shape, `f` applied in
+/// f32 in a loop the compiler vectorises (split over threads for large tensors), the
+/// result written through the output's view. `None` when the call is not all FLOAT, for
+/// the kernel's general path. `f` must be the general path's FLOAT formula, so that the
+/// two give the same bits.
+fn float_pair_fast_path(
+    call: &crate::nnopbase::KernelCall,
+    scratch: &mut crate::stream::Scratch,
+    [lhs, rhs, out]: [usize; 3],
+    f: impl Fn(f32, f32) -> f32 + Sync,
+) -> Option<Result<(), String>> {
+    use ascend_sys::ACL_FLOAT;
+    let all_float = [lhs, rhs, out]
+        .iter()
+        .all(|&k| call.dtype(k) == Ok(ACL_FLOAT));
+    if call.decision().compute != ACL_FLOAT || !all_float {
+        return None;
+    }
+    let shape = &call.decision().out_shape;
+    let [a, b] = scratch.get::<2>(call.decision().numel());
+    if let Err(e) = call
+        .read(lhs, shape, a)
+        .and_then(|()| call.read(rhs, shape, b))
+    {
+        return Some(Err(e));
+    }
+    crate::strided::par_zip(a, b, |a, b| {
+        for (x, &y) in a.iter_mut().zip(b) {
+            *x = f(*x, y);
+        }
+    });
+    Some(call.write(out, a))
+}

@@ -19,8 +19,8 @@
 //! is cast to out's dtype and written through out's view. Complex arithmetic is not
 //! modeled: a complex promote fails phase 1 with 561000.
 
-use super::MAX_DIMS;
 use super::checks::{promote_of, refuse_complex, require_cast};
+use super::{MAX_DIMS, float_pair_fast_path};
 use crate::cast::round;
 use crate::nnopbase::{Arg, Decision, KernelCall, OpDef, OutParams, Phase1, op_def, positions};
 use crate::stream::Scratch;
@@ -80,6 +80,9 @@ pub(crate) fn inplace_get_workspace_size(
 }
 
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
+    if let Some(result) = float_pair_fast_path(call, scratch, [SELF, OTHER, OUT], |x, y| x * y) {
+        return result;
+    }
     let promote = call.decision().compute;
     let [a, b] = scratch.wide::<2>(call.decision().numel());
     call.read_f64(SELF, call.dims(OUT), a)?;
