@@ -9,7 +9,8 @@ use common::*;
 use std::ffi::c_void;
 
 /// Every aclnn operator's phase 2 has this prototype.
-type Phase2 = unsafe extern "C" fn(*mut c_void, u64, *mut aclOpExecutor, aclrtStream) -> aclnnStatus;
+type Phase2 =
+    unsafe extern "C" fn(*mut c_void, u64, *mut aclOpExecutor, aclrtStream) -> aclnnStatus;
 
 fn catalogued() -> Vec<&'static str> {
     simulated_symbols()
@@ -25,7 +26,11 @@ fn every_catalogued_operator_has_both_phases() {
         .iter()
         .filter(|s| !s.ends_with("GetWorkspaceSize"))
         .collect();
-    assert!(launches.len() >= 40, "{} catalogued launches", launches.len());
+    assert!(
+        launches.len() >= 40,
+        "{} catalogued launches",
+        launches.len()
+    );
     for name in &names {
         let twin = match name.strip_suffix("GetWorkspaceSize") {
             Some(launch) => launch.to_owned(),
@@ -40,7 +45,10 @@ fn every_catalogued_operator_has_both_phases() {
 fn every_catalogued_launch_fails_on_its_nth_call() {
     setup();
     let stream = create_stream();
-    for name in catalogued().into_iter().filter(|s| !s.ends_with("GetWorkspaceSize")) {
+    for name in catalogued()
+        .into_iter()
+        .filter(|s| !s.ends_with("GetWorkspaceSize"))
+    {
         let address = symbol(name).expect("catalogued");
         // SAFETY: a catalogued aclnn launch has the common phase-2 prototype.
         let launch = unsafe { std::mem::transmute::<*const c_void, Phase2>(address) };
@@ -51,8 +59,11 @@ fn every_catalogued_launch_fails_on_its_nth_call() {
         let first = call();
         let second = call();
         assert_eq!(call_count(name), before + 2, "{name}");
-        assert_eq!(second, ACLNN_ERR_RUNTIME_ERROR as i32, "{name}: injected failure");
-        assert_ne!(first, second, "{name}: the first call must not fail like the fault");
+        assert_eq!(second, ACLNN_ERR_RUNTIME_ERROR, "{name}: injected failure");
+        assert_ne!(
+            first, second,
+            "{name}: the first call must not fail like the fault"
+        );
         assert_ne!(call(), second, "{name}: the fault fires once");
     }
 }
