@@ -263,6 +263,14 @@ impl std::error::Error for RegisterError {}
 /// The registered operators, in registration order (a kernel finds its own here).
 static USERS: RwLock<Vec<&'static SimulatedOperator>> = RwLock::new(Vec::new());
 
+/// A checked declaration's operator definition, before it is registered.
+struct Definition {
+    name: &'static str,
+    args: Vec<&'static str>,
+    inputs: Vec<usize>,
+    outputs: Vec<usize>,
+}
+
 /// Adds `op`'s two entry points to the simulator: [`symbol`](crate::symbol) finds them,
 /// [`set_fault`](crate::set_fault) and [`call_count`](crate::call_count) know their
 /// names. Registering the same declaration again does nothing; any thread may register.
@@ -300,7 +308,17 @@ pub fn register(op: &'static SimulatedOperator) -> Result<(), RegisterError> {
         },
         Refusal::Full => RegisterError::Full,
     })?;
-    // Under the lock, and only here: a registered declaration has its definition.
+    // Under the lock, and only here: a registered declaration has its definition, leaked
+    // for the process's life like the shipped ones (a refused one leaks nothing).
+    let def = OpDef {
+        name: def.name,
+        launch_api: op.phase2_name,
+        args: def.args.leak(),
+        inputs: def.inputs.leak(),
+        outputs: def.outputs.leak(),
+        available: every_product,
+        kernel: run_kernel,
+    };
     let _ = op.def.set(Box::leak(Box::new(def)));
     users.push(op);
     Ok(())
@@ -356,7 +374,7 @@ impl SimulatedOperator {
     }
 
     /// The nnopbase definition of a valid declaration (not yet registered).
-    fn definition_checked(&self) -> Result<OpDef, RegisterError> {
+    fn definition_checked(&self) -> Result<Definition, RegisterError> {
         let invalid = |why: String| {
             Err(RegisterError::Invalid(format!(
                 "{}: {why}",
@@ -409,14 +427,11 @@ impl SimulatedOperator {
         if outputs.is_empty() {
             return invalid("it has no output (output, output_const or inplace)".into());
         }
-        Ok(OpDef {
+        Ok(Definition {
             name,
-            launch_api: self.phase2_name,
-            args: args.leak(),
-            inputs: inputs.leak(),
-            outputs: outputs.leak(),
-            available: every_product,
-            kernel: run_kernel,
+            args,
+            inputs,
+            outputs,
         })
     }
 
