@@ -3,7 +3,8 @@
 //!
 //! * elementwise, on 1 M and 16 M f32: `add` (into an existing tensor, then
 //!   `Stream::synchronize`) against ndarray's `&a + &b` into an existing array (`Zip`),
-//!   `mul` against `&a * &b`, `exp` against `mapv(f32::exp)`;
+//!   `mul` against `&a * &b`, `adds` (a tensor plus a scalar) against `&a + 0.5`, `exp`
+//!   against `mapv(f32::exp)`;
 //! * GEMM, at 256³ and 1024³ f32: `matmul` (`KEEP_DTYPE`) against ndarray's `dot` into an
 //!   existing array (`general_mat_mul`);
 //! * a device-to-device `copy` of 16 M f32 against a host `copy_from_slice`.
@@ -15,7 +16,7 @@
 //! cargo bench --bench simulator
 //! ```
 
-use ascendcl::{CubeMath, DeviceTensor, Runtime, Stream, add, copy, exp, matmul, mul};
+use ascendcl::{CubeMath, DeviceTensor, Runtime, Stream, add, adds, copy, exp, matmul, mul};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use ndarray::linalg::general_mat_mul;
 use ndarray::{Array1, Array2, Zip};
@@ -56,6 +57,19 @@ fn elementwise(c: &mut Criterion, stream: &Stream) {
         group.bench_function(BenchmarkId::new("mul", n), |bench| {
             bench.iter(|| {
                 mul(&da, &db, &mut out, stream).unwrap();
+                stream.synchronize().unwrap();
+            })
+        });
+        group.bench_function(BenchmarkId::new("ndarray_adds", n), |bench| {
+            bench.iter(|| {
+                Zip::from(&mut host_out)
+                    .and(&a)
+                    .for_each(|o, &x| *o = x + 0.5)
+            })
+        });
+        group.bench_function(BenchmarkId::new("adds", n), |bench| {
+            bench.iter(|| {
+                adds(&da, 0.5f32, 1.0f32, &mut out, stream).unwrap();
                 stream.synchronize().unwrap();
             })
         });

@@ -239,7 +239,7 @@ pub(crate) fn broadcast_strides(
 
 /// Whether `strides` walk `shape` in row-major order without gaps (dims of size 1 may
 /// have any stride).
-fn is_row_major(shape: &[usize], strides: &[i64]) -> bool {
+pub(crate) fn is_row_major(shape: &[usize], strides: &[i64]) -> bool {
     let mut expect = 1i64;
     for (&d, &s) in shape.iter().zip(strides).rev() {
         if d != 1 && s != expect {
@@ -356,7 +356,7 @@ pub(crate) fn through_workspace(buf: &mut [u8], at: usize, dt: DType, vals: &mut
 }
 
 /// Threads for an elementwise loop over `len` elements (1 below 256 Ki elements).
-fn threads_for(len: usize) -> usize {
+pub(crate) fn threads_for(len: usize) -> usize {
     const MIN: usize = 1 << 18;
     // Asked once: `available_parallelism` reads cgroup files (and allocates) every time.
     static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();

@@ -16,14 +16,14 @@ type Region<'a> = (MutexGuard<'a, Vec<u8>>, usize);
 
 impl KernelCall {
     /// Argument `arg`'s operand and layout.
-    fn operand(&self, arg: usize) -> Result<(&Operand, &Layout), String> {
+    pub(super) fn operand(&self, arg: usize) -> Result<(&Operand, &Layout), String> {
         let op = self.operands[arg]
             .as_ref()
             .ok_or_else(|| format!("argument {arg} is not bound"))?;
         Ok((op, &self.prepared.layouts[arg]))
     }
 
-    fn name(&self, arg: usize) -> &'static str {
+    pub(super) fn name(&self, arg: usize) -> &'static str {
         self.op.args[arg]
     }
 

@@ -7,6 +7,7 @@
 
 mod access;
 mod attrs;
+mod dense;
 mod executor;
 mod op_def;
 mod phase2;
