@@ -177,12 +177,13 @@ pub enum Error {
         found: i32,
     },
 
-    /// A tensor given to a reusable plan has another layout (dims, strides or offset) than
-    /// the plan was built for. The size of its storage does not matter.
+    /// A tensor given to a reusable plan has other dims or strides (or another dtype, or a
+    /// tensor list another length) than the plan was built for. Neither the offset nor the
+    /// size of its storage matters.
     #[error(
-        "{argument} does not match the plan: {detail}; a plan is fixed to the layouts \
-         (shape, strides, offset) it was built for: build a second plan with `new` for \
-         this layout (one per batch shape, say)"
+        "{argument} does not match the plan: {detail}; a plan is fixed to the shapes and \
+         strides (any offset) it was built for: build a second plan with `new` for this \
+         layout (one per batch shape, say)"
     )]
     PlanMismatch {
         /// Which argument.

@@ -10,7 +10,7 @@
 use crate::error::{Error, Result};
 use ascend_sys::{
     Api, FnTable, aclBoolArray, aclDataType, aclIntArray, aclOpExecutor, aclScalar, aclTensor,
-    aclrtContext, aclrtEvent, aclrtMemcpyKind, aclrtStream,
+    aclTensorList, aclrtContext, aclrtEvent, aclrtMemcpyKind, aclrtStream,
 };
 use std::ffi::{CStr, c_void};
 
@@ -412,6 +412,35 @@ pub(crate) fn create_bool_array(t: &Api, values: &[bool]) -> Result<*mut aclBool
 pub(crate) unsafe fn destroy_bool_array(t: &Api, p: *mut aclBoolArray) -> Result<()> {
     // SAFETY: the caller's contract.
     unsafe { checked!(aclnn? t.attrs(), t, aclDestroyBoolArray(p)) }
+}
+
+/// `aclCreateTensorList` of `tensors`, which the list owns from then on (destroying the
+/// list destroys them).
+///
+/// # Safety
+/// Each element is a live descriptor that nothing else destroys.
+pub(crate) unsafe fn create_tensor_list(
+    t: &Api,
+    tensors: &[*const aclTensor],
+) -> Result<*mut aclTensorList> {
+    let f = t
+        .attrs()
+        .aclCreateTensorList
+        .ok_or_else(|| absent(Lib::Aclnn, "aclCreateTensorList"))?;
+    // SAFETY: `tensors` is valid for its length; the elements are live (the caller's
+    // contract).
+    non_null(t, "aclCreateTensorList", unsafe {
+        f(tensors.as_ptr(), tensors.len() as u64)
+    })
+}
+
+/// `aclDestroyTensorList`, which destroys the list's tensors too.
+///
+/// # Safety
+/// As [`destroy_scalar`], for a list from [`create_tensor_list`].
+pub(crate) unsafe fn destroy_tensor_list(t: &Api, p: *mut aclTensorList) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { checked!(aclnn? t.attrs(), t, aclDestroyTensorList(p)) }
 }
 
 /// `p`, or `ACLNN_ERR_INNER_NULLPTR` for `api` when it is NULL (an nnopbase constructor's

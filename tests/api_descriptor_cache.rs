@@ -1,7 +1,10 @@
-//! The `aclTensor` descriptor cached on a whole `DeviceTensor`: made once on first use,
-//! shared by later (and concurrent) calls, never rebound by plans, kept with the tensor's
-//! block in the device's cache when the tensor is dropped, handed to the next tensor of
-//! the same layout there, and released when the cache lets the block go.
+//! Descriptors are made once, not per call. With the device's executor cache on (the
+//! default), a one-off call's descriptors belong to its cached executor: made at the first
+//! call of a key, reused by every later one, released with the entry. With it off, the
+//! `aclTensor` descriptor cached on a whole `DeviceTensor` serves instead: made once on
+//! first use, shared by later (and concurrent) calls, never rebound by plans, kept with
+//! the tensor's block in the device's cache when the tensor is dropped, handed to the next
+//! tensor of the same layout there, and released when the cache lets the block go.
 
 use ascendcl::{DeviceTensor, MishBackwardPlan, Runtime, Stream, mish_backward};
 use ndarray::{ArrayD, IxDyn};
@@ -21,6 +24,14 @@ fn stream() -> Stream {
         .unwrap()
         .stream()
         .unwrap()
+}
+
+/// A stream on a device handle whose executor cache is off, so that one-off calls use
+/// the descriptors cached on whole tensors.
+fn stream_without_executor_cache() -> Stream {
+    let s = stream();
+    s.device().set_executor_cache_capacity(0);
+    s
 }
 
 fn values(n: usize, seed: u32) -> ArrayD<f32> {
@@ -45,7 +56,7 @@ fn assert_close(got: &ArrayD<f32>, want: &ArrayD<f32>, what: &str) {
 #[test]
 fn whole_tensors_create_their_descriptor_once_and_release_it_with_their_block() {
     let _serial = serial();
-    let s = stream();
+    let s = stream_without_executor_cache();
     let dev = s.device();
     dev.empty_cache();
     let base = ascend_sim::counters().tensors;
@@ -101,7 +112,7 @@ fn whole_tensors_create_their_descriptor_once_and_release_it_with_their_block() 
 #[test]
 fn a_cached_block_hands_its_descriptor_to_a_tensor_of_the_same_layout() {
     let _serial = serial();
-    let s = stream();
+    let s = stream_without_executor_cache();
     let dev = s.device();
     dev.empty_cache();
     let base = ascend_sim::counters().tensors;
@@ -153,7 +164,7 @@ fn a_cached_block_hands_its_descriptor_to_a_tensor_of_the_same_layout() {
 #[test]
 fn concurrent_calls_share_input_descriptors() {
     let _serial = serial();
-    let s = stream();
+    let s = stream_without_executor_cache();
     s.device().empty_cache();
     let base = ascend_sim::counters().tensors;
     ascend_sim::clear_last_report();
@@ -168,12 +179,9 @@ fn concurrent_calls_share_input_descriptors() {
             for _ in 0..4 {
                 sc.spawn(|| {
                     let my = g.view().device_id();
-                    let st = Runtime::simulator()
-                        .unwrap()
-                        .device(my)
-                        .unwrap()
-                        .stream()
-                        .unwrap();
+                    let dev = Runtime::simulator().unwrap().device(my).unwrap();
+                    dev.set_executor_cache_capacity(0);
+                    let st = dev.stream().unwrap();
                     let mut out = DeviceTensor::<f32>::zeros(&st, [256]).unwrap();
                     for _ in 0..50 {
                         mish_backward(&g, &x, &mut out, &st).unwrap();
@@ -195,7 +203,7 @@ fn concurrent_calls_share_input_descriptors() {
 #[test]
 fn plans_never_rebind_a_cached_descriptor() {
     let _serial = serial();
-    let s = stream();
+    let s = stream_without_executor_cache();
     let (ah, bh, xh) = (values(48, 5), values(48, 6), values(48, 7));
     let a = DeviceTensor::from_array(&s, &ah).unwrap();
     let b = DeviceTensor::from_array(&s, &bh).unwrap();
@@ -220,4 +228,65 @@ fn plans_never_rebind_a_cached_descriptor() {
     assert_close(&out_c.to_array(&s).unwrap(), &reference(&ah, &xh), "safe a");
     assert_close(&out_b.to_array(&s).unwrap(), &reference(&bh, &xh), "plan b");
     assert_close(&out_a.to_array(&s).unwrap(), &reference(&ah, &xh), "plan a");
+}
+
+#[test]
+fn with_the_executor_cache_on_by_default_a_key_makes_its_descriptors_once() {
+    let _serial = serial();
+    let s = stream();
+    let dev = s.device();
+    assert!(dev.executor_cache_stats().capacity > 0, "on by default");
+    dev.empty_cache();
+    ascend_sim::clear_last_report();
+    let base = ascend_sim::counters().tensors;
+    let (gh, xh) = (values(64, 8), values(64, 9));
+    let g = DeviceTensor::from_array(&s, &gh).unwrap();
+    let x = DeviceTensor::from_array(&s, &xh).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&s, [64]).unwrap();
+    let creates = ascend_sim::call_count("aclCreateTensor");
+    let hits = dev.executor_cache_stats().hits;
+    mish_backward(&g, &x, &mut out, &s).unwrap();
+    // The entry's own three, not the tensors' cached ones.
+    assert_eq!(ascend_sim::call_count("aclCreateTensor"), creates + 3);
+    assert_eq!(
+        ascend_sim::counters().tensors,
+        base + 3,
+        "held by the entry"
+    );
+    for _ in 0..10 {
+        mish_backward(&g, &x, &mut out, &s).unwrap();
+    }
+    assert_eq!(
+        ascend_sim::call_count("aclCreateTensor"),
+        creates + 3,
+        "hits make none"
+    );
+    assert_eq!(dev.executor_cache_stats().hits, hits + 10);
+    // Other tensors of the same layouts hit the same entry (a rebind, no descriptor).
+    let g2 = DeviceTensor::from_array(&s, &xh).unwrap();
+    let mut out2 = DeviceTensor::<f32>::zeros(&s, [64]).unwrap();
+    mish_backward(&g2, &x, &mut out2, &s).unwrap();
+    assert_eq!(ascend_sim::call_count("aclCreateTensor"), creates + 3);
+    assert_close(&out2.to_array(&s).unwrap(), &reference(&xh, &xh), "rebound");
+    // A view of another layout is another key: one more entry with its own three.
+    let half = x.view().slice(0, 0, 32, 1).unwrap();
+    let mut half_out = DeviceTensor::<f32>::zeros(&s, [32]).unwrap();
+    mish_backward(
+        g.view().slice(0, 0, 32, 1).unwrap(),
+        half,
+        &mut half_out,
+        &s,
+    )
+    .unwrap();
+    assert_eq!(ascend_sim::call_count("aclCreateTensor"), creates + 6);
+    assert_eq!(ascend_sim::counters().tensors, base + 6);
+    assert_close(&out.to_array(&s).unwrap(), &reference(&gh, &xh), "whole");
+    // Turning the cache off releases the entries, with their descriptors, once their
+    // launches have run.
+    s.synchronize().unwrap();
+    dev.set_executor_cache_capacity(0);
+    drop((g, g2, x, out, out2, half_out));
+    dev.empty_cache();
+    assert_eq!(ascend_sim::counters().tensors, base);
+    assert_eq!(ascend_sim::last_report(), None);
 }

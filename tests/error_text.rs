@@ -72,9 +72,9 @@ fn plan_mismatch_and_missing_operator_say_what_to_do() {
     assert_eq!(
         e.to_string(),
         "x (self) does not match the plan: shape [100, 4] strides [4, 1] offset 0 vs planned \
-         shape [128, 4] strides [4, 1] offset 0; a plan is fixed to the layouts (shape, \
-         strides, offset) it was built for: build a second plan with `new` for this layout \
-         (one per batch shape, say)"
+         shape [128, 4] strides [4, 1] offset 0; a plan is fixed to the shapes and strides \
+         (any offset) it was built for: build a second plan with `new` for this layout (one \
+         per batch shape, say)"
     );
     let s = device(B310).stream().unwrap();
     let x = DeviceTensor::<f32>::zeros(&s, [2]).unwrap();

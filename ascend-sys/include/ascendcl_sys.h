@@ -637,6 +637,12 @@ aclnnStatus aclnnMaxDimGetWorkspaceSize(const aclTensor *self, int64_t dim, bool
 aclnnStatus aclnnMaxDim(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
     aclrtStream stream);
 
+/* Tensor lists: Cat (a list of tensors joined along a dim). */
+aclnnStatus aclnnCatGetWorkspaceSize(const aclTensorList *tensors, int64_t dim, aclTensor *out,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnCat(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+
 #endif /* ASCENDCL_SYS_NO_ACLNN_API */
 
 #ifdef __cplusplus

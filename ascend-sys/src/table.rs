@@ -191,6 +191,13 @@ pub struct AttrFns {
     /// `aclDestroyBoolArray`.
     pub aclDestroyBoolArray:
         Option<unsafe extern "C" fn(array: *const aclBoolArray) -> aclnnStatus>,
+    /// `aclCreateTensorList`.
+    pub aclCreateTensorList: Option<
+        unsafe extern "C" fn(value: *const *const aclTensor, size: u64) -> *mut aclTensorList,
+    >,
+    /// `aclDestroyTensorList` (which destroys the list's tensors too).
+    pub aclDestroyTensorList:
+        Option<unsafe extern "C" fn(array: *const aclTensorList) -> aclnnStatus>,
 }
 
 impl AttrFns {
@@ -202,6 +209,8 @@ impl AttrFns {
         ("libnnopbase.so", "aclDestroyIntArray"),
         ("libnnopbase.so", "aclCreateBoolArray"),
         ("libnnopbase.so", "aclDestroyBoolArray"),
+        ("libnnopbase.so", "aclCreateTensorList"),
+        ("libnnopbase.so", "aclDestroyTensorList"),
     ];
 
     /// Looks every function up with `resolve(library, symbol)`; a null or absent one stays
@@ -225,6 +234,8 @@ impl AttrFns {
                 aclDestroyIntArray: find("aclDestroyIntArray").map(|p| std::mem::transmute(p)),
                 aclCreateBoolArray: find("aclCreateBoolArray").map(|p| std::mem::transmute(p)),
                 aclDestroyBoolArray: find("aclDestroyBoolArray").map(|p| std::mem::transmute(p)),
+                aclCreateTensorList: find("aclCreateTensorList").map(|p| std::mem::transmute(p)),
+                aclDestroyTensorList: find("aclDestroyTensorList").map(|p| std::mem::transmute(p)),
             }
         }
     }
@@ -245,6 +256,10 @@ impl AttrFns {
             Some(aclCreateBoolArray);
         let _: Option<unsafe extern "C" fn(*const aclBoolArray) -> aclnnStatus> =
             Some(aclDestroyBoolArray);
+        let _: Option<unsafe extern "C" fn(*const *const aclTensor, u64) -> *mut aclTensorList> =
+            Some(aclCreateTensorList);
+        let _: Option<unsafe extern "C" fn(*const aclTensorList) -> aclnnStatus> =
+            Some(aclDestroyTensorList);
     }
 }
 

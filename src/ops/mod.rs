@@ -35,4 +35,6 @@ operators! {
     reduce_sum,
     scalar,
     unary,
+    // Tensor lists.
+    cat,
 }

@@ -43,11 +43,13 @@ impl Role {
     }
 }
 
-/// What one argument is: a tensor with its role, or an attribute of a kind.
+/// What one argument is: a tensor with its role, a tensor list, or an attribute of a kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ArgKind {
     /// A tensor (`aclTensor *`).
     Tensor(Role),
+    /// A list of tensors (`const aclTensorList *`), each with the role.
+    List(Role),
     /// An attribute (a scalar, an int array or a plain value).
     Attr(Kind),
 }
@@ -68,12 +70,17 @@ pub struct Arg {
 }
 
 impl Arg {
-    /// Its role, if it is a tensor.
+    /// Its role, if it is a tensor or a tensor list.
     pub fn role(&self) -> Option<Role> {
         match self.kind {
-            ArgKind::Tensor(r) => Some(r),
+            ArgKind::Tensor(r) | ArgKind::List(r) => Some(r),
             ArgKind::Attr(_) => None,
         }
+    }
+
+    /// Whether it is a tensor list.
+    pub fn is_list(&self) -> bool {
+        matches!(self.kind, ArgKind::List(_))
     }
 }
 
@@ -102,6 +109,8 @@ pub struct Value<'a>(pub(crate) Given<'a>);
 
 pub(crate) enum Given<'a> {
     Tensor(RawTensor<'a>),
+    /// A tensor list: its elements, in order.
+    List(&'a dyn TensorList),
     /// The output an allocating variant makes, of this dtype (`None`: the one the call
     /// infers, for a [`Tensor`](crate::Tensor) result) and of the shape the operator's
     /// rule computes.
@@ -120,6 +129,13 @@ impl<'a> Value<'a> {
     #[doc(hidden)]
     pub fn input<T: Operand>(view: TensorView<'a, T>) -> Self {
         Value(Given::Tensor(view.raw()))
+    }
+
+    /// A list of tensors read by the operator (a reference to the caller's slice, read
+    /// one element at a time: no copy).
+    #[doc(hidden)]
+    pub fn list<T: Operand>(list: &'a &'a [TensorView<'a, T>]) -> Self {
+        Value(Given::List(list))
     }
 
     /// A tensor written by the operator.
@@ -175,6 +191,42 @@ impl<'a> Value<'a> {
             Given::Tensor(t) => Some(t),
             _ => None,
         }
+    }
+
+    /// The elements of a tensor list argument.
+    pub(crate) fn list_elements(&self) -> Option<&'a dyn TensorList> {
+        match self.0 {
+            Given::List(l) => Some(l),
+            _ => None,
+        }
+    }
+
+    /// Every tensor of the argument: itself, or a list's elements.
+    pub(crate) fn each_tensor(&self, mut f: impl FnMut(&RawTensor<'_>)) {
+        match &self.0 {
+            Given::Tensor(t) => f(t),
+            Given::List(l) => (0..l.len()).for_each(|k| f(&l.element(k))),
+            _ => {}
+        }
+    }
+}
+
+/// The elements of a tensor-list argument (a `list<T>` role): a slice of
+/// [`TensorView`]s, read one by one without a copy.
+pub(crate) trait TensorList {
+    /// How many tensors.
+    fn len(&self) -> usize;
+    /// Tensor `k` (`k < len`).
+    fn element(&self, k: usize) -> RawTensor<'_>;
+}
+
+impl<T: Operand> TensorList for &[TensorView<'_, T>] {
+    fn len(&self) -> usize {
+        <[_]>::len(self)
+    }
+
+    fn element(&self, k: usize) -> RawTensor<'_> {
+        self[k].raw()
     }
 }
 
@@ -298,6 +350,32 @@ impl<'c> Call<'c> {
             Some(Given::DTypeOfOutput) => self.written_dtype().map(Attr::DType),
             _ => None,
         }
+    }
+
+    /// The number of tensors of list argument `i` (0 if it is not a list).
+    pub fn list_len(&self, i: usize) -> usize {
+        self.values
+            .get(i)
+            .and_then(Value::list_elements)
+            .map_or(0, |l| l.len())
+    }
+
+    /// The dims of tensor `k` of list argument `i` (empty if there is none).
+    pub fn list_dims(&self, i: usize, k: usize) -> Vec<usize> {
+        self.values
+            .get(i)
+            .and_then(Value::list_elements)
+            .filter(|l| k < l.len())
+            .map_or_else(Vec::new, |l| l.element(k).layout.dims.as_slice().to_vec())
+    }
+
+    /// The dtype of tensor `k` of list argument `i`.
+    pub fn list_dtype(&self, i: usize, k: usize) -> Option<DType> {
+        self.values
+            .get(i)
+            .and_then(Value::list_elements)
+            .filter(|l| k < l.len())
+            .map(|l| l.element(k).dtype)
     }
 
     /// The tensor arguments with their roles and labelled shapes, in declaration order.

@@ -11,7 +11,7 @@
 //! itself for `bool`, `i8`, `i64`, `f64` (C `double`) and a dtype.
 
 use crate::element::DType;
-use ascend_sys::{aclBoolArray, aclDataType, aclIntArray, aclScalar, aclTensor};
+use ascend_sys::{aclBoolArray, aclDataType, aclIntArray, aclScalar, aclTensor, aclTensorList};
 use std::ffi::c_void;
 use std::fmt;
 
@@ -396,6 +396,7 @@ macro_rules! c_value {
 c_value! { ptr
     *const aclTensor => None;
     *mut aclTensor => None;
+    *const aclTensorList => None;
     *const aclScalar => Some(Kind::Scalar);
     *const aclIntArray => Some(Kind::Ints);
     *const aclBoolArray => Some(Kind::Bools);

@@ -2,14 +2,14 @@
 //! `aclIntArray`s and `aclBoolArray`s made for it (destroyed on drop, and on every error path while being
 //! made), cached tensor descriptors, and plain values.
 
-use super::args::{Given, Value};
+use super::args::{Given, TensorList, Value};
 use super::attr::{self, Attr, CArg, Scalar};
 use crate::device::DeviceInner;
 use crate::error::Result;
 use crate::shape::MAX_DIMS;
 use crate::sys;
 use crate::tensor::RawTensor;
-use ascend_sys::{Api, FnTable, aclBoolArray, aclIntArray, aclScalar, aclTensor};
+use ascend_sys::{Api, FnTable, aclBoolArray, aclIntArray, aclScalar, aclTensor, aclTensorList};
 use std::ffi::c_void;
 
 /// What a set made, and so destroys.
@@ -20,6 +20,8 @@ enum Owned {
     Scalar,
     Ints,
     Bools,
+    /// A tensor list, which destroys its tensors with it.
+    List,
 }
 
 /// The C arguments of one call or plan, in declaration order, on the stack (one slot per
@@ -28,6 +30,9 @@ enum Owned {
 pub(crate) struct Handles<const N: usize> {
     pub(crate) raw: [CArg; N],
     owned: [Owned; N],
+    /// The descriptors of the tensor lists' elements, in argument order (the lists own
+    /// them; a plan rebinds their addresses). Empty, and so never allocated, without a list.
+    pub(crate) members: Vec<*mut aclTensor>,
 }
 
 /// A plan's handles: made once when it is built, so the plan's type need not carry the
@@ -35,6 +40,8 @@ pub(crate) struct Handles<const N: usize> {
 pub(crate) struct PlanHandles {
     pub(crate) raw: Box<[CArg]>,
     owned: Box<[Owned]>,
+    /// As [`Handles::members`].
+    pub(crate) members: Box<[*mut aclTensor]>,
 }
 
 /// What storage a descriptor declares.
@@ -42,8 +49,10 @@ pub(crate) struct PlanHandles {
 enum Storage {
     /// The whole buffer: `[len]`.
     Buffer,
-    /// Just what the view reaches (see [`Layout::reach`](crate::tensor::Layout::reach)), so
-    /// that any tensor whose view has the same layout fits it, whatever its buffer's size.
+    /// Just what the view reaches from its [`window`] (see
+    /// [`Layout::reach`](crate::tensor::Layout::reach)), so that any tensor whose view has
+    /// the same dims and strides, and an offset of the same [`window`] residue, fits it,
+    /// whatever its buffer's size.
     Reach,
 }
 
@@ -71,7 +80,7 @@ impl<'t, const N: usize> Guard<'t, N> {
     /// shares them. Each descriptor declares only the storage its view reaches.
     pub(crate) fn for_plan(device: &'t DeviceInner, values: &[Value<'_>; N]) -> Result<Self> {
         let table = &device.rt.api;
-        Self::filled(device, values, |t| {
+        Self::filled(device, values, Storage::Reach, |t| {
             Ok((create(table, t, Storage::Reach)?, true))
         })
     }
@@ -81,7 +90,7 @@ impl<'t, const N: usize> Guard<'t, N> {
     #[inline]
     pub(crate) fn for_call(device: &'t DeviceInner, values: &[Value<'_>; N]) -> Result<Self> {
         let table = &device.rt.api;
-        Self::filled(device, values, |t| {
+        Self::filled(device, values, Storage::Buffer, |t| {
             if t.whole {
                 let p = t.buf.cached_desc();
                 Ok((if p.is_null() { cache(device, t)? } else { p }, false))
@@ -95,6 +104,7 @@ impl<'t, const N: usize> Guard<'t, N> {
     fn filled(
         device: &'t DeviceInner,
         values: &[Value<'_>; N],
+        storage: Storage,
         mut tensor: impl FnMut(&RawTensor<'_>) -> Result<(*mut aclTensor, bool)>,
     ) -> Result<Self> {
         let table = &device.rt.api;
@@ -104,11 +114,19 @@ impl<'t, const N: usize> Guard<'t, N> {
             handles: Handles {
                 raw: [CArg::NONE; N],
                 owned: [Owned::No; N],
+                members: Vec::new(),
             },
         };
         let h = &mut g.handles;
         for ((slot, owned), v) in h.raw.iter_mut().zip(&mut h.owned).zip(values) {
             match &v.0 {
+                Given::List(l) => {
+                    // The list owns its elements: fresh descriptors, never a tensor's
+                    // cached one.
+                    let p = list(table, *l, &mut h.members, storage)?;
+                    *slot = CArg::handle(p);
+                    *owned = Owned::List;
+                }
                 Given::Tensor(t) => {
                     let (p, own) = tensor(t)?;
                     *slot = CArg::handle(p);
@@ -147,6 +165,7 @@ impl<'t, const N: usize> Guard<'t, N> {
         let plan = PlanHandles {
             raw: Box::from(&h.raw[..]),
             owned: Box::from(&h.owned[..]),
+            members: std::mem::take(&mut h.members).into_boxed_slice(),
         };
         // The plan releases them now.
         h.owned = [Owned::No; N];
@@ -160,6 +179,7 @@ impl PlanHandles {
         PlanHandles {
             raw: std::mem::take(&mut self.raw),
             owned: std::mem::take(&mut self.owned),
+            members: std::mem::take(&mut self.members),
         }
     }
 
@@ -187,12 +207,38 @@ fn release(raw: &[CArg], owned: &mut [Owned], table: &Api, mut failed: impl FnMu
                 Owned::Scalar => sys::destroy_scalar(table, p.cast::<aclScalar>()),
                 Owned::Ints => sys::destroy_int_array(table, p.cast::<aclIntArray>()),
                 Owned::Bools => sys::destroy_bool_array(table, p.cast::<aclBoolArray>()),
+                Owned::List => sys::destroy_tensor_list(table, p.cast::<aclTensorList>()),
             }
         };
         if let Err(e) = r {
             failed(e);
         }
     }
+}
+
+/// The elements' fresh descriptors (appended to `members`) and the `aclTensorList` that
+/// owns them. On an error, what was made is destroyed here.
+fn list(
+    table: &Api,
+    list: &dyn TensorList,
+    members: &mut Vec<*mut aclTensor>,
+    storage: Storage,
+) -> Result<*mut aclTensorList> {
+    let from = members.len();
+    let made = (0..list.len()).try_for_each(|k| {
+        members.push(create(table, &list.element(k), storage)?);
+        Ok(())
+    });
+    let ptrs: Vec<*const aclTensor> = members[from..].iter().map(|&p| p.cast_const()).collect();
+    // SAFETY: live descriptors made above, owned by the list from now on.
+    let created = made.and_then(|()| unsafe { sys::create_tensor_list(table, &ptrs) });
+    if created.is_err() {
+        for p in members.drain(from..) {
+            // SAFETY: made above, owned by no list, destroyed once.
+            let _ = unsafe { sys::destroy_tensor(table, p) };
+        }
+    }
+    created
 }
 
 /// `aclCreateScalar` of a scalar, in the dtype of its Rust type.
@@ -257,24 +303,52 @@ fn create(table: &FnTable, t: &RawTensor<'_>, storage: Storage) -> Result<*mut a
         // Dims of a checked view fit in i64 (they bound a real allocation or are 0-strided).
         *d = i64::try_from(*v).unwrap_or(i64::MAX);
     }
-    let len = match storage {
-        Storage::Buffer => t.buf.len,
-        Storage::Reach => t.layout.reach(),
+    let (offset, len, data) = match storage {
+        Storage::Buffer => (t.layout.offset, t.buf.len, t.buf.ptr),
+        Storage::Reach => {
+            let (residue, base) = window(t);
+            let shift = usize::try_from(t.layout.offset - residue).unwrap_or(0);
+            (residue, t.layout.reach().saturating_sub(shift), base)
+        }
     };
     let storage = [i64::try_from(len).unwrap_or(i64::MAX)];
-    // SAFETY: `t.buf.ptr` is a live device allocation of `t.buf.len >= len` elements, and
-    // the view stays inside its first `len` (checked when it was built).
+    // SAFETY: `data` lies in the live device allocation `t.buf.ptr` of `t.buf.len`
+    // elements (at the start, or `offset - residue <= offset` elements into it), and the
+    // view, `offset` elements from `data`, stays inside its first `len` (checked when it
+    // was built).
     unsafe {
         sys::create_tensor(
             table,
             &dims[..n],
             t.layout.strides(),
-            t.layout.offset,
+            offset,
             t.dtype.acl(),
             &storage,
-            t.buf.ptr,
+            data,
         )
     }
+}
+
+/// The alignment CANN requires of an address rebound on a reusable executor
+/// (`aclSetInputTensorAddr`: "must be 32-byte aligned").
+const ADDR_ALIGN: usize = 32;
+
+/// Where a reusable executor's descriptor of `t` starts, so that a tensor at another
+/// offset can take it by a rebind alone: the view's offset modulo the elements in
+/// [`ADDR_ALIGN`] bytes (its residue, the descriptor's offset), and the address of the
+/// element before which that residue starts, a multiple of [`ADDR_ALIGN`] bytes into the
+/// buffer (so aligned as the buffer is). A view at any offset of the same residue fits the
+/// descriptor at its own such address (a moving batch window over a resident data set).
+pub(crate) fn window(t: &RawTensor<'_>) -> (i64, *mut c_void) {
+    let size = t.dtype.size().max(1);
+    let per_align = (ADDR_ALIGN / gcd(ADDR_ALIGN, size)) as i64;
+    let residue = t.layout.offset.rem_euclid(per_align);
+    let shift = usize::try_from(t.layout.offset - residue).unwrap_or(0) * size;
+    (residue, t.buf.ptr.cast::<u8>().wrapping_add(shift).cast())
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 { a } else { gcd(b, a % b) }
 }
 
 #[cfg(all(test, feature = "sim"))]

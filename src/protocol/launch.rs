@@ -162,7 +162,11 @@ pub(crate) fn launch<const N: usize>(
 ) -> Result<()> {
     let inner = &stream.inner;
     let fns = spec.entry.get(&inner.device)?;
-    if inner.device.executors.enabled() && inner.device.rt.api.supports_executor_reuse() {
+    // A call with a tensor list is never cached: its key would be as long as the list.
+    if inner.device.executors.enabled()
+        && inner.device.rt.api.supports_executor_reuse()
+        && !values.iter().any(|v| v.list_elements().is_some())
+    {
         return super::cache::launch(stream, values, spec, fns);
     }
     inner.device.bind()?;
@@ -196,12 +200,15 @@ pub(crate) fn order_after_other_streams(
     values: &[Value<'_>],
     args: &[Arg],
 ) -> Result<()> {
+    let mut ordered = Ok(());
     for (v, arg) in values.iter().zip(args) {
-        if let Some(t) = v.tensor() {
-            t.buf.uses.order(stream, access(arg))?;
-        }
+        v.each_tensor(|t| {
+            if ordered.is_ok() {
+                ordered = t.buf.uses.order(stream, access(arg));
+            }
+        });
     }
-    Ok(())
+    ordered
 }
 
 /// Records that the launch with `ticket` uses (reads or writes) every tensor argument.
@@ -213,9 +220,7 @@ pub(crate) fn record_uses(
     args: &[Arg],
 ) {
     for (v, arg) in values.iter().zip(args) {
-        if let Some(t) = v.tensor() {
-            t.buf.uses.record(stream, ticket, access(arg));
-        }
+        v.each_tensor(|t| t.buf.uses.record(stream, ticket, access(arg)));
     }
 }
 

@@ -5,7 +5,7 @@
 
 use super::args::{Arg, Value};
 use super::entry::OperatorFns;
-use super::handles::{Guard, PlanHandles, handle_not_destroyed};
+use super::handles::{Guard, PlanHandles, handle_not_destroyed, window};
 use super::launch::{Spec, enqueue, order_after_other_streams, prepare, record_uses};
 use crate::alloc::Parked;
 use crate::device::DeviceInner;
@@ -31,6 +31,11 @@ pub(crate) struct Reusable {
     /// The device address each tensor's descriptor holds (the one it was made with, or the
     /// last one rebound).
     bound: Box<[*mut c_void]>,
+    /// The same for the tensor lists' elements, in argument order.
+    bound_elements: Box<[*mut c_void]>,
+    /// Each tensor's descriptor offset, its view's [`window`] residue: the tensors a
+    /// launch takes have the same.
+    residues: Box<[i64]>,
 }
 
 // SAFETY: the handles and executor are opaque library handles used only through
@@ -56,9 +61,16 @@ impl Reusable {
         unsafe { sys::set_executor_repeatable(table, executor.raw) }?;
         let raw_executor = executor.into_raw(); // destroyed by `release`
         let mut bound = [std::ptr::null_mut(); N];
-        for (b, v) in bound.iter_mut().zip(values) {
+        let mut residues = [0i64; N];
+        for ((b, r), v) in bound.iter_mut().zip(&mut residues).zip(values) {
             if let Some(t) = v.tensor() {
-                *b = t.buf.ptr;
+                (*r, *b) = window(t);
+            }
+        }
+        let mut elements = Vec::new();
+        for v in values {
+            if let Some(l) = v.list_elements() {
+                elements.extend((0..l.len()).map(|k| window(&l.element(k)).1));
             }
         }
         Ok(Reusable {
@@ -68,7 +80,19 @@ impl Reusable {
             workspace_size,
             uses: Uses::new(),
             bound: Box::from(bound),
+            bound_elements: elements.into_boxed_slice(),
+            residues: Box::from(residues),
         })
+    }
+
+    /// Whether every tensor of `values` has the [`window`] residue its descriptor was made
+    /// with (else a launch needs another executor).
+    #[inline]
+    pub(crate) fn fits(&self, values: &[Value<'_>]) -> bool {
+        values
+            .iter()
+            .zip(self.residues.iter())
+            .all(|(v, &r)| v.tensor().is_none_or(|t| window(t).0 == r))
     }
 
     /// Queues phase 2 on `stream` for `values` (validated, of the layouts, dtypes and
@@ -86,13 +110,29 @@ impl Reusable {
         inner.device.bind()?;
         order_after_other_streams(inner, values, args)?;
         let mut addrs = [std::ptr::null_mut(); N];
-        for (a, v) in addrs.iter_mut().zip(values) {
+        for (((a, v), &r), arg) in addrs
+            .iter_mut()
+            .zip(values)
+            .zip(self.residues.iter())
+            .zip(args)
+        {
             if let Some(t) = v.tensor() {
-                *a = t.buf.ptr;
+                let (residue, base) = window(t);
+                if residue != r {
+                    return Err(crate::Error::PlanMismatch {
+                        argument: arg.label,
+                        detail: format!(
+                            "offset {} is not the executor's window (offset {r} modulo the \
+                             elements of 32 bytes)",
+                            t.layout.offset
+                        ),
+                    });
+                }
+                *a = base;
             }
         }
-        if addrs[..] != self.bound[..] {
-            self.rebind(&inner.device, args, &addrs)?;
+        if addrs[..] != self.bound[..] || self.elements_moved(values) {
+            self.rebind(&inner.device, args, values, &addrs)?;
         }
         // Repeatable: phase 2 leaves the executor to its owner whatever it returns.
         let executor = self.executor;
@@ -112,11 +152,41 @@ impl Reusable {
     /// theirs: inputs by input index, outputs by output index, an in-place argument both
     /// (counted over the tensor arguments). The device context must be current.
     #[inline(never)]
-    fn rebind(&mut self, device: &DeviceInner, args: &[Arg], addrs: &[*mut c_void]) -> Result<()> {
+    fn rebind(
+        &mut self,
+        device: &DeviceInner,
+        args: &[Arg],
+        values: &[Value<'_>],
+        addrs: &[*mut c_void],
+    ) -> Result<()> {
         let table = device.table();
         let (mut input, mut output) = (0usize, 0usize);
+        let mut element = 0usize;
         let slots = args.iter().zip(addrs).zip(self.handles.raw.iter());
-        for (((arg, &addr), handle), bound) in slots.zip(self.bound.iter_mut()) {
+        for ((((arg, &addr), handle), bound), v) in slots.zip(self.bound.iter_mut()).zip(values) {
+            // A list's elements: one input index each (CANN counts input tensors).
+            if let Some(list) = v.list_elements() {
+                for k in 0..list.len() {
+                    let addr = window(&list.element(k)).1;
+                    let (Some(&d), Some(b)) = (
+                        self.handles.members.get(element),
+                        self.bound_elements.get_mut(element),
+                    ) else {
+                        break;
+                    };
+                    if addr != *b {
+                        *b = std::ptr::null_mut();
+                        // SAFETY: the live repeatable executor and its own descriptor of
+                        // this element (owned by the executor's list); `addr` is the base
+                        // of a live device allocation holding a view of its layout.
+                        unsafe { sys::set_input_addr(table, self.executor, input, d, addr) }?;
+                        *b = addr;
+                    }
+                    input += 1;
+                    element += 1;
+                }
+                continue;
+            }
             let Some(role) = arg.role() else { continue };
             let d = handle.ptr.cast::<aclTensor>();
             let changed = addr != *bound;
@@ -146,6 +216,19 @@ impl Reusable {
             *bound = addr;
         }
         Ok(())
+    }
+
+    /// Whether a tensor list's element has another address than its descriptor holds.
+    #[inline]
+    fn elements_moved(&self, values: &[Value<'_>]) -> bool {
+        if self.bound_elements.is_empty() {
+            return false;
+        }
+        let mut bound = self.bound_elements.iter();
+        values
+            .iter()
+            .filter_map(Value::list_elements)
+            .any(|l| (0..l.len()).any(|k| bound.next() != Some(&l.element(k).buf.ptr)))
     }
 
     /// Releases the executor and its handles on `device`, the one they were made on.

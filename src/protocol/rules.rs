@@ -82,9 +82,13 @@ pub(crate) fn validate_into<O: Operator>(
 ) -> Result<()> {
     let device = &stream.inner.device;
     for (arg, v) in O::ARGS.iter().zip(values) {
-        if let Some(t) = v.tensor() {
-            t.buf.device.expect_same(device, arg.label)?;
-        }
+        let mut same = Ok(());
+        v.each_tensor(|t| {
+            if same.is_ok() {
+                same = t.buf.device.expect_same(device, arg.label);
+            }
+        });
+        same?;
     }
     let soc = device.family();
     if !O::available_on(soc) {
@@ -105,6 +109,14 @@ pub(crate) fn validate_into<O: Operator>(
                         "is broadcast (stride 0 along a dim of more than one element): an \
                          output would write its elements more than once",
                     ));
+                }
+            }
+            (Given::List(l), ArgKind::List(_)) => {
+                for k in 0..l.len() {
+                    let dtype = l.element(k).dtype;
+                    if !O::supports_arg(soc, arg, dtype) {
+                        return Err(unsupported_dtype(arg.label, dtype, O::NAME, device));
+                    }
                 }
             }
             (Given::Pending(dtype), ArgKind::Tensor(_)) => {
@@ -174,13 +186,13 @@ fn promoted_input<O: Operator>(values: &[Value<'_>]) -> Result<DType> {
         .position(|v| matches!(v.0, Given::Pending(None)))
         .unwrap_or(0);
     let label = O::ARGS.get(out).map_or("out", |a| a.label);
-    let mut dtypes = O::ARGS
-        .iter()
-        .zip(values)
-        .filter_map(|(a, v)| match (a.role(), v.tensor()) {
-            (Some(r), Some(t)) if r.reads() => Some(t.dtype),
-            _ => None,
-        });
+    let mut read = Vec::new();
+    for (a, v) in O::ARGS.iter().zip(values) {
+        if a.role().is_some_and(Role::reads) {
+            v.each_tensor(|t| read.push(t.dtype));
+        }
+    }
+    let mut dtypes = read.into_iter();
     let first = dtypes
         .next()
         .ok_or_else(|| invalid(label, "has no input to take its dtype from: name its type"))?;

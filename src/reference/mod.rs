@@ -158,3 +158,7 @@ fn zeros<T: Element, D: Dimension>(shape: &[usize]) -> Result<Array<T, D>> {
     })?;
     Array::from_shape_vec(dim, data).map_err(|e| Error::InvalidArgument(e.to_string()))
 }
+
+// Tensor lists.
+mod cat;
+pub use cat::cat;

@@ -21,6 +21,8 @@ pub mod mul;
 pub mod reduce_sum;
 pub(crate) mod scalar;
 pub(crate) mod unary;
+// Tensor lists.
+pub(crate) mod cat;
 
 /// The families' entry points, one slice per family (see `catalog`).
 pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
@@ -29,6 +31,8 @@ pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
     scalar::ENTRIES,
     clamp::ENTRIES,
     max_dim::ENTRIES,
+    // Tensor lists.
+    cat::ENTRIES,
 ];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).

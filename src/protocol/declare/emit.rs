@@ -49,9 +49,10 @@ macro_rules! __operator_emit {
 
             #[doc = concat!(
                 "Queues `", stringify!($fname), "` on `stream` for tensors with the planned ",
-                "layouts (dims, strides, offset), in any storage, rebinding the addresses ",
-                "that changed since the last launch, with the attributes given to `new`. ",
-                "Does not allocate."
+                "dims and strides, at any offset in any storage, rebinding the addresses ",
+                "that changed since the last launch, with the attributes given to `new` or ",
+                "`set_attr`. Does not allocate once the tensors' offset residues have been ",
+                "seen (see [`Plan`](", "crate::Plan))."
             )]
             ///
             /// # Errors
@@ -69,6 +70,21 @@ macro_rules! __operator_emit {
             /// reuse and every launch is a plain call).
             pub fn is_reusable(&self) -> bool {
                 self.0.is_reusable()
+            }
+
+            /// Changes attribute `name` (its Rust or C name) for the launches to come; the
+            /// next launch runs phase 1 once for it, as CANN fixes attributes in phase 1
+            /// ([`Plan::set_attr`](crate::Plan::set_attr)).
+            ///
+            /// # Errors
+            /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a name that is
+            /// not an attribute of the operator, or a value of another kind.
+            pub fn set_attr(
+                &mut self,
+                name: &str,
+                value: impl $crate::protocol::Attribute,
+            ) -> $crate::Result<()> {
+                self.0.set_attr(name, $crate::protocol::Attribute::to_attr(value))
             }
         }
 

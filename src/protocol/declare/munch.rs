@@ -76,6 +76,22 @@ macro_rules! __operator_munch {
             $o
             $($rest)*);
     };
+    // A tensor list: a slice of views, read; `launch` takes one of the planned layouts.
+    (@munch $ctx:tt [$($f:tt)*] [$($n:tt)*] [$($l:tt)*] [$($cv:tt)*] [$($nv:tt)*] [$($lv:tt)*]
+        [$($al:tt)*] [$($alv:tt)*] $o:tt
+        $a:ident: list<$e:ty>, $($rest:tt)*) => {
+        $crate::__operator_munch!(@munch $ctx
+            [$($f)* $a: &[$crate::TensorView<'_, $e>],]
+            [$($n)* $a: &[$crate::TensorView<'_, $e>],]
+            [$($l)* $a: &[$crate::TensorView<'_, $e>],]
+            [$($cv)* $crate::protocol::Value::list(&$a),]
+            [$($nv)* $crate::protocol::Value::list(&$a),]
+            [$($lv)* $crate::protocol::Value::list(&$a),]
+            [$($al)* $a: &[$crate::TensorView<'_, $e>],]
+            [$($alv)* $crate::protocol::Value::list(&$a),]
+            $o
+            $($rest)*);
+    };
     // An optional tensor: `Some(view)` or `None` (NULL), the same at `new` and `launch`.
     (@munch $ctx:tt [$($f:tt)*] [$($n:tt)*] [$($l:tt)*] [$($cv:tt)*] [$($nv:tt)*] [$($lv:tt)*]
         [$($al:tt)*] [$($alv:tt)*] $o:tt

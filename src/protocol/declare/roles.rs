@@ -39,6 +39,10 @@ macro_rules! __operator_role {
     (@kind $in:ident opt_attr $e:ty) => {
         $crate::__operator_role!(@kind $in attr $e)
     };
+    (@kind $in:ident list $e:ty) => {
+        $crate::protocol::ArgKind::List($crate::protocol::Role::$in)
+    };
+    (@cty list $e:ty) => { *const $crate::__private::ascend_sys::aclTensorList };
     (@cty opt_input $e:ty) => { *const $crate::__private::ascend_sys::aclTensor };
     (@cty opt_attr $e:ty) => { <$e as $crate::protocol::Attribute>::C };
     (@optional opt_input) => { true };
