@@ -35,4 +35,6 @@ operators! {
     reduce_sum,
     scalar,
     unary,
+    gelu_backward,
+    threshold_backward,
 }

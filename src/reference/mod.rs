@@ -72,6 +72,7 @@
 //! like the precise evaluation, which recomputes the rest (bitwise the same results). No buffer beyond the output is allocated: the tiles live on the
 //! stack.
 
+mod activation_grad;
 mod addmm;
 mod arith;
 mod binary;
@@ -96,6 +97,7 @@ mod simd;
 mod tile;
 mod unary;
 
+pub use activation_grad::{gelu_backward, threshold_backward};
 pub use addmm::{addmm, addmm_as};
 pub use arith::{add, mul};
 pub use binary::*;
@@ -109,6 +111,7 @@ pub use mish_backward::{Broadcast, mish_backward, mish_backward_into};
 pub use mse_loss::{mse_loss, mse_loss_backward};
 pub use reduce_sum::{reduce_sum, reduce_sum_as};
 pub use scalar::{adds, divs, eq_scalar, gt_scalar, muls, ne_scalar, subs};
+pub use unary::gelu;
 pub use unary::{
     abs, ceil, cos, erf, exp, expm1, floor, log, logical_not, neg, reciprocal, relu, round, rsqrt,
     sigmoid, sin, sqrt, tanh,

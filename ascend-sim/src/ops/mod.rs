@@ -8,6 +8,7 @@ pub(crate) mod alpha_chain;
 pub(crate) mod binary;
 mod checks;
 pub(crate) mod clamp;
+pub(crate) mod gelu_backward;
 pub mod inplace_copy;
 pub mod inplace_fill_scalar;
 pub mod inplace_zero;
@@ -20,6 +21,7 @@ pub mod mse_loss_backward;
 pub mod mul;
 pub mod reduce_sum;
 pub(crate) mod scalar;
+pub(crate) mod threshold_backward;
 pub(crate) mod unary;
 
 /// The families' entry points, one slice per family (see `catalog`).
@@ -29,6 +31,8 @@ pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
     scalar::ENTRIES,
     clamp::ENTRIES,
     max_dim::ENTRIES,
+    gelu_backward::ENTRIES,
+    threshold_backward::ENTRIES,
 ];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).
@@ -36,6 +40,7 @@ const MAX_DIMS: usize = 8;
 
 /// The operators' scalar kernels, exactly as the simulated device evaluates them.
 pub mod kernel {
+    pub use super::gelu_backward::gelu_grad_f32;
     pub use super::mish::mish_f32;
     pub use super::mish_backward::mish_grad_f32;
 }
