@@ -37,4 +37,6 @@ operators! {
     unary,
     gelu_backward,
     threshold_backward,
+    arg_max,
+    mean,
 }

@@ -89,6 +89,7 @@ mod mish;
 mod mish_backward;
 mod mse_loss;
 mod narrow;
+mod reduce_mean;
 mod reduce_sum;
 mod scalar;
 #[cfg(test)]
@@ -109,6 +110,7 @@ pub use max_dim::max_dim;
 pub use mish::{mish, mish_into};
 pub use mish_backward::{Broadcast, mish_backward, mish_backward_into};
 pub use mse_loss::{mse_loss, mse_loss_backward};
+pub use reduce_mean::{arg_max, mean};
 pub use reduce_sum::{reduce_sum, reduce_sum_as};
 pub use scalar::{adds, divs, eq_scalar, gt_scalar, muls, ne_scalar, subs};
 pub use unary::gelu;

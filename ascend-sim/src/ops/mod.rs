@@ -5,6 +5,7 @@
 pub mod add;
 pub mod addmm;
 pub(crate) mod alpha_chain;
+pub(crate) mod arg_max;
 pub(crate) mod binary;
 mod checks;
 pub(crate) mod clamp;
@@ -14,6 +15,7 @@ pub mod inplace_fill_scalar;
 pub mod inplace_zero;
 pub mod matmul;
 pub(crate) mod max_dim;
+pub(crate) mod mean;
 pub mod mish;
 pub mod mish_backward;
 pub mod mse_loss;
@@ -33,6 +35,8 @@ pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
     max_dim::ENTRIES,
     gelu_backward::ENTRIES,
     threshold_backward::ENTRIES,
+    arg_max::ENTRIES,
+    mean::ENTRIES,
 ];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).
