@@ -73,6 +73,7 @@
 //! stack.
 
 mod activation_grad;
+mod adam_w;
 mod addmm;
 mod arith;
 mod binary;
@@ -99,6 +100,7 @@ mod tile;
 mod unary;
 
 pub use activation_grad::{gelu_backward, threshold_backward};
+pub use adam_w::{AdamW, apply_adam_w_v2};
 pub use addmm::{addmm, addmm_as};
 pub use arith::{add, mul};
 pub use binary::*;
