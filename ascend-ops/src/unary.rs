@@ -350,6 +350,19 @@ macro_rules! unary_family {
                 complex: none,
                 golden: [(0.0, 1.0), (2.5, 0.0), (-0.0, 1.0)],
             }
+            /// `out = gelu(self)` in the tanh approximation the vendor's kernel computes,
+            /// `x / (1 + e^(−1.5957691·(x + 0.044715·x³)))` (= `0.5·x·(1 + tanh(√(2/π)·(x +
+            /// 0.044715·x³)))`); −∞ gives its limit −0 (the literal formula gives NaN there).
+            gelu(Gelu) {
+                products: ALL,
+                dtypes: Dtypes::a2_a3(&[F32, F16, BF16], &[F32, F16]),
+                out: Same,
+                integers: ToFloat,
+                inplace: none,
+                real: |x| x.gelu_tanh(),
+                complex: none,
+                golden: [(1.0, 0.8411919875929503), (-1.0, -0.15880801240704964), (0.5, 0.34571400865983687), (3.0, 2.996362607587982)],
+            }
         }
     };
 }

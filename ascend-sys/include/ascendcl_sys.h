@@ -643,6 +643,37 @@ aclnnStatus aclnnCatGetWorkspaceSize(const aclTensorList *tensors, int64_t dim, 
 aclnnStatus aclnnCat(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
     aclrtStream stream);
 
+/* Classifier operators: Gelu, GeluBackward, ThresholdBackward,
+ * ArgMax, Mean, ApplyAdamWV2. */
+aclnnStatus aclnnGeluGetWorkspaceSize(const aclTensor *self, aclTensor *out,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnGelu(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnGeluBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,
+    const aclTensor *gradInput, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnGeluBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor *gradOutput,
+    const aclTensor *self, const aclScalar *threshold, aclTensor *out, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
+aclnnStatus aclnnThresholdBackward(void *workspace, uint64_t workspaceSize,
+    aclOpExecutor *executor, aclrtStream stream);
+aclnnStatus aclnnArgMaxGetWorkspaceSize(const aclTensor *self, int64_t dim, bool keepdim,
+    aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnArgMax(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnMeanGetWorkspaceSize(const aclTensor *self, const aclIntArray *dim,
+    bool keepDim, aclDataType dtype, aclTensor *out, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
+aclnnStatus aclnnMean(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor *varRef, aclTensor *mRef,
+    aclTensor *vRef, aclTensor *maxGradNormOptionalRef, const aclTensor *grad,
+    const aclTensor *step, float lr, float beta1, float beta2, float weightDecay, float eps,
+    bool amsgrad, bool maximize, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnApplyAdamWV2(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+
 #endif /* ASCENDCL_SYS_NO_ACLNN_API */
 
 #ifdef __cplusplus

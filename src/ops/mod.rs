@@ -37,4 +37,8 @@ operators! {
     unary,
     // Tensor lists.
     cat,
+    gelu_backward,
+    threshold_backward,
+    arg_max,
+    mean,
 }

@@ -72,6 +72,8 @@
 //! like the precise evaluation, which recomputes the rest (bitwise the same results). No buffer beyond the output is allocated: the tiles live on the
 //! stack.
 
+mod activation_grad;
+mod adam_w;
 mod addmm;
 mod arith;
 mod binary;
@@ -88,6 +90,7 @@ mod mish;
 mod mish_backward;
 mod mse_loss;
 mod narrow;
+mod reduce_mean;
 mod reduce_sum;
 mod scalar;
 #[cfg(test)]
@@ -96,6 +99,8 @@ mod simd;
 mod tile;
 mod unary;
 
+pub use activation_grad::{gelu_backward, threshold_backward};
+pub use adam_w::{AdamW, apply_adam_w_v2};
 pub use addmm::{addmm, addmm_as};
 pub use arith::{add, mul};
 pub use binary::*;
@@ -107,8 +112,10 @@ pub use max_dim::max_dim;
 pub use mish::{mish, mish_into};
 pub use mish_backward::{Broadcast, mish_backward, mish_backward_into};
 pub use mse_loss::{mse_loss, mse_loss_backward};
+pub use reduce_mean::{arg_max, mean};
 pub use reduce_sum::{reduce_sum, reduce_sum_as};
 pub use scalar::{adds, divs, eq_scalar, gt_scalar, muls, ne_scalar, subs};
+pub use unary::gelu;
 pub use unary::{
     abs, ceil, cos, erf, exp, expm1, floor, log, logical_not, neg, reciprocal, relu, round, rsqrt,
     sigmoid, sin, sqrt, tanh,

@@ -5,14 +5,17 @@
 pub mod add;
 pub mod addmm;
 pub(crate) mod alpha_chain;
+pub(crate) mod arg_max;
 pub(crate) mod binary;
 mod checks;
 pub(crate) mod clamp;
+pub(crate) mod gelu_backward;
 pub mod inplace_copy;
 pub mod inplace_fill_scalar;
 pub mod inplace_zero;
 pub mod matmul;
 pub(crate) mod max_dim;
+pub(crate) mod mean;
 pub mod mish;
 pub mod mish_backward;
 pub mod mse_loss;
@@ -20,6 +23,7 @@ pub mod mse_loss_backward;
 pub mod mul;
 pub mod reduce_sum;
 pub(crate) mod scalar;
+pub(crate) mod threshold_backward;
 pub(crate) mod unary;
 // Tensor lists.
 pub(crate) mod cat;
@@ -33,6 +37,10 @@ pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
     max_dim::ENTRIES,
     // Tensor lists.
     cat::ENTRIES,
+    gelu_backward::ENTRIES,
+    threshold_backward::ENTRIES,
+    arg_max::ENTRIES,
+    mean::ENTRIES,
 ];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).
@@ -40,6 +48,7 @@ const MAX_DIMS: usize = 8;
 
 /// The operators' scalar kernels, exactly as the simulated device evaluates them.
 pub mod kernel {
+    pub use super::gelu_backward::gelu_grad_f32;
     pub use super::mish::mish_f32;
     pub use super::mish_backward::mish_grad_f32;
 }
