@@ -20,6 +20,8 @@ pub mod mse_loss_backward;
 pub mod mul;
 pub mod reduce_sum;
 pub(crate) mod scalar;
+pub(crate) mod softmax;
+pub(crate) mod softmax_backward;
 pub(crate) mod unary;
 
 /// The families' entry points, one slice per family (see `catalog`).
@@ -29,6 +31,8 @@ pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
     scalar::ENTRIES,
     clamp::ENTRIES,
     max_dim::ENTRIES,
+    softmax::ENTRIES,
+    softmax_backward::ENTRIES,
 ];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).
