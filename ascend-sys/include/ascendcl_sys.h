@@ -674,6 +674,38 @@ aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor *varRef, aclTensor *mRef
 aclnnStatus aclnnApplyAdamWV2(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
     aclrtStream stream);
 
+/* Softmax family and NLL loss: Softmax, LogSoftmax, SoftmaxBackward, LogSoftmaxBackward,
+ * NLLLoss (two outputs: out and totalWeight), NLLLossBackward. */
+aclnnStatus aclnnSoftmaxGetWorkspaceSize(const aclTensor *self, int64_t dim, aclTensor *out,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnSoftmax(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnLogSoftmaxGetWorkspaceSize(const aclTensor *self, int64_t dim, aclTensor *out,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnLogSoftmax(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnSoftmaxBackwardGetWorkspaceSize(const aclTensor *gradOutput,
+    const aclTensor *output, int64_t dim, aclTensor *out, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
+aclnnStatus aclnnSoftmaxBackward(void *workspace, uint64_t workspaceSize,
+    aclOpExecutor *executor, aclrtStream stream);
+aclnnStatus aclnnLogSoftmaxBackwardGetWorkspaceSize(const aclTensor *gradOutput,
+    const aclTensor *output, int64_t dim, aclTensor *out, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
+aclnnStatus aclnnLogSoftmaxBackward(void *workspace, uint64_t workspaceSize,
+    aclOpExecutor *executor, aclrtStream stream);
+aclnnStatus aclnnNLLLossGetWorkspaceSize(const aclTensor *self, const aclTensor *target,
+    const aclTensor *weight, int64_t reduction, int64_t ignoreIndex, aclTensor *out,
+    aclTensor *totalWeightOut, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnNLLLoss(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnNLLLossBackwardGetWorkspaceSize(const aclTensor *gradOutput,
+    const aclTensor *self, const aclTensor *target, const aclTensor *weight, int64_t reduction,
+    int64_t ignoreIndex, const aclTensor *totalWeight, aclTensor *out, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
+aclnnStatus aclnnNLLLossBackward(void *workspace, uint64_t workspaceSize,
+    aclOpExecutor *executor, aclrtStream stream);
+
 #endif /* ASCENDCL_SYS_NO_ACLNN_API */
 
 #ifdef __cplusplus

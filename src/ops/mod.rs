@@ -41,4 +41,5 @@ operators! {
     threshold_backward,
     arg_max,
     mean,
+    softmax,
 }

@@ -96,6 +96,7 @@ mod scalar;
 #[cfg(test)]
 mod scalar_formula;
 mod simd;
+mod softmax;
 mod tile;
 mod unary;
 
@@ -116,6 +117,7 @@ pub use reduce_mean::{arg_max, mean};
 pub use reduce_sum::{reduce_sum, reduce_sum_as};
 pub use scalar::{adds, divs, eq_scalar, gt_scalar, muls, ne_scalar, subs};
 pub use unary::gelu;
+pub use softmax::{log_softmax, log_softmax_backward, softmax, softmax_backward};
 pub use unary::{
     abs, ceil, cos, erf, exp, expm1, floor, log, logical_not, neg, reciprocal, relu, round, rsqrt,
     sigmoid, sin, sqrt, tanh,

@@ -24,6 +24,8 @@ pub mod mul;
 pub mod reduce_sum;
 pub(crate) mod scalar;
 pub(crate) mod threshold_backward;
+pub(crate) mod softmax;
+pub(crate) mod softmax_backward;
 pub(crate) mod unary;
 // Tensor lists.
 pub(crate) mod cat;
@@ -41,6 +43,8 @@ pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
     threshold_backward::ENTRIES,
     arg_max::ENTRIES,
     mean::ENTRIES,
+    softmax::ENTRIES,
+    softmax_backward::ENTRIES,
 ];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).
