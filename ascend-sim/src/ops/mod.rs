@@ -8,6 +8,8 @@ pub(crate) mod alpha_chain;
 pub(crate) mod binary;
 mod checks;
 pub(crate) mod clamp;
+mod conv_geom;
+pub(crate) mod convolution;
 pub mod inplace_copy;
 pub mod inplace_fill_scalar;
 pub mod inplace_zero;
@@ -29,6 +31,7 @@ pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
     scalar::ENTRIES,
     clamp::ENTRIES,
     max_dim::ENTRIES,
+    convolution::ENTRIES,
 ];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).
