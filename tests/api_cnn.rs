@@ -496,3 +496,258 @@ fn convolution_refuses_bad_groups_and_shapes_in_rust() {
     )
     .unwrap();
 }
+
+/// A direct max pooling with indices of an (N, C, H, W) array, symmetric padding.
+fn naive_pool(
+    x: &ArrayD<f32>,
+    k: [usize; 2],
+    s: [usize; 2],
+    p: [usize; 2],
+    ceil: bool,
+) -> (ArrayD<f32>, ArrayD<i64>) {
+    let (n, c, h, w) = (x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]);
+    let size = |len: usize, i: usize| {
+        let num = len + 2 * p[i] - k[i];
+        let mut o = if ceil { num.div_ceil(s[i]) } else { num / s[i] } + 1;
+        if ceil && (o - 1) * s[i] >= len + p[i] {
+            o -= 1;
+        }
+        o
+    };
+    let (oh, ow) = (size(h, 0), size(w, 1));
+    let mut m = ArrayD::<f32>::zeros(IxDyn(&[n, c, oh, ow]));
+    let mut at = ArrayD::<i64>::zeros(IxDyn(&[n, c, oh, ow]));
+    for a in 0..n {
+        for b in 0..c {
+            for i in 0..oh {
+                for j in 0..ow {
+                    let mut best = (f32::NEG_INFINITY, -1i64);
+                    for u in 0..k[0] {
+                        for v in 0..k[1] {
+                            let y = (i * s[0] + u) as isize - p[0] as isize;
+                            let z = (j * s[1] + v) as isize - p[1] as isize;
+                            if y < 0 || z < 0 || y as usize >= h || z as usize >= w {
+                                continue;
+                            }
+                            let e = x[[a, b, y as usize, z as usize].as_slice()];
+                            if best.1 < 0 || e > best.0 {
+                                best = (e, (y as usize * w + z as usize) as i64);
+                            }
+                        }
+                    }
+                    m[[a, b, i, j].as_slice()] = best.0;
+                    at[[a, b, i, j].as_slice()] = best.1;
+                }
+            }
+        }
+    }
+    (m, at)
+}
+
+/// (kernel, stride, padding, ceil) of the pooling cases.
+const POOLS: &[([usize; 2], [usize; 2], [usize; 2], bool)] = &[
+    ([2, 2], [2, 2], [0, 0], false),
+    ([3, 3], [2, 2], [1, 1], false),
+    ([3, 2], [2, 1], [1, 0], true),
+    ([2, 3], [3, 2], [0, 1], true),
+    ([3, 3], [1, 1], [1, 1], false),
+];
+
+fn i64s(v: [usize; 2]) -> [i64; 2] {
+    [v[0] as i64, v[1] as i64]
+}
+
+#[test]
+fn reference_max_pool_matches_a_naive_loop_on_small_shapes() {
+    for (c, &(k, s, p, ceil)) in POOLS.iter().enumerate() {
+        let x = arr(&[2, 3, 7, 8], 50 + c as u64);
+        let (m, at) = reference::max_pool2d_with_indices(
+            x.view(),
+            &i64s(k),
+            &i64s(s),
+            &i64s(p),
+            &[1, 1],
+            ceil,
+        )
+        .unwrap();
+        let (wm, wat) = naive_pool(&x, k, s, p, ceil);
+        assert_eq!(m, wm, "case {c}");
+        assert_eq!(at, wat, "case {c}");
+    }
+}
+
+#[test]
+fn device_max_pool_matches_the_reference_with_either_index_type() {
+    let stream = stream();
+    for (c, &(k, s, p, ceil)) in POOLS.iter().enumerate() {
+        for shape in [&[4usize, 5, 28, 27][..], &[6, 13, 14], &[0, 3, 9, 9]] {
+            let x = arr(shape, 60 + c as u64);
+            let (m, at) = reference::max_pool2d_with_indices(
+                x.view(),
+                &i64s(k),
+                &i64s(s),
+                &i64s(p),
+                &[1, 1],
+                ceil,
+            )
+            .unwrap();
+            let xd = DeviceTensor::from_array(&stream, &x).unwrap();
+            let (dm, di): (DeviceTensor<f32>, DeviceTensor<i32>) =
+                ascendcl::max_pool2d_with_indices_new(
+                    &xd,
+                    &i64s(k),
+                    &i64s(s),
+                    &i64s(p),
+                    &[1, 1],
+                    ceil,
+                    &stream,
+                )
+                .unwrap();
+            assert_eq!(
+                dm.to_array::<IxDyn>(&stream).unwrap(),
+                m,
+                "case {c} {shape:?}"
+            );
+            assert_eq!(
+                di.to_array::<IxDyn>(&stream).unwrap(),
+                at.mapv(|v| v as i32),
+                "case {c} {shape:?}"
+            );
+            let mut dm64 = DeviceTensor::<f32>::zeros(&stream, m.shape()).unwrap();
+            let mut di64 = DeviceTensor::<i64>::zeros(&stream, m.shape()).unwrap();
+            ascendcl::max_pool2d_with_indices(
+                &xd,
+                &i64s(k),
+                &i64s(s),
+                &i64s(p),
+                &[1, 1],
+                ceil,
+                &mut dm64,
+                &mut di64,
+                &stream,
+            )
+            .unwrap();
+            assert_eq!(
+                di64.to_array::<IxDyn>(&stream).unwrap(),
+                at,
+                "case {c} {shape:?}"
+            );
+        }
+    }
+    // The stride defaults to the kernel when empty.
+    let x = DeviceTensor::from_array(&stream, &arr(&[1, 1, 4, 4], 5)).unwrap();
+    let (m, _): (DeviceTensor<f32>, DeviceTensor<i32>) =
+        ascendcl::max_pool2d_with_indices_new(&x, &[2], &[], &[0], &[1], false, &stream).unwrap();
+    assert_eq!(m.shape(), &[1, 1, 2, 2]);
+}
+
+#[test]
+fn max_pool_refuses_a_dilation_and_an_oversized_padding_in_rust() {
+    let stream = stream();
+    let x = DeviceTensor::from_array(&stream, &arr(&[1, 1, 6, 6], 5)).unwrap();
+    let r: ascendcl::Result<(DeviceTensor<f32>, DeviceTensor<i32>)> =
+        ascendcl::max_pool2d_with_indices_new(
+            &x,
+            &[2, 2],
+            &[2, 2],
+            &[0, 0],
+            &[2, 2],
+            false,
+            &stream,
+        );
+    assert!(matches!(r, Err(Error::InvalidArgument(_))));
+    let r: ascendcl::Result<(DeviceTensor<f32>, DeviceTensor<i32>)> =
+        ascendcl::max_pool2d_with_indices_new(
+            &x,
+            &[2, 2],
+            &[2, 2],
+            &[2, 0],
+            &[1, 1],
+            false,
+            &stream,
+        );
+    assert!(matches!(r, Err(Error::InvalidArgument(_))));
+}
+
+/// Values whose gaps (≥ 1/64 after shuffling) keep every window's maximum unique.
+fn distinct(shape: &[usize], seed: u64) -> ArrayD<f32> {
+    let n: usize = shape.iter().product();
+    let mut order: Vec<usize> = (0..n).collect();
+    let key = vals(n, seed);
+    order.sort_by(|a, b| key[*a].total_cmp(&key[*b]));
+    let mut v = vec![0f32; n];
+    for (rank, &i) in order.iter().enumerate() {
+        v[i] = rank as f32 / 64.0 - 1.0;
+    }
+    ArrayD::from_shape_vec(IxDyn(shape), v).unwrap()
+}
+
+#[test]
+fn max_pool_backward_matches_central_differences_of_the_forward_on_the_device() {
+    let stream = stream();
+    for (c, &(k, s, p, ceil)) in POOLS.iter().enumerate() {
+        let x = distinct(&[1, 2, 6, 5], 70 + c as u64);
+        let xd = DeviceTensor::from_array(&stream, &x).unwrap();
+        let (m, at): (DeviceTensor<f32>, DeviceTensor<i32>) =
+            ascendcl::max_pool2d_with_indices_new(
+                &xd,
+                &i64s(k),
+                &i64s(s),
+                &i64s(p),
+                &[1, 1],
+                ceil,
+                &stream,
+            )
+            .unwrap();
+        let r = arr(m.shape(), 80 + c as u64);
+        let rd = DeviceTensor::from_array(&stream, &r).unwrap();
+        let gi: DeviceTensor<f32> = ascendcl::max_pool2d_with_indices_backward_new(
+            &rd,
+            &xd,
+            &at,
+            &i64s(k),
+            &i64s(s),
+            &i64s(p),
+            &[1, 1],
+            ceil,
+            &stream,
+        )
+        .unwrap();
+        let got = f64s(&gi.to_array::<IxDyn>(&stream).unwrap());
+        let loss = |x: &ArrayD<f32>| -> f64 {
+            let xd = DeviceTensor::from_array(&stream, x).unwrap();
+            let (m, _): (DeviceTensor<f32>, DeviceTensor<i32>) =
+                ascendcl::max_pool2d_with_indices_new(
+                    &xd,
+                    &i64s(k),
+                    &i64s(s),
+                    &i64s(p),
+                    &[1, 1],
+                    ceil,
+                    &stream,
+                )
+                .unwrap();
+            let m: ArrayD<f32> = m.to_array(&stream).unwrap();
+            m.iter()
+                .zip(r.iter())
+                .map(|(a, b)| f64::from(*a) * f64::from(*b))
+                .sum()
+        };
+        const H: f32 = 1.0 / 256.0;
+        let want: Vec<f64> = (0..x.len())
+            .map(|i| {
+                let mut v = x.clone();
+                v.as_slice_mut().unwrap()[i] += H;
+                let up = loss(&v);
+                v.as_slice_mut().unwrap()[i] -= 2.0 * H;
+                (up - loss(&v)) / (2.0 * f64::from(H))
+            })
+            .collect();
+        let e = max_err(&got, &want);
+        assert!(e < 1e-4, "case {c}: error {e}");
+        let at_host: ArrayD<i32> = at.to_array(&stream).unwrap();
+        let refd = reference::max_pool2d_with_indices_backward(r.view(), x.shape(), at_host.view())
+            .unwrap();
+        assert!(max_err(&got, &f64s(&refd)) < 1e-6, "case {c}");
+    }
+}

@@ -370,3 +370,196 @@ fn torch_f32(dims: &[i64], v: &[f32]) -> (*mut aclTensor, *mut c_void) {
     assert!(!t.is_null(), "{}", err_msg());
     (t, p)
 }
+
+const TRAINING: i32 = 1;
+
+type PoolPhase1 = unsafe extern "C" fn(
+    *const aclTensor,
+    *const aclIntArray,
+    *const aclIntArray,
+    *const aclIntArray,
+    *const aclIntArray,
+    bool,
+    *mut aclTensor,
+    *mut aclTensor,
+    *mut u64,
+    *mut *mut aclOpExecutor,
+) -> i32;
+
+/// `name self kernelSize stride padding dilation ceilMode out indices expected` (every
+/// case of `pooling/max_pool3d_with_argmax_v2/tests/ut/op_api/
+/// test_aclnn_max_pool2d_with_indices.cpp`; its SoC-dependent cases expect success on
+/// Ascend910B and 161002 elsewhere: the Atlas A2 expectation here, the training series'
+/// in `POOL_CASES_TRAINING`).
+const POOL_CASES: &str = "
+normal_float F32:2,3,2,2:NCHW 2,2 1,1 0,0 1,1 1 F32:2,3,1,1:NCHW I32:2,3,1,1:NCHW OK
+normal_bfloat16_int64 BF16:2,3,2,2:NCHW 2,2 1,1 0,0 1,1 1 BF16:2,3,1,1:NCHW I64:2,3,1,1:NCHW OK
+normal_float_stride_null F32:2,3,2,2:NCHW 2 - 0 1 1 F32:2,3,1,1:NCHW I32:2,3,1,1:NCHW OK
+normal_kernel_size2 F32:2,3,2,2:NCHW 2,2 1,1 0,0 1,1 1 F32:2,3,1,1:NCHW I32:2,3,1,1:NCHW OK
+normal_ceilMode_true F32:2,3,2,2:NCHW 2,2 2,2 0,0 1,1 1 F32:2,3,1,1:NCHW I32:2,3,1,1:NCHW OK
+normal_ceilMode_false F32:2,3,2,2:NCHW 2,2 1,1 0,0 1,1 0 F32:2,3,1,1:NCHW I32:2,3,1,1:NCHW OK
+normal_nbatch0 F32:0,3,2,2:NCHW 2,2 1,1 0,0 1,1 0 F32:0,3,1,1:NCHW I32:0,3,1,1:NCHW OK
+abnormal_nInputPlane0 F32:2,0,2,2:NCHW 2,2 1,1 0,0 1,1 0 F32:2,0,1,1:NCHW I32:2,0,1,1:NCHW INVALID
+abnormal_int I32:2,3,2,2:NCHW 2,2 1,1 0,0 1,1 0 I32:2,3,1,1:NCHW I32:2,3,1,1:NCHW INVALID
+normal_self_nullptr null 2,2 1,1 0,0 1,1 0 F32:2,3,1,1:NCHW I32:2,3,1,1:NCHW NULLPTR
+abnormal_kernel_nullptr F32:2,3,2,2:NCHW null 1,1 0,0 1,1 0 F32:2,3,1,1:NCHW I32:2,3,1,1:NCHW NULLPTR
+abnormal_indices_float F32:2,3,2,2:NCHW 2,2 1,1 0,0 1,1 0 F32:2,3,1,1:NCHW F32:2,3,1,1:NCHW INVALID
+abnormal_out_int F32:2,3,2,2:NCHW 2,2 1,1 0,0 1,1 0 I32:2,3,1,1:NCHW I32:2,3,1,1:NCHW INVALID
+abnormal_self_out_diff F32:2,3,2,2:NCHW 2,2 1,1 0,0 1,1 0 F16:2,3,1,1:NCHW F32:2,3,1,1:NCHW INVALID
+abnormal_self_2d F32:2,3:NCHW 2,2 1,1 0,0 1,1 0 F32:2,3:NCHW I32:2,3:NCHW INVALID
+abnormal_self_5d F32:2,3,2,2,2:NCHW 2,2 1,1 0,0 1,1 0 F32:2,3,1,1,2:NCHW I32:2,3,1,1,2:NCHW INVALID
+abnormal_self_privateFormat F32:3,2,2:FZ3D 2,2 1,1 0,0 1,1 0 F32:3,1,1:FZ3D I32:3,1,1:NCHW INVALID
+abnormal_kenelSize_0 F32:3,2,2,2:NCHW - 1,1 0,0 1,1 0 F32:3,1,1,2:NCHW I32:3,1,1,2:NCHW INVALID
+abnormal_kernelValue_0 F32:3,2,2,2:NCHW 0,1 1,1 0,0 1,1 0 F32:3,1,1,2:NCHW I32:3,1,1,2:NCHW INVALID
+abnormal_strideValue_0 F32:3,2,2,2:NCHW 2,2 0,1 0,0 1,1 0 F32:3,1,1,2:NCHW I32:2,3,1,1:NCHW INVALID
+abnormal_padValue F32:3,2,2,2:NCHW 2,2 1,1 2,0 1,1 0 F32:3,1,1,2:NCHW I32:3,1,1,2:NCHW INVALID
+abnormal_dilation F32:3,2,2,2:NCHW 2,2 1,1 0,0 2,1 0 F32:3,1,1,2:NCHW I32:3,1,1,2:NCHW INVALID
+abnormal_paddingSize F32:3,2,2,2:NCHW 2,2 1,1 - 1,1 0 F32:3,1,1,2:NCHW I32:3,1,1,2:NCHW INVALID
+abnormal_dilationSize F32:3,2,2,2:NCHW 2,2 1,1 0,0 - 0 F32:3,1,1,2:NCHW I32:3,1,1,2:NCHW INVALID
+abnormal_out_indices_diff F32:3,2,2,2:NCHW 2,2 1,1 0,0 1,1 0 F32:3,1,1,2:NCHW I32:2,1,1,2:NCHW INVALID
+abnormal_out_shape F32:3,2,2,2:NCHW 3,3 2,2 0,0 1,1 0 F32:3,1,1,2:NCHW I32:3,1,1,2:NCHW INVALID
+";
+
+/// The SoC-dependent cases of `POOL_CASES` as the vendor expects them off Ascend910B.
+const POOL_CASES_TRAINING: &str = "
+normal_float F32:2,3,2,2:NCHW 2,2 1,1 0,0 1,1 1 F32:2,3,1,1:NCHW I32:2,3,1,1:NCHW INVALID
+normal_bfloat16_int64 BF16:2,3,2,2:NCHW 2,2 1,1 0,0 1,1 1 BF16:2,3,1,1:NCHW I64:2,3,1,1:NCHW INVALID
+normal_kernel_size2 F32:2,3,2,2:NCHW 2,2 1,1 0,0 1,1 1 F32:2,3,1,1:NCHW I32:2,3,1,1:NCHW INVALID
+normal_ceilMode_true F32:2,3,2,2:NCHW 2,2 2,2 0,0 1,1 1 F32:2,3,1,1:NCHW I32:2,3,1,1:NCHW INVALID
+normal_ceilMode_false F32:2,3,2,2:NCHW 2,2 1,1 0,0 1,1 0 F32:2,3,1,1:NCHW I32:2,3,1,1:NCHW INVALID
+normal_nbatch0 F32:0,3,2,2:NCHW 2,2 1,1 0,0 1,1 0 F32:0,3,1,1:NCHW I32:0,3,1,1:NCHW INVALID
+";
+
+fn pool_case(f: &[&str]) -> i32 {
+    let p1: PoolPhase1 = entry("aclnnMaxPool2dWithIndicesGetWorkspaceSize");
+    let x = case_tensor(f[0]);
+    let lists = [
+        case_ints(f[1]),
+        case_ints(f[2]),
+        case_ints(f[3]),
+        case_ints(f[4]),
+    ];
+    let ceil = f[5] == "1";
+    let (out, idx) = (case_tensor(f[6]), case_tensor(f[7]));
+    // SAFETY: simulator handles or NULL; valid out-pointers.
+    let rc = release(opkit::p1(|ws, ex| unsafe {
+        p1(
+            x, lists[0], lists[1], lists[2], lists[3], ceil, out, idx, ws, ex,
+        )
+    }));
+    for t in [x, out, idx] {
+        if !t.is_null() {
+            destroy_tensor(t);
+        }
+    }
+    for a in lists {
+        if !a.is_null() {
+            opkit::destroy_int_array(a);
+        }
+    }
+    rc
+}
+
+#[test]
+fn the_vendors_max_pool_phase1_cases_replay() {
+    assert_eq!(replay(POOL_CASES, pool_case), 26);
+    assert_eq!(replay_on(TRAINING, POOL_CASES_TRAINING, pool_case), 6);
+}
+
+type PoolBackwardPhase1 = unsafe extern "C" fn(
+    *const aclTensor,
+    *const aclTensor,
+    *const aclTensor,
+    *const aclIntArray,
+    *const aclIntArray,
+    *const aclIntArray,
+    *const aclIntArray,
+    bool,
+    *mut aclTensor,
+    *mut u64,
+    *mut *mut aclOpExecutor,
+) -> i32;
+
+/// `name gradOutput self indices kernelSize stride padding dilation ceilMode gradInput
+/// expected` (every case of `pooling/max_pool3d_grad_with_argmax/tests/ut/op_api/
+/// test_aclnn_max_pool2d_with_indices_backward.cpp` but its two 950 ones; the
+/// SoC-dependent ones with the Ascend910B expectation, and off it in
+/// `POOL_BACKWARD_CASES_TRAINING`).
+const POOL_BACKWARD_CASES: &str = "
+normal_float F32:2,3,1,1:NCHW F32:2,3,2,2:NCHW I32:2,3,1,1:NCHW 2 1 0 1 1 F32:2,3,2,2:NCHW OK
+normal_float_CHW F32:3,1,1:NCL F32:3,2,2:NCL I32:3,1,1:NCL 2 1 0 1 1 F32:3,2,2:NCL OK
+normal_attr_size2 F32:2,3,1,1:NCHW F32:2,3,2,2:NCHW I32:2,3,1,1:NCHW 2,2 1,1 0,0 1,1 1 F32:2,3,2,2:NCHW OK
+normal_ceilMode_true F32:2,3,1,1:NCHW F32:2,3,2,2:NCHW I32:2,3,1,1:NCHW 2,2 2,2 0,0 1,1 1 F32:2,3,2,2:NCHW OK
+normal_ceilMode_false F32:2,3,1,1:NCHW F32:2,3,2,2:NCHW I32:2,3,1,1:NCHW 2,2 1,1 0,0 1,1 0 F32:2,3,2,2:NCHW OK
+normal_nbatch0 F32:0,3,1,1:NCHW F32:0,3,2,2:NCHW I32:0,3,1,1:NCHW 2,2 1,1 0,0 1,1 0 F32:0,3,2,2:NCHW OK
+abnormal_nInputPlane0 F32:2,0,1,1:NCHW F32:2,0,2,2:NCHW I32:2,0,1,1:NCHW 2,2 1,1 0,0 1,1 0 F32:2,0,2,2:NCHW INVALID
+abnormal_int I32:2,3,1,1:NCHW I32:2,3,2,2:NCHW I32:2,3,1,1:NCHW 2,2 1,1 0,0 1,1 0 I32:2,3,2,2:NCHW INVALID
+abnormal_float16 F16:2,3,1,1:NCHW F16:2,3,2,2:NCHW I32:2,3,1,1:NCHW 2 - 0 1 1 F16:2,3,2,2:NCHW INVALID
+normal_self_nullptr F32:2,3,1,1:NCHW null I32:2,3,1,1:NCHW 2,2 1,1 0,0 1,1 0 F32:2,3,2,2:NCHW NULLPTR
+abnormal_kernel_nullptr F32:2,3,1,1:NCHW F32:2,3,2,2:NCHW I32:2,3,1,1:NCHW null 1,1 0,0 1,1 0 F32:2,3,2,2:NCHW NULLPTR
+abnormal_indices_float F32:2,3,1,1:NCHW F32:2,3,2,2:NCHW F32:2,3,1,1:NCHW 2,2 1,1 0,0 1,1 0 F32:2,3,2,2:NCHW INVALID
+abnormal_out_int F32:2,3,1,1:NCHW F32:2,3,2,2:NCHW I32:2,3,1,1:NCHW 2,2 1,1 0,0 1,1 0 I32:2,3,2,2:NCHW INVALID
+abnormal_self_out_diff F16:2,3,1,1:NCHW F32:2,3,2,2:NCHW I32:2,3,1,1:NCHW 2,2 1,1 0,0 1,1 0 F32:2,3,2,2:NCHW INVALID
+abnormal_self_2d F32:2,3:NCHW F32:2,3:NCHW I32:4,64:NCHW 2,2 1,1 0,0 1,1 0 F32:2,3:NCHW INVALID
+abnormal_self_5d F32:2,3,1,1,2:NCHW F32:2,3,2,2,2:NCHW I32:2,3,1,1,2:NCHW 2,2 1,1 0,0 1,1 0 F32:2,3,2,2,2:NCHW INVALID
+abnormal_self_privateFormat F32:3,1,1:FZ3D F32:3,2,2:FZ3D I32:3,1,1:FZ3D 2,2 1,1 0,0 1,1 0 F32:3,2,2:FZ3D INVALID
+abnormal_kenelSize_0 F32:3,1,1,2:NCHW F32:3,2,2,2:NCHW I32:3,1,1,2:NCHW - 1,1 0,0 1,1 0 F32:3,2,2,2:NCHW INVALID
+abnormal_kernelValue_0 F32:3,1,1,2:NCHW F32:3,2,2,2:NCHW I32:3,1,1,2:NCHW 0,1 1,1 0,0 1,1 0 F32:3,2,2,2:NCHW INVALID
+abnormal_strideValue_0 F32:3,1,1,2:NCHW F32:3,2,2,2:NCHW I32:3,1,1,2:NCHW 2,2 0,1 0,0 1,1 0 F32:3,2,2,2:NCHW INVALID
+abnormal_padValue F32:3,1,1,2:NCHW F32:3,2,2,2:NCHW I32:3,1,1,2:NCHW 2,2 1,1 2,0 1,1 0 F32:3,2,2,2:NCHW INVALID
+abnormal_dilation F32:3,1,1,2:NCHW F32:3,2,2,2:NCHW I32:3,1,1,2:NCHW 2,2 1,1 0,0 2,1 0 F32:3,2,2,2:NCHW INVALID
+abnormal_paddingSize F32:3,1,1,2:NCHW F32:3,2,2,2:NCHW I32:3,1,1,2:NCHW 2,2 1,1 - 1,1 0 F32:3,2,2,2:NCHW INVALID
+abnormal_dilationSize F32:3,1,1,2:NCHW F32:3,2,2,2:NCHW I32:3,1,1,2:NCHW 2,2 1,1 0,0 - 0 F32:3,2,2,2:NCHW INVALID
+abnormal_out_indices_diff F32:3,1,1,2:NCHW F32:3,2,2,2:NCHW I32:3,1,2,2:NCHW 2,2 1,1 0,0 1,1 0 F32:3,2,2,2:NCHW INVALID
+abnormal_out_shape F32:3,1,1,2:NCHW F32:3,2,2,2:NCHW I32:3,1,1,2:NCHW 3,3 2,2 0,0 1,1 0 F32:3,2,2,2:NCHW INVALID
+";
+
+/// The SoC-dependent cases of `POOL_BACKWARD_CASES` as the vendor expects them off
+/// Ascend910B.
+const POOL_BACKWARD_CASES_TRAINING: &str = "
+normal_float F32:2,3,1,1:NCHW F32:2,3,2,2:NCHW I32:2,3,1,1:NCHW 2 1 0 1 1 F32:2,3,2,2:NCHW INVALID
+normal_float_CHW F32:3,1,1:NCL F32:3,2,2:NCL I32:3,1,1:NCL 2 1 0 1 1 F32:3,2,2:NCL INVALID
+normal_attr_size2 F32:2,3,1,1:NCHW F32:2,3,2,2:NCHW I32:2,3,1,1:NCHW 2,2 1,1 0,0 1,1 1 F32:2,3,2,2:NCHW INVALID
+normal_ceilMode_true F32:2,3,1,1:NCHW F32:2,3,2,2:NCHW I32:2,3,1,1:NCHW 2,2 2,2 0,0 1,1 1 F32:2,3,2,2:NCHW INVALID
+normal_ceilMode_false F32:2,3,1,1:NCHW F32:2,3,2,2:NCHW I32:2,3,1,1:NCHW 2,2 1,1 0,0 1,1 0 F32:2,3,2,2:NCHW INVALID
+normal_nbatch0 F32:0,3,1,1:NCHW F32:0,3,2,2:NCHW I32:0,3,1,1:NCHW 2,2 1,1 0,0 1,1 0 F32:0,3,2,2:NCHW INVALID
+";
+
+fn pool_backward_case(f: &[&str]) -> i32 {
+    let p1: PoolBackwardPhase1 = entry("aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize");
+    let (g, x, idx) = (case_tensor(f[0]), case_tensor(f[1]), case_tensor(f[2]));
+    let lists = [
+        case_ints(f[3]),
+        case_ints(f[4]),
+        case_ints(f[5]),
+        case_ints(f[6]),
+    ];
+    let ceil = f[7] == "1";
+    let gi = case_tensor(f[8]);
+    // SAFETY: simulator handles or NULL; valid out-pointers.
+    let rc = release(opkit::p1(|ws, ex| unsafe {
+        p1(
+            g, x, idx, lists[0], lists[1], lists[2], lists[3], ceil, gi, ws, ex,
+        )
+    }));
+    for t in [g, x, idx, gi] {
+        if !t.is_null() {
+            destroy_tensor(t);
+        }
+    }
+    for a in lists {
+        if !a.is_null() {
+            opkit::destroy_int_array(a);
+        }
+    }
+    rc
+}
+
+#[test]
+fn the_vendors_max_pool_backward_phase1_cases_replay() {
+    assert_eq!(replay(POOL_BACKWARD_CASES, pool_backward_case), 26);
+    assert_eq!(
+        replay_on(TRAINING, POOL_BACKWARD_CASES_TRAINING, pool_backward_case),
+        6
+    );
+}

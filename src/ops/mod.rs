@@ -36,4 +36,5 @@ operators! {
     scalar,
     unary,
     convolution,
+    max_pool2d,
 }

@@ -15,6 +15,8 @@ pub mod inplace_fill_scalar;
 pub mod inplace_zero;
 pub mod matmul;
 pub(crate) mod max_dim;
+pub(crate) mod max_pool2d;
+pub(crate) mod max_pool2d_backward;
 pub mod mish;
 pub mod mish_backward;
 pub mod mse_loss;
@@ -32,6 +34,8 @@ pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
     clamp::ENTRIES,
     max_dim::ENTRIES,
     convolution::ENTRIES,
+    max_pool2d::ENTRIES,
+    max_pool2d_backward::ENTRIES,
 ];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).
