@@ -346,7 +346,7 @@ pub(crate) type Accesses<'a> = [Option<Access<'a>>; MAX_ACCESSES];
 pub(crate) fn check(
     stamp: &Stamp,
     api: &'static str,
-    accesses: &Accesses<'_>,
+    accesses: &[Option<Access<'_>>],
 ) -> Result<(), String> {
     if stamp.generation == 0 || stamp.generation != generation() {
         return Ok(());
@@ -358,7 +358,7 @@ pub(crate) fn check(
 }
 
 /// [`check`] for an access the host makes now (`aclrtMemcpy`, `aclrtMemset`).
-pub(crate) fn check_host(api: &'static str, accesses: &Accesses<'_>) -> Result<(), String> {
+pub(crate) fn check_host(api: &'static str, accesses: &[Option<Access<'_>>]) -> Result<(), String> {
     if !enabled() {
         return Ok(());
     }

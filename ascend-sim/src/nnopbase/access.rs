@@ -17,14 +17,42 @@ type Region<'a> = (MutexGuard<'a, Vec<u8>>, usize);
 impl KernelCall {
     /// Argument `arg`'s operand and layout.
     fn operand(&self, arg: usize) -> Result<(&Operand, &Layout), String> {
-        let op = self.operands[arg]
-            .as_ref()
+        let op = self
+            .operands
+            .get(arg)
+            .and_then(Option::as_ref)
             .ok_or_else(|| format!("argument {arg} is not bound"))?;
         Ok((op, &self.prepared.layouts[arg]))
     }
 
     fn name(&self, arg: usize) -> &'static str {
-        self.op.args[arg]
+        self.prepared.name(self.op, arg)
+    }
+
+    /// The slots of argument `arg`, in order: one for a tensor, one per element of a
+    /// tensor list.
+    pub fn slots_of(&self, arg: usize) -> impl Iterator<Item = usize> + '_ {
+        let of = &self.prepared.arg_of;
+        (0..of.len()).filter(move |&k| usize::from(of[k]) == arg)
+    }
+
+    /// Reads slot `arg` in its own dims, row-major, converted to `to` (`to`'s element size
+    /// each) into `dst`.
+    pub fn read_as(&self, arg: usize, to: aclDataType, dst: &mut [u8]) -> Result<(), String> {
+        let (op, l) = self.operand(arg)?;
+        let to_size = dtype_size(to).ok_or("no element size")?;
+        if dst.len() != l.dims.iter().product::<usize>() * to_size {
+            return Err(format!(
+                "{}: {} bytes do not hold its elements",
+                self.name(arg),
+                dst.len()
+            ));
+        }
+        let buf = lock(&op.alloc.data);
+        l.check_bounds(op.base_byte(), buf.len(), self.name(arg))?;
+        let v = l.view(op.base_byte());
+        strided::gather_cast(&buf, &v, l.dtype, &l.dims, (to, to_size), dst);
+        Ok(())
     }
 
     /// Argument `arg`'s view shape (empty for an unbound argument).

@@ -244,6 +244,36 @@ pub(crate) unsafe fn create_tensor_list(
     }
 }
 
+/// The elements of a tensor-list argument `name` of an operator, in order: NULL list or a
+/// NULL element 161001 (the vendor checks the list, then each element), a stale or foreign
+/// handle 161002.
+pub(crate) fn list_elements(
+    list: *const aclTensorList,
+    name: &str,
+) -> Result<super::Slots<*const aclTensor>, i32> {
+    if list.is_null() {
+        return Err(super::nullptr_error(name));
+    }
+    let st = state();
+    let id = live_id(&st, Kind::TensorList, list.cast(), name, |a, id| {
+        a.tensor_lists.get(id).is_some()
+    })?;
+    let elements = st
+        .attrs
+        .tensor_lists
+        .get(id)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let mut out = super::Slots::new();
+    for (k, &p) in elements.iter().enumerate() {
+        if p == 0 {
+            return Err(super::nullptr_error(&format!("{name}[{k}]")));
+        }
+        out.push(p as *const aclTensor);
+    }
+    Ok(out)
+}
+
 pub(crate) unsafe fn create_scalar_list(
     value: *const *const aclScalar,
     size: u64,

@@ -3,7 +3,9 @@
 
 use super::op_def::OpDef;
 use super::prepared::{Held, Prepared};
-use super::{Scalar, TensorDesc, live_int_array, live_scalar, live_tensor, nullptr_error};
+use super::{
+    Scalar, TensorDesc, list_elements, live_int_array, live_scalar, live_tensor, nullptr_error,
+};
 use crate::mem::Alloc;
 use crate::slab::{Dims64, Shape};
 use crate::state::{Kind, Life, State, decode, encode, fail, finding, state, status_of};
@@ -14,8 +16,14 @@ use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::sync::{MutexGuard, Weak};
 
-/// Most tensor arguments an operator has.
+/// Most tensor arguments a user-registered operator declares (its checks keep them on the
+/// stack), and the slots whose temporaries a [`Decision`] places. An executor itself holds
+/// any number of tensors ([`Slots`]): a tensor list adds one per element.
 pub(crate) const MAX_ARGS: usize = 4;
+
+/// Per-tensor values of an executor, inline up to [`MAX_ARGS`] (no allocation in a phase 2
+/// of the common operators), on the heap beyond (a long tensor list).
+pub(crate) type Slots<T> = smallvec::SmallVec<[T; MAX_ARGS]>;
 /// Alignment of rebound tensor addresses (documented for `aclSetInputTensorAddr`).
 const ADDR_ALIGN: usize = 32;
 /// Alignment of the workspace regions of temporaries.
@@ -137,13 +145,14 @@ impl Decision {
 pub(crate) struct Executor {
     pub(super) op: &'static OpDef,
     pub(super) device: usize,
-    /// Tensor ids and descriptors, in the order of `op.args`.
-    pub(super) ids: [u64; MAX_ARGS],
-    pub(super) descs: [TensorDesc; MAX_ARGS],
+    /// Tensor ids and descriptors, one per slot: the arguments in the order of `op.args`,
+    /// a tensor list contributing one slot per element (`prepared.arg_of` says whose).
+    pub(super) ids: Slots<u64>,
+    pub(super) descs: Slots<TensorDesc>,
     /// The arguments' layouts and the decision (shared once it is repeatable).
     pub(super) prepared: Held,
-    /// The allocation each argument's data lay in at the last phase 2 (a lookup hint).
-    pub(super) allocs: [Weak<Alloc>; MAX_ARGS],
+    /// The allocation each slot's data lay in at the last phase 2 (a lookup hint).
+    pub(super) allocs: Slots<Weak<Alloc>>,
     pub(super) repeatable: bool,
     pub(super) launched: u64,
 }
@@ -185,9 +194,14 @@ impl<'a> OutParams<'a> {
 }
 
 /// A phase-1 pointer argument that must not be NULL (161001): the operator's next tensor
-/// argument (named by [`OpDef::args`]), or another object with its name.
+/// argument (named by [`OpDef::args`]), its next argument as a tensor list (NULL, or a NULL
+/// element, 161001), or another object with its name.
 pub(crate) enum Arg {
     Tensor(*const aclTensor),
+    // Built-in list operators check their list in their own order (`Phase1::begin_slots`);
+    // this is the common opening's form of it.
+    #[allow(dead_code)]
+    List(*const aclTensorList),
     Object(usize, &'static str),
 }
 
@@ -206,8 +220,9 @@ pub(crate) struct Phase1<'a> {
     device: usize,
     pub family: Family,
     pub soc: &'static str,
-    ids: [u64; MAX_ARGS],
-    descs: [TensorDesc; MAX_ARGS],
+    ids: Slots<u64>,
+    descs: Slots<TensorDesc>,
+    arg_of: Slots<u8>,
     outs: (Out<'a, u64>, Out<'a, *mut aclOpExecutor>),
 }
 
@@ -218,13 +233,31 @@ impl<'a> Phase1<'a> {
         tensors: &[*const aclTensor],
         outs: (Out<'a, u64>, Out<'a, *mut aclOpExecutor>),
     ) -> Result<Phase1<'a>, i32> {
+        let slots: Slots<(*const aclTensor, u8)> = tensors
+            .iter()
+            .enumerate()
+            .map(|(k, &t)| (t, k as u8))
+            .collect();
+        Phase1::begin_slots(op, &slots, outs)
+    }
+
+    /// [`Phase1::begin`] for tensors given per slot with the argument each belongs to (the
+    /// elements of a tensor list share their list's argument).
+    pub fn begin_slots(
+        op: &'static OpDef,
+        slots: &[(*const aclTensor, u8)],
+        outs: (Out<'a, u64>, Out<'a, *mut aclOpExecutor>),
+    ) -> Result<Phase1<'a>, i32> {
         let st = state();
-        let mut ids = [0u64; MAX_ARGS];
-        let mut descs: [TensorDesc; MAX_ARGS] = Default::default();
-        for (k, (&t, name)) in tensors.iter().zip(op.args).enumerate() {
+        let mut ids = Slots::new();
+        let mut descs = Slots::new();
+        let mut arg_of = Slots::new();
+        for &(t, arg) in slots {
+            let name = op.args.get(usize::from(arg)).copied().unwrap_or("?");
             let (id, d) = live_tensor(&st, t, name)?;
-            ids[k] = id;
-            descs[k] = d.clone();
+            ids.push(id);
+            descs.push(d.clone());
+            arg_of.push(arg);
         }
         if st.life != Life::Active {
             return Err(fail(
@@ -260,6 +293,7 @@ impl<'a> Phase1<'a> {
             soc,
             ids,
             descs,
+            arg_of,
             outs,
         })
     }
@@ -269,28 +303,36 @@ impl<'a> Phase1<'a> {
     /// [`Phase1::begin`] on its tensors.
     pub fn open(op: &'static OpDef, outs: OutParams<'a>, args: &[Arg]) -> Result<Phase1<'a>, i32> {
         let outs = outs.slots()?;
-        let mut tensors = [std::ptr::null(); MAX_ARGS];
-        let mut n = 0;
+        let mut slots: Slots<(*const aclTensor, u8)> = Slots::new();
+        let mut n = 0usize;
         for arg in args {
-            match *arg {
-                Arg::Tensor(t) => {
-                    let (Some(slot), Some(name)) = (tensors.get_mut(n), op.args.get(n)) else {
-                        return Err(fail(
-                            ACLNN_ERR_INNER,
-                            format!("{} has more tensor arguments than it declares", op.name),
-                        ));
-                    };
-                    if t.is_null() {
-                        return Err(nullptr_error(name));
-                    }
-                    *slot = t;
-                    n += 1;
-                }
+            let (tensor, list) = match *arg {
+                Arg::Tensor(t) => (Some(t), None),
+                Arg::List(l) => (None, Some(l)),
                 Arg::Object(0, name) => return Err(nullptr_error(name)),
-                Arg::Object(..) => {}
+                Arg::Object(..) => continue,
+            };
+            let Some(name) = op.args.get(n) else {
+                return Err(fail(
+                    ACLNN_ERR_INNER,
+                    format!("{} has more tensor arguments than it declares", op.name),
+                ));
+            };
+            let at = n as u8;
+            if let Some(t) = tensor {
+                if t.is_null() {
+                    return Err(nullptr_error(name));
+                }
+                slots.push((t, at));
             }
+            if let Some(l) = list {
+                for t in list_elements(l, name)? {
+                    slots.push((t, at));
+                }
+            }
+            n += 1;
         }
-        Phase1::begin(op, &tensors[..n], outs)
+        Phase1::begin_slots(op, &slots, outs)
     }
 
     /// The operator being checked (for checks that two operator kinds share).
@@ -298,9 +340,9 @@ impl<'a> Phase1<'a> {
         self.op
     }
 
-    /// The descriptor of argument `arg`.
-    pub fn desc(&self, arg: usize) -> &TensorDesc {
-        &self.descs[arg]
+    /// The descriptor of slot `slot` (argument `slot` for an operator without lists).
+    pub fn desc(&self, slot: usize) -> &TensorDesc {
+        &self.descs[slot]
     }
 
     #[allow(dead_code)]
@@ -363,14 +405,15 @@ impl<'a> Phase1<'a> {
     /// Records the executor and writes the out-parameters.
     pub fn finish(mut self, decision: Decision) -> Result<(), i32> {
         let ws = decision.ws_size;
-        let prepared = Held::Own(Prepared::new(self.op, &self.descs, decision));
+        let prepared = Held::Own(Prepared::new(self.op, &self.descs, &self.arg_of, decision));
+        let allocs = self.ids.iter().map(|_| Weak::new()).collect();
         let id = self.st.executors.insert(Executor {
             op: self.op,
             device: self.device,
             ids: self.ids,
             descs: self.descs,
             prepared,
-            allocs: Default::default(),
+            allocs,
             repeatable: false,
             launched: 0,
         });
@@ -503,11 +546,18 @@ fn set_addr(
         Role::Input => (op.inputs, "input"),
         Role::Output => (op.outputs, "output"),
     };
-    let Some(&arg) = list.get(index) else {
-        let names: Vec<String> = list
+    // Indices count tensors: each element of a list argument is one (CANN numbers the
+    // inputs "from 0 to the number of input tensors - 1").
+    let arg_of = &ex.prepared.arg_of;
+    let indexed: Slots<usize> = list
+        .iter()
+        .flat_map(|&a| (0..arg_of.len()).filter(move |&k| usize::from(arg_of[k]) == a))
+        .collect();
+    let Some(&slot) = indexed.get(index) else {
+        let names: Vec<String> = indexed
             .iter()
             .enumerate()
-            .map(|(i, &a)| format!("{i} ({})", op.args[a]))
+            .map(|(i, &k)| format!("{i} ({})", op.args[usize::from(arg_of[k])]))
             .collect();
         return Err(fail(
             ACLNN_ERR_PARAM_INVALID,
@@ -525,12 +575,12 @@ fn set_addr(
             format!("addr {a:#x} is not {ADDR_ALIGN}-byte aligned"),
         ));
     }
-    let name = op.args[arg];
+    let name = op.args[usize::from(arg_of[slot])];
     let (tid, _) = live_tensor(&st, tensor, name)?;
     let Some(ex) = st.executors.get_mut(id) else {
         return Err(fail(ACLNN_ERR_INNER, "executor vanished".into()));
     };
-    if ex.ids[arg] != tid {
+    if ex.ids[slot] != tid {
         return Err(finding(
             ACLNN_ERR_PARAM_INVALID,
             format!(
@@ -539,8 +589,7 @@ fn set_addr(
         ));
     }
     // An in-place operator holds its tensor once per role: rebind every one.
-    let n = op.args.len();
-    for (k, d) in ex.descs[..n].iter_mut().enumerate() {
+    for (k, d) in ex.descs.iter_mut().enumerate() {
         if ex.ids[k] == tid {
             d.data = a;
         }

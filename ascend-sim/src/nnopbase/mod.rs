@@ -15,7 +15,7 @@ mod prepared;
 pub(crate) use attrs::*;
 
 pub(crate) use executor::{
-    Arg, Attr, Decision, Executor, MAX_ARGS, MAX_ATTRS, OutParams, Phase1, destroy_executor,
+    Arg, Attr, Decision, Executor, MAX_ARGS, MAX_ATTRS, OutParams, Phase1, Slots, destroy_executor,
     require_broadcast, set_input_addr, set_output_addr, set_repeatable,
 };
 pub(crate) use op_def::{OpDef, every_product, op_def, positions};

@@ -1,11 +1,11 @@
 //! Phase 2 and the queued kernel call: binding an executor's tensors and workspace to live
 //! allocations, and the element access operators' kernels read and write through.
 
-use super::executor::{Decision, MAX_ARGS, USE_AFTER_RELEASE, lookup_executor};
+use super::executor::{Decision, Slots, USE_AFTER_RELEASE, lookup_executor};
 use super::op_def::OpDef;
 use super::prepared::{ForCall, Layout};
 use crate::mem::{Alloc, Class, still_live};
-use crate::racecheck::{Access, Accesses, MAX_ACCESSES};
+use crate::racecheck::{Access, MAX_ACCESSES};
 use crate::runtime::resolve_stream;
 use crate::state::{Kind, Life, State, fail, finding, state, status_of};
 use crate::stream::{Scratch, StreamShared, Task};
@@ -14,11 +14,6 @@ use crate::tables::dtype_name;
 use ascend_sys::*;
 use std::ffi::c_void;
 use std::sync::{Arc, Weak};
-
-const _: () = assert!(
-    MAX_ARGS < MAX_ACCESSES,
-    "room for every argument and the workspace"
-);
 
 /// One tensor of a queued kernel call: its allocation and data address (its layout is
 /// the executor's [`Layout`]).
@@ -49,7 +44,8 @@ pub(super) fn float(l: &Layout, name: &str) -> Result<DType, String> {
 pub(crate) struct KernelCall {
     pub(super) op: &'static OpDef,
     pub(super) prepared: ForCall,
-    pub(super) operands: [Option<Operand>; MAX_ARGS],
+    /// One per slot of the executor (a tensor list has one per element).
+    pub(super) operands: Slots<Option<Operand>>,
     pub(super) ws: Option<Arc<Alloc>>,
     pub(super) ws_off: usize,
 }
@@ -81,38 +77,44 @@ impl KernelCall {
         self.op.launch_api
     }
 
-    /// What the kernel reads and writes, for the racecheck: each argument's bytes (written
-    /// when it is an output, read when only an input) and the workspace it uses.
-    pub fn accesses(&self) -> Accesses<'_> {
-        let mut out: Accesses<'_> = [None; MAX_ACCESSES];
-        for (k, (slot, op)) in out.iter_mut().zip(&self.operands).enumerate() {
+    /// What the kernel reads and writes, for the racecheck: each slot's bytes (written
+    /// when its argument is an output, read when only an input) and the workspace it uses.
+    /// On the stack up to [`MAX_ACCESSES`] (a long tensor list spills to the heap).
+    pub fn accesses(&self) -> smallvec::SmallVec<[Option<Access<'_>>; MAX_ACCESSES]> {
+        let mut out = smallvec::SmallVec::new();
+        for (k, op) in self.operands.iter().enumerate() {
             let Some(op) = op else { continue };
             let layout = &self.prepared.layouts[k];
-            *slot = layout.byte_span(op.data).map(|(lo, hi)| Access {
+            let arg = self
+                .prepared
+                .arg_of
+                .get(k)
+                .map_or(usize::MAX, |&a| usize::from(a));
+            out.push(layout.byte_span(op.data).map(|(lo, hi)| Access {
                 region: op.alloc.region(),
                 lo,
                 hi,
-                write: self.op.outputs.contains(&k),
-                what: self.op.args[k],
-            });
+                write: self.op.outputs.contains(&arg),
+                what: self.prepared.name(self.op, k),
+            }));
         }
         if let Some(ws) = &self.ws {
             let lo = ws.start + self.ws_off;
-            out[MAX_ARGS] = Some(Access {
+            out.push(Some(Access {
                 region: ws.region(),
                 lo,
                 hi: lo + self.decision().ws_size as usize,
                 write: true,
                 what: "workspace",
-            });
+            }));
         }
         out
     }
 
     fn check_live(&self) -> Result<(), String> {
-        for (op, name) in self.operands.iter().zip(self.op.args) {
+        for (k, op) in self.operands.iter().enumerate() {
             if let Some(op) = op {
-                still_live(name, &op.alloc)?;
+                still_live(self.prepared.name(self.op, k), &op.alloc)?;
             }
         }
         match &self.ws {
@@ -327,8 +329,8 @@ fn bind(
             ),
         ));
     }
-    let n = op.args.len();
-    for (tid, name) in ex.ids[..n].iter().zip(op.args) {
+    for (k, tid) in ex.ids.iter().enumerate() {
+        let name = ex.prepared.name(op, k);
         if !st.tensors.contains(*tid) {
             return Err(finding(
                 ACLNN_ERR_PARAM_INVALID,
@@ -387,24 +389,24 @@ fn bind(
     if decision.empty {
         return Ok(None);
     }
-    let mut operands = [const { None }; MAX_ARGS];
-    let mut found: [Option<Weak<Alloc>>; MAX_ARGS] = Default::default();
-    for (k, slot) in operands.iter_mut().enumerate().take(n) {
+    let n = ex.ids.len();
+    let mut operands: Slots<Option<Operand>> = Slots::with_capacity(n);
+    let mut found: Slots<Option<Weak<Alloc>>> = Slots::with_capacity(n);
+    for k in 0..n {
         let layout = &ex.prepared.layouts[k];
         let data = ex.descs[k].data;
+        let name = ex.prepared.name(op, k);
         let arg = (layout, data, &ex.allocs[k]);
-        let (operand, searched) = bind_operand(st, arg, op.args[k], device)?;
+        let (operand, searched) = bind_operand(st, arg, name, device)?;
         // Only a repeatable executor has a next phase 2 to look its allocations up for.
-        if searched && ex.repeatable {
-            found[k] = Some(Arc::downgrade(&operand.alloc));
-        }
+        found.push((searched && ex.repeatable).then(|| Arc::downgrade(&operand.alloc)));
         check_no_alias(
             workspace as usize,
             decision.ws_size,
             layout.byte_span(data),
-            op.args[k],
+            name,
         )?;
-        *slot = Some(operand);
+        operands.push(Some(operand));
     }
     let Some(ex) = st.executors.get_mut(id) else {
         return Err(fail(ACLNN_ERR_INNER, "executor vanished".into()));

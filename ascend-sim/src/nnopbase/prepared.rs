@@ -4,7 +4,7 @@
 //! the calls of all its launches, so a launch copies neither.
 
 use super::TensorDesc;
-use super::executor::{Decision, MAX_ARGS};
+use super::executor::{Decision, Slots};
 use super::op_def::OpDef;
 use crate::slab::{Dims64, Shape};
 use crate::strided::{View, offset_range};
@@ -154,9 +154,12 @@ fn check_storage(d: &TensorDesc, range: Option<(i64, i64)>, name: &str) -> Resul
     Ok(())
 }
 
-/// An executor's arguments' layouts and its decision.
+/// An executor's slots' layouts, the argument of each slot, and its decision.
 pub(crate) struct Prepared {
-    pub(super) layouts: [Layout; MAX_ARGS],
+    pub(super) layouts: Slots<Layout>,
+    /// The argument (position in `OpDef::args`) of each slot: a tensor list has a slot per
+    /// element.
+    pub(super) arg_of: Slots<u8>,
     pub(super) decision: Decision,
 }
 
@@ -164,20 +167,41 @@ impl Prepared {
     /// A value for no arguments, to be overwritten.
     pub(crate) fn unused() -> Prepared {
         Prepared {
-            layouts: std::array::from_fn(|_| Layout::unused()),
+            layouts: Slots::new(),
+            arg_of: Slots::new(),
             decision: Decision::default(),
         }
     }
 
-    /// The layouts of `op`'s arguments described by `descs`, and phase 1's `decision`.
-    pub(super) fn new(op: &OpDef, descs: &[TensorDesc; MAX_ARGS], decision: Decision) -> Prepared {
+    /// The layouts of the slots described by `descs` (of `op`'s arguments `arg_of`), and
+    /// phase 1's `decision`.
+    pub(super) fn new(
+        op: &OpDef,
+        descs: &[TensorDesc],
+        arg_of: &[u8],
+        decision: Decision,
+    ) -> Prepared {
         Prepared {
-            layouts: std::array::from_fn(|k| match op.args.get(k) {
-                Some(name) => Layout::of(&descs[k], name),
-                None => Layout::unused(),
-            }),
+            layouts: descs
+                .iter()
+                .zip(arg_of)
+                .map(|(d, &a)| match op.args.get(usize::from(a)) {
+                    Some(name) => Layout::of(d, name),
+                    None => Layout::unused(),
+                })
+                .collect(),
+            arg_of: Slots::from_slice(arg_of),
             decision,
         }
+    }
+
+    /// The name of the argument slot `slot` belongs to.
+    pub(super) fn name(&self, op: &OpDef, slot: usize) -> &'static str {
+        self.arg_of
+            .get(slot)
+            .and_then(|&a| op.args.get(usize::from(a)))
+            .copied()
+            .unwrap_or("?")
     }
 }
 

@@ -25,6 +25,8 @@ pub mod mul;
 pub mod reduce_sum;
 pub(crate) mod scalar;
 pub(crate) mod unary;
+// Tensor lists.
+pub(crate) mod cat;
 
 /// The families' entry points, one slice per family (see `catalog`).
 pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
@@ -33,6 +35,8 @@ pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
     scalar::ENTRIES,
     clamp::ENTRIES,
     max_dim::ENTRIES,
+    // Tensor lists.
+    cat::ENTRIES,
     convolution::ENTRIES,
     max_pool2d::ENTRIES,
     max_pool2d_backward::ENTRIES,
