@@ -497,6 +497,264 @@ fn convolution_refuses_bad_groups_and_shapes_in_rust() {
     .unwrap();
 }
 
+/// Σ conv(x, w, b) ⊙ r computed on the device (the loss whose gradients the backward
+/// gives with gradOutput r).
+fn device_loss(
+    stream: &Stream,
+    x: &ArrayD<f32>,
+    w: &ArrayD<f32>,
+    b: &ArrayD<f32>,
+    r: &ArrayD<f32>,
+    spec: &ConvSpec<'_>,
+) -> f64 {
+    let xd = DeviceTensor::from_array(stream, x).unwrap();
+    let wd = DeviceTensor::from_array(stream, w).unwrap();
+    let bd = DeviceTensor::from_array(stream, b).unwrap();
+    let y: DeviceTensor<f32> = convolution_new(
+        &xd,
+        &wd,
+        Some(bd.view()),
+        spec.stride,
+        spec.padding,
+        spec.dilation,
+        spec.transposed,
+        spec.output_padding,
+        spec.groups,
+        CubeMath::KeepDtype,
+        stream,
+    )
+    .unwrap();
+    let y: ArrayD<f32> = y.to_array(stream).unwrap();
+    y.iter()
+        .zip(r.iter())
+        .map(|(a, b)| f64::from(*a) * f64::from(*b))
+        .sum()
+}
+
+/// Central differences of [`device_loss`] in every element of `which` (0 x, 1 w, 2 b).
+fn central(
+    stream: &Stream,
+    t: [&ArrayD<f32>; 3],
+    r: &ArrayD<f32>,
+    spec: &ConvSpec<'_>,
+    which: usize,
+) -> Vec<f64> {
+    const H: f32 = 0.125;
+    let n = t[which].len();
+    (0..n)
+        .map(|i| {
+            let mut v = [t[0].clone(), t[1].clone(), t[2].clone()];
+            let e = v[which].as_slice_mut().unwrap();
+            let orig = e[i];
+            e[i] = orig + H;
+            let up = device_loss(stream, &v[0], &v[1], &v[2], r, spec);
+            v[which].as_slice_mut().unwrap()[i] = orig - H;
+            let down = device_loss(stream, &v[0], &v[1], &v[2], r, spec);
+            (up - down) / (2.0 * f64::from(H))
+        })
+        .collect()
+}
+
+#[test]
+fn convolution_backward_matches_central_differences_of_the_forward_on_the_device() {
+    let stream = stream();
+    let c = |stride: &'static [i64],
+             padding: &'static [i64],
+             dilation: &'static [i64],
+             transposed: bool,
+             output_padding: &'static [i64],
+             groups: i64| ConvSpec {
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+    };
+    let cases: &[(&[usize], &[usize], ConvSpec<'static>)] = &[
+        (
+            &[2, 2, 5, 5],
+            &[4, 1, 3, 3],
+            c(&[2, 1], &[1, 0], &[1, 1], false, &[0, 0], 2),
+        ),
+        (
+            &[1, 2, 6, 5],
+            &[3, 2, 2, 2],
+            c(&[1, 1], &[0, 1], &[2, 1], false, &[0, 0], 1),
+        ),
+        (
+            &[2, 2, 3, 3],
+            &[2, 3, 2, 3],
+            c(&[2, 1], &[0, 1], &[1, 1], true, &[1, 0], 1),
+        ),
+        (&[1, 2, 7], &[2, 2, 3], c(&[2], &[1], &[1], false, &[0], 1)),
+    ];
+    for (k, (xs, ws, spec)) in cases.iter().enumerate() {
+        let x = arr(xs, 10 + k as u64);
+        let w = arr(ws, 20 + k as u64);
+        let cout = if spec.transposed {
+            ws[1] * spec.groups as usize
+        } else {
+            ws[0]
+        };
+        let b = arr(&[cout], 30 + k as u64);
+        let geo_out =
+            reference::convolution(x.view(), w.view(), None::<ndarray::ArrayView1<f32>>, spec)
+                .unwrap();
+        let r = arr(geo_out.shape(), 40 + k as u64);
+        let (xd, wd, rd) = (
+            DeviceTensor::from_array(&stream, &x).unwrap(),
+            DeviceTensor::from_array(&stream, &w).unwrap(),
+            DeviceTensor::from_array(&stream, &r).unwrap(),
+        );
+        let (gi, gw, gb) = ascendcl::convolution_backward_new(
+            &rd,
+            &xd,
+            &wd,
+            spec,
+            [true, true, true],
+            CubeMath::KeepDtype,
+            &stream,
+        )
+        .unwrap();
+        let got: [Vec<f64>; 3] = [
+            f64s(&gi.unwrap().to_array::<IxDyn>(&stream).unwrap()),
+            f64s(&gw.unwrap().to_array::<IxDyn>(&stream).unwrap()),
+            f64s(&gb.unwrap().to_array::<IxDyn>(&stream).unwrap()),
+        ];
+        for (which, got) in got.iter().enumerate() {
+            let want = central(&stream, [&x, &w, &b], &r, spec, which);
+            let e = max_err(got, &want);
+            assert!(e < 2e-3, "case {k}, gradient {which}: error {e}");
+        }
+        // And the reference agrees with the device.
+        let (rx, rw, rb) =
+            reference::convolution_backward(r.view(), x.view(), w.view(), spec).unwrap();
+        assert!(max_err(&got[0], &f64s(&rx)) < 1e-5, "case {k}");
+        assert!(max_err(&got[1], &f64s(&rw)) < 1e-5, "case {k}");
+        assert!(max_err(&got[2], &f64s(&rb)) < 1e-5, "case {k}");
+    }
+}
+
+#[test]
+fn convolution_backward_writes_only_what_the_mask_asks_and_plans_repeat_it() {
+    let stream = stream();
+    let spec = ConvSpec {
+        padding: &[1, 1],
+        ..ConvSpec::unit(2)
+    };
+    let x = DeviceTensor::from_array(&stream, &arr(&[2, 3, 6, 6], 1)).unwrap();
+    let w = DeviceTensor::from_array(&stream, &arr(&[4, 3, 3, 3], 2)).unwrap();
+    let g = DeviceTensor::from_array(&stream, &arr(&[2, 4, 6, 6], 3)).unwrap();
+    let (gi, gw, gb) = ascendcl::convolution_backward_new(
+        &g,
+        &x,
+        &w,
+        &spec,
+        [false, true, false],
+        CubeMath::KeepDtype,
+        &stream,
+    )
+    .unwrap();
+    assert!(gi.is_none() && gb.is_none());
+    let gw: ArrayD<f32> = gw.unwrap().to_array(&stream).unwrap();
+    // A given output the mask does not ask for keeps its contents.
+    let mut keep =
+        DeviceTensor::from_array(&stream, &ArrayD::<f32>::from_elem(IxDyn(&[4]), 7.0)).unwrap();
+    let mut dw = DeviceTensor::<f32>::zeros(&stream, [4, 3, 3, 3]).unwrap();
+    let mut plan = ascendcl::ConvolutionBackwardPlan::new(
+        &g,
+        &x,
+        &w,
+        Some(&[4][..]),
+        &spec,
+        [false, true, false],
+        CubeMath::KeepDtype,
+        None::<ascendcl::TensorViewMut<'_, f32>>,
+        Some(dw.view_mut()),
+        Some(keep.view_mut()),
+        &stream,
+    )
+    .unwrap();
+    for _ in 0..2 {
+        plan.launch(
+            &g,
+            &x,
+            &w,
+            None::<ascendcl::TensorViewMut<'_, f32>>,
+            Some(dw.view_mut()),
+            Some(keep.view_mut()),
+            &stream,
+        )
+        .unwrap();
+    }
+    assert_eq!(dw.to_array::<IxDyn>(&stream).unwrap(), gw);
+    assert!(
+        keep.to_array::<IxDyn>(&stream)
+            .unwrap()
+            .iter()
+            .all(|&v| v == 7.0)
+    );
+    // Asking for an output that is absent is refused in Rust.
+    let e = ascendcl::convolution_backward(
+        &g,
+        &x,
+        &w,
+        None,
+        &spec,
+        [true, false, false],
+        CubeMath::KeepDtype,
+        None::<ascendcl::TensorViewMut<'_, f32>>,
+        None::<ascendcl::TensorViewMut<'_, f32>>,
+        None::<ascendcl::TensorViewMut<'_, f32>>,
+        &stream,
+    )
+    .unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+}
+
+#[test]
+fn convolution_backward_of_an_empty_batch_gives_zero_weight_and_bias_gradients() {
+    let stream = stream();
+    let spec = ConvSpec::unit(2);
+    let x = DeviceTensor::<f32>::zeros(&stream, [0, 2, 5, 5]).unwrap();
+    let w = DeviceTensor::from_array(&stream, &arr(&[3, 2, 3, 3], 4)).unwrap();
+    let g = DeviceTensor::<f32>::zeros(&stream, [0, 3, 3, 3]).unwrap();
+    let mut dw = DeviceTensor::from_array(
+        &stream,
+        &ArrayD::<f32>::from_elem(IxDyn(&[3, 2, 3, 3]), 5.0),
+    )
+    .unwrap();
+    let mut db =
+        DeviceTensor::from_array(&stream, &ArrayD::<f32>::from_elem(IxDyn(&[3]), 5.0)).unwrap();
+    ascendcl::convolution_backward(
+        &g,
+        &x,
+        &w,
+        Some(&[3][..]),
+        &spec,
+        [false, true, true],
+        CubeMath::KeepDtype,
+        None::<ascendcl::TensorViewMut<'_, f32>>,
+        Some(dw.view_mut()),
+        Some(db.view_mut()),
+        &stream,
+    )
+    .unwrap();
+    assert!(
+        dw.to_array::<IxDyn>(&stream)
+            .unwrap()
+            .iter()
+            .all(|&v| v == 0.0)
+    );
+    assert!(
+        db.to_array::<IxDyn>(&stream)
+            .unwrap()
+            .iter()
+            .all(|&v| v == 0.0)
+    );
+}
+
 /// A direct max pooling with indices of an (N, C, H, W) array, symmetric padding.
 fn naive_pool(
     x: &ArrayD<f32>,
@@ -545,7 +803,8 @@ fn naive_pool(
 }
 
 /// (kernel, stride, padding, ceil) of the pooling cases.
-const POOLS: &[([usize; 2], [usize; 2], [usize; 2], bool)] = &[
+type PoolCase = ([usize; 2], [usize; 2], [usize; 2], bool);
+const POOLS: &[PoolCase] = &[
     ([2, 2], [2, 2], [0, 0], false),
     ([3, 3], [2, 2], [1, 1], false),
     ([3, 2], [2, 1], [1, 0], true),
@@ -750,4 +1009,139 @@ fn max_pool_backward_matches_central_differences_of_the_forward_on_the_device() 
             .unwrap();
         assert!(max_err(&got, &f64s(&refd)) < 1e-6, "case {c}");
     }
+}
+
+/// One training step of the CNN on the device: batch 16 of 1×28×28, conv 8 3×3,
+/// max-pool 2, conv 16 3×3, max-pool 2; forward and the backward of every layer. Prints
+/// its cost (no timed assertion) and checks the first layer's gradients against the
+/// reference.
+#[test]
+fn a_cnn_step_runs_forward_and_backward_on_the_device() {
+    let stream = stream();
+    let m = CubeMath::KeepDtype;
+    let unit = ConvSpec::unit(2);
+    let x = DeviceTensor::from_array(&stream, &arr(&[16, 1, 28, 28], 1)).unwrap();
+    let w1 = DeviceTensor::from_array(&stream, &arr(&[8, 1, 3, 3], 2)).unwrap();
+    let b1 = DeviceTensor::from_array(&stream, &arr(&[8], 3)).unwrap();
+    let w2 = DeviceTensor::from_array(&stream, &arr(&[16, 8, 3, 3], 4)).unwrap();
+    let b2 = DeviceTensor::from_array(&stream, &arr(&[16], 5)).unwrap();
+    let step = || {
+        let y1: DeviceTensor<f32> = convolution_new(
+            &x,
+            &w1,
+            Some(b1.view()),
+            &[1, 1],
+            &[0, 0],
+            &[1, 1],
+            false,
+            &[0, 0],
+            1,
+            m,
+            &stream,
+        )
+        .unwrap();
+        let (p1, i1): (DeviceTensor<f32>, DeviceTensor<i32>) =
+            ascendcl::max_pool2d_with_indices_new(
+                &y1,
+                &[2, 2],
+                &[2, 2],
+                &[0, 0],
+                &[1, 1],
+                false,
+                &stream,
+            )
+            .unwrap();
+        let y2: DeviceTensor<f32> = convolution_new(
+            &p1,
+            &w2,
+            Some(b2.view()),
+            &[1, 1],
+            &[0, 0],
+            &[1, 1],
+            false,
+            &[0, 0],
+            1,
+            m,
+            &stream,
+        )
+        .unwrap();
+        let (p2, i2): (DeviceTensor<f32>, DeviceTensor<i32>) =
+            ascendcl::max_pool2d_with_indices_new(
+                &y2,
+                &[2, 2],
+                &[2, 2],
+                &[0, 0],
+                &[1, 1],
+                false,
+                &stream,
+            )
+            .unwrap();
+        // The loss's gradient at the top: ones.
+        let g =
+            DeviceTensor::from_array(&stream, &ArrayD::<f32>::from_elem(IxDyn(p2.shape()), 1.0))
+                .unwrap();
+        let gy2: DeviceTensor<f32> = ascendcl::max_pool2d_with_indices_backward_new(
+            &g,
+            &y2,
+            &i2,
+            &[2, 2],
+            &[2, 2],
+            &[0, 0],
+            &[1, 1],
+            false,
+            &stream,
+        )
+        .unwrap();
+        let (gp1, gw2, gb2) = ascendcl::convolution_backward_new(
+            &gy2,
+            &p1,
+            &w2,
+            &unit,
+            [true, true, true],
+            m,
+            &stream,
+        )
+        .unwrap();
+        let gy1: DeviceTensor<f32> = ascendcl::max_pool2d_with_indices_backward_new(
+            gp1.unwrap(),
+            &y1,
+            &i1,
+            &[2, 2],
+            &[2, 2],
+            &[0, 0],
+            &[1, 1],
+            false,
+            &stream,
+        )
+        .unwrap();
+        let (_, gw1, gb1) = ascendcl::convolution_backward_new(
+            &gy1,
+            &x,
+            &w1,
+            &unit,
+            [false, true, true],
+            m,
+            &stream,
+        )
+        .unwrap();
+        stream.synchronize().unwrap();
+        (gy1, gw1.unwrap(), gb1.unwrap(), gw2.unwrap(), gb2.unwrap())
+    };
+    let (gy1, gw1, gb1, _, _) = step();
+    let steps = 5;
+    let t0 = std::time::Instant::now();
+    for _ in 0..steps {
+        step();
+    }
+    let per = t0.elapsed().as_secs_f64() * 1e3 / f64::from(steps);
+    println!(
+        "CNN step (batch 16, 1x28x28, conv8 3x3, pool2, conv16 3x3, pool2; forward + backward): {per:.1} ms"
+    );
+    let xa: ArrayD<f32> = x.to_array(&stream).unwrap();
+    let wa: ArrayD<f32> = w1.to_array(&stream).unwrap();
+    let ga: ArrayD<f32> = gy1.to_array(&stream).unwrap();
+    let (_, rw, rb) =
+        reference::convolution_backward(ga.view(), xa.view(), wa.view(), &unit).unwrap();
+    assert!(max_err(&f64s(&gw1.to_array::<IxDyn>(&stream).unwrap()), &f64s(&rw)) < 1e-4);
+    assert!(max_err(&f64s(&gb1.to_array::<IxDyn>(&stream).unwrap()), &f64s(&rb)) < 1e-4);
 }

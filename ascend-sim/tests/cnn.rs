@@ -284,6 +284,7 @@ four_sided_padding F32:2,1,5,5:NCHW F32:1,1,3,3:NCHW none 1,1 1,0,0,1 1,1 0 0,0 
 
 /// A 2-D convolution with a bias on the device through the C ABI, against a direct sum.
 #[test]
+#[allow(clippy::needless_range_loop)] // the direct sum reads as the formula
 fn convolution_computes_a_small_2d_case() {
     on_device(A2, || {
         let xv: Vec<f32> = (0..2 * 2 * 4 * 4).map(|i| (i % 7) as f32 - 3.0).collect();
@@ -369,6 +370,143 @@ fn torch_f32(dims: &[i64], v: &[f32]) -> (*mut aclTensor, *mut c_void) {
     };
     assert!(!t.is_null(), "{}", err_msg());
     (t, p)
+}
+
+/// A bool array from `1,0,1` (`null` NULL).
+fn case_bools(text: &str) -> *mut aclBoolArray {
+    if text == "null" {
+        return null_mut();
+    }
+    let v: Vec<bool> = text.split(',').map(|b| b == "1").collect();
+    // SAFETY: a live slice of the stated length.
+    let a = unsafe { api::aclCreateBoolArray(v.as_ptr(), v.len() as u64) };
+    assert!(!a.is_null());
+    a
+}
+
+type ConvBackwardPhase1 = unsafe extern "C" fn(
+    *const aclTensor,
+    *const aclTensor,
+    *const aclTensor,
+    *const aclIntArray,
+    *const aclIntArray,
+    *const aclIntArray,
+    *const aclIntArray,
+    bool,
+    *const aclIntArray,
+    i32,
+    *const aclBoolArray,
+    i8,
+    *mut aclTensor,
+    *mut aclTensor,
+    *mut aclTensor,
+    *mut u64,
+    *mut *mut aclOpExecutor,
+) -> i32;
+
+/// `name gradOutput input weight biasSizes stride padding dilation transposed
+/// outputPadding groups outputMask cubeMathType gradInput gradWeight gradBias expected`
+/// (from `conv/convolution_backward/tests/ut/op_api/test_aclnn_convolutin_backward.cpp`,
+/// a representative subset of its 84 cases: every check it exercises, the 1-D, 2-D and 3-D
+/// and transposed successes, the masks; the 950-only cases are left out, and
+/// `dw_bf16_out_fp32`, refused by the vendor's kernel selection rather than its checker).
+const CONV_BACKWARD_CASES: &str = "
+Conv2DBackward_Fp16_keep_dtype F16:512,2048,7,7:NCHW F16:512,512,7,7:NCHW F16:2048,512,1,1:NCHW 1 1,1 0,0 1,1 0 0,0 1 1,1,1 0 F16:512,512,7,7:NCHW F16:2048,512,1,1:NCHW F16:2048 OK
+Conv2DBackward_Fp32_allow_fp32_down_precision F32:512,2048,7,7:NCHW F32:512,512,7,7:NCHW F32:2048,512,1,1:NCHW 1 1,1 0,0 1,1 0 0,0 1 1,1,1 1 F32:512,512,7,7:NCHW F32:2048,512,1,1:NCHW F32:2048 OK
+Conv2DBackward_Fp32_use_fp16 F32:512,2048,7,7:NCHW F32:512,512,7,7:NCHW F32:2048,512,1,1:NCHW 1 1,1 0,0 1,1 0 0,0 1 1,1,1 2 F32:512,512,7,7:NCHW F32:2048,512,1,1:NCHW F32:2048 OK
+Conv1DBackward_Fp16 F16:16,8,16:NCL F16:16,16,16:NCL F16:8,16,3:NCL 1 1 1 1 0 0 1 1,1,1 0 F16:16,16,16:NCL F16:8,16,3:NCL F16:8 OK
+Conv1DBackward_invalid_format_error F16:16,8,16:NCL F16:16,16,16:NCHW F16:8,16,3:NCL 1 1 1 1 0 0 1 1,1,1 0 F16:16,16,16:NCL F16:8,16,3:NCL F16:8 INVALID
+ConvBackward_empty_error F16:16,16,32,8:NCHW F16:16,16,0,16:NCHW F16:16,16,3,3:NCHW 16 1,2 1,2 1,2 0 0,0 1 1,1,1 0 F16:-:NCHW F16:16,16,3,3:NCHW F16:16 INVALID
+910B2_Conv2DBackward_Fp32_keep_dtype F32:512,2048,7,7:NCHW F32:512,512,7,7:NCHW F32:2048,512,1,1:NCHW 2048 1,1 0,0 1,1 0 0,0 1 1,1,1 0 F32:512,512,7,7:NCHW F32:2048,512,1,1:NCHW F32:2048 OK
+910B2_Conv2DBackward_Fp32_use_hf32 F32:512,2048,7,7:NCHW F32:512,512,7,7:NCHW F32:2048,512,1,1:NCHW 2048 1,1 0,0 1,1 0 0,0 1 1,1,1 3 F32:512,512,7,7:NCHW F32:2048,512,1,1:NCHW F32:2048 OK
+910B2_ConvBackward_post_dilation_FP32 F32:512,2048,2,2:NCHW F32:512,512,4,4:NCHW F32:2048,512,1,1:NCHW 2048 3,3 1,1 1,1 0 0,0 1 1,1,1 0 F32:512,512,4,4:NCHW F32:2048,512,1,1:NCHW F32:2048 OK
+910B2_Conv2DBackward_Bf16 BF16:512,2048,7,7:NCHW BF16:512,512,7,7:NCHW BF16:2048,512,1,1:NCHW 2048 1,1 0,0 1,1 0 0,0 1 1,1,1 0 BF16:512,512,7,7:NCHW BF16:2048,512,1,1:NCHW BF16:2048 OK
+910B2_Conv3DBackward_Bf16 BF16:512,512,7,7,7:NCDHW BF16:512,512,7,7,7:NCDHW BF16:512,512,1,1,1:NCDHW 512 1,1,1 0,0,0 1,1,1 0 0,0,0 1 1,1,1 0 BF16:512,512,7,7,7:NCDHW BF16:512,512,1,1,1:NCDHW BF16:512 OK
+910B2_Conv3DBackward_attr_error F32:1,1,1,1,1:NCDHW F32:1,1,1,1,1:NCDHW F32:1,1,1,1,1:NCDHW 1 0,1,1 -1,0,0 0,1,1 0 0,0,0 1 1,1,1 0 F32:1,1,1,1,1:NCDHW F32:1,1,1,1,1:NCDHW F32:1 INVALID
+910B2_Conv3DBackwardInput_1x1Kernel F16:8,512,2,14,14:NCDHW F16:8,64,2,14,14:NCDHW F16:512,64,1,1,1:NCDHW 512 1,1,1 0,0,0 1,1,1 0 0,0,0 1 1,1,0 0 F16:8,64,2,14,14:NCDHW F16:512,64,1,1,1:NCDHW none OK
+910B2_Conv3DBackward_depthwise BF16:128,128,7,7,7:NCDHW BF16:128,128,7,7,7:NCDHW BF16:128,1,1,1,1:NCDHW 128 1,1,1 0,0,0 1,1,1 0 0,0,0 128 1,1,1 0 BF16:128,128,7,7,7:NCDHW BF16:128,1,1,1,1:NCDHW BF16:128 OK
+910B2_Conv3DBackward_Bf16_NDHWC BF16:512,512,7,7,7:NDHWC BF16:512,512,7,7,7:NDHWC BF16:512,512,1,1,1:NDHWC 512 1,1,1 0,0,0 1,1,1 0 0,0,0 1 1,1,1 0 BF16:512,512,7,7,7:NDHWC BF16:512,512,1,1,1:NDHWC BF16:512 INVALID
+910B2_Conv3DBackward_Bf16_dilation BF16:1,16,1,6,6:NCDHW BF16:1,16,1,10,10:NCDHW BF16:16,16,1,3,3:NCDHW 16 1,1,1 0,0,0 1,2,2 0 0,0,0 1 1,1,1 0 BF16:1,16,1,10,10:NCDHW BF16:16,16,1,3,3:NCDHW BF16:16 OK
+910B2_Conv3DBackward_Bf16_stride BF16:1,16,1,8,3:NCDHW BF16:1,16,1,10,10:NCDHW BF16:16,16,1,3,4:NCDHW 16 1,1,3 0,0,0 1,1,1 0 0,0,0 1 1,1,1 0 BF16:1,16,1,10,10:NCDHW BF16:16,16,1,3,4:NCDHW BF16:16 OK
+910B2_Conv3DBackward_Bf16_pad BF16:1,16,1,7,13:NCDHW BF16:1,16,1,10,10:NCDHW BF16:16,16,1,4,4:NCDHW 16 1,1,1 0,0,3 1,1,1 0 0,0,0 1 1,1,1 0 BF16:1,16,1,10,10:NCDHW BF16:16,16,1,4,4:NCDHW BF16:16 OK
+910B2_Conv3DBackward_Bf16_strideD_GT_kernelD BF16:1,16,6,5,5:NCDHW BF16:1,16,11,10,10:NCDHW BF16:16,16,1,2,2:NCDHW 16 2,2,2 0,0,0 1,1,1 0 0,0,0 1 1,1,1 0 BF16:1,16,11,10,10:NCDHW BF16:16,16,1,2,2:NCDHW BF16:16 OK
+910B2_Conv2DBackpropInputV2_WhiteCase F32:4,320,80,80:NCHW F32:4,320,80,80:NCHW F32:320,320,3,3:NCHW 320 1,1 1,1 1,1 0 0,0 1 1,0,0 0 F32:4,320,80,80:NCHW F32:320,320,3,3:NCHW F32:320 OK
+910B2_Conv2DBackpropFilterV3_WhiteCase F16:1,640,104,152:NCHW F16:1,640,104,152:NCHW F16:640,640,3,3:NCHW 640 1,1 1,1 1,1 0 0,0 1 0,1,0 0 F16:1,640,104,152:NCHW F16:640,640,3,3:NCHW F16:640 OK
+910B2_Conv3DBackward_Fp16_USE_HF32 F16:1,16,2,10,10:NCDHW F16:1,16,2,10,10:NCDHW F16:16,16,1,3,3:NCDHW 16 1,1,1 0,1,1 1,1,1 0 0,0,0 1 1,1,1 3 F16:1,16,2,10,10:NCDHW F16:16,16,1,3,3:NCDHW F16:16 OK
+910B2_Conv3DBackward_DH_Swap F32:1,512,4096,1,16:NCDHW F32:1,512,4099,1,16:NCDHW F32:512,1,4,1,1:NCDHW 512 1,1,1 0,0,0 1,1,1 0 0,0,0 512 1,1,1 0 F32:1,512,4099,1,16:NCDHW F32:512,1,4,1,1:NCDHW F32:512 OK
+910B2_groups_zero_error F16:1,16,10,10:NCHW F16:1,16,10,10:NCHW F16:16,16,3,3:NCHW 16 1,1 1,1 1,1 0 0,0 0 1,1,1 0 F16:1,16,10,10:NCHW F16:16,16,3,3:NCHW F16:16 INVALID
+910B2_weightCout_not_divisible_by_groups_error F16:1,17,10,10:NCHW F16:1,16,10,10:NCHW F16:17,16,3,3:NCHW 17 1,1 1,1 1,1 0 0,0 2 1,1,1 0 F16:1,16,10,10:NCHW F16:17,16,3,3:NCHW F16:17 INVALID
+910B2_input_dim_less_than_3_error F16:1,16,10,10:NCHW F16:0,0:NCHW F16:16,16,3,3:NCHW 16 1,1 1,1 1,1 0 0,0 1 1,1,1 0 F16:0,0:NCHW F16:16,16,3,3:NCHW F16:16 INVALID
+910B2_gradOutput_input_dim_not_equal_error F16:1,16,10,10:NCHW F16:1,16,10:NCL F16:16,16,3:NCL 16 1 1 1 0 0 1 1,1,1 0 F16:1,16,10:NCL F16:16,16,3:NCL F16:16 INVALID
+910B2_empty_tensor_biasSizes_nullptr_error F16:0,16,10,10:NCHW F16:0,16,10,10:NCHW F16:16,16,3,3:NCHW null 1,1 1,1 1,1 0 0,0 1 1,1,1 0 F16:0,16,10,10:NCHW F16:16,16,3,3:NCHW F16:16 INVALID
+910B2_gradOutput_empty_tensor_error F16:0,16,8,8:NCHW F16:1,16,10,10:NCHW F16:16,16,3,3:NCHW 16 1,1 1,1 1,1 0 0,0 1 1,1,1 0 F16:1,16,10,10:NCHW F16:16,16,3,3:NCHW F16:16 INVALID
+910B2_weight_empty_tensor_error F16:1,16,8,8:NCHW F16:1,16,10,10:NCHW F16:0,16,3,3:NCHW 16 1,1 1,1 1,1 0 0,0 1 1,1,1 0 F16:1,16,10,10:NCHW F16:0,16,3,3:NCHW F16:16 INVALID
+910B2_Conv1DTransposeBackward_FP16 F16:4,8,16:NCL F16:4,16,16:NCL F16:16,8,3:NCL 8 1 1 1 1 0 1 1,1,1 0 F16:4,16,16:NCL F16:16,8,3:NCL F16:8 OK
+910B2_Conv2DTransposeBackward_FP32 F32:1,16,7,7:NCHW F32:1,16,7,7:NCHW F32:16,16,3,3:NCHW 16 1,1 1,1 1,1 1 0,0 1 0,1,0 0 F32:1,16,7,7:NCHW F32:16,16,3,3:NCHW F32:16 OK
+910B2_Conv3DTransposeBackward_BF16 BF16:1,16,1,7,7:NCDHW BF16:1,16,1,7,7:NCDHW BF16:16,16,1,3,3:NCDHW 16 1,1,1 0,1,1 1,1,1 1 0,0,0 1 1,1,1 0 BF16:1,16,1,7,7:NCDHW BF16:16,16,1,3,3:NCDHW BF16:16 OK
+910B2_PreDilation_FP16_2dim_padding F16:1,32,5,5:NCHW F16:1,16,14,14:NCHW F16:32,16,3,3:NCHW 32 3,3 1,1 1,1 0 0,0 1 1,1,1 0 F16:1,16,14,14:NCHW F16:32,16,3,3:NCHW F16:32 OK
+910B2_PreDilation_FP32_4dim_padding F32:1,32,5,5:NCHW F32:1,16,14,14:NCHW F32:32,16,3,3:NCHW 32 3,3 1,1,1,1 1,1 0 0,0,0,0 1 1,1,1 0 F32:1,16,14,14:NCHW F32:32,16,3,3:NCHW F32:32 OK
+910B2_PreDilation_FP32_gradOutputH1 F32:1,32,1,5:NCHW F32:1,16,4,14:NCHW F32:32,16,3,3:NCHW 32 10,3 0,1 1,1 0 0,0 1 1,1,1 0 F32:1,16,4,14:NCHW F32:32,16,3,3:NCHW F32:32 OK
+910B2_PreDilation_FP16_gradOutputW1 F16:1,32,5,1:NCHW F16:1,16,14,4:NCHW F16:32,16,3,3:NCHW 32 3,10 1,0 1,1 0 0,0 1 1,1,1 0 F16:1,16,14,4:NCHW F16:32,16,3,3:NCHW F16:32 OK
+910B2_Conv2DBackpropFilterBy1x1Dw F16:1024,1024,14,14:NCHW F16:1024,3,224,224:NCHW F16:1024,3,16,16:NCHW 1024 16,16 0,0 1,1 0 0,0 1 1,1,0 0 F16:1024,3,224,224:NCHW F16:1024,3,16,16:NCHW F16:1024 OK
+910B2_Conv3DBackwardDwByMmMode_FmEqKernel F16:1,6,1,1,1:NCDHW F16:1,4,2,2,2:NCDHW F16:6,4,2,2,2:NCDHW 6 1,1,1 0,0,0 1,1,1 0 0,0,0 1 0,1,0 0 F16:1,4,2,2,2:NCDHW F16:6,4,2,2,2:NCDHW F16:6 OK
+910B2_Conv3DBackward_Fp32_USE_HF32 F32:1,16,2,10,10:NCDHW F32:1,16,2,10,10:NCDHW F32:16,16,1,3,3:NCDHW 16 1,1,1 0,1,1 1,1,1 0 0,0,0 1 1,1,1 3 F32:1,16,2,10,10:NCDHW F32:16,16,1,3,3:NCDHW F32:16 OK
+";
+
+fn conv_backward_case(f: &[&str]) -> i32 {
+    let p1: ConvBackwardPhase1 = entry("aclnnConvolutionBackwardGetWorkspaceSize");
+    let (go, x, w) = (case_tensor(f[0]), case_tensor(f[1]), case_tensor(f[2]));
+    let bs = case_ints(f[3]);
+    let (s, p, d) = (case_ints(f[4]), case_ints(f[5]), case_ints(f[6]));
+    let transposed = f[7] == "1";
+    let op = case_ints(f[8]);
+    let groups: i32 = f[9].parse().unwrap();
+    let mask = case_bools(f[10]);
+    let cmt: i8 = f[11].parse().unwrap();
+    let (gi, gw, gb) = (case_tensor(f[12]), case_tensor(f[13]), case_tensor(f[14]));
+    // SAFETY: simulator handles or NULL; valid out-pointers.
+    let rc = release(opkit::p1(|ws, ex| unsafe {
+        p1(
+            go, x, w, bs, s, p, d, transposed, op, groups, mask, cmt, gi, gw, gb, ws, ex,
+        )
+    }));
+    for t in [go, x, w, gi, gw, gb] {
+        if !t.is_null() {
+            destroy_tensor(t);
+        }
+    }
+    for a in [bs, s, p, d, op] {
+        if !a.is_null() {
+            opkit::destroy_int_array(a);
+        }
+    }
+    if !mask.is_null() {
+        // SAFETY: an array from aclCreateBoolArray.
+        assert_eq!(unsafe { api::aclDestroyBoolArray(mask) }, ACLNN_SUCCESS);
+    }
+    rc
+}
+
+#[test]
+fn the_vendors_convolution_backward_phase1_cases_replay() {
+    assert_eq!(replay(CONV_BACKWARD_CASES, conv_backward_case), 40);
+}
+
+/// The NULL checks of the backward: outputPadding is required even when not transposed,
+/// an output the mask asks for must be given, one it does not ask for may be NULL.
+#[test]
+fn convolution_backward_masks_decide_which_outputs_may_be_null() {
+    let table = "
+no_output_padding F32:1,2,3,3:NCHW F32:1,1,5,5:NCHW F32:2,1,3,3:NCHW 2 1,1 0,0 1,1 0 null 1 1,1,1 0 F32:1,1,5,5:NCHW F32:2,1,3,3:NCHW F32:2 NULLPTR
+no_mask F32:1,2,3,3:NCHW F32:1,1,5,5:NCHW F32:2,1,3,3:NCHW 2 1,1 0,0 1,1 0 0,0 1 null 0 F32:1,1,5,5:NCHW F32:2,1,3,3:NCHW F32:2 NULLPTR
+mask_of_two F32:1,2,3,3:NCHW F32:1,1,5,5:NCHW F32:2,1,3,3:NCHW 2 1,1 0,0 1,1 0 0,0 1 1,1 0 F32:1,1,5,5:NCHW F32:2,1,3,3:NCHW F32:2 INVALID
+asked_but_null F32:1,2,3,3:NCHW F32:1,1,5,5:NCHW F32:2,1,3,3:NCHW 2 1,1 0,0 1,1 0 0,0 1 1,1,1 0 F32:1,1,5,5:NCHW null F32:2 NULLPTR
+not_asked_and_null F32:1,2,3,3:NCHW F32:1,1,5,5:NCHW F32:2,1,3,3:NCHW 2 1,1 0,0 1,1 0 0,0 1 1,0,0 0 F32:1,1,5,5:NCHW null null OK
+gradBias_not_nd F32:1,2,3,3:NCHW F32:1,1,5,5:NCHW F32:2,1,3,3:NCHW 2 1,1 0,0 1,1 0 0,0 1 1,1,1 0 F32:1,1,5,5:NCHW F32:2,1,3,3:NCHW F32:2:NCL INVALID
+output_padding_not_zero F32:1,2,3,3:NCHW F32:1,1,5,5:NCHW F32:2,1,3,3:NCHW 2 1,1 0,0 1,1 0 1,0 1 1,1,1 0 F32:1,1,5,5:NCHW F32:2,1,3,3:NCHW F32:2 INVALID
+cube_math_4 F32:1,2,3,3:NCHW F32:1,1,5,5:NCHW F32:2,1,3,3:NCHW 2 1,1 0,0 1,1 0 0,0 1 1,1,1 4 F32:1,1,5,5:NCHW F32:2,1,3,3:NCHW F32:2 INVALID
+";
+    assert_eq!(replay(table, conv_backward_case), 8);
 }
 
 const TRAINING: i32 = 1;

@@ -36,5 +36,6 @@ operators! {
     scalar,
     unary,
     convolution,
+    convolution_backward,
     max_pool2d,
 }

@@ -123,7 +123,7 @@ pub(crate) fn geometry(x: &[usize], w: &[usize], spec: &ConvSpec<'_>) -> Result<
         }
         (x[1], w[0])
     };
-    if w[0] % g != 0 || (spec.transposed && cin == 0) {
+    if !w[0].is_multiple_of(g) || (spec.transposed && cin == 0) {
         return Err(invalid(format!(
             "weight[0] of {w:?} must be a multiple of groups {g} (and a transposed input needs channels)"
         )));

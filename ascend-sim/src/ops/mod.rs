@@ -10,6 +10,8 @@ mod checks;
 pub(crate) mod clamp;
 mod conv_geom;
 pub(crate) mod convolution;
+pub(crate) mod convolution_backward;
+mod convolution_backward_checks;
 pub mod inplace_copy;
 pub mod inplace_fill_scalar;
 pub mod inplace_zero;
@@ -38,6 +40,7 @@ pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
     // Tensor lists.
     cat::ENTRIES,
     convolution::ENTRIES,
+    convolution_backward::ENTRIES,
     max_pool2d::ENTRIES,
     max_pool2d_backward::ENTRIES,
 ];
