@@ -302,8 +302,10 @@ forwarding! {
 // ---------------------------------------------------------------------------------------
 // nnopbase: descriptors and executors.
 
-/// `aclCreateTensor` with format ND; NULL (its failure value) is reported as
-/// `ACLNN_ERR_INNER_NULLPTR`.
+/// `aclCreateTensor` with the format torch_npu gives a plain tensor, by rank: NCL for 3
+/// dims, NCHW for 4, NCDHW for 5, ND otherwise (the convolution and pooling operators
+/// refuse an ND 4-D tensor; the others accept any of these); NULL (its failure value) is
+/// reported as `ACLNN_ERR_INNER_NULLPTR`.
 ///
 /// # Safety
 /// `dims` and `strides` have the same length (at most 8); `data` is the base of a live
@@ -327,13 +329,23 @@ pub(crate) unsafe fn create_tensor(
             dtype,
             strides.as_ptr(),
             offset,
-            ascend_sys::ACL_FORMAT_ND,
+            format_of_rank(dims.len()),
             storage.as_ptr(),
             storage.len() as u64,
             data,
         )
     };
     non_null(t, "aclCreateTensor", p)
+}
+
+/// The format torch_npu's `ConvertType` gives a tensor of `rank` dims.
+fn format_of_rank(rank: usize) -> ascend_sys::aclFormat {
+    match rank {
+        3 => ascend_sys::ACL_FORMAT_NCL,
+        4 => ascend_sys::ACL_FORMAT_NCHW,
+        5 => ascend_sys::ACL_FORMAT_NCDHW,
+        _ => ascend_sys::ACL_FORMAT_ND,
+    }
 }
 
 forwarding! {

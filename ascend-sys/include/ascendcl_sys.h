@@ -642,6 +642,34 @@ aclnnStatus aclnnCatGetWorkspaceSize(const aclTensorList *tensors, int64_t dim, 
     uint64_t *workspaceSize, aclOpExecutor **executor);
 aclnnStatus aclnnCat(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
     aclrtStream stream);
+/* CNN operators: Convolution, ConvolutionBackward, MaxPool2dWithIndices and its backward. */
+aclnnStatus aclnnConvolutionGetWorkspaceSize(const aclTensor *input, const aclTensor *weight,
+    const aclTensor *bias, const aclIntArray *stride, const aclIntArray *padding,
+    const aclIntArray *dilation, bool transposed, const aclIntArray *outputPadding,
+    const int64_t groups, aclTensor *output, int8_t cubeMathType, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
+aclnnStatus aclnnConvolution(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(const aclTensor *gradOutput,
+    const aclTensor *input, const aclTensor *weight, const aclIntArray *biasSizes,
+    const aclIntArray *stride, const aclIntArray *padding, const aclIntArray *dilation,
+    bool transposed, const aclIntArray *outputPadding, int groups, const aclBoolArray *outputMask,
+    int8_t cubeMathType, aclTensor *gradInput, aclTensor *gradWeight, aclTensor *gradBias,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnConvolutionBackward(void *workspace, uint64_t workspaceSize,
+    aclOpExecutor *executor, aclrtStream stream);
+aclnnStatus aclnnMaxPool2dWithIndicesGetWorkspaceSize(const aclTensor *self,
+    const aclIntArray *kernelSize, const aclIntArray *stride, const aclIntArray *padding,
+    const aclIntArray *dilation, bool ceilMode, aclTensor *out, aclTensor *indices,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnMaxPool2dWithIndices(void *workspace, uint64_t workspaceSize,
+    aclOpExecutor *executor, aclrtStream stream);
+aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(const aclTensor *gradOutput,
+    const aclTensor *self, const aclTensor *indices, const aclIntArray *kernelSize,
+    const aclIntArray *stride, const aclIntArray *padding, const aclIntArray *dilation,
+    bool ceilMode, aclTensor *gradInput, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnMaxPool2dWithIndicesBackward(void *workspace, uint64_t workspaceSize,
+    aclOpExecutor *executor, aclrtStream stream);
 
 /* Classifier operators: Gelu, GeluBackward, ThresholdBackward,
  * ArgMax, Mean, ApplyAdamWV2. */

@@ -1815,3 +1815,102 @@ unsafe extern "C" {
         stream: aclrtStream,
     ) -> aclnnStatus;
 }
+unsafe extern "C" {
+    pub fn aclnnConvolutionGetWorkspaceSize(
+        input: *const aclTensor,
+        weight: *const aclTensor,
+        bias: *const aclTensor,
+        stride: *const aclIntArray,
+        padding: *const aclIntArray,
+        dilation: *const aclIntArray,
+        transposed: bool,
+        outputPadding: *const aclIntArray,
+        groups: i64,
+        output: *mut aclTensor,
+        cubeMathType: i8,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnConvolution(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnConvolutionBackwardGetWorkspaceSize(
+        gradOutput: *const aclTensor,
+        input: *const aclTensor,
+        weight: *const aclTensor,
+        biasSizes: *const aclIntArray,
+        stride: *const aclIntArray,
+        padding: *const aclIntArray,
+        dilation: *const aclIntArray,
+        transposed: bool,
+        outputPadding: *const aclIntArray,
+        groups: ::std::os::raw::c_int,
+        outputMask: *const aclBoolArray,
+        cubeMathType: i8,
+        gradInput: *mut aclTensor,
+        gradWeight: *mut aclTensor,
+        gradBias: *mut aclTensor,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnConvolutionBackward(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnMaxPool2dWithIndicesGetWorkspaceSize(
+        self_: *const aclTensor,
+        kernelSize: *const aclIntArray,
+        stride: *const aclIntArray,
+        padding: *const aclIntArray,
+        dilation: *const aclIntArray,
+        ceilMode: bool,
+        out: *mut aclTensor,
+        indices: *mut aclTensor,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnMaxPool2dWithIndices(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(
+        gradOutput: *const aclTensor,
+        self_: *const aclTensor,
+        indices: *const aclTensor,
+        kernelSize: *const aclIntArray,
+        stride: *const aclIntArray,
+        padding: *const aclIntArray,
+        dilation: *const aclIntArray,
+        ceilMode: bool,
+        gradInput: *mut aclTensor,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnMaxPool2dWithIndicesBackward(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}

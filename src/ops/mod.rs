@@ -42,4 +42,7 @@ operators! {
     arg_max,
     mean,
     softmax,
+    convolution,
+    convolution_backward,
+    max_pool2d,
 }

@@ -10,12 +10,18 @@ pub(crate) mod binary;
 mod checks;
 pub(crate) mod clamp;
 pub(crate) mod gelu_backward;
+mod conv_geom;
+pub(crate) mod convolution;
+pub(crate) mod convolution_backward;
+mod convolution_backward_checks;
 pub mod inplace_copy;
 pub mod inplace_fill_scalar;
 pub mod inplace_zero;
 pub mod matmul;
 pub(crate) mod max_dim;
 pub(crate) mod mean;
+pub(crate) mod max_pool2d;
+pub(crate) mod max_pool2d_backward;
 pub mod mish;
 pub mod mish_backward;
 pub mod mse_loss;
@@ -45,6 +51,10 @@ pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
     mean::ENTRIES,
     softmax::ENTRIES,
     softmax_backward::ENTRIES,
+    convolution::ENTRIES,
+    convolution_backward::ENTRIES,
+    max_pool2d::ENTRIES,
+    max_pool2d_backward::ENTRIES,
 ];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).
