@@ -1798,3 +1798,102 @@ unsafe extern "C" {
         stream: aclrtStream,
     ) -> aclnnStatus;
 }
+unsafe extern "C" {
+    pub fn aclnnGeScalarGetWorkspaceSize(
+        self_: *const aclTensor,
+        other: *const aclScalar,
+        out: *mut aclTensor,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnGeScalar(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceGeScalarGetWorkspaceSize(
+        selfRef: *mut aclTensor,
+        other: *const aclScalar,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceGeScalar(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnLtScalarGetWorkspaceSize(
+        self_: *const aclTensor,
+        other: *const aclScalar,
+        out: *mut aclTensor,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnLtScalar(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceLtScalarGetWorkspaceSize(
+        selfRef: *const aclTensor,
+        other: *const aclScalar,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceLtScalar(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnLeScalarGetWorkspaceSize(
+        self_: *const aclTensor,
+        other: *const aclScalar,
+        out: *mut aclTensor,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnLeScalar(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceLeScalarGetWorkspaceSize(
+        selfRef: *mut aclTensor,
+        other: *const aclScalar,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceLeScalar(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}

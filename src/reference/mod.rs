@@ -108,7 +108,8 @@ pub use mish::{mish, mish_into};
 pub use mish_backward::{Broadcast, mish_backward, mish_backward_into};
 pub use mse_loss::{mse_loss, mse_loss_backward};
 pub use reduce_sum::{reduce_sum, reduce_sum_as};
-pub use scalar::{adds, divs, eq_scalar, gt_scalar, muls, ne_scalar, subs};
+// One function per row of the family table, so the list follows the table.
+pub use scalar::*;
 pub use unary::{
     abs, ceil, cos, erf, exp, expm1, floor, log, logical_not, neg, reciprocal, relu, round, rsqrt,
     sigmoid, sin, sqrt, tanh,
