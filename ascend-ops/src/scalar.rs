@@ -81,6 +81,9 @@ pub enum Rule {
     /// against the compare dtype: a floating self's dtype; FLOAT for a DOUBLE scalar;
     /// otherwise PromoteType(self, other) (BOOL compares in FLOAT).
     LessEqual,
+    /// aclnnLeakyRelu (ops-nn `activation/leaky_relu`): NULL checks of self, negativeSlope,
+    /// out; self's dtype; self castable to out; self at most 8 dims, out of self's shape.
+    LeakyRelu,
 }
 
 /// One operator of the family.
@@ -270,6 +273,14 @@ macro_rules! scalar_family {
                 real: |x, t| if x <= t { 1.0 } else { 0.0 },
                 int: none,
                 golden: [(2.0, 2.0, 1.0, 1.0), (2.5, 2.0, 1.0, 0.0), (-3.0, -2.0, 1.0, 1.0)],
+            }
+            /// `out = self` where `self ≥ 0`, else `other·self` (`other`: the negative slope).
+            leaky_relu(LeakyRelu, InplaceLeakyRelu) [] {
+                rule: LeakyRelu,
+                dtypes: Dtypes::a2_a3(&[F32, F16, F64, BF16], &[F32, F16, F64]),
+                real: |x, t| if x < 0.0 { x * t } else { x },
+                int: none,
+                golden: [(2.0, 0.5, 1.0, 2.0), (-2.0, 0.25, 1.0, -0.5), (-1.0, -2.0, 1.0, 2.0)],
             }
         }
     };

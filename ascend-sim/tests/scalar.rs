@@ -253,6 +253,23 @@ InplaceLeScalar F32 1,16,1,1,1 F32:8 - - - OK
 InplaceLeScalar F32 1,16,1,1,1,1,1,1,1,1 F32:8 - - - INVALID
 InplaceLeScalar F32 1,16,1,1 F32:0.5 - - - OK
 InplaceLeScalar UNDEFINED 1,16,1,1 I32:5 - - - INVALID
+LeakyRelu F32 0/4/2,2,2,2,2/2,2,2,2,2/1024,1024/0d F32:0.01 - = = OK
+InplaceLeakyRelu F32 0/4/1024,1024/0d F32:0.01 - - - OK
+LeakyRelu F32 2,2,2,2,2,2/3,5,6/8 F32:0.1 - = = OK
+InplaceLeakyRelu F32 3,5,6 F32:0.1 - - - OK
+LeakyRelu F32 2,2,2,2,2,2,2/2,3,4 F32:0.5 - = = OK
+LeakyRelu,InplaceLeakyRelu F32 2,3 F32:-0.1 - = = OK
+LeakyRelu F16 2,2/2,2,2,2,2/2,2,2,2,2,2,2,2/2048 F16:0.01 - = = OK
+InplaceLeakyRelu F16 2,2 F16:0.01 - - - OK
+LeakyRelu F64 2,2,2/2,2,2,2 F64:0.01 - = = OK
+InplaceLeakyRelu F64 2,2,2 F64:0.01 - - - OK
+LeakyRelu BF16 2,2 F32:0.01 - = = OK
+InplaceLeakyRelu BF16 2,3 F32:0.01 - - - OK
+LeakyRelu,InplaceLeakyRelu U32 2,2,2 I32:1 - = = INVALID
+LeakyRelu,InplaceLeakyRelu F32 9d F32:0.01 - = = INVALID
+LeakyRelu,InplaceLeakyRelu null 1 F32:0.01 - F32 1 NULLPTR
+LeakyRelu,InplaceLeakyRelu F32 1 null - F32 1 NULLPTR
+LeakyRelu F32 1 F32:0.01 - null 1 NULLPTR
 ";
 
 #[test]
@@ -276,7 +293,7 @@ fn the_vendors_phase1_unit_test_cases_replay() {
             );
         }
     }
-    assert_eq!(cases.len(), 80);
+    assert_eq!(cases.len(), 117);
     for (device, soc) in [(A2, ""), (1, "910")] {
         let cases: Vec<Vec<String>> = cases
             .iter()

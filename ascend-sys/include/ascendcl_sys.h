@@ -664,6 +664,16 @@ aclnnStatus aclnnInplaceLeScalarGetWorkspaceSize(aclTensor *selfRef, const aclSc
 aclnnStatus aclnnInplaceLeScalar(void *workspace, uint64_t workspaceSize,
     aclOpExecutor *executor, aclrtStream stream);
 
+/* LeakyRelu, a row of the tensor-scalar family (the scalar is negativeSlope). */
+aclnnStatus aclnnLeakyReluGetWorkspaceSize(const aclTensor *self, const aclScalar *negativeSlope,
+    aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnLeakyRelu(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnInplaceLeakyReluGetWorkspaceSize(aclTensor *selfRef,
+    const aclScalar *negativeSlope, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnInplaceLeakyRelu(void *workspace, uint64_t workspaceSize,
+    aclOpExecutor *executor, aclrtStream stream);
+
 #endif /* ASCENDCL_SYS_NO_ACLNN_API */
 
 #ifdef __cplusplus

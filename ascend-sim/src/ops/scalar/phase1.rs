@@ -84,6 +84,7 @@ fn compute_dtype(
                 Some(s)
             }
         }
+        Rule::LeakyRelu => Some(s),
         Rule::Less => {
             promote_type(s, less_operand(s, c)).map(|p| if p == ACL_BOOL { ACL_UINT8 } else { p })
         }
@@ -237,6 +238,12 @@ fn checks(
             p.require_max_dims(SELF, MAX_DIMS)?;
             require_same_shape(op, &x, &y)?;
             require_cast(x.dtype, (op.args[OUT], y.dtype))?;
+        }
+        Rule::LeakyRelu => {
+            p.require_dtype(SELF, list)?;
+            require_cast(x.dtype, (op.args[OUT], y.dtype))?;
+            p.require_max_dims(SELF, MAX_DIMS)?;
+            require_same_shape(op, &x, &y)?;
         }
         Rule::GreaterEqual => {
             let out_list = row.out_dtypes.map_or(list, |l| l.on(p.family.product()));
