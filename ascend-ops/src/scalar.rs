@@ -65,6 +65,25 @@ pub enum Rule {
     /// INT8), or in a floating self's dtype when a DOUBLE scalar converts to it within
     /// f32's epsilon.
     Greater,
+    /// aclnnGeScalar (`math/greater_equal`): NULL checks of self, other, out; out's dtype in
+    /// its own list (no check of self's or other's dtype); [`Rule::Greater`]'s compare
+    /// dtype defined and in the row's list (a BOOL self compares in INT8, so it passes);
+    /// BOOL castable to out; self and out at most 8 dims, out of self's shape.
+    GreaterEqual,
+    /// aclnnLtScalar (`math/less`): other, then self NULL is an inner error (561103: the
+    /// scalar becomes a tensor before the checks), out NULL 161001; self's, the converted
+    /// scalar's (a floating self's dtype; FLOAT for a DOUBLE scalar; else its own) and
+    /// out's dtype in the list; PromoteType(self, converted) defined; BOOL castable to
+    /// out; self at most 8 dims, out of self's shape. Compare in that PromoteType (BOOL:
+    /// UINT8).
+    Less,
+    /// aclnnLeScalar (`math/less_equal`): [`Rule::Equality`]'s checks with the cast checks
+    /// against the compare dtype: a floating self's dtype; FLOAT for a DOUBLE scalar;
+    /// otherwise PromoteType(self, other) (BOOL compares in FLOAT).
+    LessEqual,
+    /// aclnnLeakyRelu (ops-nn `activation/leaky_relu`): NULL checks of self, negativeSlope,
+    /// out; self's dtype; self castable to out; self at most 8 dims, out of self's shape.
+    LeakyRelu,
 }
 
 /// One operator of the family.
@@ -83,8 +102,12 @@ pub struct ScalarOp {
     /// `self`'s dtypes (and `out`'s, for [`Rule::Muls`] and [`Rule::Equality`]; `other`'s,
     /// for [`Rule::Divs`] and the comparisons).
     pub dtypes: Dtypes,
-    /// `out`'s own list, where the rule has one ([`Rule::Greater`]).
+    /// `out`'s own list, where the rule has one ([`Rule::Greater`],
+    /// [`Rule::GreaterEqual`]).
     pub out_dtypes: Option<Dtypes>,
+    /// Whether self and other must cast to the compare dtype rather than to
+    /// PromoteType(self, other) (the `casts_to_compute` marker: NeScalar, LeScalar).
+    pub casts_to_compute: bool,
     /// The vendor's checks and compute dtype.
     pub rule: Rule,
     /// `self ∘ term` in f32 (FLOAT, FLOAT16, BF16 compute); a comparison gives 0 or 1.
@@ -101,7 +124,19 @@ impl ScalarOp {
     /// Whether the result is a comparison's BOOL (cast to `out`'s dtype), not a value of
     /// the compute dtype.
     pub fn compares(&self) -> bool {
-        matches!(self.rule, Rule::Equality | Rule::Greater)
+        use Rule::*;
+        matches!(
+            self.rule,
+            Equality | Greater | GreaterEqual | Less | LessEqual
+        )
+    }
+
+    /// Whether `self` may have `dtype` on `product`: the row's list, and for
+    /// [`Rule::GreaterEqual`], which checks only the compare dtype against it, BOOL too
+    /// (a BOOL self compares in INT8 or a wider type).
+    pub fn accepts_self(&self, product: Product, dtype: aclDataType) -> bool {
+        self.dtypes.allows(product, dtype)
+            || self.rule == Rule::GreaterEqual && dtype == ascend_sys::ACL_BOOL
     }
 
     /// Whether `product` has the operator.
@@ -152,8 +187,9 @@ mod dt {
 /// `rust_name(CName, InplaceCName) [markers] { facts }`, with its doc comment; the markers
 /// are `alpha` (first, when the operator takes one) or `compare` (first, for a comparison,
 /// whose result is BOOL), `const_self_ref` (the vendor's header declares the in-place
-/// twin's `selfRef` `const`) and `greater` (out has GtScalar's own list); [`ROWS`] holds
-/// the facts as data.
+/// twin's `selfRef` `const`), `greater` or `ge_out` (out has GtScalar's or GeScalar's own
+/// list) and `casts_to_compute` (see [`ScalarOp::casts_to_compute`]); [`ROWS`] holds the
+/// facts as data.
 #[macro_export]
 macro_rules! scalar_family {
     ($callback:path) => {
@@ -199,7 +235,7 @@ macro_rules! scalar_family {
                 golden: [(2.0, 2.0, 1.0, 1.0), (2.0, 2.5, 1.0, 0.0), (-0.0, 0.0, 1.0, 1.0)],
             }
             /// `out = (self != other)`, BOOL cast to `out`'s dtype.
-            ne_scalar(NeScalar, InplaceNeScalar) [compare] {
+            ne_scalar(NeScalar, InplaceNeScalar) [compare casts_to_compute] {
                 rule: Equality,
                 dtypes: Dtypes::a2_a3(&[F32, I32, I64, F16, I16, I8, U8, BOOL, F64, C64, C128, BF16], &[F32, I32, I64, F16, I16, I8, U8, BOOL, F64, C64, C128]),
                 real: |x, t| if x != t { 1.0 } else { 0.0 },
@@ -213,6 +249,38 @@ macro_rules! scalar_family {
                 real: |x, t| if x > t { 1.0 } else { 0.0 },
                 int: none,
                 golden: [(2.0, 2.0, 1.0, 0.0), (2.5, 2.0, 1.0, 1.0), (-3.0, -2.0, 1.0, 0.0)],
+            }
+            /// `out = (self >= other)`, BOOL cast to `out`'s dtype.
+            ge_scalar(GeScalar, InplaceGeScalar) [compare ge_out] {
+                rule: GreaterEqual,
+                dtypes: Dtypes::a2_a3(&[F32, I32, F16, I8, F64, I16, I64, U64, U32, U16, U8, BF16], &[F32, I32, F16, I8, F64, I16, I64, U64, U32, U16, U8]),
+                real: |x, t| if x >= t { 1.0 } else { 0.0 },
+                int: none,
+                golden: [(2.0, 2.0, 1.0, 1.0), (2.5, 2.0, 1.0, 1.0), (-3.0, -2.0, 1.0, 0.0)],
+            }
+            /// `out = (self < other)`, BOOL cast to `out`'s dtype.
+            lt_scalar(LtScalar, InplaceLtScalar) [compare const_self_ref] {
+                rule: Less,
+                dtypes: Dtypes::a2_a3(&[F32, I32, I64, F16, I16, I8, U8, F64, U32, U64, BOOL, U16, BF16], &[F32, I32, I64, F16, I16, I8, U8, F64, U32, U64, BOOL, U16]),
+                real: |x, t| if x < t { 1.0 } else { 0.0 },
+                int: none,
+                golden: [(2.0, 2.0, 1.0, 0.0), (1.5, 2.0, 1.0, 1.0), (-3.0, -4.0, 1.0, 0.0)],
+            }
+            /// `out = (self <= other)`, BOOL cast to `out`'s dtype.
+            le_scalar(LeScalar, InplaceLeScalar) [compare casts_to_compute] {
+                rule: LessEqual,
+                dtypes: Dtypes::a2_a3(&[I8, U8, I16, U16, I32, I64, F16, F32, F64, BOOL, BF16], &[I8, U8, I16, U16, I32, I64, F16, F32, F64, BOOL]),
+                real: |x, t| if x <= t { 1.0 } else { 0.0 },
+                int: none,
+                golden: [(2.0, 2.0, 1.0, 1.0), (2.5, 2.0, 1.0, 0.0), (-3.0, -2.0, 1.0, 1.0)],
+            }
+            /// `out = self` where `self ≥ 0`, else `other·self` (`other`: the negative slope).
+            leaky_relu(LeakyRelu, InplaceLeakyRelu) [] {
+                rule: LeakyRelu,
+                dtypes: Dtypes::a2_a3(&[F32, F16, F64, BF16], &[F32, F16, F64]),
+                real: |x, t| if x < 0.0 { x * t } else { x },
+                int: none,
+                golden: [(2.0, 0.5, 1.0, 2.0), (-2.0, 0.25, 1.0, -0.5), (-1.0, -2.0, 1.0, 2.0)],
             }
         }
     };
@@ -240,6 +308,7 @@ macro_rules! define_rows {
                 products: products::ALL,
                 dtypes: $dtypes,
                 out_dtypes: define_rows!(@out $($marker)*),
+                casts_to_compute: define_rows!(@casts $($marker)*),
                 rule: Rule::$rule,
                 f32: |$x: f32, $t: f32| -> f32 { $real },
                 f64: |$x: f64, $t: f64| -> f64 { $real },
@@ -255,7 +324,11 @@ macro_rules! define_rows {
     (@alpha $other:ident $($rest:ident)*) => { define_rows!(@alpha $($rest)*) };
     (@out) => { None };
     (@out greater $($rest:ident)*) => { Some(GT_OUT) };
+    (@out ge_out $($rest:ident)*) => { Some(GE_OUT) };
     (@out $other:ident $($rest:ident)*) => { define_rows!(@out $($rest)*) };
+    (@casts) => { false };
+    (@casts casts_to_compute $($rest:ident)*) => { true };
+    (@casts $other:ident $($rest:ident)*) => { define_rows!(@casts $($rest)*) };
     (@int) => { None };
     (@int | $x:ident, $t:ident | $body:expr) => { Some(|$x: i64, $t: i64| -> i64 { $body }) };
 }
@@ -271,6 +344,11 @@ const GT_OUT: Dtypes = Dtypes::a2_a3(
         F32, I32, I64, F16, I16, I8, U8, F64, U64, U16, U32, BOOL, C64, C128,
     ],
 );
+
+/// aclnnGeScalar's out list (`OUT_DTYPE_SUPPORT_LIST`, BF16 on every product).
+const GE_OUT: Dtypes = Dtypes::everywhere(&[
+    F32, I32, F16, I8, F64, I16, I64, U64, U32, U16, U8, C128, C64, BOOL, BF16,
+]);
 
 scalar_family!(define_rows);
 

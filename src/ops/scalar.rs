@@ -15,7 +15,8 @@
 //! | `AddsPlan`, `InplaceAddsPlan` | the reusable forms ([`Plan`](crate::Plan)) |
 //! | `Adds`, `InplaceAdds` | the marker types ([`Operator`](crate::protocol::Operator)) |
 //!
-//! The comparisons (`eq_scalar`, `ne_scalar`, `gt_scalar`) give BOOL, cast to `out`'s
+//! The comparisons (`eq_scalar`, `ne_scalar`, `gt_scalar`, `ge_scalar`, `lt_scalar`,
+//! `le_scalar`) give BOOL, cast to `out`'s
 //! dtype (usually `bool`; the in-place forms write 0 or 1 into `x`'s own dtype).
 //!
 //! Scalars are plain numbers (`impl Into<Scalar>`: `0.5` is a DOUBLE scalar, `2` an INT64
@@ -67,7 +68,7 @@ fn supports(name: &str, inplace: bool, soc: SocFamily, dtype: DType) -> bool {
     let (Some(row), Some(product)) = (row(name), soc.product()) else {
         return true;
     };
-    let listed = row.dtypes.allows(product, dtype.acl());
+    let listed = row.accepts_self(product, dtype.acl());
     listed || !inplace && row.rule != Rule::Muls
 }
 
@@ -88,7 +89,7 @@ macro_rules! declare_scalar {
     (@row [compare const_self_ref] $($rest:tt)*) => {
         declare_scalar!(@emit inplace_const [] $($rest)*);
     };
-    (@row [$(compare)? $(greater)?] $($rest:tt)*) => {
+    (@row [$($marker:ident)*] $($rest:tt)*) => {
         declare_scalar!(@emit inplace [] $($rest)*);
     };
     (@emit $twin_role:ident [$($alpha:tt)*] [$(#[$doc:meta])*] $rust:ident $name:ident $inplace:ident) => {

@@ -119,9 +119,10 @@ pub use mish_backward::{Broadcast, mish_backward, mish_backward_into};
 pub use mse_loss::{mse_loss, mse_loss_backward};
 pub use reduce_mean::{arg_max, mean};
 pub use reduce_sum::{reduce_sum, reduce_sum_as};
-pub use scalar::{adds, divs, eq_scalar, gt_scalar, muls, ne_scalar, subs};
-pub use unary::gelu;
+// One function per row of the family table, so the list follows the table.
+pub use scalar::*;
 pub use softmax::{log_softmax, log_softmax_backward, softmax, softmax_backward};
+pub use unary::gelu;
 pub use unary::{
     abs, ceil, cos, erf, exp, expm1, floor, log, logical_not, neg, reciprocal, relu, round, rsqrt,
     sigmoid, sin, sqrt, tanh,

@@ -52,8 +52,9 @@ fn apply<T: Element, D: Dimension>(
 }
 
 /// The comparison of row `name` of every element of `x` with `other`: a floating `x`
-/// compares in its own type, with `other` rounded to it (GtScalar: unless that moves it
-/// by more than f32's epsilon, when the comparison is exact); other types exactly.
+/// compares in its own type, with `other` rounded to it (GtScalar, GeScalar: unless that
+/// moves it by more than f32's epsilon, when the comparison is exact); other types
+/// exactly, but in f32 with a floating scalar for LtScalar and LeScalar.
 fn compare<T: Element, D: Dimension>(
     name: &str,
     x: ArrayView<'_, T, D>,
@@ -65,13 +66,22 @@ fn compare<T: Element, D: Dimension>(
     };
     let value = other.to_f64();
     let rounded = round_to(T::DTYPE, value);
-    let term = match (T::DTYPE.is_float(), row.rule) {
-        (false, _) => value,
-        (true, Rule::Greater) if (rounded - value).abs() > f64::from(f32::EPSILON) => value,
-        (true, _) => rounded,
+    let exact = |v: f64| v;
+    let in_f32 = |v: f64| round_to(DType::F32, v);
+    // LtScalar and LeScalar compare an integer or bool self with a floating scalar in f32.
+    let float_scalar = matches!(other, Scalar::F64(_) | Scalar::F32(_));
+    let (cast, term): (&dyn Fn(f64) -> f64, f64) = match (T::DTYPE.is_float(), row.rule) {
+        (false, Rule::Less | Rule::LessEqual) if float_scalar => (&in_f32, in_f32(value)),
+        (false, _) => (&exact, value),
+        (true, Rule::Greater | Rule::GreaterEqual)
+            if (rounded - value).abs() > f64::from(f32::EPSILON) =>
+        {
+            (&exact, value)
+        }
+        (true, _) => (&exact, rounded),
     };
     let mut out = super::zeros::<bool, D>(x.shape())?;
-    out.zip_mut_with(&x, |o, &v| *o = (row.f64)(v.to_f64(), term) != 0.0);
+    out.zip_mut_with(&x, |o, &v| *o = (row.f64)(cast(v.to_f64()), term) != 0.0);
     Ok(out)
 }
 
