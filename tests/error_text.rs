@@ -163,22 +163,22 @@ fn a_download_of_another_rank_is_refused_before_copying() {
 }
 
 ascendcl::operator! {
-    /// `aclnnGelu`, which the simulator does not implement.
-    pub unsafe struct UserGelu: aclnnGelu, aclnnGeluGetWorkspaceSize;
+    /// `aclnnSelu`, which the simulator does not implement.
+    pub unsafe struct UserSelu: aclnnSelu, aclnnSeluGetWorkspaceSize;
     products: |_soc: ascendcl::SocFamily| true;
     dtypes: |_soc: ascendcl::SocFamily, _dtype: DType| true;
     rule: ascendcl::protocol::rules::same;
 
-    /// `out = gelu(x)`.
-    pub fn user_gelu<T>(x: input<T> = "self", out: output<T> = "out");
+    /// `out = selu(x)`.
+    pub fn user_selu<T>(x: input<T> = "self", out: output<T> = "out");
 
     /// Its plan.
-    pub type UserGeluPlan;
+    pub type UserSeluPlan;
 }
 
-// SAFETY: aclnnGelu's phase 1 is `(const aclTensor *self, aclTensor *out, uint64_t *,
+// SAFETY: aclnnSelu's phase 1 is `(const aclTensor *self, aclTensor *out, uint64_t *,
 // aclOpExecutor **)`, its phase 2 the common one, and it only reads `self`.
-unsafe impl ascendcl::protocol::Promise for UserGelu {}
+unsafe impl ascendcl::protocol::Promise for UserSelu {}
 
 #[test]
 fn an_operator_the_simulator_lacks_is_reported_as_missing_from_the_simulator() {
@@ -186,11 +186,11 @@ fn an_operator_the_simulator_lacks_is_reported_as_missing_from_the_simulator() {
     let s = device(A2).stream().unwrap();
     let x = DeviceTensor::from_array(&s, &array![-1.0f32, 2.0]).unwrap();
     let mut out = DeviceTensor::<f32>::zeros(&s, [2]).unwrap();
-    let e = user_gelu(&x, &mut out, &s).unwrap_err();
+    let e = user_selu(&x, &mut out, &s).unwrap_err();
     let text = e.to_string();
     for said in [
-        "the simulator has no `aclnnGeluGetWorkspaceSize`",
-        "ascend-sim does not implement aclnnGelu",
+        "the simulator has no `aclnnSeluGetWorkspaceSize`",
+        "ascend-sim does not implement aclnnSelu",
         "ASCENDCL_BACKEND=cann",
         "docs/adding-an-operator.md",
     ] {
@@ -201,7 +201,7 @@ fn an_operator_the_simulator_lacks_is_reported_as_missing_from_the_simulator() {
         e,
         Error::UnsupportedOperator {
             backend: ascendcl::Backend::Simulator,
-            missing_symbol: Some("aclnnGeluGetWorkspaceSize"),
+            missing_symbol: Some("aclnnSeluGetWorkspaceSize"),
             ..
         }
     ));

@@ -181,24 +181,24 @@ pub unsafe trait Promise {}
 /// ```
 ///
 /// Without `unsafe`, a declaration is checked against `ascend-sys`, and one whose operator
-/// the header does not declare (`aclnnGelu` here) is refused at compile time:
+/// the header does not declare (`aclnnSelu` here) is refused at compile time:
 ///
 /// ```compile_fail
 /// use ascendcl::protocol::rules;
 /// use ascendcl::{DType, SocFamily};
 ///
 /// ascendcl::operator! {
-///     /// `aclnnGelu` without the promise.
-///     pub struct MyGelu: aclnnGelu, aclnnGeluGetWorkspaceSize;
+///     /// `aclnnSelu` without the promise.
+///     pub struct MySelu: aclnnSelu, aclnnSeluGetWorkspaceSize;
 ///     products: |_soc: SocFamily| true;
 ///     dtypes: |_soc: SocFamily, _dtype: DType| true;
 ///     rule: rules::same;
 ///
-///     /// `out = gelu(x)`.
-///     pub fn my_gelu<T, O>(x: input<T> = "self", out: output<O> = "out");
+///     /// `out = selu(x)`.
+///     pub fn my_selu<T, O>(x: input<T> = "self", out: output<O> = "out");
 ///
 ///     /// Its plan.
-///     pub type MyGeluPlan;
+///     pub type MySeluPlan;
 /// }
 /// # fn main() {}
 /// ```
