@@ -35,4 +35,5 @@ operators! {
     reduce_sum,
     scalar,
     unary,
+    random,
 }

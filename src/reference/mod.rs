@@ -88,6 +88,7 @@ mod mish;
 mod mish_backward;
 mod mse_loss;
 mod narrow;
+pub mod random;
 mod reduce_sum;
 mod scalar;
 #[cfg(test)]

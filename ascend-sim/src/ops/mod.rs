@@ -8,6 +8,7 @@ pub(crate) mod alpha_chain;
 pub(crate) mod binary;
 mod checks;
 pub(crate) mod clamp;
+mod entry_pair;
 pub mod inplace_copy;
 pub mod inplace_fill_scalar;
 pub mod inplace_zero;
@@ -18,6 +19,7 @@ pub mod mish_backward;
 pub mod mse_loss;
 pub mod mse_loss_backward;
 pub mod mul;
+pub mod random;
 pub mod reduce_sum;
 pub(crate) mod scalar;
 pub(crate) mod unary;
@@ -29,6 +31,10 @@ pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
     scalar::ENTRIES,
     clamp::ENTRIES,
     max_dim::ENTRIES,
+    random::uniform_entries::ENTRIES,
+    random::normal_entries::ENTRIES,
+    random::bernoulli_entries::ENTRIES,
+    random::bernoulli_tensor_entries::ENTRIES,
 ];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).
@@ -38,6 +44,7 @@ const MAX_DIMS: usize = 8;
 pub mod kernel {
     pub use super::mish::mish_f32;
     pub use super::mish_backward::mish_grad_f32;
+    pub use super::random::{bernoulli_unit, philox, standard_normal, uniform_unit};
 }
 
 /// The common case of a two-input elementwise kernel whose inputs, output and compute
