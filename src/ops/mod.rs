@@ -36,4 +36,5 @@ operators! {
     scalar,
     unary,
     random,
+    gather,
 }

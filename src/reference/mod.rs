@@ -81,6 +81,7 @@ mod cube;
 mod engine;
 mod exact;
 mod gather;
+pub mod index;
 mod math;
 mod matmul;
 mod max_dim;

@@ -9,6 +9,7 @@ pub(crate) mod binary;
 mod checks;
 pub(crate) mod clamp;
 mod entry_pair;
+pub mod gather;
 pub mod inplace_copy;
 pub mod inplace_fill_scalar;
 pub mod inplace_zero;
@@ -35,6 +36,8 @@ pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
     random::normal_entries::ENTRIES,
     random::bernoulli_entries::ENTRIES,
     random::bernoulli_tensor_entries::ENTRIES,
+    gather::gather_entries::ENTRIES,
+    gather::index_select_entries::ENTRIES,
 ];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).
