@@ -8,8 +8,8 @@ use crate::sys;
 use ascend_sys::{FnTable, aclrtContext};
 use std::cell::Cell;
 use std::fmt;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// Source of process-unique ids for devices (context bindings) and streams. Ids are never
 /// reused, so a stale per-thread cache entry can never match a new device.
@@ -49,6 +49,46 @@ pub(crate) struct DeviceInner {
     pub(crate) cache: Arc<crate::alloc::Cache>,
     /// Recent one-off calls' repeatable executors.
     pub(crate) executors: crate::protocol::cache::ExecutorCache,
+    /// The random-number generator, shared by every handle of the device.
+    generator: Arc<Mutex<Philox>>,
+}
+
+/// The default seed of a device's generator until [`Device::manual_seed`]: torch's
+/// default seed for its accelerator generators, so that an unseeded program draws the
+/// same `(seed, offset)` pairs as torch_npu would.
+pub const DEFAULT_SEED: u64 = 67_280_421_310_721;
+
+/// How far each random operator call advances a device's offset: torch_npu asks its
+/// generator for 10 Philox draws per call (`philox_engine_inputs(10)`), which it rounds up
+/// to a multiple of 4.
+pub const PHILOX_OFFSET_STEP: u64 = 12;
+
+/// A generator's state: the `(seed, offset)` pair the vendor's random operators take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Philox {
+    /// The seed.
+    pub seed: u64,
+    /// The offset of the next call.
+    pub offset: u64,
+}
+
+/// Every device's generator, by device: a process-wide table (as torch's default
+/// generators are), so that all handles of a device, even opened one after another, draw
+/// from one stream. A handful of entries, never removed.
+static GENERATORS: Mutex<Vec<(DeviceKey, Arc<Mutex<Philox>>)>> = Mutex::new(Vec::new());
+
+/// The generator of the device `key`, made with [`DEFAULT_SEED`] on first use.
+fn generator_of(key: DeviceKey) -> Arc<Mutex<Philox>> {
+    let mut all = GENERATORS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, g)) = all.iter().find(|(k, _)| *k == key) {
+        return Arc::clone(g);
+    }
+    let g = Arc::new(Mutex::new(Philox {
+        seed: DEFAULT_SEED,
+        offset: 0,
+    }));
+    all.push((key, Arc::clone(&g)));
+    g
 }
 
 /// What the crate leaked on this device, because it could not prove that queued work no
@@ -202,6 +242,21 @@ impl DeviceInner {
         &self.soc
     }
 
+    fn lock_generator(&self) -> std::sync::MutexGuard<'_, Philox> {
+        // The state is two integers, valid whatever a panicking holder left.
+        self.generator
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// See [`Device::next_philox`].
+    pub(crate) fn next_philox(&self) -> Philox {
+        let mut g = self.lock_generator();
+        let now = *g;
+        g.offset = g.offset.wrapping_add(PHILOX_OFFSET_STEP);
+        now
+    }
+
     #[inline]
     pub(crate) fn family(&self) -> SocFamily {
         self.family
@@ -328,6 +383,10 @@ impl Device {
         let soc = sys::soc_name(t).map_err(reset)?;
         let uid = next_uid();
         let _ = BOUND.try_with(|b| b.set(uid));
+        let generator = generator_of(DeviceKey {
+            rt: std::ptr::from_ref(rt) as usize,
+            id,
+        });
         Ok(Device {
             inner: Arc::new(DeviceInner {
                 rt,
@@ -342,6 +401,7 @@ impl Device {
                 executors: crate::protocol::cache::ExecutorCache::new(
                     crate::protocol::cache::default_capacity(),
                 ),
+                generator,
             }),
         })
     }
@@ -525,6 +585,49 @@ impl Device {
     /// ```
     pub fn release_errors(&self) -> u64 {
         self.inner.leaks.release_errors.load(Ordering::Relaxed)
+    }
+
+    /// Seeds the device's random-number generator and rewinds its offset to 0, as
+    /// `torch.npu.manual_seed`: the random operators ([`inplace_uniform`](crate::inplace_uniform),
+    /// [`inplace_normal`](crate::inplace_normal), [`inplace_bernoulli`](crate::inplace_bernoulli),
+    /// ...) then draw the same numbers again. One generator serves every handle of the
+    /// device in the process; it is thread-safe (each call takes its pair atomically).
+    ///
+    /// ```
+    /// # fn main() -> ascendcl::Result<()> {
+    /// use ascendcl::{DeviceTensor, Runtime, inplace_uniform};
+    /// let device = Runtime::auto()?.device(0)?;
+    /// let stream = device.stream()?;
+    /// let mut a = DeviceTensor::<f32>::zeros(&stream, [8])?;
+    /// let mut b = DeviceTensor::<f32>::zeros(&stream, [8])?;
+    /// device.manual_seed(7);
+    /// inplace_uniform(&mut a, 0.0, 1.0, &stream)?;
+    /// device.manual_seed(7);
+    /// inplace_uniform(&mut b, 0.0, 1.0, &stream)?;
+    /// assert_eq!(a.to_array::<ndarray::Ix1>(&stream)?, b.to_array::<ndarray::Ix1>(&stream)?);
+    /// # Ok(()) }
+    /// ```
+    pub fn manual_seed(&self, seed: u64) {
+        self.set_generator_state(Philox { seed, offset: 0 });
+    }
+
+    /// The generator's state: its seed and the offset the next random call will use.
+    pub fn generator_state(&self) -> Philox {
+        *self.inner.lock_generator()
+    }
+
+    /// Sets the generator's seed and offset (to replay from a saved
+    /// [`generator_state`](Self::generator_state)).
+    pub fn set_generator_state(&self, state: Philox) {
+        *self.inner.lock_generator() = state;
+    }
+
+    /// Takes the generator's `(seed, offset)` for one random call and advances the offset
+    /// by [`PHILOX_OFFSET_STEP`], as torch_npu does before each random operator. The
+    /// random operators call it; a caller of the explicit-seed forms
+    /// ([`inplace_uniform_seeded`](crate::inplace_uniform_seeded), ...) may too.
+    pub fn next_philox(&self) -> Philox {
+        self.inner.next_philox()
     }
 
     /// Creates a new stream on this device.

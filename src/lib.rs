@@ -225,6 +225,7 @@ pub mod __private {
     pub use ascend_sys;
 }
 pub use attrs::{CubeMath, Reduction};
+pub use device::{DEFAULT_SEED, PHILOX_OFFSET_STEP, Philox};
 pub use device::{Device, Leaks, MemoryInfo, SocFamily};
 pub use element::{DType, Element, FloatElement};
 pub use error::{Error, Result};

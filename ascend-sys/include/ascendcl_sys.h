@@ -771,6 +771,49 @@ aclnnStatus aclnnInplaceLeakyReluGetWorkspaceSize(aclTensor *selfRef,
 aclnnStatus aclnnInplaceLeakyRelu(void *workspace, uint64_t workspaceSize,
     aclOpExecutor *executor, aclrtStream stream);
 
+/* Random numbers: InplaceUniform, InplaceNormal, InplaceBernoulli (scalar and tensor p). */
+aclnnStatus aclnnInplaceUniformGetWorkspaceSize(const aclTensor *selfRef, double from, double to,
+    uint64_t seed, uint64_t offset, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnInplaceUniform(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnInplaceNormalGetWorkspaceSize(const aclTensor *selfRef, float mean, float std,
+    int64_t seed, int64_t offset, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnInplaceNormal(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnInplaceBernoulliGetWorkspaceSize(const aclTensor *selfRef, const aclScalar *prob,
+    int64_t seed, int64_t offset, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnInplaceBernoulli(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnInplaceBernoulliTensorGetWorkspaceSize(const aclTensor *selfRef,
+    const aclTensor *prob, int64_t seed, int64_t offset, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
+aclnnStatus aclnnInplaceBernoulliTensor(void *workspace, uint64_t workspaceSize,
+    aclOpExecutor *executor, aclrtStream stream);
+
+/* Indexing: Gather, IndexSelect, ScatterAdd, Embedding, EmbeddingDenseBackward. */
+aclnnStatus aclnnGatherGetWorkspaceSize(const aclTensor *self, const int64_t dim,
+    const aclTensor *index, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnGather(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnIndexSelectGetWorkspaceSize(const aclTensor *self, int64_t dim,
+    const aclTensor *index, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnIndexSelect(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnScatterAddGetWorkspaceSize(const aclTensor *self, int64_t dim,
+    const aclTensor *index, const aclTensor *src, aclTensor *out, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
+aclnnStatus aclnnScatterAdd(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnEmbeddingGetWorkspaceSize(const aclTensor *weight, const aclTensor *indices,
+    const aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnEmbedding(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnEmbeddingDenseBackwardGetWorkspaceSize(const aclTensor *grad,
+    const aclTensor *indices, uint64_t numWeights, uint64_t paddingIdx, bool scaleGradByFreq,
+    const aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnEmbeddingDenseBackward(void *workspace, uint64_t workspaceSize,
+    aclOpExecutor *executor, aclrtStream stream);
+
 #endif /* ASCENDCL_SYS_NO_ACLNN_API */
 
 #ifdef __cplusplus

@@ -1799,6 +1799,7 @@ unsafe extern "C" {
     ) -> aclnnStatus;
 }
 unsafe extern "C" {
+<<<<<<< HEAD
     pub fn aclnnCatGetWorkspaceSize(
         tensors: *const aclTensorList,
         dim: i64,
@@ -2196,12 +2197,24 @@ unsafe extern "C" {
     pub fn aclnnInplaceLtScalarGetWorkspaceSize(
         selfRef: *const aclTensor,
         other: *const aclScalar,
+=======
+    pub fn aclnnInplaceUniformGetWorkspaceSize(
+        selfRef: *const aclTensor,
+        from: f64,
+        to: f64,
+        seed: u64,
+        offset: u64,
+>>>>>>> rand
         workspaceSize: *mut u64,
         executor: *mut *mut aclOpExecutor,
     ) -> aclnnStatus;
 }
 unsafe extern "C" {
+<<<<<<< HEAD
     pub fn aclnnInplaceLtScalar(
+=======
+    pub fn aclnnInplaceUniform(
+>>>>>>> rand
         workspace: *mut ::std::os::raw::c_void,
         workspaceSize: u64,
         executor: *mut aclOpExecutor,
@@ -2209,16 +2222,82 @@ unsafe extern "C" {
     ) -> aclnnStatus;
 }
 unsafe extern "C" {
+<<<<<<< HEAD
     pub fn aclnnLeScalarGetWorkspaceSize(
         self_: *const aclTensor,
         other: *const aclScalar,
+=======
+    pub fn aclnnInplaceNormalGetWorkspaceSize(
+        selfRef: *const aclTensor,
+        mean: f32,
+        std: f32,
+        seed: i64,
+        offset: i64,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceNormal(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceBernoulliGetWorkspaceSize(
+        selfRef: *const aclTensor,
+        prob: *const aclScalar,
+        seed: i64,
+        offset: i64,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceBernoulli(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceBernoulliTensorGetWorkspaceSize(
+        selfRef: *const aclTensor,
+        prob: *const aclTensor,
+        seed: i64,
+        offset: i64,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceBernoulliTensor(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnGatherGetWorkspaceSize(
+        self_: *const aclTensor,
+        dim: i64,
+        index: *const aclTensor,
+>>>>>>> rand
         out: *mut aclTensor,
         workspaceSize: *mut u64,
         executor: *mut *mut aclOpExecutor,
     ) -> aclnnStatus;
 }
 unsafe extern "C" {
+<<<<<<< HEAD
     pub fn aclnnLeScalar(
+=======
+    pub fn aclnnGather(
+>>>>>>> rand
         workspace: *mut ::std::os::raw::c_void,
         workspaceSize: u64,
         executor: *mut aclOpExecutor,
@@ -2226,6 +2305,7 @@ unsafe extern "C" {
     ) -> aclnnStatus;
 }
 unsafe extern "C" {
+<<<<<<< HEAD
     pub fn aclnnInplaceLeScalarGetWorkspaceSize(
         selfRef: *mut aclTensor,
         other: *const aclScalar,
@@ -2245,13 +2325,23 @@ unsafe extern "C" {
     pub fn aclnnLeakyReluGetWorkspaceSize(
         self_: *const aclTensor,
         negativeSlope: *const aclScalar,
+=======
+    pub fn aclnnIndexSelectGetWorkspaceSize(
+        self_: *const aclTensor,
+        dim: i64,
+        index: *const aclTensor,
+>>>>>>> rand
         out: *mut aclTensor,
         workspaceSize: *mut u64,
         executor: *mut *mut aclOpExecutor,
     ) -> aclnnStatus;
 }
 unsafe extern "C" {
+<<<<<<< HEAD
     pub fn aclnnLeakyRelu(
+=======
+    pub fn aclnnIndexSelect(
+>>>>>>> rand
         workspace: *mut ::std::os::raw::c_void,
         workspaceSize: u64,
         executor: *mut aclOpExecutor,
@@ -2259,15 +2349,65 @@ unsafe extern "C" {
     ) -> aclnnStatus;
 }
 unsafe extern "C" {
+<<<<<<< HEAD
     pub fn aclnnInplaceLeakyReluGetWorkspaceSize(
         selfRef: *mut aclTensor,
         negativeSlope: *const aclScalar,
+=======
+    pub fn aclnnScatterAddGetWorkspaceSize(
+        self_: *const aclTensor,
+        dim: i64,
+        index: *const aclTensor,
+        src: *const aclTensor,
+        out: *mut aclTensor,
+>>>>>>> rand
         workspaceSize: *mut u64,
         executor: *mut *mut aclOpExecutor,
     ) -> aclnnStatus;
 }
 unsafe extern "C" {
+<<<<<<< HEAD
     pub fn aclnnInplaceLeakyRelu(
+=======
+    pub fn aclnnScatterAdd(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnEmbeddingGetWorkspaceSize(
+        weight: *const aclTensor,
+        indices: *const aclTensor,
+        out: *const aclTensor,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnEmbedding(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnEmbeddingDenseBackwardGetWorkspaceSize(
+        grad: *const aclTensor,
+        indices: *const aclTensor,
+        numWeights: u64,
+        paddingIdx: u64,
+        scaleGradByFreq: bool,
+        out: *const aclTensor,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnEmbeddingDenseBackward(
+>>>>>>> rand
         workspace: *mut ::std::os::raw::c_void,
         workspaceSize: u64,
         executor: *mut aclOpExecutor,

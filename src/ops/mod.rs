@@ -45,4 +45,6 @@ operators! {
     convolution,
     convolution_backward,
     max_pool2d,
+    random,
+    gather,
 }

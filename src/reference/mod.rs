@@ -84,6 +84,7 @@ mod cube;
 mod engine;
 mod exact;
 mod gather;
+pub mod index;
 mod math;
 mod matmul;
 mod max_dim;
@@ -93,6 +94,7 @@ mod mish_backward;
 mod mse_loss;
 mod narrow;
 mod reduce_mean;
+pub mod random;
 mod reduce_sum;
 mod scalar;
 #[cfg(test)]

@@ -14,6 +14,8 @@ mod conv_geom;
 pub(crate) mod convolution;
 pub(crate) mod convolution_backward;
 mod convolution_backward_checks;
+mod entry_pair;
+pub mod gather;
 pub mod inplace_copy;
 pub mod inplace_fill_scalar;
 pub mod inplace_zero;
@@ -27,6 +29,7 @@ pub mod mish_backward;
 pub mod mse_loss;
 pub mod mse_loss_backward;
 pub mod mul;
+pub mod random;
 pub mod reduce_sum;
 pub(crate) mod scalar;
 pub(crate) mod threshold_backward;
@@ -55,6 +58,12 @@ pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
     convolution_backward::ENTRIES,
     max_pool2d::ENTRIES,
     max_pool2d_backward::ENTRIES,
+    random::uniform_entries::ENTRIES,
+    random::normal_entries::ENTRIES,
+    random::bernoulli_entries::ENTRIES,
+    random::bernoulli_tensor_entries::ENTRIES,
+    gather::gather_entries::ENTRIES,
+    gather::index_select_entries::ENTRIES,
 ];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).
@@ -65,6 +74,7 @@ pub mod kernel {
     pub use super::gelu_backward::gelu_grad_f32;
     pub use super::mish::mish_f32;
     pub use super::mish_backward::mish_grad_f32;
+    pub use super::random::{bernoulli_unit, philox, standard_normal, uniform_unit};
 }
 
 /// The common case of a two-input elementwise kernel whose inputs, output and compute
