@@ -1,4 +1,5 @@
-//! Helpers shared by the simulator's integration tests (each test file is one process).
+//! Helpers shared by the simulator's integration tests (each test binary is one process;
+//! see [`Gate`] for how its tests share it).
 #![allow(dead_code)]
 
 use ascend_sim::{api, testing::StreamHold};
@@ -430,19 +431,79 @@ pub const FIVE_SOCS: [&str; 5] = [
     "Ascend910_9391",
 ];
 
-/// Serialises the tests of one binary that read process-wide counters or set faults, so a
-/// concurrent test's objects do not show up in their counts.
-pub fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+/// The gate of a test binary: every test holds it, shared or exclusive, for its whole run.
+///
+/// A test binary gathers the modules of one theme (`tests/<binary>/main.rs`), and the
+/// simulator's state is process-wide: live-object counters, device reference counts,
+/// injected faults (armed for the next call of a C name, whoever makes it), memory
+/// figures. A test that reads or changes such state takes [`serial`] (exclusive: no other
+/// test of the process runs meanwhile); every other test takes [`shared`], so that it
+/// never runs beside an exclusive one, whichever module it comes from. A test that takes
+/// neither would see (or cause) a fault or a count meant for another test.
+///
+/// Re-entry on one thread is a no-op (a helper may take the gate its test already holds);
+/// asking for the exclusive gate while holding the shared one is a test bug (it would wait
+/// for itself) and panics. Threads a test spawns do not hold the gate and must not ask
+/// for it: their test holds it for them.
+pub struct Gate {
+    held: Option<GateGuard>,
+}
+
+enum GateGuard {
+    Shared(std::sync::RwLockReadGuard<'static, ()>),
+    Exclusive(std::sync::RwLockWriteGuard<'static, ()>),
+}
+
+static GATE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+thread_local! {
+    /// What this thread holds: 0 nothing, 1 shared, 2 exclusive.
+    static HELD: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
+}
+
+impl Drop for Gate {
+    fn drop(&mut self) {
+        if self.held.take().is_some() {
+            HELD.with(|h| h.set(0));
+        }
+    }
+}
+
+/// The shared gate: for a test that neither reads process-wide counters nor sets faults.
+pub fn shared() -> Gate {
+    if HELD.with(std::cell::Cell::get) != 0 {
+        return Gate { held: None };
+    }
+    let g = GATE
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    HELD.with(|h| h.set(1));
+    Gate {
+        held: Some(GateGuard::Shared(g)),
+    }
+}
+
+/// The exclusive gate: for a test that reads process-wide counters, sets faults or
+/// changes device state others would see; no other test of the binary runs meanwhile.
+pub fn serial() -> Gate {
+    match HELD.with(std::cell::Cell::get) {
+        2 => return Gate { held: None },
+        1 => panic!("serial() while this test holds shared(): take serial() instead"),
+        _ => {}
+    }
+    let g = GATE
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    HELD.with(|h| h.set(2));
+    Gate {
+        held: Some(GateGuard::Exclusive(g)),
+    }
 }
 
 /// Initialises the runtime once with [`FIVE_SOCS`] and serialises the tests of the binary:
 /// device reference counts are process-wide (and a test may release a device past zero
 /// on purpose, which would take the reference of a concurrent test using that device).
-pub fn init_five() -> std::sync::MutexGuard<'static, ()> {
+pub fn init_five() -> Gate {
     let guard = serial();
     init_with(&[("ASCEND_SIM_DEVICES", &FIVE_SOCS.join(","))]);
     guard

@@ -9,13 +9,12 @@ use ascend_sim::hccl::HcclCounters;
 use ascend_sys::hccl::*;
 use ascend_sys::*;
 use std::ffi::c_void;
-use std::sync::MutexGuard;
 
 pub const TIMEOUT_MS: u64 = 400;
 
 /// The binary's [`serial`] guard, with the runtime initialised for HCCL: five devices
 /// (four of one SoC, then a training-series one) and a [`TIMEOUT_MS`] rank timeout.
-pub fn hccl_serial() -> MutexGuard<'static, ()> {
+pub fn hccl_serial() -> Gate {
     let g = serial();
     init_with(&[
         (

@@ -11,15 +11,16 @@ use ascend_sys::*;
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
-/// The SoCs of the devices, in order: A2, training series, 310P.
-pub const DEVICES: &str = "Ascend910B4,Ascend910A,Ascend310P3";
+/// The devices these helpers use: A2, training series, 310P (the first three of
+/// [`FIVE_SOCS`], with which the process is initialised: the modules of the `operators`
+/// binary share one process, and one `aclInit`).
 pub const A2: i32 = 0;
 pub const TRAINING: i32 = 1;
 pub const P310: i32 = 2;
 
-/// Initialises the three-product process and makes `device` current.
+/// Initialises the process with [`FIVE_SOCS`] and makes `device` current.
 pub fn on(device: i32) {
-    init_with(&[("ASCEND_SIM_DEVICES", DEVICES)]);
+    init_with(&[("ASCEND_SIM_DEVICES", &FIVE_SOCS.join(","))]);
     set_device(device);
 }
 

@@ -2,8 +2,8 @@
 //! (1-D operands, batch broadcasting), the unchecked out (561103 on a wrong count), empty
 //! and K = 0 inputs, and results through transposed and strided views.
 
-mod common;
-mod opkit;
+use crate::common;
+use crate::opkit;
 use ascend_sim::api;
 use ascend_sys::*;
 use common::*;
@@ -36,6 +36,7 @@ fn with_format(dims: &[i64], dtype: aclDataType, format: aclFormat) -> *mut aclT
 
 #[test]
 fn checks_in_order() {
+    let _gate = crate::common::shared();
     on(A2);
     let f = |d: &[i64]| meta(d, ACL_FLOAT);
     // SAFETY: deliberate NULLs.
@@ -154,6 +155,7 @@ fn h_out() -> *mut aclTensor {
 
 #[test]
 fn the_default_rule_off_atlas_a2() {
+    let _gate = crate::common::shared();
     for d in [TRAINING, P310] {
         on(d);
         let f = |d: &[i64]| meta(d, ACL_FLOAT);
@@ -191,6 +193,7 @@ fn mat(dims: &[i64], v: &[f32]) -> *mut aclTensor {
 
 #[test]
 fn products_and_shapes() {
+    let _gate = crate::common::shared();
     on(A2);
     // (2,3)·(3,2).
     let a = [1., 2., 3., 4., 5., 6.];
@@ -247,6 +250,7 @@ fn products_and_shapes() {
 
 #[test]
 fn compute_dtypes_follow_cube_math_type() {
+    let _gate = crate::common::shared();
     // 1 + 2^-12 is not an f16 (nor an HF32 with 10 mantissa bits); squared in f32 it is.
     let x = 1.0f32 + 2f32.powi(-12);
     let run_f32 = |cmt: i8| {

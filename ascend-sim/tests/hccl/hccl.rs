@@ -3,8 +3,8 @@
 //! the product rules, the error strings. One process with five devices; the tests run one
 //! at a time (they read process-wide counters).
 
-mod common;
-mod hccl_common;
+use crate::common;
+use crate::hccl_common;
 
 use ascend_sim::api;
 use ascend_sim::hccl::HcclCounters;

@@ -2,7 +2,7 @@
 //! precision standard (f32, f16, bf16, mixed, broadcast, strided views), workspace checks,
 //! executor reuse rules, and data-address checks.
 
-mod common;
+use crate::common;
 use ascend_sim::{api, kernel::mish_grad_f32, testing};
 use ascend_sys::*;
 use common::*;
@@ -126,6 +126,7 @@ fn broadcast_index(i: usize, out: &[i64], inp: &[i64]) -> usize {
 
 #[test]
 fn precision_against_golden_for_every_dtype_combination() {
+    let _gate = crate::common::shared();
     setup();
     let mut rng = Rng(0x5eed);
     let dts = [Dt::F32, Dt::F16, Dt::Bf16];
@@ -166,6 +167,7 @@ fn precision_against_golden_for_every_dtype_combination() {
 
 #[test]
 fn f32_matches_the_kernel_function_bit_for_bit() {
+    let _gate = crate::common::shared();
     setup();
     let mut rng = Rng(42);
     let (g, x, out) = run(
@@ -187,6 +189,7 @@ fn f32_matches_the_kernel_function_bit_for_bit() {
 
 #[test]
 fn special_values_agree_with_the_golden() {
+    let _gate = crate::common::shared();
     setup();
     let xs = [
         f32::NAN,
@@ -223,6 +226,7 @@ fn special_values_agree_with_the_golden() {
 
 #[test]
 fn strided_views_offsets_and_in_place() {
+    let _gate = crate::common::shared();
     setup();
     // self is a transposed view with an offset; gradInput is a strided view into a larger buffer.
     let xs: Vec<f32> = (0..20).map(|i| i as f32 * 0.25 - 2.0).collect(); // storage [20]
@@ -316,6 +320,7 @@ fn assert_phase2_rejects(ex: *mut aclOpExecutor, fragments: &[&str]) {
 
 #[test]
 fn workspace_checks() {
+    let _gate = crate::common::shared();
     setup();
     let (ts, bufs, ws, ex) = broadcast_case();
     let fresh = || {
@@ -374,6 +379,7 @@ fn workspace_checks() {
 
 #[test]
 fn workspace_freed_while_queued_is_reported() {
+    let _gate = crate::common::shared();
     setup();
     let (ts, bufs, ws, ex) = broadcast_case();
     let s = create_stream();
@@ -391,6 +397,7 @@ fn workspace_freed_while_queued_is_reported() {
 /// itself, its size included.
 #[test]
 fn relaunch_binds_the_allocations_live_now() {
+    let _gate = crate::common::shared();
     setup();
     let want = mish_grad_f32(1.0, 1.0);
     let (dx, dout) = (upload(&Dt::F32.encode(&[1.0; 4])), malloc(16));
@@ -432,6 +439,7 @@ fn relaunch_binds_the_allocations_live_now() {
 
 #[test]
 fn executor_is_consumed_unless_repeatable() {
+    let _gate = crate::common::shared();
     setup();
     let x = [1.0f32; 4];
     let (dx, dout) = (upload(&Dt::F32.encode(&[1.0; 4])), malloc(16));
@@ -551,6 +559,7 @@ fn executor_is_consumed_unless_repeatable() {
 
 #[test]
 fn tensor_data_must_be_live_device_memory_inside_bounds() {
+    let _gate = crate::common::shared();
     setup();
     let d = malloc(16);
     let t = tensor(&[4], ACL_FLOAT, d);
@@ -587,6 +596,7 @@ fn tensor_data_must_be_live_device_memory_inside_bounds() {
 
 #[test]
 fn ten_million_elements() {
+    let _gate = crate::common::shared();
     setup();
     let n = 10_000_000usize;
     let g = vec![1.0f32; n];
@@ -602,6 +612,7 @@ fn ten_million_elements() {
 
 #[test]
 fn a_workspace_overlapping_an_operand_is_refused() {
+    let _gate = crate::common::shared();
     // The workspace handed to phase 2 is gradOutput's own allocation.
     setup();
     let big = malloc(4096);

@@ -1,8 +1,8 @@
 //! aclnnInplaceZero and aclnnInplaceFillScalar: the vendor's checks in order, dtypes per
 //! product, empty tensors, strided views, and the scalar's conversion.
 
-mod common;
-mod opkit;
+use crate::common;
+use crate::opkit;
 use ascend_sim::api;
 use ascend_sys::*;
 use common::*;
@@ -22,6 +22,7 @@ fn fill(t: *mut aclTensor, v: *const aclScalar) -> Got {
 
 #[test]
 fn zero_checks_in_order() {
+    let _gate = crate::common::shared();
     on(A2);
     let t = meta(&[2], ACL_FLOAT);
     // SAFETY: deliberate NULLs.
@@ -63,6 +64,7 @@ fn zero_checks_in_order() {
 
 #[test]
 fn zero_writes_only_the_view() {
+    let _gate = crate::common::shared();
     on(A2);
     let v: Vec<f32> = (1..=12).map(|k| k as f32).collect();
     let p = upload(&v);
@@ -80,6 +82,7 @@ fn zero_writes_only_the_view() {
 
 #[test]
 fn fill_checks_in_order() {
+    let _gate = crate::common::shared();
     on(A2);
     let s = f64_scalar(1.0);
     // SAFETY: deliberate NULLs.
@@ -146,6 +149,7 @@ fn fill_checks_in_order() {
 
 #[test]
 fn fill_converts_the_value_once_and_keeps_it_from_phase_1() {
+    let _gate = crate::common::shared();
     on(A2);
     let p = upload(&[0f32; 6]);
     let t = tensor_view(&[2, 2], &[3, 1], 1, &[6], ACL_FLOAT, p);

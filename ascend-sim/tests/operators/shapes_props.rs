@@ -3,8 +3,8 @@
 //! random dims, each against a plain index-by-index computation. Values are small
 //! integers, so every f32 result is exact whatever the summation order.
 
-mod common;
-mod opkit;
+use crate::common;
+use crate::opkit;
 use ascend_sim::api;
 use ascend_sys::*;
 use common::*;
@@ -86,6 +86,7 @@ proptest! {
         left_1d in any::<bool>(), right_1d in any::<bool>(),
         ta in any::<bool>(), tb in any::<bool>(),
     ) {
+        let _gate = crate::common::shared();
         on(A2);
         // mat2's batch dims: the same as self's, with some set to 1 (both broadcast ways).
         let bb: Vec<usize> = ba.iter().zip(&flip).map(|(&d, &f)| if f { 1 } else { d }).collect();
@@ -130,6 +131,7 @@ proptest! {
         keep in any::<bool>(),
         mask in 0u32..16,
     ) {
+        let _gate = crate::common::shared();
         on(A2);
         // other: a suffix of d with some dims set to 1.
         let od: Vec<usize> = d[drop.min(d.len())..].iter().zip(&ones).map(|(&x, &o)| if o { 1 } else { x }).collect();

@@ -2,8 +2,8 @@
 //! the dtypes; exact dtypes for the backward), reductions, out's shape per reduction,
 //! empty inputs (NaN mean, 0 sum), broadcasting, and the kernels' f32 arithmetic.
 
-mod common;
-mod opkit;
+use crate::common;
+use crate::opkit;
 use ascend_sim::api;
 use ascend_sys::*;
 use common::*;
@@ -29,6 +29,7 @@ fn grad(
 
 #[test]
 fn loss_checks_in_order() {
+    let _gate = crate::common::shared();
     on(A2);
     let f = |d: &[i64]| meta(d, ACL_FLOAT);
     // SAFETY: deliberate NULLs.
@@ -79,6 +80,7 @@ fn loss_checks_in_order() {
 
 #[test]
 fn loss_values() {
+    let _gate = crate::common::shared();
     on(A2);
     let (x, _) = f32_tensor(&[2, 2], &[1.0, 2.0, 3.0, 4.0]);
     let (y, _) = f32_tensor(&[2], &[0.5, 0.0]);
@@ -113,6 +115,7 @@ fn loss_values() {
 
 #[test]
 fn backward_checks_in_order() {
+    let _gate = crate::common::shared();
     on(A2);
     let f = |d: &[i64]| meta(d, ACL_FLOAT);
     // SAFETY: deliberate NULLs.
@@ -156,6 +159,7 @@ fn backward_checks_in_order() {
 
 #[test]
 fn backward_values() {
+    let _gate = crate::common::shared();
     on(A2);
     let (x, _) = f32_tensor(&[3], &[1.0, 2.0, 4.0]);
     let (y, _) = f32_tensor(&[3], &[0.5, 2.5, 1.0]);

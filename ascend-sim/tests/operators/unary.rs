@@ -3,8 +3,8 @@
 //! against the row's exact values in every dtype, through strided views, in place and
 //! empty.
 
-mod common;
-mod opkit;
+use crate::common;
+use crate::opkit;
 
 use ascend_ops::Product;
 use ascend_ops::unary::{Integers, ROWS, Unary};

@@ -3,7 +3,7 @@
 //! memcpy kinds), NULL is answered as nnopbase answers it, and the vendor's own
 //! MishBackward test with an HWCN output passes.
 
-mod common;
+use crate::common;
 use ascend_sim::{api, kernel::mish_grad_f32, testing};
 use ascend_sys::*;
 use common::*;

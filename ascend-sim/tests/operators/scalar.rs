@@ -3,8 +3,8 @@
 //! rule makes in its vendor's order, and the kernel against the rows' exact values in the
 //! floating dtypes, integers, BOOL, complex, through strided views, in place and empty.
 
-mod common;
-mod opkit;
+use crate::common;
+use crate::opkit;
 
 use ascend_ops::scalar::{ROWS, ScalarOp};
 use ascend_sim::{call_count, set_fault, simulated_symbols, symbol};

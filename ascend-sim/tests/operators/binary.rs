@@ -3,8 +3,8 @@
 //! kernel against the row's exact values in every floating dtype and its integer rule,
 //! with broadcast, strided views, in place, empty and 0-D.
 
-mod common;
-mod opkit;
+use crate::common;
+use crate::opkit;
 
 use ascend_ops::Product;
 use ascend_ops::binary::{Binary, Check, Output, ROWS, Role};

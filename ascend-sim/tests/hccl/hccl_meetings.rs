@@ -4,8 +4,8 @@
 //! join ranks across threads. One process with five devices and a 400 ms timeout; the
 //! tests run one at a time (they measure waits).
 
-mod common;
-mod hccl_common;
+use crate::common;
+use crate::hccl_common;
 
 use ascend_sim::api;
 use ascend_sim::hccl::HcclCounters;

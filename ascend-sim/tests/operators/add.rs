@@ -2,8 +2,8 @@
 //! before the out-parameters), dtypes per product, alpha's rules, shapes, empty tensors,
 //! and the compute chain (Axpy, alpha as a tensor of the promote, NaN alpha).
 
-mod common;
-mod opkit;
+use crate::common;
+use crate::opkit;
 use ascend_sim::api;
 use ascend_sys::*;
 use common::*;
@@ -23,12 +23,14 @@ fn add_(a: *mut aclTensor, b: *mut aclTensor, alpha: *const aclScalar) -> Got {
 
 #[test]
 fn checks_in_order() {
+    let _gate = crate::common::shared();
     on(A2);
     alpha_chain::checks_in_order(api::aclnnAddGetWorkspaceSize);
 }
 
 #[test]
 fn dtypes_per_product() {
+    let _gate = crate::common::shared();
     on(A2);
     let one = f64_scalar(1.0);
     let b = |d| meta(&[2], d);
@@ -53,6 +55,7 @@ fn dtypes_per_product() {
 
 #[test]
 fn inplace_checks_shape_before_the_out_parameters() {
+    let _gate = crate::common::shared();
     on(A2);
     let one = f64_scalar(1.0);
     let (x, y) = (meta(&[3], ACL_FLOAT), meta(&[2, 3], ACL_FLOAT));
@@ -85,6 +88,7 @@ fn bits16(v: &[f32], f: fn(f32) -> u16) -> Vec<u16> {
 
 #[test]
 fn results_follow_the_vendor_chain() {
+    let _gate = crate::common::shared();
     on(A2);
     // f32, alpha -0.5: Axpy in f32, two roundings.
     let (a, b) = ([1.0f32, 0.1, -3.0, 1e8], [2.0f32, 0.3, 0.7, 3.0]);

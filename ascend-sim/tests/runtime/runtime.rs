@@ -1,22 +1,23 @@
 //! Runtime behaviour: init, contexts, memory and memcpy misuse, streams, events, handles.
 
-mod common;
+use crate::common;
 use ascend_sim::{api, testing};
 use ascend_sys::*;
 use common::*;
 use std::ffi::c_void;
 use std::ptr::null_mut;
-use std::sync::{Mutex, MutexGuard};
 
 /// Held by a test with more streams alive than the racecheck tracks (127) and by a test
-/// that needs the racecheck on its own streams.
-fn stream_slots() -> MutexGuard<'static, ()> {
-    static SLOTS: Mutex<()> = Mutex::new(());
-    SLOTS.lock().unwrap_or_else(|e| e.into_inner())
+/// that needs the racecheck on its own streams: the racecheck's streams are process-wide,
+/// and the `runtime` binary's other modules (the racecheck's own tests among them) create
+/// streams too, so this is the binary's exclusive gate.
+fn stream_slots() -> Gate {
+    serial()
 }
 
 #[test]
 fn init_twice_is_repeat_initialize() {
+    let _gate = crate::common::shared();
     setup();
     // SAFETY: NULL config path.
     assert_eq!(
@@ -28,6 +29,7 @@ fn init_twice_is_repeat_initialize() {
 
 #[test]
 fn calls_without_context_fail_with_context_null() {
+    let _gate = crate::common::shared();
     init_with(&[]);
     std::thread::spawn(|| {
         let mut p = null_mut();
@@ -58,6 +60,7 @@ fn calls_without_context_fail_with_context_null() {
 
 #[test]
 fn explicit_context_and_stale_handles() {
+    let _gate = crate::common::shared();
     setup();
     std::thread::spawn(|| {
         let mut ctx = null_mut();
@@ -95,6 +98,7 @@ fn explicit_context_and_stale_handles() {
 
 #[test]
 fn device_ids_and_soc() {
+    let _gate = crate::common::shared();
     setup();
     let mut n = 0u32;
     // SAFETY: valid out-pointers.
@@ -117,6 +121,7 @@ fn device_ids_and_soc() {
 
 #[test]
 fn malloc_rules() {
+    let _gate = crate::common::shared();
     setup();
     let mut p = null_mut();
     // SAFETY: valid out-pointers; freed pointers are only passed back to the simulator.
@@ -192,6 +197,7 @@ fn assert_memcpy_rejected(
 
 #[test]
 fn memcpy_misuse_is_caught() {
+    let _gate = crate::common::shared();
     setup();
     let d = malloc(64);
     let host = [1u8; 128];
@@ -317,6 +323,7 @@ fn missing_event_wait_is_observable_and_events_order_streams() {
 
 #[test]
 fn buffer_freed_while_queued_work_uses_it_is_reported() {
+    let _gate = crate::common::shared();
     setup();
     let s = create_stream();
     let buf = malloc(64);
@@ -331,6 +338,7 @@ fn buffer_freed_while_queued_work_uses_it_is_reported() {
 
 #[test]
 fn default_stream_and_async_copies() {
+    let _gate = crate::common::shared();
     setup();
     let buf = malloc(8);
     let v = [1u32, 2];
@@ -370,6 +378,7 @@ fn free_host(p: *mut c_void) -> aclError {
 
 #[test]
 fn pinned_buffer_freed_under_a_queued_copy_is_reported() {
+    let _gate = crate::common::shared();
     setup();
     let s = create_stream();
     let dev = malloc(64);
@@ -419,6 +428,7 @@ fn pinned_buffer_freed_under_a_queued_copy_is_reported() {
 
 #[test]
 fn a_copy_overrunning_its_pinned_buffer_is_refused() {
+    let _gate = crate::common::shared();
     setup();
     let s = create_stream();
     let dev = malloc(128);

@@ -3,7 +3,7 @@
 //! elements on 4-byte allocations, then a sweep of random i64 dims, strides, offsets and
 //! storage through aclCreateTensor and both phases of every operator.
 
-mod common;
+use crate::common;
 use ascend_sim::api;
 use ascend_sys::*;
 use common::*;
@@ -99,6 +99,7 @@ fn phase1_ws(rc: i32, ws: u64, out: &Desc, what: &str) {
 
 #[test]
 fn strides_offsets_and_storage_sizes_that_overflow_are_refused() {
+    let _gate = crate::common::serial();
     setup();
     let (g, x, o) = (malloc(16), malloc(16), malloc(16));
     h2d(x, &[0.5f32, 1.0, 1.5, 2.0]);
@@ -156,6 +157,7 @@ fn strides_offsets_and_storage_sizes_that_overflow_are_refused() {
 
 #[test]
 fn two_to_the_62_elements_on_four_bytes_are_refused() {
+    let _gate = crate::common::serial();
     setup();
     let (g, x, o) = (malloc(4), malloc(4), malloc(4));
     for n in [1i64 << 62, 1 << 61] {
@@ -333,6 +335,7 @@ fn sweep_case(ds: &[Desc], bufs: [*mut c_void; 3], alloc: usize) -> (bool, bool)
 /// fails the case (and proptest shrinks it).
 #[test]
 fn random_i64_descriptors_through_every_operator() {
+    let _gate = crate::common::serial();
     setup();
     const ALLOC: usize = 64;
     const CASES: u32 = 20_000;

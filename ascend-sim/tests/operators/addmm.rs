@@ -2,8 +2,8 @@
 //! broadcast, out's two compared dims, cubeMathType 4, empty tensors, and the graph paths
 //! (alpha 0 and beta 0 never read their operand; the fused bias row).
 
-mod common;
-mod opkit;
+use crate::common;
+use crate::opkit;
 use ascend_sim::api;
 use ascend_sys::*;
 use common::*;
@@ -26,6 +26,7 @@ fn addmm(
 
 #[test]
 fn checks_in_order() {
+    let _gate = crate::common::shared();
     on(A2);
     let one = f64_scalar(1.0);
     let f = |d: &[i64]| meta(d, ACL_FLOAT);
@@ -190,6 +191,7 @@ fn t(dims: &[i64], v: &[f32]) -> *mut aclTensor {
 
 #[test]
 fn graph_paths() {
+    let _gate = crate::common::shared();
     on(A2);
     let a = [1., 2., 3., 4., 5., 6.];
     let b = [1., 0., 0., 1., 1., 1.];

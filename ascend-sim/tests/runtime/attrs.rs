@@ -1,7 +1,7 @@
 //! nnopbase's attribute objects through the C ABI: scalars, arrays and lists, with the
 //! vendor's NULL and zero-length rules, counters and stale-handle findings.
 
-mod common;
+use crate::common;
 use ascend_sim::{api, counters};
 use ascend_sys::*;
 use common::*;

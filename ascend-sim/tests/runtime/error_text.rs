@@ -2,7 +2,7 @@
 //! leaves exactly one text naming its API and status, a success leaves none, a fetch
 //! clears, and texts nobody fetched come after the newest one (as CANN keeps them).
 
-mod common;
+use crate::common;
 use ascend_sim::api;
 use ascend_sys::*;
 use common::*;
@@ -24,6 +24,7 @@ fn only_text_of(api_name: &str, status: i32) -> String {
 
 #[test]
 fn a_561103_never_carries_the_text_of_an_earlier_161002() {
+    let _gate = crate::common::shared();
     setup();
     let _ = fetch_err_msg();
     let f = tensor(&[4], ACL_FLOAT, null_mut());
@@ -71,6 +72,7 @@ fn a_561103_never_carries_the_text_of_an_earlier_161002() {
 
 #[test]
 fn every_failure_leaves_its_own_text() {
+    let _gate = crate::common::shared();
     setup();
     let _ = fetch_err_msg();
     let mut p = null_mut();
@@ -139,6 +141,7 @@ fn every_failure_leaves_its_own_text() {
 
 #[test]
 fn an_outer_status_quotes_the_inner_reason_in_one_text() {
+    let _gate = crate::common::shared();
     setup();
     let _ = fetch_err_msg();
     // Phase 2 on no current context: 361001, and the runtime's reason in the same line.

@@ -2,8 +2,8 @@
 //! sequences of a use slot evicted after a failed settle and of a half-failed plan rebind,
 //! through the C ABI.
 
-mod common;
-mod racecheck_common;
+use crate::common;
+use crate::racecheck_common;
 
 use ascend_sim::api;
 use ascend_sim::testing::hold_stream;
@@ -15,6 +15,7 @@ use std::ptr::null_mut;
 
 #[test]
 fn pinned_host_memory_is_checked_for_copies() {
+    let _gate = crate::common::serial();
     setup();
     let x = Buf::new(1.0);
     let mut h = null_mut();
@@ -56,6 +57,7 @@ fn pinned_host_memory_is_checked_for_copies() {
 
 #[test]
 fn workspaces_are_accesses_too() {
+    let _gate = crate::common::serial();
     setup();
     // A non-contiguous self needs a workspace region.
     let x = Buf::new(1.0);
@@ -94,6 +96,7 @@ fn workspaces_are_accesses_too() {
 
 #[test]
 fn collectives_are_checked() {
+    let _gate = crate::common::serial();
     setup();
     let mut comm = null_mut();
     let mut dev = [0i32];
@@ -175,6 +178,7 @@ fn collectives_are_checked() {
 /// reads a tensor while S1 overwrites both without waiting for S0.
 #[test]
 fn r14_overwrite_under_a_queued_read_on_another_stream_is_reported() {
+    let _gate = crate::common::serial();
     setup();
     let (x, y) = (Buf::new(5.0), Buf::new(0.0));
     let mut h = null_mut();
@@ -225,6 +229,7 @@ fn r14_overwrite_under_a_queued_read_on_another_stream_is_reported() {
 /// another stream reads meanwhile (the crate thought nobody borrowed it).
 #[test]
 fn r15_in_place_kernel_writing_a_tensor_another_stream_reads_is_reported() {
+    let _gate = crate::common::serial();
     setup();
     let t2 = Buf::new(-1.0);
     let (s, other) = (create_stream(), create_stream());

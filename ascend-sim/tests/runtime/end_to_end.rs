@@ -1,10 +1,11 @@
 //! End-to-end runs of MishBackward through the in-process function table.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]
 fn vendor_sample() {
+    let _gate = crate::common::shared();
     setup();
     let grad: Vec<f32> = (0..8).map(|i| i as f32).collect();
     let x = [1.0f32, 1.0, 1.0, 2.0, 2.0, 2.0, 3.0, 3.0];

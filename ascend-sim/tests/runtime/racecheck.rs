@@ -8,8 +8,8 @@
 //!
 //! Which work runs second is forced with `hold_stream`, so every test is deterministic.
 
-mod common;
-mod racecheck_common;
+use crate::common;
+use crate::racecheck_common;
 
 use ascend_sim::api;
 use ascend_sim::testing::hold_stream;
@@ -20,6 +20,7 @@ use std::ptr::null_mut;
 
 #[test]
 fn kernel_write_then_unordered_kernel_write_is_reported() {
+    let _gate = crate::common::serial();
     setup();
     let (x, y) = (Buf::new(1.0), Buf::new(0.0));
     let s = unordered(
@@ -41,6 +42,7 @@ fn kernel_write_then_unordered_kernel_write_is_reported() {
 
 #[test]
 fn kernel_read_then_unordered_copy_write_is_reported() {
+    let _gate = crate::common::serial();
     setup();
     let (x, y, z) = (Buf::new(1.0), Buf::new(0.0), Buf::new(3.0));
     let s = unordered(
@@ -60,6 +62,7 @@ fn kernel_read_then_unordered_copy_write_is_reported() {
 
 #[test]
 fn copy_write_then_unordered_kernel_read_is_reported() {
+    let _gate = crate::common::serial();
     setup();
     let (x, y, z) = (Buf::new(1.0), Buf::new(0.0), Buf::new(3.0));
     let s = unordered(
@@ -79,6 +82,7 @@ fn copy_write_then_unordered_kernel_read_is_reported() {
 
 #[test]
 fn reads_on_two_streams_and_disjoint_writes_are_not_races() {
+    let _gate = crate::common::serial();
     setup();
     let (x, y, z) = (Buf::new(1.0), Buf::new(0.0), Buf::new(0.0));
     let (a, b) = (create_stream(), create_stream());
@@ -125,6 +129,7 @@ fn reads_on_two_streams_and_disjoint_writes_are_not_races() {
 
 #[test]
 fn stream_order_orders() {
+    let _gate = crate::common::serial();
     setup();
     let (x, y) = (Buf::new(1.0), Buf::new(0.0));
     let a = create_stream();
@@ -138,6 +143,7 @@ fn stream_order_orders() {
 
 #[test]
 fn an_event_recorded_and_waited_for_orders() {
+    let _gate = crate::common::serial();
     setup();
     let (x, y) = (Buf::new(1.0), Buf::new(0.0));
     let (a, b) = (create_stream(), create_stream());
@@ -180,6 +186,7 @@ fn an_event_recorded_and_waited_for_orders() {
 
 #[test]
 fn host_synchronisation_orders() {
+    let _gate = crate::common::serial();
     setup();
     let (x, y) = (Buf::new(1.0), Buf::new(0.0));
     let (a, b) = (create_stream(), create_stream());
@@ -213,6 +220,7 @@ fn host_synchronisation_orders() {
 
 #[test]
 fn synchronous_copies_order_and_are_checked() {
+    let _gate = crate::common::serial();
     setup();
     let (x, y) = (Buf::new(1.0), Buf::new(0.0));
     let a = create_stream();

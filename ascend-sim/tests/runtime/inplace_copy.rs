@@ -2,7 +2,7 @@
 //! (round to nearest even) -> broadcast -> copy into selfRef's view, for float, integer,
 //! bool, complex and FP8 tensors, overlapping or not.
 
-mod common;
+use crate::common;
 use ascend_sim::api;
 use ascend_sys::*;
 use common::*;
@@ -66,6 +66,7 @@ fn upload<T: Copy>(v: &[T]) -> *mut c_void {
 
 #[test]
 fn checks_come_in_the_vendors_order() {
+    let _gate = crate::common::shared();
     setup();
     let t = tensor(&[2], ACL_FLOAT, null_mut());
     let mut ex = null_mut();
@@ -136,6 +137,7 @@ fn checks_come_in_the_vendors_order() {
 
 #[test]
 fn float_casts_round_to_nearest_even_with_broadcast_into_a_strided_view() {
+    let _gate = crate::common::shared();
     setup();
     // Ties and near-ties for f16 and bf16, and values that overflow f16.
     let src: Vec<f32> = vec![
@@ -203,6 +205,7 @@ fn float_casts_round_to_nearest_even_with_broadcast_into_a_strided_view() {
 
 #[test]
 fn f16_to_bf16_and_same_dtype_copies_of_transposed_views() {
+    let _gate = crate::common::shared();
     setup();
     let xs: Vec<f16> = (0..12)
         .map(|i| f16::from_f32(i as f32 * 1.375 - 7.0))
@@ -235,6 +238,7 @@ fn f16_to_bf16_and_same_dtype_copies_of_transposed_views() {
 
 #[test]
 fn overlapping_src_and_self_ref_read_everything_first() {
+    let _gate = crate::common::shared();
     setup();
     let v: Vec<i32> = (0..8).collect();
     let d = upload(&v);
@@ -249,6 +253,7 @@ fn overlapping_src_and_self_ref_read_everything_first() {
 
 #[test]
 fn integer_bool_complex_and_fp8_copies() {
+    let _gate = crate::common::shared();
     setup();
     let f = [-2.7f32, 300.5, 0.0, f32::NAN];
     let df = upload(&f);
@@ -300,6 +305,7 @@ fn integer_bool_complex_and_fp8_copies() {
 
 #[test]
 fn a_repeatable_copy_rebinds_src_and_self_ref() {
+    let _gate = crate::common::shared();
     setup();
     let t_dst = tensor(&[3], ACL_FLOAT, null_mut());
     let t_src = tensor(&[3], ACL_FLOAT16, null_mut());

@@ -3,8 +3,8 @@
 //! `int64_t` and a `bool` attribute, two outputs): the vendor's phase-1 unit-test cases
 //! replayed, the checks in the vendor's order, and the kernels.
 
-mod common;
-mod opkit;
+use crate::common;
+use crate::opkit;
 
 use ascend_sim::symbol;
 use ascend_sys::*;
@@ -108,6 +108,7 @@ fn bound(text: &str) -> *mut aclScalar {
 
 #[test]
 fn the_vendors_clamp_phase1_cases_replay() {
+    let _gate = crate::common::shared();
     opkit::on(A2);
     let mut n = 0;
     for line in VENDOR_CASES.lines().filter(|l| !l.trim().is_empty()) {
@@ -134,6 +135,7 @@ fn the_vendors_clamp_phase1_cases_replay() {
 
 #[test]
 fn clamp_checks_run_in_the_vendors_order() {
+    let _gate = crate::common::shared();
     opkit::on(TRAINING);
     let lo = opkit::f64_scalar(0.0);
     // Both bounds NULL is a NULL-pointer error, before the out-parameters.
@@ -202,6 +204,7 @@ fn f32s(b: &[u8]) -> Vec<f32> {
 
 #[test]
 fn clamp_bounds_each_element_in_outs_dtype() {
+    let _gate = crate::common::shared();
     opkit::on(A2);
     let x = [-3.0f32, -0.25, 0.5, 2.0, 7.5, f32::NAN, f32::NEG_INFINITY];
     let (lo, hi) = (opkit::f64_scalar(-1.0), opkit::scalar(2.5f32, ACL_FLOAT));
@@ -302,6 +305,7 @@ A2 F32 3,4 0 true F32 1,4 I64 1,4 OK
 
 #[test]
 fn the_vendors_max_dim_phase1_cases_replay() {
+    let _gate = crate::common::shared();
     let cases: Vec<Vec<&str>> = MAX_DIM_CASES
         .lines()
         .filter(|l| !l.trim().is_empty())
@@ -371,6 +375,7 @@ fn the_vendors_max_dim_phase1_cases_replay() {
 
 #[test]
 fn max_dim_finds_the_first_maximum_and_its_position() {
+    let _gate = crate::common::shared();
     opkit::on(A2);
     // [2, 3, 2] with ties and a NaN.
     let v = [

@@ -2,8 +2,8 @@
 //! `dims` reducing everything, keepDims, the empty self filled with 0, one-element shapes,
 //! the BOOL-to-INT64 compute, and results through strided views.
 
-mod common;
-mod opkit;
+use crate::common;
+use crate::opkit;
 use ascend_sim::api;
 use ascend_sys::*;
 use common::*;
@@ -29,6 +29,7 @@ fn rsum(
 
 #[test]
 fn checks_in_order() {
+    let _gate = crate::common::shared();
     on(A2);
     let f = |d: &[i64]| meta(d, ACL_FLOAT);
     let d = int_array(&[0]);
@@ -149,6 +150,7 @@ fn checks_in_order() {
 
 #[test]
 fn sums() {
+    let _gate = crate::common::shared();
     on(A2);
     let v: Vec<f32> = (1..=24).map(|x| x as f32).collect();
     let (x, _) = f32_tensor(&[2, 3, 4], &v);

@@ -1,8 +1,8 @@
 //! aclnnMul and aclnnInplaceMul: the vendor's checks in order, dtypes per product (out's
 //! dtype checked too), the in-place form without the dim limit, empty tensors, results.
 
-mod common;
-mod opkit;
+use crate::common;
+use crate::opkit;
 use ascend_sim::api;
 use ascend_sys::*;
 use common::*;
@@ -22,6 +22,7 @@ fn mul_(a: *mut aclTensor, b: *mut aclTensor) -> Got {
 
 #[test]
 fn checks_in_order() {
+    let _gate = crate::common::shared();
     on(A2);
     let f = |d: &[i64]| meta(d, ACL_FLOAT);
     // SAFETY: deliberate NULLs.
@@ -94,6 +95,7 @@ fn checks_in_order() {
 
 #[test]
 fn inplace_has_no_dim_limit_and_checks_against_selfref() {
+    let _gate = crate::common::shared();
     on(A2);
     let f = |d: &[i64]| meta(d, ACL_FLOAT);
     refused(
@@ -126,6 +128,7 @@ fn inplace_has_no_dim_limit_and_checks_against_selfref() {
 
 #[test]
 fn results() {
+    let _gate = crate::common::shared();
     on(A2);
     let (ta, _) = f32_tensor(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 0.1]);
     let (tb, _) = f32_tensor(&[3], &[0.5, -1.0, 0.3]);
