@@ -88,6 +88,7 @@ mod mish;
 mod mish_backward;
 mod mse_loss;
 mod narrow;
+mod nll_loss;
 mod reduce_sum;
 mod scalar;
 #[cfg(test)]
@@ -108,6 +109,7 @@ pub use max_dim::max_dim;
 pub use mish::{mish, mish_into};
 pub use mish_backward::{Broadcast, mish_backward, mish_backward_into};
 pub use mse_loss::{mse_loss, mse_loss_backward};
+pub use nll_loss::{nll_loss, nll_loss_backward};
 pub use reduce_sum::{reduce_sum, reduce_sum_as};
 pub use scalar::{adds, divs, eq_scalar, gt_scalar, muls, ne_scalar, subs};
 pub use softmax::{log_softmax, log_softmax_backward, softmax, softmax_backward};
