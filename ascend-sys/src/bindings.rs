@@ -1799,7 +1799,6 @@ unsafe extern "C" {
     ) -> aclnnStatus;
 }
 unsafe extern "C" {
-<<<<<<< HEAD
     pub fn aclnnCatGetWorkspaceSize(
         tensors: *const aclTensorList,
         dim: i64,
@@ -2197,24 +2196,12 @@ unsafe extern "C" {
     pub fn aclnnInplaceLtScalarGetWorkspaceSize(
         selfRef: *const aclTensor,
         other: *const aclScalar,
-=======
-    pub fn aclnnInplaceUniformGetWorkspaceSize(
-        selfRef: *const aclTensor,
-        from: f64,
-        to: f64,
-        seed: u64,
-        offset: u64,
->>>>>>> rand
         workspaceSize: *mut u64,
         executor: *mut *mut aclOpExecutor,
     ) -> aclnnStatus;
 }
 unsafe extern "C" {
-<<<<<<< HEAD
     pub fn aclnnInplaceLtScalar(
-=======
-    pub fn aclnnInplaceUniform(
->>>>>>> rand
         workspace: *mut ::std::os::raw::c_void,
         workspaceSize: u64,
         executor: *mut aclOpExecutor,
@@ -2222,11 +2209,91 @@ unsafe extern "C" {
     ) -> aclnnStatus;
 }
 unsafe extern "C" {
-<<<<<<< HEAD
     pub fn aclnnLeScalarGetWorkspaceSize(
         self_: *const aclTensor,
         other: *const aclScalar,
-=======
+        out: *mut aclTensor,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnLeScalar(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceLeScalarGetWorkspaceSize(
+        selfRef: *mut aclTensor,
+        other: *const aclScalar,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceLeScalar(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnLeakyReluGetWorkspaceSize(
+        self_: *const aclTensor,
+        negativeSlope: *const aclScalar,
+        out: *mut aclTensor,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnLeakyRelu(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceLeakyReluGetWorkspaceSize(
+        selfRef: *mut aclTensor,
+        negativeSlope: *const aclScalar,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceLeakyRelu(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceUniformGetWorkspaceSize(
+        selfRef: *const aclTensor,
+        from: f64,
+        to: f64,
+        seed: u64,
+        offset: u64,
+        workspaceSize: *mut u64,
+        executor: *mut *mut aclOpExecutor,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
+    pub fn aclnnInplaceUniform(
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSize: u64,
+        executor: *mut aclOpExecutor,
+        stream: aclrtStream,
+    ) -> aclnnStatus;
+}
+unsafe extern "C" {
     pub fn aclnnInplaceNormalGetWorkspaceSize(
         selfRef: *const aclTensor,
         mean: f32,
@@ -2286,18 +2353,13 @@ unsafe extern "C" {
         self_: *const aclTensor,
         dim: i64,
         index: *const aclTensor,
->>>>>>> rand
         out: *mut aclTensor,
         workspaceSize: *mut u64,
         executor: *mut *mut aclOpExecutor,
     ) -> aclnnStatus;
 }
 unsafe extern "C" {
-<<<<<<< HEAD
-    pub fn aclnnLeScalar(
-=======
     pub fn aclnnGather(
->>>>>>> rand
         workspace: *mut ::std::os::raw::c_void,
         workspaceSize: u64,
         executor: *mut aclOpExecutor,
@@ -2305,43 +2367,17 @@ unsafe extern "C" {
     ) -> aclnnStatus;
 }
 unsafe extern "C" {
-<<<<<<< HEAD
-    pub fn aclnnInplaceLeScalarGetWorkspaceSize(
-        selfRef: *mut aclTensor,
-        other: *const aclScalar,
-        workspaceSize: *mut u64,
-        executor: *mut *mut aclOpExecutor,
-    ) -> aclnnStatus;
-}
-unsafe extern "C" {
-    pub fn aclnnInplaceLeScalar(
-        workspace: *mut ::std::os::raw::c_void,
-        workspaceSize: u64,
-        executor: *mut aclOpExecutor,
-        stream: aclrtStream,
-    ) -> aclnnStatus;
-}
-unsafe extern "C" {
-    pub fn aclnnLeakyReluGetWorkspaceSize(
-        self_: *const aclTensor,
-        negativeSlope: *const aclScalar,
-=======
     pub fn aclnnIndexSelectGetWorkspaceSize(
         self_: *const aclTensor,
         dim: i64,
         index: *const aclTensor,
->>>>>>> rand
         out: *mut aclTensor,
         workspaceSize: *mut u64,
         executor: *mut *mut aclOpExecutor,
     ) -> aclnnStatus;
 }
 unsafe extern "C" {
-<<<<<<< HEAD
-    pub fn aclnnLeakyRelu(
-=======
     pub fn aclnnIndexSelect(
->>>>>>> rand
         workspace: *mut ::std::os::raw::c_void,
         workspaceSize: u64,
         executor: *mut aclOpExecutor,
@@ -2349,26 +2385,17 @@ unsafe extern "C" {
     ) -> aclnnStatus;
 }
 unsafe extern "C" {
-<<<<<<< HEAD
-    pub fn aclnnInplaceLeakyReluGetWorkspaceSize(
-        selfRef: *mut aclTensor,
-        negativeSlope: *const aclScalar,
-=======
     pub fn aclnnScatterAddGetWorkspaceSize(
         self_: *const aclTensor,
         dim: i64,
         index: *const aclTensor,
         src: *const aclTensor,
         out: *mut aclTensor,
->>>>>>> rand
         workspaceSize: *mut u64,
         executor: *mut *mut aclOpExecutor,
     ) -> aclnnStatus;
 }
 unsafe extern "C" {
-<<<<<<< HEAD
-    pub fn aclnnInplaceLeakyRelu(
-=======
     pub fn aclnnScatterAdd(
         workspace: *mut ::std::os::raw::c_void,
         workspaceSize: u64,
@@ -2407,7 +2434,6 @@ unsafe extern "C" {
 }
 unsafe extern "C" {
     pub fn aclnnEmbeddingDenseBackward(
->>>>>>> rand
         workspace: *mut ::std::os::raw::c_void,
         workspaceSize: u64,
         executor: *mut aclOpExecutor,

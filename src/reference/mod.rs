@@ -95,6 +95,7 @@ mod mse_loss;
 mod narrow;
 mod reduce_mean;
 pub mod random;
+mod nll_loss;
 mod reduce_sum;
 mod scalar;
 #[cfg(test)]
@@ -120,6 +121,7 @@ pub use mish::{mish, mish_into};
 pub use mish_backward::{Broadcast, mish_backward, mish_backward_into};
 pub use mse_loss::{mse_loss, mse_loss_backward};
 pub use reduce_mean::{arg_max, mean};
+pub use nll_loss::{nll_loss, nll_loss_backward};
 pub use reduce_sum::{reduce_sum, reduce_sum_as};
 // One function per row of the family table, so the list follows the table.
 pub use scalar::*;

@@ -47,9 +47,8 @@ fn lanes<T: Element, D: Dimension>(
     let mut out = wide[0].clone();
     let len = out.shape()[d];
     let (mut ins, mut res) = (vec![vec![0.0; len]; wide.len()], vec![0.0; len]);
-    let mut lanes_out = out.lanes_mut(Axis(d)).into_iter();
     let mut lanes_in: Vec<_> = wide.iter().map(|w| w.lanes(Axis(d)).into_iter()).collect();
-    while let Some(mut lane) = lanes_out.next() {
+    for mut lane in out.lanes_mut(Axis(d)) {
         for (buf, it) in ins.iter_mut().zip(lanes_in.iter_mut()) {
             if let Some(l) = it.next() {
                 buf.iter_mut().zip(l.iter()).for_each(|(b, &v)| *b = v);
