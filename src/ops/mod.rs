@@ -47,4 +47,5 @@ operators! {
     max_pool2d,
     random,
     gather,
+    nll_loss,
 }

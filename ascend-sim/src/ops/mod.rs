@@ -30,6 +30,7 @@ pub mod mse_loss;
 pub mod mse_loss_backward;
 pub mod mul;
 pub mod random;
+pub(crate) mod nll_loss;
 pub mod reduce_sum;
 pub(crate) mod scalar;
 pub(crate) mod threshold_backward;
@@ -64,6 +65,7 @@ pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
     random::bernoulli_tensor_entries::ENTRIES,
     gather::gather_entries::ENTRIES,
     gather::index_select_entries::ENTRIES,
+    nll_loss::ENTRIES,
 ];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).
