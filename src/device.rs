@@ -510,8 +510,8 @@ impl Device {
     }
 
     /// Sets how many prepared executors this device handle keeps for one-off calls (0
-    /// turns the cache off; the default is `ASCENDCL_EXECUTOR_CACHE`, else 64), evicting
-    /// the least recently used beyond it. A call with a tensor list never uses it.
+    /// turns the cache off; the default is `ASCENDCL_EXECUTOR_CACHE`, else 0), evicting
+    /// the least recently used beyond it.
     ///
     /// With the cache on, a one-off call whose operator, tensor dtypes, dims, strides and
     /// offsets, optional arguments (given or absent) and attribute values (bit for bit)

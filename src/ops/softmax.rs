@@ -98,7 +98,7 @@ crate::operator! {
     /// softmax(&x, -1, &mut p, &stream)?;
     /// assert_eq!(p.to_array(&stream)?, array![[0.5f32, 0.5], [0.5, 0.5]].into_dyn());
     /// let q: DeviceTensor<f32> = softmax_new(&x, 0, &stream)?;
-    /// assert!((q.to_array(&stream)?[[1, 0]] - 0.731_058_6).abs() < 1e-6);
+    /// assert!((q.to_array::<ndarray::Ix2>(&stream)?[[1, 0]] - 0.731_058_6).abs() < 1e-6);
     /// # Ok(()) }
     /// ```
     pub fn softmax<X, O>(
@@ -142,7 +142,7 @@ crate::operator! {
     /// let x = DeviceTensor::from_array(&stream, &array![1.0f32, 1.0])?;
     /// let mut y = DeviceTensor::<f32>::zeros(&stream, [2])?;
     /// log_softmax(&x, 0, &mut y, &stream)?;
-    /// assert!((y.to_array(&stream)?[[0]] + std::f32::consts::LN_2).abs() < 1e-6);
+    /// assert!((y.to_array::<ndarray::Ix1>(&stream)?[0] + std::f32::consts::LN_2).abs() < 1e-6);
     /// # Ok(()) }
     /// ```
     pub fn log_softmax<X, O>(

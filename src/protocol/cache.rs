@@ -98,19 +98,12 @@ enum Slot {
     Other,
 }
 
-/// The capacity of a device's cache unless `ASCENDCL_EXECUTOR_CACHE` says otherwise: a
-/// training step's distinct eager calls (forward, backward and update of a small model
-/// make a few dozen keys) fit, while the entries kept (an executor and its descriptors
-/// each, no device memory) stay few.
-pub(crate) const DEFAULT_CAPACITY: usize = 64;
-
-/// The default capacity of a device's cache: `ASCENDCL_EXECUTOR_CACHE` (0 turns it off),
-/// else [`DEFAULT_CAPACITY`].
+/// The default capacity of a device's cache: `ASCENDCL_EXECUTOR_CACHE`, else 0 (off).
 pub(crate) fn default_capacity() -> usize {
     std::env::var("ASCENDCL_EXECUTOR_CACHE")
         .ok()
         .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(DEFAULT_CAPACITY)
+        .unwrap_or(0)
 }
 
 impl ExecutorCache {

@@ -12,8 +12,8 @@
 //! * A [`Plan`] runs phase 1 once, and launches phase 2 many times, on tensors of its
 //!   dims and strides at any offset (a moving batch window); [`Plan::set_attr`] changes an
 //!   attribute, which costs one phase 1 at the next launch (CANN fixes attributes there).
-//! * With the device's executor cache on (the default:
-//!   [`Device::set_executor_cache_capacity`](crate::Device::set_executor_cache_capacity)),
+//! * With the device's executor cache on
+//!   ([`Device::set_executor_cache_capacity`](crate::Device::set_executor_cache_capacity)),
 //!   a one-off call like a recent one launches that call's repeatable executor as a plan
 //!   does (`cache`). A call with a tensor list bypasses it.
 //! * Entry points are looked up by name the first time a runtime uses the operator; a

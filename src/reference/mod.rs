@@ -93,9 +93,9 @@ mod mish;
 mod mish_backward;
 mod mse_loss;
 mod narrow;
-mod reduce_mean;
-pub mod random;
 mod nll_loss;
+pub mod random;
+mod reduce_mean;
 mod reduce_sum;
 mod scalar;
 #[cfg(test)]
@@ -120,8 +120,8 @@ pub use max_pool::{max_pool2d_with_indices, max_pool2d_with_indices_backward};
 pub use mish::{mish, mish_into};
 pub use mish_backward::{Broadcast, mish_backward, mish_backward_into};
 pub use mse_loss::{mse_loss, mse_loss_backward};
-pub use reduce_mean::{arg_max, mean};
 pub use nll_loss::{nll_loss, nll_loss_backward};
+pub use reduce_mean::{arg_max, mean};
 pub use reduce_sum::{reduce_sum, reduce_sum_as};
 // One function per row of the family table, so the list follows the table.
 pub use scalar::*;

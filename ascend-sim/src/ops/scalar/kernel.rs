@@ -39,12 +39,18 @@ pub(super) fn run(row: &ScalarOp, call: &KernelCall, scratch: &mut Scratch) -> R
     if let Some(dt) =
         DType::from_acl(compute).filter(|_| self_dtype == compute && out_dtype == compute)
     {
+        let (f, t) = (row.f32, term as f32);
+        let no_temporaries = decision.ws[SELF].is_none() && decision.ws[OUT].is_none();
+        if dt == DType::F32 && no_temporaries {
+            if let Some(done) = call.dense_f32([SELF], OUT, |[x]| f(x, t)) {
+                return done;
+            }
+        }
         // The contiguous-friendly path: f32 values, one tight loop, split over threads
         // when large.
         let [x] = scratch.get::<1>(n);
         call.read(SELF, &decision.out_shape, x)?;
         call.through_workspace(SELF, dt, x)?;
-        let (f, t) = (row.f32, term as f32);
         par_chunks(x, |_, x| {
             for v in x {
                 *v = dt.round(f(*v, t));
