@@ -144,13 +144,13 @@ crate::operator! {
     /// without allocating, for lists of the planned length and layouts.
     ///
     /// # Errors
-    /// [`Error::DeviceMismatch`](crate::Error::DeviceMismatch),
-    /// [`Error::UnsupportedDtype`](crate::Error::UnsupportedDtype),
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) (promotion, cast to out,
+    /// [`Error::DeviceMismatch`],
+    /// [`Error::UnsupportedDtype`],
+    /// [`Error::InvalidArgument`] (promotion, cast to out,
     /// `dim`, the shapes of the tensors),
-    /// [`Error::TooManyDims`](crate::Error::TooManyDims),
-    /// [`Error::ShapeMismatch`](crate::Error::ShapeMismatch) (`out`);
-    /// [`Error::Aclnn`](crate::Error::Aclnn) from the library.
+    /// [`Error::TooManyDims`],
+    /// [`Error::ShapeMismatch`] (`out`);
+    /// [`Error::Aclnn`] from the library.
     ///
     /// ```
     /// # fn main() -> ascendcl::Result<()> {

@@ -134,11 +134,11 @@ crate::operator! {
     /// does: the operator refuses ND. An empty input computes nothing.
     ///
     /// # Errors
-    /// [`Error::DeviceMismatch`](crate::Error::DeviceMismatch),
-    /// [`Error::UnsupportedDtype`](crate::Error::UnsupportedDtype),
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) (ranks, attributes,
-    /// channels, groups, `math`), [`Error::ShapeMismatch`](crate::Error::ShapeMismatch)
-    /// (`bias`, `out`); [`Error::Aclnn`](crate::Error::Aclnn) from the library.
+    /// [`Error::DeviceMismatch`],
+    /// [`Error::UnsupportedDtype`],
+    /// [`Error::InvalidArgument`] (ranks, attributes,
+    /// channels, groups, `math`), [`Error::ShapeMismatch`]
+    /// (`bias`, `out`); [`Error::Aclnn`] from the library.
     ///
     /// ```
     /// # fn main() -> ascendcl::Result<()> {

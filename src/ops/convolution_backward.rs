@@ -5,7 +5,7 @@
 //! declaration's attribute types stop at `int64_t`) and its three outputs are each
 //! optional (NULL when the mask does not ask for it), which the declaration's roles and
 //! its two-output allocating form do not cover. The protocol underneath is the same:
-//! [`protocol::call`](crate::protocol::call) validates and runs it, [`Plan`](crate::Plan)
+//! [`protocol::call`](crate::protocol::call) validates and runs it, [`Plan`]
 //! keeps it.
 
 use super::convolution::{cube_math, ints};
@@ -270,11 +270,11 @@ fn opt_out<'a, T: Operand>(t: Option<TensorViewMut<'a, T>>) -> Value<'a> {
 /// zeros.
 ///
 /// # Errors
-/// [`Error::DeviceMismatch`](crate::Error::DeviceMismatch),
-/// [`Error::UnsupportedDtype`](crate::Error::UnsupportedDtype),
-/// [`Error::InvalidArgument`](crate::Error::InvalidArgument) (attributes, channels,
-/// groups, the mask, `math`), [`Error::ShapeMismatch`](crate::Error::ShapeMismatch);
-/// [`Error::Aclnn`](crate::Error::Aclnn) from the library.
+/// [`Error::DeviceMismatch`],
+/// [`Error::UnsupportedDtype`],
+/// [`Error::InvalidArgument`] (attributes, channels,
+/// groups, the mask, `math`), [`Error::ShapeMismatch`];
+/// [`Error::Aclnn`] from the library.
 #[allow(clippy::too_many_arguments)]
 pub fn convolution_backward<G: Operand, X: Operand, W: Operand, I: Operand, V: Operand, B: Operand>(
     grad_out: impl AsTensorView<Elem = G>,
@@ -353,7 +353,7 @@ pub fn convolution_backward_new<G: crate::Element, X: crate::Element, W: crate::
 }
 
 /// A reusable [`convolution_backward`] for fixed layouts, element types, attributes and
-/// mask (a [`Plan`](crate::Plan)); built on `Plan`, `Send + Sync`, launching needs
+/// mask (a [`Plan`]); built on `Plan`, `Send + Sync`, launching needs
 /// `&mut self`.
 pub struct ConvolutionBackwardPlan<G, X, W, I, V, B>(Plan<ConvolutionBackward, (G, X, W, I, V, B)>);
 
@@ -364,7 +364,7 @@ impl<G: Operand, X: Operand, W: Operand, I: Operand, V: Operand, B: Operand>
     /// and attributes; nothing is computed.
     ///
     /// # Errors
-    /// As [`convolution_backward`]; [`Error::Aclnn`](crate::Error::Aclnn) from phase 1 or
+    /// As [`convolution_backward`]; [`Error::Aclnn`] from phase 1 or
     /// `aclSetAclOpExecutorRepeatable`.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
@@ -408,9 +408,9 @@ impl<G: Operand, X: Operand, W: Operand, I: Operand, V: Operand, B: Operand>
     /// outputs given or absent as at `new`).
     ///
     /// # Errors
-    /// [`Error::DeviceMismatch`](crate::Error::DeviceMismatch),
-    /// [`Error::PlanMismatch`](crate::Error::PlanMismatch);
-    /// [`Error::Aclnn`](crate::Error::Aclnn) from the library.
+    /// [`Error::DeviceMismatch`],
+    /// [`Error::PlanMismatch`];
+    /// [`Error::Aclnn`] from the library.
     #[allow(clippy::too_many_arguments)]
     pub fn launch(
         &mut self,

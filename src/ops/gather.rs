@@ -157,11 +157,11 @@ crate::operator! {
     /// ```
     ///
     /// # Errors
-    /// [`Error::UnsupportedDtype`](crate::Error::UnsupportedDtype),
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) (out's dtype, ranks, `dim`),
-    /// [`Error::ShapeMismatch`](crate::Error::ShapeMismatch),
-    /// [`Error::DeviceMismatch`](crate::Error::DeviceMismatch);
-    /// [`Error::Aclnn`](crate::Error::Aclnn) from the library.
+    /// [`Error::UnsupportedDtype`],
+    /// [`Error::InvalidArgument`] (out's dtype, ranks, `dim`),
+    /// [`Error::ShapeMismatch`],
+    /// [`Error::DeviceMismatch`];
+    /// [`Error::Aclnn`] from the library.
     pub fn gather<T, I>(
         x: input<T> = "self",
         dim: attr<i64> = "dim",

@@ -94,10 +94,10 @@ crate::operator! {
     ///   shape. An empty batch computes nothing.
     ///
     /// # Errors
-    /// [`Error::UnsupportedOperator`](crate::Error::UnsupportedOperator) off Atlas A2/A3,
-    /// [`Error::UnsupportedDtype`](crate::Error::UnsupportedDtype),
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) (the window),
-    /// [`Error::ShapeMismatch`](crate::Error::ShapeMismatch); [`Error::Aclnn`](crate::Error::Aclnn).
+    /// [`Error::UnsupportedOperator`] off Atlas A2/A3,
+    /// [`Error::UnsupportedDtype`],
+    /// [`Error::InvalidArgument`] (the window),
+    /// [`Error::ShapeMismatch`]; [`Error::Aclnn`].
     ///
     /// ```
     /// # fn main() -> ascendcl::Result<()> {

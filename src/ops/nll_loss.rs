@@ -64,7 +64,7 @@ fn reduction(c: &Call<'_>, i: usize) -> Result<i64> {
 /// one gets `[n]` or 0-D.
 fn loss_shape(c: &Call<'_>, i: usize, per_sample: Option<usize>) -> Result<()> {
     if c.is_pending(i) {
-        return c.infer(i, per_sample.as_ref().map_or(&[][..], std::slice::from_ref));
+        return c.infer(i, per_sample.as_slice());
     }
     let d = c.dims(i);
     let ok = match per_sample {
@@ -142,13 +142,13 @@ crate::operator! {
     ///   mean, a zero sum and a zero total weight.
     ///
     /// # Errors
-    /// [`Error::DeviceMismatch`](crate::Error::DeviceMismatch),
-    /// [`Error::UnsupportedOperator`](crate::Error::UnsupportedOperator),
-    /// [`Error::UnsupportedDtype`](crate::Error::UnsupportedDtype),
-    /// [`Error::TooManyDims`](crate::Error::TooManyDims),
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) (`target`'s shape),
-    /// [`Error::ShapeMismatch`](crate::Error::ShapeMismatch);
-    /// [`Error::Aclnn`](crate::Error::Aclnn) from the library.
+    /// [`Error::DeviceMismatch`],
+    /// [`Error::UnsupportedOperator`],
+    /// [`Error::UnsupportedDtype`],
+    /// [`Error::TooManyDims`],
+    /// [`Error::InvalidArgument`] (`target`'s shape),
+    /// [`Error::ShapeMismatch`];
+    /// [`Error::Aclnn`] from the library.
     ///
     /// ```
     /// # fn main() -> ascendcl::Result<()> {

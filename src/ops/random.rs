@@ -437,10 +437,10 @@ crate::operator! {
     /// * `p` (prob): a floating [`Scalar`] in `[0, 1]`.
     ///
     /// # Errors
-    /// [`Error::UnsupportedOperator`](crate::Error::UnsupportedOperator),
-    /// [`Error::UnsupportedDtype`](crate::Error::UnsupportedDtype),
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) (`p`);
-    /// [`Error::Aclnn`](crate::Error::Aclnn) from the library.
+    /// [`Error::UnsupportedOperator`],
+    /// [`Error::UnsupportedDtype`],
+    /// [`Error::InvalidArgument`] (`p`);
+    /// [`Error::Aclnn`] from the library.
     pub fn inplace_bernoulli_seeded<T>(
         x: inplace_const<T> = "selfRef",
         p: attr<Scalar> = "prob",
@@ -472,7 +472,7 @@ crate::operator! {
     ///   does not check).
     ///
     /// # Errors
-    /// As [`inplace_bernoulli_seeded`]; [`Error::NotBroadcastable`](crate::Error::NotBroadcastable).
+    /// As [`inplace_bernoulli_seeded`]; [`Error::NotBroadcastable`].
     pub fn inplace_bernoulli_tensor_seeded<T, P>(
         x: inplace_const<T> = "selfRef",
         p: input<P> = "prob",

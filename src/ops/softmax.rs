@@ -81,12 +81,12 @@ crate::operator! {
     /// A NaN or a +∞ in a row makes the row NaN.
     ///
     /// # Errors
-    /// [`Error::DeviceMismatch`](crate::Error::DeviceMismatch),
-    /// [`Error::UnsupportedDtype`](crate::Error::UnsupportedDtype),
-    /// [`Error::TooManyDims`](crate::Error::TooManyDims),
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) (`dim`),
-    /// [`Error::ShapeMismatch`](crate::Error::ShapeMismatch) (`out`);
-    /// [`Error::Aclnn`](crate::Error::Aclnn) from the library.
+    /// [`Error::DeviceMismatch`],
+    /// [`Error::UnsupportedDtype`],
+    /// [`Error::TooManyDims`],
+    /// [`Error::InvalidArgument`] (`dim`),
+    /// [`Error::ShapeMismatch`] (`out`);
+    /// [`Error::Aclnn`] from the library.
     ///
     /// ```
     /// # fn main() -> ascendcl::Result<()> {
@@ -131,8 +131,8 @@ crate::operator! {
     /// * `dim`: in `-rank..rank` (checked even for an empty `x`).
     ///
     /// # Errors
-    /// As [`softmax`](crate::softmax), plus
-    /// [`Error::UnsupportedOperator`](crate::Error::UnsupportedOperator) on 310B.
+    /// As [`softmax`], plus
+    /// [`Error::UnsupportedOperator`] on 310B.
     ///
     /// ```
     /// # fn main() -> ascendcl::Result<()> {
@@ -209,12 +209,12 @@ crate::operator! {
     arg_dtypes: backward_dtypes;
     rule: |c: &Call<'_>| along_dim(c, 2, true);
 
-    /// The gradient of [`log_softmax`](crate::log_softmax) with respect to its input,
+    /// The gradient of [`log_softmax`] with respect to its input,
     /// queued on `stream` (`aclnnLogSoftmaxBackward`); arguments as
-    /// [`softmax_backward`](crate::softmax_backward), `output` being the log-softmax.
+    /// [`softmax_backward`], `output` being the log-softmax.
     ///
     /// # Errors
-    /// As [`softmax`](crate::softmax).
+    /// As [`softmax`].
     ///
     /// ```
     /// # fn main() -> ascendcl::Result<()> {

@@ -119,10 +119,11 @@ fn run(row: &Unary, call: &KernelCall, scratch: &mut Scratch) -> Result<(), Stri
         return call.scatter_bytes(OUT, &bytes);
     }
     let no_temporaries = call.decision().ws[SELF].is_none() && call.decision().ws[OUT].is_none();
-    if compute == ACL_FLOAT && no_temporaries {
-        if let Some(done) = call.dense_f32([SELF], OUT, |[x]| (row.f32)(x)) {
-            return done;
-        }
+    if compute == ACL_FLOAT
+        && no_temporaries
+        && let Some(done) = call.dense_f32([SELF], OUT, |[x]| (row.f32)(x))
+    {
+        return done;
     }
     if let Some(dt) =
         DType::from_acl(compute).filter(|_| self_dtype == compute && out_dtype == compute)

@@ -41,10 +41,11 @@ pub(super) fn run(row: &ScalarOp, call: &KernelCall, scratch: &mut Scratch) -> R
     {
         let (f, t) = (row.f32, term as f32);
         let no_temporaries = decision.ws[SELF].is_none() && decision.ws[OUT].is_none();
-        if dt == DType::F32 && no_temporaries {
-            if let Some(done) = call.dense_f32([SELF], OUT, |[x]| f(x, t)) {
-                return done;
-            }
+        if dt == DType::F32
+            && no_temporaries
+            && let Some(done) = call.dense_f32([SELF], OUT, |[x]| f(x, t))
+        {
+            return done;
         }
         // The contiguous-friendly path: f32 values, one tight loop, split over threads
         // when large.
