@@ -301,13 +301,16 @@ fn plans_launch_without_allocating() {
     let mut out = DeviceTensor::<f32>::zeros(&stream, [64, 32]).unwrap();
     let mut gp = GeluBackwardPlan::new(&g, &x, &out, &stream).unwrap();
     let mut tp = ThresholdBackwardPlan::new(&g, &x, 0.0, &out, &stream).unwrap();
-    // Warm-up with the measured loop itself: the stream's task ring and kernel-call pool
-    // grow to the number of launches in flight.
+    // Warm-up with the measured loop itself, the stream held so that all its launches
+    // are in flight at once: the stream's task ring and kernel-call pool grow to the most
+    // the measured loop can queue, however the worker thread is scheduled.
     for _ in 0..2 {
+        let hold = ascend_sim::testing::hold_stream(stream.as_raw()).expect("a live stream");
         for _ in 0..50 {
             gp.launch(&g, &x, &mut out, &stream).unwrap();
             tp.launch(&g, &x, &mut out, &stream).unwrap();
         }
+        hold.release();
         stream.synchronize().unwrap();
     }
     let (mine, all) = allocations_during(|| {
