@@ -10,9 +10,10 @@ rustup component list --toolchain "$NIGHTLY" --installed | grep -q '^rust-src' |
 export RUSTFLAGS="-Zsanitizer=thread"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/tsan"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
-# Whole binaries, then the modules of ascend-sim's gathered test binaries
-# (`tests/<binary>/main.rs`) that share tensors, events and streams between threads: a
-# filter names a module (`mish::` runs `ascend-sim/tests/operators/mish.rs`; no other module
+# Whole binaries, then the modules of the gathered test binaries (`tests/<binary>/main.rs`)
+# that share tensors, events and streams between threads: a filter names a module
+# (`concurrency::` runs `tests/proofs/concurrency.rs`; `runtime::` and `error_text::` in
+# ascend-sim's `runtime` binary, `host::` and `error_text::` in ascendcl's; no other module
 # of these binaries contains one of these names). Both packages in each run, so that their
 # features unify and the two runs share one instrumented build. Extra arguments are cargo
 # options, passed to both runs.
@@ -20,14 +21,10 @@ run() {
     cargo +"$NIGHTLY" test -Zbuild-std --target "$TRIPLE" --locked --no-fail-fast \
         -p ascendcl -p ascend-sim "$@"
 }
-tests=(
-    proof_concurrency proof_drop_order api_lifetimes proof_event_race
-    proof_stream_ordering proof_parked_errors api_host
-    proof_stream_deaths proof_stream_chaos error_text phase1
-)
-args=()
-for t in "${tests[@]}"; do args+=(--test "$t"); done
 status=0
-run "${args[@]}" "$@" || status=1
-run --test runtime --test operators "$@" -- runtime:: error_text:: mish:: || status=1
+run --test api_lifetimes --test proof_parked_errors --test proof_stream_deaths \
+    --test proof_stream_chaos --test phase1 "$@" || status=1
+run --test proofs --test runtime --test operators "$@" -- \
+    concurrency:: drop_order:: event_race:: stream_ordering:: host:: error_text:: \
+    runtime:: mish:: || status=1
 exit "$status"

@@ -5,6 +5,7 @@
 pub mod cases;
 pub mod chaos;
 pub mod counting;
+pub mod gate;
 pub mod held;
 pub mod logs;
 pub mod orders;
@@ -16,7 +17,12 @@ pub mod views;
 
 use ascendcl::{DType, Device, Element, Runtime};
 use ndarray::{ArrayD, IxDyn};
-use std::sync::{Mutex, MutexGuard, Once, OnceLock};
+use std::sync::{Once, OnceLock};
+
+// Only the gathered binaries (`tests/<binary>/main.rs`) take `shared`: a binary of its
+// own has its process to itself.
+#[allow(unused_imports)]
+pub use gate::{Gate, serial, shared};
 
 /// The simulated devices of every `api_*` test binary: an Atlas A2 (bf16), an Atlas
 /// training 910 (no bf16) and an Atlas 200I/500 A2 (no MishBackward).
@@ -26,7 +32,6 @@ pub const A910: i32 = 1;
 pub const B310: i32 = 2;
 
 static ENV: Once = Once::new();
-static SERIAL: Mutex<()> = Mutex::new(());
 static DEVICES: OnceLock<&'static str> = OnceLock::new();
 
 /// Chooses the simulated devices of this test binary instead of [`SIM_DEVICES`]; every
@@ -55,22 +60,17 @@ pub fn device(id: i32) -> Device {
     runtime().device(id).expect("device")
 }
 
-/// Serialises the tests of one binary so that the simulator's live-object counters can be
-/// compared before and after each test.
+/// Compares the simulator's live-object counters before and after a test. The counters
+/// are process-wide: it holds the binary's [`Gate`] exclusive, and every other test of the
+/// binary holds it shared ([`shared`]), so no concurrent test's objects are counted.
 pub struct LeakCheck {
     before: ascend_sim::Counters,
-    _guard: MutexGuard<'static, ()>,
-}
-
-/// The lock [`LeakCheck`] holds, for a test that leaks on purpose: no leak check runs
-/// while it is held.
-pub fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+    _guard: Gate,
 }
 
 impl LeakCheck {
     pub fn start() -> LeakCheck {
-        let guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+        let guard = serial();
         let _ = runtime();
         LeakCheck {
             before: ascend_sim::counters(),

@@ -6,11 +6,17 @@
 use ascendcl::hccl::{Communicator, ReduceOp};
 use ascendcl::{Device, DeviceTensor, Element, Error, Runtime, Stream};
 use ndarray::Array1;
-use std::sync::{Mutex, MutexGuard, Once};
+use std::sync::Once;
+
+#[path = "../common/gate.rs"]
+mod gate;
+// Only the gathered binaries (`tests/<binary>/main.rs`) take `shared`: a binary of its
+// own has its process to itself.
+#[allow(unused_imports)]
+pub use gate::{Gate, serial, shared};
 use std::time::Duration;
 
 static ENV: Once = Once::new();
-static SERIAL: Mutex<()> = Mutex::new(());
 
 /// The simulator runtime with `devices` (SoC names, comma-separated) and, when given, the
 /// HCCL timeout; the environment is set once, before the simulator's `aclInit`.
@@ -176,17 +182,17 @@ pub fn values<T: Element>(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<T> {
         .collect()
 }
 
-/// Serialises the tests of a binary and checks that the simulator's objects and HCCL's
-/// communicators and queued collectives are back where they were, and that the simulator
-/// reported nothing.
+/// Checks that the simulator's objects and HCCL's communicators and queued collectives are
+/// back where they were, and that the simulator reported nothing. It holds the binary's
+/// [`Gate`] exclusive (every other test holds it shared: [`shared`]).
 pub struct LeakCheck {
     before: [u64; 5],
-    _guard: MutexGuard<'static, ()>,
+    _guard: Gate,
 }
 
 impl LeakCheck {
     pub fn start(rt: Runtime) -> LeakCheck {
-        let guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+        let guard = serial();
         let _ = rt;
         ascend_sim::clear_last_report();
         LeakCheck {
