@@ -13,17 +13,30 @@
 mod common;
 #[path = "../opkit/mod.rs"]
 mod opkit;
+#[path = "../casekit/mod.rs"]
+mod casekit;
+#[path = "../nn_cases/mod.rs"]
+mod nn_cases;
 
+mod activation_grads;
 mod add;
 mod addmm;
+mod arg_max_mean;
 mod argument_model;
 mod binary;
+mod cat;
+mod cnn;
 mod fill_zero;
+mod gather;
 mod matmul;
 mod mish;
 mod mse_loss;
 mod mul;
+mod nll_loss;
+mod pool;
+mod random;
 mod reduce_sum;
 mod scalar;
 mod shapes_props;
+mod softmax;
 mod unary;

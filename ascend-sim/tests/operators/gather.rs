@@ -2,9 +2,10 @@
 //! through the C ABI, the kernels' copies, and an index out of range failing the launch
 //! with its position.
 
-mod casekit;
-mod common;
-mod opkit;
+use crate::casekit;
+use crate::common;
+use crate::opkit;
+
 use ascend_sys::*;
 use casekit::*;
 use common::*;

@@ -3,8 +3,8 @@
 //! case), the checks' order where it differs between the four, and the kernels along the
 //! last dim and along an inner dim.
 
-mod common;
-mod opkit;
+use crate::opkit;
+
 
 use crate::common::*;
 use ascend_sim::symbol;
@@ -203,6 +203,7 @@ fn destroy_all(ts: &[*mut aclTensor]) {
 
 #[test]
 fn the_vendors_softmax_and_log_softmax_phase1_cases_replay() {
+    let _gate = crate::common::shared();
     opkit::on(A2);
     let cases = lines(FORWARD_CASES);
     let count = |op: &str| cases.iter().filter(|c| c[0] == op).count();
@@ -223,6 +224,7 @@ fn the_vendors_softmax_and_log_softmax_phase1_cases_replay() {
 
 #[test]
 fn the_vendors_softmax_backward_phase1_cases_replay() {
+    let _gate = crate::common::shared();
     opkit::on(A2);
     let cases = lines(BACKWARD_CASES);
     let count = |op: &str| cases.iter().filter(|c| c[0] == op).count();
@@ -250,6 +252,7 @@ fn the_vendors_softmax_backward_phase1_cases_replay() {
 
 #[test]
 fn bf16_is_refused_where_the_product_lacks_it_and_310p_has_log_softmax() {
+    let _gate = crate::common::shared();
     // The vendor's case_020 on a product without BF16 (its `else` branch).
     opkit::on(TRAINING);
     for op in ["SoftmaxBackward", "LogSoftmaxBackward"] {
@@ -269,6 +272,7 @@ fn bf16_is_refused_where_the_product_lacks_it_and_310p_has_log_softmax() {
 
 #[test]
 fn the_checks_run_in_each_operators_own_order() {
+    let _gate = crate::common::shared();
     opkit::on(A2);
     let (bad_dtype, f32_23) = (
         opkit::meta(&[2, 3], ACL_UINT32),
@@ -323,6 +327,7 @@ fn run_forward(op: &str, dims: &[i64], x: &[f32], dim: i64) -> Vec<f32> {
 
 #[test]
 fn kernels_reduce_along_the_last_and_an_inner_dim_alike() {
+    let _gate = crate::common::shared();
     opkit::on(A2);
     // [3, 4, 5]: softmax along dim 1 equals softmax along the last dim of its transpose.
     let x: Vec<f32> = (0..60)
@@ -362,6 +367,7 @@ fn kernels_reduce_along_the_last_and_an_inner_dim_alike() {
 
 #[test]
 fn a_large_softmax_splits_its_rows_across_threads_with_the_same_result() {
+    let _gate = crate::common::shared();
     opkit::on(A2);
     // 512 rows of 256: above the threshold at which the rows are split.
     let (rows, len) = (512usize, 256usize);

@@ -1,6 +1,7 @@
 //! Stream-ordered memory pools (`aclrtMemPool*`) and `aclrtLaunchCallback`.
 
-mod common;
+use crate::common;
+
 use ascend_sim::{api, set_fault, testing};
 use ascend_sys::*;
 use common::*;
@@ -56,6 +57,7 @@ fn free_bytes() -> usize {
 
 #[test]
 fn props_are_checked_in_order() {
+    let _gate = crate::common::shared();
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     setup();
     let mut pool = null_mut();
@@ -83,6 +85,7 @@ fn props_are_checked_in_order() {
 
 #[test]
 fn a_freed_block_is_reused_only_after_its_free_ran() {
+    let _gate = crate::common::shared();
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     setup();
     let pool = create_pool(0);
@@ -118,6 +121,7 @@ fn a_freed_block_is_reused_only_after_its_free_ran() {
 
 #[test]
 fn use_after_a_stream_ordered_free_is_reported() {
+    let _gate = crate::common::shared();
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     setup();
     let pool = create_pool(0);
@@ -154,6 +158,7 @@ fn use_after_a_stream_ordered_free_is_reported() {
 
 #[test]
 fn trim_and_max_size_and_faults() {
+    let _gate = crate::common::serial();
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     setup();
     let pool = create_pool(4096);
@@ -191,6 +196,7 @@ extern "C" fn note(user_data: *mut c_void) {
 
 #[test]
 fn callbacks_run_in_stream_order() {
+    let _gate = crate::common::shared();
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     setup();
     let s = create_stream();

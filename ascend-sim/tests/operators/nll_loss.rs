@@ -2,8 +2,8 @@
 //! unit-test cases replayed (expected status per case), NLLLossBackward's checks in the
 //! vendor's order (the vendor has no unit test of it), and the kernels.
 
-mod common;
-mod opkit;
+use crate::opkit;
+
 
 use crate::common::*;
 use ascend_sim::symbol;
@@ -137,6 +137,7 @@ A2 Ascend910B2_case_024 BF16 10,7 U8 10 BF16 7 BF16 - BF16 1 1 -100 OK
 
 #[test]
 fn the_vendors_nll_loss_phase1_cases_replay() {
+    let _gate = crate::common::shared();
     let cases: Vec<Vec<&str>> = VENDOR_CASES
         .lines()
         .filter(|l| !l.trim().is_empty())
@@ -167,6 +168,7 @@ fn the_vendors_nll_loss_phase1_cases_replay() {
 
 #[test]
 fn nll_loss_backward_checks_in_the_vendors_order() {
+    let _gate = crate::common::shared();
     opkit::on(A2);
     let f = |dt: aclDataType, d: &[i64]| opkit::meta(d, dt);
     let (g, x, t, w, tw, o) = (
@@ -234,6 +236,7 @@ fn f32s_of(p: *mut c_void, n: usize) -> Vec<f32> {
 
 #[test]
 fn the_kernels_weigh_count_and_ignore_labels() {
+    let _gate = crate::common::shared();
     opkit::on(A2);
     // 4 samples of 3 classes; labels 2, 0, ignored (−1), 1; weights 1, 2, 4.
     let x: Vec<f32> = vec![
@@ -296,6 +299,7 @@ fn the_kernels_weigh_count_and_ignore_labels() {
 
 #[test]
 fn an_empty_batch_gives_a_nan_mean_and_zero_sums() {
+    let _gate = crate::common::shared();
     opkit::on(A2);
     let x = opkit::meta(&[0, 4], ACL_FLOAT);
     let t = opkit::meta(&[0], ACL_INT64);

@@ -2,9 +2,10 @@
 //! phase-1 unit-test cases replayed through the C ABI, and the kernels' documented
 //! streams (Philox4x32-10 of seed, offset and element index) written through views.
 
-mod casekit;
-mod common;
-mod opkit;
+use crate::casekit;
+use crate::common;
+use crate::opkit;
+
 use ascend_sim::ops::kernel::{bernoulli_unit, standard_normal, uniform_unit};
 use ascend_sys::*;
 use casekit::*;
