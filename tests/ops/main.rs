@@ -15,17 +15,23 @@
 mod common;
 
 mod accuracy_contract;
+mod adam_w;
+mod arg_max_mean;
 mod argument_model;
 mod binary_family;
 mod bool_f64;
 mod clone;
+mod cnn;
 mod copy;
 mod families;
+mod gather;
 mod integers;
 mod matmul;
 mod mish_backward;
+mod nll_loss;
 mod plans;
 mod scalar_family;
+mod softmax;
 mod tensor_ops;
 mod training_ops;
 mod user_operator;

@@ -2,7 +2,8 @@
 //! vendor lists that the crate has, every dim (the last one, inner ones, several), keepdim,
 //! transposed and stepped views, 0-D and empty tensors, plans and allocating forms.
 
-mod common;
+use crate::common;
+
 
 use ascendcl::{
     ArgMaxPlan, DeviceTensor, Element, MeanPlan, Stream, arg_max, arg_max_new, mean, mean_new,

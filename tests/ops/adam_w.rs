@@ -37,6 +37,7 @@ fn textbook(
 
 #[test]
 fn the_reference_step_is_torchs_adamw_with_t_one_past_the_step_count() {
+    let _gate = crate::common::shared();
     let mut cases = 0;
     for amsgrad in [false, true] {
         for maximize in [false, true] {
@@ -98,6 +99,7 @@ fn the_reference_step_is_torchs_adamw_with_t_one_past_the_step_count() {
 
 #[test]
 fn amsgrad_without_its_tensor_and_mismatched_shapes_are_errors() {
+    let _gate = crate::common::shared();
     let h = AdamW {
         lr: 0.1,
         beta1: 0.9,

@@ -3,7 +3,6 @@
 //! and an ignored label, every reduction, 1-D and empty inputs, the allocating forms and
 //! the plans; the gradient against central differences of the forward on the device.
 
-mod common;
 
 use crate::common::{A2, device, mere_mare};
 use ascendcl::{DeviceTensor, Element, Reduction, Stream, reference};
@@ -131,6 +130,7 @@ fn case<T: Element, I: Element>(s: &Stream, n: usize, c: usize, one_d: bool) {
 
 #[test]
 fn nll_loss_and_its_gradient_match_the_reference() {
+    let _gate = crate::common::shared();
     let s = device(A2).stream().unwrap();
     let mut cases = 0;
     for (n, c, one_d) in [
@@ -151,6 +151,7 @@ fn nll_loss_and_its_gradient_match_the_reference() {
 
 #[test]
 fn the_gradient_is_the_central_difference_of_the_loss_on_the_device() {
+    let _gate = crate::common::shared();
     let s = device(A2).stream().unwrap();
     let (x, t, w) = inputs::<f32, i64>(6, 4, false);
     let (td, wd) = (

@@ -4,7 +4,6 @@
 //! and the plans; the gradients against central differences of the forward on the
 //! device; and the typed errors.
 
-mod common;
 
 use crate::common::held::{Lay, hold, lay};
 use crate::common::{A2, B310, device, mere_mare};
@@ -235,6 +234,7 @@ fn run_all(f: impl Fn(&Stream, &[usize], i64, &[f64], Lay) -> Result<(), TestCas
 
 #[test]
 fn softmax_and_log_softmax_match_the_reference_in_every_listed_dtype() {
+    let _gate = crate::common::shared();
     let n = run_all(forward_case::<f32>)
         + run_all(forward_case::<f16>)
         + run_all(forward_case::<bf16>)
@@ -244,6 +244,7 @@ fn softmax_and_log_softmax_match_the_reference_in_every_listed_dtype() {
 
 #[test]
 fn the_gradients_match_the_reference_in_every_listed_dtype() {
+    let _gate = crate::common::shared();
     let n = run_all(backward_case::<f32>)
         + run_all(backward_case::<f16>)
         + run_all(backward_case::<bf16>);
@@ -252,6 +253,7 @@ fn the_gradients_match_the_reference_in_every_listed_dtype() {
 
 #[test]
 fn log_softmax_of_f16_into_f32_computes_in_f32() {
+    let _gate = crate::common::shared();
     let s = device(A2).stream().unwrap();
     let x = from(&[2, 7], (0..14).map(|i| f64::from(i) * 0.37 - 2.0)).mapv(f16::from_f64);
     let xd = DeviceTensor::from_array(&s, &x).unwrap();
@@ -275,6 +277,7 @@ fn objective(s: &Stream, x: &ArrayD<f64>, g: &ArrayD<f64>, dim: i64, log: bool) 
 
 #[test]
 fn the_gradients_are_the_central_differences_of_the_forward_on_the_device() {
+    let _gate = crate::common::shared();
     let s = device(A2).stream().unwrap();
     let h = 1e-5;
     for (shape, dim) in [(vec![3usize, 5], 1i64), (vec![3, 5], 0), (vec![2, 3, 4], 1)] {
@@ -311,6 +314,7 @@ fn the_gradients_are_the_central_differences_of_the_forward_on_the_device() {
 
 #[test]
 fn invalid_calls_fail_with_typed_errors_before_any_ffi_call() {
+    let _gate = crate::common::shared();
     let s = device(A2).stream().unwrap();
     let x = DeviceTensor::<f32>::zeros(&s, [2, 3]).unwrap();
     let mut wrong = DeviceTensor::<f32>::zeros(&s, [3, 2]).unwrap();

@@ -2,7 +2,8 @@
 //! `reference::index`: element types, `i64` and `i32` indices, every dim (negative too),
 //! transposed views, 0-D and empty tensors, the allocating forms and plans, typed errors.
 
-mod common;
+use crate::common;
+
 
 use ascendcl::reference::index as ri;
 use ascendcl::{
@@ -69,6 +70,7 @@ fn cases_of<T: Element + PartialEq + std::fmt::Debug>() -> usize {
 
 #[test]
 fn gather_and_index_select_match_the_reference_for_every_type_dim_and_index_type() {
+    let _gate = crate::common::shared();
     let n = cases_of::<f32>()
         + cases_of::<f16>()
         + cases_of::<i64>()
@@ -81,6 +83,7 @@ fn gather_and_index_select_match_the_reference_for_every_type_dim_and_index_type
 
 #[test]
 fn views_zero_d_and_empty_tensors() {
+    let _gate = crate::common::shared();
     let s = stream();
     let x = data::<f32>();
     let dx = DeviceTensor::from_array(&s, &x).unwrap();
@@ -126,6 +129,7 @@ fn views_zero_d_and_empty_tensors() {
 
 #[test]
 fn a_plan_gathers_new_indices_at_each_launch() {
+    let _gate = crate::common::shared();
     let s = stream();
     let x = data::<f32>();
     let dx = DeviceTensor::from_array(&s, &x).unwrap();
@@ -147,6 +151,7 @@ fn a_plan_gathers_new_indices_at_each_launch() {
 
 #[test]
 fn invalid_calls_are_refused_in_rust_with_typed_errors() {
+    let _gate = crate::common::shared();
     let s = stream();
     let dx = DeviceTensor::from_array(&s, &data::<f32>()).unwrap();
     let i = DeviceTensor::from_array(&s, &index(&[2, 3, 4], 3, 0)).unwrap();

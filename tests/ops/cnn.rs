@@ -4,7 +4,6 @@
 //! plans and allocating forms, the backward operators against central differences of
 //! their forward on the device, and a CNN training step's cost.
 
-mod common;
 
 use crate::common::runtime;
 use ascendcl::reference::{self, ConvSpec};
@@ -145,6 +144,7 @@ const SMALL: &[Small] = &[
 
 #[test]
 fn reference_convolution_matches_a_naive_loop_on_small_shapes() {
+    let _gate = crate::common::shared();
     let mut checked = 0;
     for (k, &(s, p, d, op, g, transposed)) in SMALL.iter().enumerate() {
         let x = arr(&[2, 4, 5, 6], k as u64);
@@ -178,6 +178,7 @@ fn reference_convolution_matches_a_naive_loop_on_small_shapes() {
 
 #[test]
 fn reference_convolution_takes_four_sided_padding_as_top_bottom_left_right() {
+    let _gate = crate::common::shared();
     let x = arr(&[1, 2, 4, 5], 3);
     let w = arr(&[3, 2, 2, 2], 4);
     let spec = |p: &'static [i64]| ConvSpec {
@@ -260,6 +261,7 @@ fn device_vs_reference(xs: &[usize], ws: &[usize], bias: bool, spec: &ConvSpec<'
 
 #[test]
 fn device_convolution_matches_the_reference_on_larger_shapes() {
+    let _gate = crate::common::shared();
     let c = |stride: &'static [i64],
              padding: &'static [i64],
              dilation: &'static [i64],
@@ -343,6 +345,7 @@ fn device_convolution_matches_the_reference_on_larger_shapes() {
 
 #[test]
 fn half_precision_convolution_is_within_half_rounding_of_the_reference() {
+    let _gate = crate::common::shared();
     let stream = stream();
     let x = arr(&[2, 3, 10, 9], 5).mapv(f16::from_f32);
     let w = arr(&[4, 3, 3, 3], 6).mapv(f16::from_f32);
@@ -376,6 +379,7 @@ fn half_precision_convolution_is_within_half_rounding_of_the_reference() {
 
 #[test]
 fn convolution_plans_and_the_allocating_form_agree_with_the_function() {
+    let _gate = crate::common::shared();
     let stream = stream();
     let x = DeviceTensor::from_array(&stream, &arr(&[2, 2, 8, 8], 7)).unwrap();
     let w = DeviceTensor::from_array(&stream, &arr(&[3, 2, 3, 3], 8)).unwrap();
@@ -425,6 +429,7 @@ fn convolution_plans_and_the_allocating_form_agree_with_the_function() {
 
 #[test]
 fn convolution_refuses_bad_groups_and_shapes_in_rust() {
+    let _gate = crate::common::shared();
     let stream = stream();
     let x = DeviceTensor::<f32>::zeros(&stream, [1, 4, 6, 6]).unwrap();
     let w = DeviceTensor::<f32>::zeros(&stream, [2, 4, 3, 3]).unwrap();
@@ -557,6 +562,7 @@ fn central(
 
 #[test]
 fn convolution_backward_matches_central_differences_of_the_forward_on_the_device() {
+    let _gate = crate::common::shared();
     let stream = stream();
     let c = |stride: &'static [i64],
              padding: &'static [i64],
@@ -638,6 +644,7 @@ fn convolution_backward_matches_central_differences_of_the_forward_on_the_device
 
 #[test]
 fn convolution_backward_writes_only_what_the_mask_asks_and_plans_repeat_it() {
+    let _gate = crate::common::shared();
     let stream = stream();
     let spec = ConvSpec {
         padding: &[1, 1],
@@ -715,6 +722,7 @@ fn convolution_backward_writes_only_what_the_mask_asks_and_plans_repeat_it() {
 
 #[test]
 fn convolution_backward_of_an_empty_batch_gives_zero_weight_and_bias_gradients() {
+    let _gate = crate::common::shared();
     let stream = stream();
     let spec = ConvSpec::unit(2);
     let x = DeviceTensor::<f32>::zeros(&stream, [0, 2, 5, 5]).unwrap();
@@ -818,6 +826,7 @@ fn i64s(v: [usize; 2]) -> [i64; 2] {
 
 #[test]
 fn reference_max_pool_matches_a_naive_loop_on_small_shapes() {
+    let _gate = crate::common::shared();
     for (c, &(k, s, p, ceil)) in POOLS.iter().enumerate() {
         let x = arr(&[2, 3, 7, 8], 50 + c as u64);
         let (m, at) = reference::max_pool2d_with_indices(
@@ -837,6 +846,7 @@ fn reference_max_pool_matches_a_naive_loop_on_small_shapes() {
 
 #[test]
 fn device_max_pool_matches_the_reference_with_either_index_type() {
+    let _gate = crate::common::shared();
     let stream = stream();
     for (c, &(k, s, p, ceil)) in POOLS.iter().enumerate() {
         for shape in [&[4usize, 5, 28, 27][..], &[6, 13, 14], &[0, 3, 9, 9]] {
@@ -902,6 +912,7 @@ fn device_max_pool_matches_the_reference_with_either_index_type() {
 
 #[test]
 fn max_pool_refuses_a_dilation_and_an_oversized_padding_in_rust() {
+    let _gate = crate::common::shared();
     let stream = stream();
     let x = DeviceTensor::from_array(&stream, &arr(&[1, 1, 6, 6], 5)).unwrap();
     let r: ascendcl::Result<(DeviceTensor<f32>, DeviceTensor<i32>)> =
@@ -943,6 +954,7 @@ fn distinct(shape: &[usize], seed: u64) -> ArrayD<f32> {
 
 #[test]
 fn max_pool_backward_matches_central_differences_of_the_forward_on_the_device() {
+    let _gate = crate::common::shared();
     let stream = stream();
     for (c, &(k, s, p, ceil)) in POOLS.iter().enumerate() {
         let x = distinct(&[1, 2, 6, 5], 70 + c as u64);
@@ -1017,6 +1029,7 @@ fn max_pool_backward_matches_central_differences_of_the_forward_on_the_device() 
 /// reference.
 #[test]
 fn a_cnn_step_runs_forward_and_backward_on_the_device() {
+    let _gate = crate::common::shared();
     let stream = stream();
     let m = CubeMath::KeepDtype;
     let unit = ConvSpec::unit(2);
