@@ -140,7 +140,6 @@ proptest! {
         types in 0usize..5,
         seed in 0u64..1000,
     ) {
-        let _gate = crate::common::shared();
         match types {
             0 => check_matmul::<f32, f32, f32>(shapes, lays, CubeMath::KeepDtype, seed)?,
             1 => check_matmul::<f32, f32, f32>(shapes, lays, CubeMath::UseFp16, seed)?,
@@ -159,7 +158,6 @@ proptest! {
         half in any::<bool>(),
         seed in 0u64..1000,
     ) {
-        let _gate = crate::common::shared();
         if half {
             check_addmm::<f16>(mkn, bias_shape, scales, lays, seed)?;
         } else {

@@ -80,7 +80,6 @@ proptest! {
         mul in any::<bool>(),
         seed in 0u64..1000,
     ) {
-        let _gate = crate::common::shared();
         match types {
             0 => binary::<f32, f32, f32>(mul, shapes, lays, alpha, seed)?,
             1 => binary::<f16, f16, f16>(mul, shapes, lays, alpha, seed)?,
@@ -175,7 +174,6 @@ proptest! {
         types in 0usize..3,
         seed in 0u64..1000,
     ) {
-        let _gate = crate::common::shared();
         match types {
             0 => reduce::<f32, f32>(shape, dims, keep, l, seed)?,
             1 => reduce::<f16, f32>(shape, dims, keep, l, seed)?,
@@ -191,7 +189,6 @@ proptest! {
         types in 0usize..3,
         seed in 0u64..1000,
     ) {
-        let _gate = crate::common::shared();
         match types {
             0 => loss::<f32, f32>(shapes, reduction, lays, seed)?,
             1 => loss::<f16, f16>(shapes, reduction, lays, seed)?,

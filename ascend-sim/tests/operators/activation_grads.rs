@@ -157,7 +157,6 @@ F32:10 F32:10 null F32:10 NULLPTR
 
 #[test]
 fn the_vendors_gelu_phase1_unit_test_cases_replay() {
-    let _gate = crate::common::shared();
     on_device(0, || {
         let cases = nn_cases::rows(GELU_CASES);
         assert_eq!(cases.len(), 17);
@@ -173,7 +172,6 @@ fn the_vendors_gelu_phase1_unit_test_cases_replay() {
 
 #[test]
 fn the_vendors_gelu_backward_phase1_unit_test_cases_replay() {
-    let _gate = crate::common::shared();
     on_device(0, || {
         let cases = nn_cases::rows(GELU_BACKWARD_CASES);
         assert_eq!(cases.len(), 32);
@@ -188,7 +186,6 @@ fn the_vendors_gelu_backward_phase1_unit_test_cases_replay() {
 
 #[test]
 fn the_vendors_threshold_backward_phase1_unit_test_cases_replay() {
-    let _gate = crate::common::shared();
     on_device(0, || {
         let cases = nn_cases::rows(THRESHOLD_CASES);
         assert_eq!(cases.len(), 26);
@@ -214,7 +211,6 @@ fn the_vendors_threshold_backward_phase1_unit_test_cases_replay() {
 
 #[test]
 fn threshold_backward_without_bf16_on_the_training_series_and_in_order() {
-    let _gate = crate::common::shared();
     on_device(1, || {
         let (g, x, o) = (
             opkit::meta(&[4], ACL_BF16),
@@ -241,7 +237,6 @@ fn phase2(name: &str) -> Phase2 {
 
 #[test]
 fn threshold_backward_passes_the_gradient_above_the_threshold_only() {
-    let _gate = crate::common::shared();
     on_device(0, || {
         // i32 with a broadcast gradient, threshold 1.5 (read as a float).
         let gv = [10i32, 20];
@@ -287,7 +282,6 @@ fn threshold_backward_passes_the_gradient_above_the_threshold_only() {
 
 #[test]
 fn gelu_backward_computes_the_tanh_forms_derivative_with_broadcast() {
-    let _gate = crate::common::shared();
     on_device(0, || {
         let gv = [1.0f32, -2.0, 0.5];
         let xv = [-3.0f32, -0.5, 0.0, 0.7, 2.0, 9.0];

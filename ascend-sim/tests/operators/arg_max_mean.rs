@@ -105,7 +105,6 @@ A2 I64:2,2,2,2,2,2,2,2 7 false I64:2,2,2,2,2,2,2 OK
 
 #[test]
 fn the_vendors_arg_max_phase1_unit_test_cases_replay() {
-    let _gate = crate::common::shared();
     let cases = nn_cases::rows(ARG_MAX_CASES);
     assert_eq!(cases.len(), 39);
     for device in [0, 2] {
@@ -133,7 +132,6 @@ fn the_vendors_arg_max_phase1_unit_test_cases_replay() {
 
 #[test]
 fn arg_max_checks_bf16_per_product_and_the_result_shape_last() {
-    let _gate = crate::common::shared();
     // BF16 on the 310B (its list has it) but not on the training series.
     for (device, want) in [(3, ACLNN_SUCCESS), (1, ACLNN_ERR_PARAM_INVALID)] {
         on_device(device, move || {
@@ -163,7 +161,6 @@ fn arg_max_checks_bf16_per_product_and_the_result_shape_last() {
 
 #[test]
 fn mean_checks_in_the_vendors_order() {
-    let _gate = crate::common::shared();
     on_device(0, || {
         let x = opkit::meta(&[2, 3, 4], ACL_FLOAT);
         let o = opkit::meta(&[2, 4], ACL_FLOAT);
@@ -212,7 +209,6 @@ fn phase2(name: &str) -> Phase2 {
 
 #[test]
 fn arg_max_over_the_last_and_an_inner_dim() {
-    let _gate = crate::common::shared();
     on_device(0, || {
         // [2, 3, 2]: values chosen with a tie (first wins) and a NaN (the maximum).
         let v = [
@@ -249,7 +245,6 @@ fn arg_max_over_the_last_and_an_inner_dim() {
 
 #[test]
 fn mean_over_trailing_inner_and_all_dims() {
-    let _gate = crate::common::shared();
     on_device(0, || {
         let v: Vec<f32> = (0..24).map(|k| k as f32).collect();
         let xp = opkit::upload(&v);

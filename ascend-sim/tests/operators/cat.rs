@@ -151,7 +151,6 @@ const INVALID: i32 = ACLNN_ERR_PARAM_INVALID;
 
 #[test]
 fn vendor_phase1_cases_give_the_vendors_statuses() {
-    let _gate = crate::common::shared();
     on_device(0, || {
         let mut cases = Vec::new();
         // cat_dtype_all_support (Atlas A2): every listed dtype, COMPLEX128 refused.
@@ -330,7 +329,6 @@ fn vendor_phase1_cases_give_the_vendors_statuses() {
 
 #[test]
 fn bf16_is_refused_on_the_inference_series() {
-    let _gate = crate::common::shared();
     on_device(2, || {
         let c = Case {
             name: "ascend310P_bfloat16",
@@ -348,7 +346,6 @@ fn bf16_is_refused_on_the_inference_series() {
 
 #[test]
 fn a_null_element_is_a_null_pointer_and_a_wrong_out_shape_is_refused() {
-    let _gate = crate::common::shared();
     on_device(0, || {
         let a = desc(&[2, 3], ACL_FLOAT, ACL_FORMAT_ND, None, null_mut());
         let ptrs = [a.cast_const(), std::ptr::null()];
@@ -378,7 +375,6 @@ fn a_null_element_is_a_null_pointer_and_a_wrong_out_shape_is_refused() {
 
 #[test]
 fn joins_mixed_dtypes_views_and_empty_elements_and_rebinds_an_element() {
-    let _gate = crate::common::shared();
     on_device(0, || {
         // a: [2, 2] f32; b: the transpose of a [3, 2] f16 buffer, so a [2, 3] view; an
         // empty [2, 0] and a dropped [0]: out [2, 5] f32 along dim 1.
@@ -455,7 +451,6 @@ fn joins_mixed_dtypes_views_and_empty_elements_and_rebinds_an_element() {
 
 #[test]
 fn forty_tensors_join_into_one_executor() {
-    let _gate = crate::common::shared();
     on_device(0, || {
         // More slots than an executor keeps inline: each element is one row.
         let n = 40usize;

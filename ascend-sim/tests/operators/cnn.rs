@@ -258,7 +258,7 @@ fn conv_case(f: &[&str]) -> i32 {
 
 #[test]
 fn the_vendors_convolution_phase1_cases_replay() {
-    let _gate = crate::common::shared();
+    let _gate = crate::common::serial();
     assert_eq!(replay(CONV_CASES, conv_case), 69);
 }
 
@@ -266,7 +266,6 @@ fn the_vendors_convolution_phase1_cases_replay() {
 /// rank, rank before format, format before values, values before the output's shape.
 #[test]
 fn convolution_checks_run_in_the_vendors_order() {
-    let _gate = crate::common::shared();
     let table = "
 null_weight_and_bad_dtype I32:2,1,5,5:NCHW null none 1,1 0,0 1,1 0 0,0 1 F32:2,1,3,3:NCHW 1 NULLPTR
 dtype_before_rank F32:2,1,5,5:NCHW F32:1,1,3,3:NCHW none 1,1 0,0 1,1 0 0,0 1 I32:2,1,3:NCHW 1 INVALID
@@ -289,7 +288,6 @@ four_sided_padding F32:2,1,5,5:NCHW F32:1,1,3,3:NCHW none 1,1 1,0,0,1 1,1 0 0,0 
 #[test]
 #[allow(clippy::needless_range_loop)] // the direct sum reads as the formula
 fn convolution_computes_a_small_2d_case() {
-    let _gate = crate::common::shared();
     on_device(A2, || {
         let xv: Vec<f32> = (0..2 * 2 * 4 * 4).map(|i| (i % 7) as f32 - 3.0).collect();
         let wv: Vec<f32> = (0..3 * 2 * 3 * 3)
@@ -493,7 +491,7 @@ fn conv_backward_case(f: &[&str]) -> i32 {
 
 #[test]
 fn the_vendors_convolution_backward_phase1_cases_replay() {
-    let _gate = crate::common::shared();
+    let _gate = crate::common::serial();
     assert_eq!(replay(CONV_BACKWARD_CASES, conv_backward_case), 40);
 }
 
@@ -501,7 +499,7 @@ fn the_vendors_convolution_backward_phase1_cases_replay() {
 /// an output the mask asks for must be given, one it does not ask for may be NULL.
 #[test]
 fn convolution_backward_masks_decide_which_outputs_may_be_null() {
-    let _gate = crate::common::shared();
+    let _gate = crate::common::serial();
     let table = "
 no_output_padding F32:1,2,3,3:NCHW F32:1,1,5,5:NCHW F32:2,1,3,3:NCHW 2 1,1 0,0 1,1 0 null 1 1,1,1 0 F32:1,1,5,5:NCHW F32:2,1,3,3:NCHW F32:2 NULLPTR
 no_mask F32:1,2,3,3:NCHW F32:1,1,5,5:NCHW F32:2,1,3,3:NCHW 2 1,1 0,0 1,1 0 0,0 1 null 0 F32:1,1,5,5:NCHW F32:2,1,3,3:NCHW F32:2 NULLPTR
@@ -606,7 +604,7 @@ fn pool_case(f: &[&str]) -> i32 {
 
 #[test]
 fn the_vendors_max_pool_phase1_cases_replay() {
-    let _gate = crate::common::shared();
+    let _gate = crate::common::serial();
     assert_eq!(replay(POOL_CASES, pool_case), 26);
     assert_eq!(replay_on(TRAINING, POOL_CASES_TRAINING, pool_case), 6);
 }
@@ -702,7 +700,7 @@ fn pool_backward_case(f: &[&str]) -> i32 {
 
 #[test]
 fn the_vendors_max_pool_backward_phase1_cases_replay() {
-    let _gate = crate::common::shared();
+    let _gate = crate::common::serial();
     assert_eq!(replay(POOL_BACKWARD_CASES, pool_backward_case), 26);
     assert_eq!(
         replay_on(TRAINING, POOL_BACKWARD_CASES_TRAINING, pool_backward_case),
