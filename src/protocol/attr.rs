@@ -221,8 +221,6 @@ pub enum Attr {
     F64(f64),
     /// A C `float` (the optimizers' hyper-parameters: `aclnnApplyAdamWV2`'s `lr`, ...).
     F32(f32),
-    /// A C `int` (32 bits).
-    I32(i32),
     /// A C `uint64_t`.
     U64(u64),
     /// An `aclDataType`.
@@ -244,7 +242,6 @@ impl Attr {
             Attr::I64(_) => Kind::I64,
             Attr::F64(_) => Kind::F64,
             Attr::F32(_) => Kind::F32,
-            Attr::I32(_) => Kind::I32,
             Attr::U64(_) => Kind::U64,
             Attr::DType(_) => Kind::DType,
             Attr::Scalar(_) => Kind::Scalar,
@@ -267,8 +264,6 @@ pub enum Kind {
     F64,
     /// `float`.
     F32,
-    /// `int`.
-    I32,
     /// `uint64_t`.
     U64,
     /// `aclDataType`.
@@ -284,7 +279,7 @@ pub enum Kind {
 /// A Rust type an operator takes as an attribute argument (`name: attr<T> = "cName"` in
 /// `operator!`): its value as an [`Attr`] and the C type of the parameter.
 ///
-/// Implemented for [`Scalar`], [`IntList`], [`BoolList`], `bool`, `i8`, `i32` (C `int`), `i64`,
+/// Implemented for [`Scalar`], [`IntList`], [`BoolList`], `bool`, `i8`, `i64`,
 /// `u64` (C `uint64_t`), `f32` (C `float`), `f64` (C `double`), [`DType`] and the crate's
 /// attribute enums ([`CubeMath`](crate::CubeMath), [`Reduction`](crate::Reduction)). A
 /// user's enum implements it the same way:
@@ -327,7 +322,6 @@ attribute! {
     i64 => i64, I64;
     f64 => f64, F64;
     f32 => f32, F32;
-    i32 => i32, I32;
     u64 => u64, U64;
     DType => aclDataType, DType;
     Scalar => *const aclScalar, Scalar;
@@ -379,7 +373,7 @@ impl CArg {
 }
 
 /// A C parameter type of phase 1, read from a [`CArg`]: tensor, scalar, int-array and
-/// bool-array pointers, `bool`, `int8_t`, `int`, `int64_t`, `uint64_t`, `float`, `double`,
+/// bool-array pointers, `bool`, `int8_t`, `int64_t`, `uint64_t`, `float`, `double`,
 /// `aclDataType`. Sealed.
 pub trait CValue: Copy + sealed::Sealed {
     /// The attribute kind of the parameter (`None` for a tensor).
@@ -423,7 +417,6 @@ c_value! { ptr
 }
 c_value! { int
     i8 => Some(Kind::I8);
-    i32 => Some(Kind::I32);
     i64 => Some(Kind::I64);
     // Carried as its bits in the i64 (see `plain`).
     u64 => Some(Kind::U64);
@@ -462,7 +455,6 @@ pub(crate) fn plain(attr: &Attr) -> Option<CArg> {
         Attr::I64(v) => Some(CArg::value(v)),
         Attr::F64(v) => Some(CArg::value(v.to_bits() as i64)),
         Attr::F32(v) => Some(CArg::value(i64::from(v.to_bits()))),
-        Attr::I32(v) => Some(CArg::value(i64::from(v))),
         Attr::U64(v) => Some(CArg::value(v as i64)),
         Attr::DType(d) => Some(CArg::value(i64::from(d.acl()))),
         Attr::Scalar(_) | Attr::Ints(_) | Attr::Bools(_) => None,
@@ -508,16 +500,11 @@ mod tests {
     }
 
     #[test]
-    fn int_and_uint64_attributes_keep_their_extremes() {
-        for v in [0i32, -1, i32::MIN, i32::MAX] {
-            let back = <i32 as CValue>::from_arg(plain(&v.to_attr()).expect("plain"));
-            assert_eq!(back, v);
-        }
+    fn uint64_attributes_keep_their_extremes() {
         for v in [0u64, 1, u64::MAX, 1 << 63] {
             let back = <u64 as CValue>::from_arg(plain(&v.to_attr()).expect("plain"));
             assert_eq!(back, v);
         }
-        assert_eq!(<i32 as CValue>::KIND, Some(Kind::I32));
         assert_eq!(<u64 as CValue>::KIND, Some(Kind::U64));
     }
 }

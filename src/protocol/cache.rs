@@ -329,7 +329,6 @@ fn attr_bits(a: &Attr) -> u64 {
         Attr::I64(v) => v as u64,
         Attr::F64(v) => v.to_bits(),
         Attr::F32(v) => u64::from(v.to_bits()),
-        Attr::I32(v) => v as u64,
         Attr::U64(v) => v,
         Attr::DType(d) => d.acl() as u64,
         Attr::Scalar(s) => match s {

@@ -75,7 +75,7 @@ pub unsafe trait Promise {}
 /// Attribute types ([`Attribute`](crate::protocol::Attribute)): [`Scalar`](crate::protocol::Scalar)
 /// (`const aclScalar *`), [`IntList`](crate::protocol::IntList) (`const aclIntArray *`,
 /// from `&[i64]`), [`BoolList`](crate::protocol::BoolList) (`const aclBoolArray *`, from
-/// `&[bool]`), `bool`, `i8`, `i32` (`int`), `i64` (`int64_t`), `u64` (`uint64_t`), `f32`
+/// `&[bool]`), `bool`, `i8`, `i64` (`int64_t`), `u64` (`uint64_t`), `f32`
 /// (`float`), `f64` (`double`),
 /// [`DType`](crate::DType) (`aclDataType`) and the crate's attribute enums. An optional
 /// attribute is a pointer type (a scalar or an array). There is no limit on the number of
@@ -338,7 +338,6 @@ mod tests {
             beta1: attr<f32> = "beta1",
             amsgrad: attr<bool> = "amsgrad",
             count: attr<u64> = "count",
-            small: attr<i32> = "small",
         );
 
         /// Its plan.
@@ -364,7 +363,6 @@ mod tests {
                 ArgKind::Attr(Kind::F32),
                 ArgKind::Attr(Kind::Bool),
                 ArgKind::Attr(Kind::U64),
-                ArgKind::Attr(Kind::I32),
             ]
         );
         let optional: Vec<_> = AdamShape::ARGS.iter().map(|a| a.optional).collect();
