@@ -108,12 +108,7 @@ fn the_vendors_apply_adam_w_v2_phase1_cases_replay() {
         let c: Vec<&str> = line.split_whitespace().collect();
         let t: Six = std::array::from_fn(|k| operand(c[1 + 2 * k], c[2 + 2 * k]));
         let got = opkit::status(adam(t, VENDOR_H, c[13] == "1", c[14] == "1"));
-        assert_eq!(
-            got,
-            expected(c[15]),
-            "vendor case `{line}`: {}",
-            err_msg()
-        );
+        assert_eq!(got, expected(c[15]), "vendor case `{line}`: {}", err_msg());
         for x in t.into_iter().filter(|x| !x.is_null()) {
             destroy_tensor(x);
         }
@@ -134,7 +129,10 @@ fn checks_follow_the_vendors_order_and_bf16_and_an_int64_step_pass() {
         f(ACL_BF16, &[2, 3]),
         f(ACL_INT64, &[]),
     ];
-    assert_eq!(opkit::status(adam(ok, VENDOR_H, true, false)), ACLNN_SUCCESS);
+    assert_eq!(
+        opkit::status(adam(ok, VENDOR_H, true, false)),
+        ACLNN_SUCCESS
+    );
     // A NULL maxGradNorm is refused only under amsgrad, and before grad's NULL.
     let mut t = ok;
     t[3] = null_mut();
@@ -193,7 +191,12 @@ fn vendor_f32(w: f32, m: f32, v: f32, mx: Option<f32>, g: f32, step: f32, h: [f3
 fn the_kernel_runs_the_vendors_f32_sequence_in_place() {
     opkit::on(A2);
     let h = [0.01f32, 0.9, 0.999, 0.1, 1e-8];
-    let (w, m, v, mx) = ([0.5f32, -1.0, 2.0], [0.1f32, 0.0, -0.2], [0.01f32, 0.0, 0.3], [0.5f32, 0.0, 0.1]);
+    let (w, m, v, mx) = (
+        [0.5f32, -1.0, 2.0],
+        [0.1f32, 0.0, -0.2],
+        [0.01f32, 0.0, 0.3],
+        [0.5f32, 0.0, 0.1],
+    );
     let g = [0.3f32, -0.7, 1.5];
     let p2 = {
         let p = symbol("aclnnApplyAdamWV2").expect("simulated");
@@ -201,8 +204,10 @@ fn the_kernel_runs_the_vendors_f32_sequence_in_place() {
         unsafe { std::mem::transmute::<*const c_void, opkit::Phase2>(p) }
     };
     for amsgrad in [false, true] {
-        let bufs: Vec<(*mut aclTensor, *mut c_void)> =
-            [&w[..], &m[..], &v[..], &mx[..], &g[..]].iter().map(|x| opkit::f32_tensor(&[3], x)).collect();
+        let bufs: Vec<(*mut aclTensor, *mut c_void)> = [&w[..], &m[..], &v[..], &mx[..], &g[..]]
+            .iter()
+            .map(|x| opkit::f32_tensor(&[3], x))
+            .collect();
         let (step, step_p) = {
             let p = opkit::upload(&[4i64]);
             (tensor(&[1], ACL_INT64, p), p)
@@ -213,7 +218,11 @@ fn the_kernel_runs_the_vendors_f32_sequence_in_place() {
         for k in 0..3 {
             let want = vendor_f32(w[k], m[k], v[k], amsgrad.then_some(mx[k]), g[k], 4.0, h);
             for (j, name) in ["var", "m", "v"].iter().enumerate() {
-                assert_eq!(got[j][k].to_bits(), want[j].to_bits(), "{name}[{k}] amsgrad {amsgrad}");
+                assert_eq!(
+                    got[j][k].to_bits(),
+                    want[j].to_bits(),
+                    "{name}[{k}] amsgrad {amsgrad}"
+                );
             }
             // Without amsgrad the given maxGradNorm is left as it was.
             let mx_want = if amsgrad { want[3] } else { mx[k] };

@@ -46,7 +46,14 @@ fn available(family: Family) -> bool {
 pub(crate) static OP: OpDef = OpDef {
     name: "ApplyAdamWV2",
     launch_api: "aclnnApplyAdamWV2",
-    args: &["varRef", "mRef", "vRef", "maxGradNormOptionalRef", "grad", "step"],
+    args: &[
+        "varRef",
+        "mRef",
+        "vRef",
+        "maxGradNormOptionalRef",
+        "grad",
+        "step",
+    ],
     inputs: &[VAR, M, V, MAX_V, GRAD, STEP],
     outputs: &[VAR, M, V, MAX_V],
     available,
@@ -159,7 +166,11 @@ pub unsafe extern "C" fn phase2(
 fn get_workspace_size(t: [*const aclTensor; 6], h: Hyper, outs: OutParams<'_>) -> aclnnStatus {
     status_of(|| {
         let [var, m, v, max_v, grad, step] = t;
-        require_non_null(&[(var as usize, "varRef"), (m as usize, "mRef"), (v as usize, "vRef")])?;
+        require_non_null(&[
+            (var as usize, "varRef"),
+            (m as usize, "mRef"),
+            (v as usize, "vRef"),
+        ])?;
         if h.amsgrad {
             require_non_null(&[(max_v as usize, "maxGradNormOptionalRef")])?;
         }
@@ -177,7 +188,12 @@ fn get_workspace_size(t: [*const aclTensor; 6], h: Hyper, outs: OutParams<'_>) -
         }
         p.require_dtype(STEP, STEP_DTYPES)?;
         let var_dims = p.desc(VAR).dims.clone();
-        for (arg, name) in [(M, "mRef"), (V, "vRef"), (MAX_V, "maxGradNormOptionalRef"), (GRAD, "grad")] {
+        for (arg, name) in [
+            (M, "mRef"),
+            (V, "vRef"),
+            (MAX_V, "maxGradNormOptionalRef"),
+            (GRAD, "grad"),
+        ] {
             if arg == MAX_V && !has_max {
                 continue;
             }
@@ -191,7 +207,9 @@ fn get_workspace_size(t: [*const aclTensor; 6], h: Hyper, outs: OutParams<'_>) -
         }
         let numel: i64 = p.desc(STEP).dims.iter().product();
         if numel != 1 {
-            return Err(invalid(format!("Numel of step must be 1, but got {numel}.")));
+            return Err(invalid(format!(
+                "Numel of step must be 1, but got {numel}."
+            )));
         }
         let empty = p.desc(VAR).is_empty();
         let mut decision = Decision::new(ACL_FLOAT, &var_dims, empty);
