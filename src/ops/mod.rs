@@ -48,4 +48,6 @@ operators! {
     random,
     gather,
     nll_loss,
+    // Optimizers.
+    adam_w,
 }

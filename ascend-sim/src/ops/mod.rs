@@ -39,6 +39,8 @@ pub(crate) mod threshold_backward;
 pub(crate) mod unary;
 // Tensor lists.
 pub(crate) mod cat;
+// Optimizers.
+pub(crate) mod adam_w;
 
 /// The families' entry points, one slice per family (see `catalog`).
 pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
@@ -66,6 +68,8 @@ pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
     gather::gather_entries::ENTRIES,
     gather::index_select_entries::ENTRIES,
     nll_loss::ENTRIES,
+    // Optimizers.
+    adam_w::ENTRIES,
 ];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).
