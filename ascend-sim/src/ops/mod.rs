@@ -39,6 +39,8 @@ pub(crate) mod threshold_backward;
 pub(crate) mod unary;
 // Tensor lists.
 pub(crate) mod cat;
+// Scatter and embedding.
+pub(crate) mod scatter_add;
 
 /// The families' entry points, one slice per family (see `catalog`).
 pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
@@ -66,6 +68,8 @@ pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
     gather::gather_entries::ENTRIES,
     gather::index_select_entries::ENTRIES,
     nll_loss::ENTRIES,
+    // Scatter and embedding.
+    scatter_add::scatter_add_entries::ENTRIES,
 ];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).
