@@ -48,4 +48,6 @@ operators! {
     random,
     gather,
     nll_loss,
+    // Scatter and embedding.
+    scatter_add,
 }
