@@ -50,4 +50,6 @@ operators! {
     nll_loss,
     // Optimizers.
     adam_w,
+    // Scatter and embedding.
+    scatter_add,
 }

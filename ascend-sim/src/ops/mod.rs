@@ -41,6 +41,8 @@ pub(crate) mod unary;
 pub(crate) mod cat;
 // Optimizers.
 pub(crate) mod adam_w;
+// Scatter and embedding.
+pub(crate) mod scatter_add;
 
 /// The families' entry points, one slice per family (see `catalog`).
 pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
@@ -70,6 +72,8 @@ pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
     nll_loss::ENTRIES,
     // Optimizers.
     adam_w::ENTRIES,
+    // Scatter and embedding.
+    scatter_add::scatter_add_entries::ENTRIES,
 ];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).
