@@ -286,7 +286,6 @@ fn refusals_name_the_argument() {
 }
 
 #[test]
-#[ignore = "open: the plan's launches allocate 2 times each on the calling thread (100 for 50 launches), not yet traced"]
 fn a_plans_launches_allocate_nothing_after_warm_up() {
     let _leaks = LeakCheck::start();
     let stream = device(A2).stream().unwrap();

@@ -4,7 +4,7 @@
 //! ThresholdBackward), AdamW (see `adamw`), and the batch's accuracy (ArgMax, EqTensor,
 //! Mean). The host uploads the batch and, when it asks, reads the loss and accuracy.
 
-use crate::adamw::{AdamWSlot, StepFactors};
+use crate::adamw::{AdamWSlot, StepCount};
 use crate::data::{CLASSES, HIDDEN, INPUTS, Params};
 use ascendcl::reference::AdamW;
 use ascendcl::{
@@ -61,7 +61,7 @@ struct Plans {
     arg_max: ArgMaxPlan<f32, i64>,
     eq: EqTensorPlan<i64, i64, f32>,
     mean: MeanPlan<f32, f32>,
-    factors: StepFactors,
+    steps: StepCount,
     slots: [AdamWSlot; 4],
 }
 
@@ -71,9 +71,6 @@ pub struct DeviceMlp {
     p: Plans,
     loss_host: Array0<f32>,
     acc_host: Array0<f32>,
-    /// Heap allocations on this thread inside the NLLLoss and NLLLossBackward launches
-    /// (see [`DeviceMlp::nll_allocations`]).
-    nll_allocs: u64,
 }
 
 impl DeviceMlp {
@@ -111,8 +108,8 @@ impl DeviceMlp {
             acc: zeros(&[])?,
         };
         let mean = Reduction::Mean;
-        let factors = StepFactors::new(h, stream)?;
-        let slot = |w: &T, g: &T| AdamWSlot::new(w, g, &factors, h, stream);
+        let steps = StepCount::new(stream)?;
+        let slot = |w: &T, g: &T| AdamWSlot::new(w, g, &steps, h, stream);
         let slots = [
             slot(&t.w1, &t.dw1)?,
             slot(&t.b1, &t.db1)?,
@@ -140,7 +137,7 @@ impl DeviceMlp {
             arg_max: ArgMaxPlan::new(&t.logp, 1, false, &t.pred, stream)?,
             eq: EqTensorPlan::new(&t.pred, &t.y, &t.hit, stream)?,
             mean: MeanPlan::new(&t.hit, &[0], false, &t.acc, stream)?,
-            factors,
+            steps,
             slots,
         };
         Ok(DeviceMlp {
@@ -148,7 +145,6 @@ impl DeviceMlp {
             p,
             loss_host: Array0::zeros(()),
             acc_host: Array0::zeros(()),
-            nll_allocs: 0,
         })
     }
 
@@ -165,10 +161,8 @@ impl DeviceMlp {
         p.relu.launch(&t.h, &mut t.a, stream)?;
         p.layer2.launch(&t.b2, &t.a, &t.w2, &mut t.logits, stream)?;
         p.log_softmax.launch(&t.logits, &mut t.logp, stream)?;
-        let before = crate::counting::on_this_thread();
         p.loss
             .launch(&t.logp, &t.y, &t.weight, &mut t.loss, &mut t.total, stream)?;
-        self.nll_allocs += crate::counting::on_this_thread() - before;
         p.arg_max.launch(&t.logp, &mut t.pred, stream)?;
         p.eq.launch(&t.pred, &t.y, &mut t.hit, stream)?;
         p.mean.launch(&t.hit, &mut t.acc, stream)?;
@@ -179,7 +173,6 @@ impl DeviceMlp {
     pub fn step(&mut self, stream: &Stream) -> Result<()> {
         self.forward(stream)?;
         let (t, p) = (&mut self.t, &mut self.p);
-        let before = crate::counting::on_this_thread();
         p.dlogp.launch(
             &t.one,
             &t.logp,
@@ -189,7 +182,6 @@ impl DeviceMlp {
             &mut t.dlogp,
             stream,
         )?;
-        self.nll_allocs += crate::counting::on_this_thread() - before;
         p.dlogits
             .launch(&t.dlogp, &t.logp, &mut t.dlogits, stream)?;
         p.dw2
@@ -199,22 +191,13 @@ impl DeviceMlp {
         p.dh.launch(&t.da, &t.h, &mut t.dh, stream)?;
         p.dw1.launch(t.x.view().t(), &t.dh, &mut t.dw1, stream)?;
         p.db1.launch(&t.dh, &mut t.db1, stream)?;
-        p.factors.advance(stream)?;
         let [s1, s2, s3, s4] = &mut p.slots;
-        s1.update(&mut t.w1, &t.dw1, &p.factors, stream)?;
-        s2.update(&mut t.b1, &t.db1, &p.factors, stream)?;
-        s3.update(&mut t.w2, &t.dw2, &p.factors, stream)?;
-        s4.update(&mut t.b2, &t.db2, &p.factors, stream)?;
+        s1.update(&mut t.w1, &t.dw1, &p.steps, stream)?;
+        s2.update(&mut t.b1, &t.db1, &p.steps, stream)?;
+        s3.update(&mut t.w2, &t.dw2, &p.steps, stream)?;
+        s4.update(&mut t.b2, &t.db2, &p.steps, stream)?;
+        p.steps.advance(stream)?;
         Ok(())
-    }
-
-    /// Heap allocations made on this thread inside the NLLLoss (5 tensor arguments) and
-    /// NLLLossBackward (6) launches so far. On the simulator a launch keeps its tensors'
-    /// bindings inline up to four (`ascend-sim`'s `nnopbase::executor::MAX_ARGS`) and on
-    /// the heap beyond, so these two launches allocate there; the crate's own launch path
-    /// allocates nothing for them.
-    pub fn nll_allocations(&self) -> u64 {
-        self.nll_allocs
     }
 
     /// The last forward's loss and accuracy (waits for it); allocates nothing.
