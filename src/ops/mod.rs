@@ -48,4 +48,8 @@ operators! {
     random,
     gather,
     nll_loss,
+    // Optimizers.
+    adam_w,
+    // Scatter and embedding.
+    scatter_add,
 }

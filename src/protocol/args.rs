@@ -65,7 +65,7 @@ pub struct Arg {
     /// A tensor or an attribute.
     pub kind: ArgKind,
     /// Whether the argument may be absent (passed as NULL): an optional tensor
-    /// (`opt_input`) or attribute (`opt_attr`).
+    /// (`opt_input`, `opt_inplace`) or attribute (`opt_attr`).
     pub optional: bool,
 }
 
@@ -154,6 +154,12 @@ impl<'a> Value<'a> {
     #[doc(hidden)]
     pub fn opt_input<T: Operand>(view: Option<TensorView<'a, T>>) -> Self {
         view.map_or(Value(Given::Absent), Value::input)
+    }
+
+    /// An optional tensor written by the operator, or NULL.
+    #[doc(hidden)]
+    pub fn opt_output<T: Operand>(view: Option<TensorViewMut<'a, T>>) -> Self {
+        view.map_or(Value(Given::Absent), Value::output)
     }
 
     /// An optional attribute, or NULL.

@@ -219,6 +219,10 @@ pub enum Attr {
     I64(i64),
     /// A C `double`.
     F64(f64),
+    /// A C `float` (the optimizers' hyper-parameters: `aclnnApplyAdamWV2`'s `lr`, ...).
+    F32(f32),
+    /// A C `uint64_t`.
+    U64(u64),
     /// An `aclDataType`.
     DType(DType),
     /// An `aclScalar *`.
@@ -237,6 +241,8 @@ impl Attr {
             Attr::I8(_) => Kind::I8,
             Attr::I64(_) => Kind::I64,
             Attr::F64(_) => Kind::F64,
+            Attr::F32(_) => Kind::F32,
+            Attr::U64(_) => Kind::U64,
             Attr::DType(_) => Kind::DType,
             Attr::Scalar(_) => Kind::Scalar,
             Attr::Ints(_) => Kind::Ints,
@@ -256,6 +262,10 @@ pub enum Kind {
     I64,
     /// `double`.
     F64,
+    /// `float`.
+    F32,
+    /// `uint64_t`.
+    U64,
     /// `aclDataType`.
     DType,
     /// `const aclScalar *`.
@@ -269,7 +279,8 @@ pub enum Kind {
 /// A Rust type an operator takes as an attribute argument (`name: attr<T> = "cName"` in
 /// `operator!`): its value as an [`Attr`] and the C type of the parameter.
 ///
-/// Implemented for [`Scalar`], [`IntList`], [`BoolList`], `bool`, `i8`, `i64`, `f64`, [`DType`] and the crate's
+/// Implemented for [`Scalar`], [`IntList`], [`BoolList`], `bool`, `i8`, `i64`,
+/// `u64` (C `uint64_t`), `f32` (C `float`), `f64` (C `double`), [`DType`] and the crate's
 /// attribute enums ([`CubeMath`](crate::CubeMath), [`Reduction`](crate::Reduction)). A
 /// user's enum implements it the same way:
 ///
@@ -310,6 +321,8 @@ attribute! {
     i8 => i8, I8;
     i64 => i64, I64;
     f64 => f64, F64;
+    f32 => f32, F32;
+    u64 => u64, U64;
     DType => aclDataType, DType;
     Scalar => *const aclScalar, Scalar;
     IntList => *const aclIntArray, Ints;
@@ -360,7 +373,8 @@ impl CArg {
 }
 
 /// A C parameter type of phase 1, read from a [`CArg`]: tensor, scalar, int-array and
-/// bool-array pointers, `bool`, `int8_t`, `int64_t`, `double`, `aclDataType`. Sealed.
+/// bool-array pointers, `bool`, `int8_t`, `int64_t`, `uint64_t`, `float`, `double`,
+/// `aclDataType`. Sealed.
 pub trait CValue: Copy + sealed::Sealed {
     /// The attribute kind of the parameter (`None` for a tensor).
     const KIND: Option<Kind>;
@@ -404,6 +418,8 @@ c_value! { ptr
 c_value! { int
     i8 => Some(Kind::I8);
     i64 => Some(Kind::I64);
+    // Carried as its bits in the i64 (see `plain`).
+    u64 => Some(Kind::U64);
     aclDataType => Some(Kind::DType);
 }
 impl sealed::Sealed for f64 {}
@@ -412,6 +428,14 @@ impl CValue for f64 {
     fn from_arg(arg: CArg) -> Self {
         // Carried as its bits (see `plain`).
         f64::from_bits(arg.value as u64)
+    }
+}
+impl sealed::Sealed for f32 {}
+impl CValue for f32 {
+    const KIND: Option<Kind> = Some(Kind::F32);
+    fn from_arg(arg: CArg) -> Self {
+        // Carried as its 32 bits (see `plain`).
+        f32::from_bits(arg.value as u32)
     }
 }
 impl sealed::Sealed for bool {}
@@ -430,6 +454,8 @@ pub(crate) fn plain(attr: &Attr) -> Option<CArg> {
         Attr::I8(v) => Some(CArg::value(i64::from(v))),
         Attr::I64(v) => Some(CArg::value(v)),
         Attr::F64(v) => Some(CArg::value(v.to_bits() as i64)),
+        Attr::F32(v) => Some(CArg::value(i64::from(v.to_bits()))),
+        Attr::U64(v) => Some(CArg::value(v as i64)),
         Attr::DType(d) => Some(CArg::value(i64::from(d.acl()))),
         Attr::Scalar(_) | Attr::Ints(_) | Attr::Bools(_) => None,
     }
@@ -454,5 +480,31 @@ mod tests {
             assert_eq!(back.to_bits(), v.to_bits(), "{v}");
         }
         assert_eq!(<f64 as CValue>::KIND, Some(Attr::F64(1.0).kind()));
+    }
+
+    #[test]
+    fn a_float_attribute_reaches_c_bit_for_bit() {
+        for v in [
+            1e-3f32,
+            -0.0,
+            f32::MAX,
+            f32::MIN_POSITIVE / 2.0,
+            f32::INFINITY,
+            f32::NAN,
+        ] {
+            let arg = plain(&f32::to_attr(v)).expect("a plain value");
+            let back = <f32 as CValue>::from_arg(arg);
+            assert_eq!(back.to_bits(), v.to_bits(), "{v}");
+        }
+        assert_eq!(<f32 as CValue>::KIND, Some(Attr::F32(1.0).kind()));
+    }
+
+    #[test]
+    fn uint64_attributes_keep_their_extremes() {
+        for v in [0u64, 1, u64::MAX, 1 << 63] {
+            let back = <u64 as CValue>::from_arg(plain(&v.to_attr()).expect("plain"));
+            assert_eq!(back, v);
+        }
+        assert_eq!(<u64 as CValue>::KIND, Some(Kind::U64));
     }
 }

@@ -328,6 +328,8 @@ fn attr_bits(a: &Attr) -> u64 {
         Attr::I8(v) => v as u64,
         Attr::I64(v) => v as u64,
         Attr::F64(v) => v.to_bits(),
+        Attr::F32(v) => u64::from(v.to_bits()),
+        Attr::U64(v) => v,
         Attr::DType(d) => d.acl() as u64,
         Attr::Scalar(s) => match s {
             Scalar::F64(v) => v.to_bits(),
@@ -352,6 +354,7 @@ fn attr_bits(a: &Attr) -> u64 {
 fn same_attr(a: &Attr, b: &Attr) -> bool {
     match (a, b) {
         (Attr::F64(x), Attr::F64(y)) => x.to_bits() == y.to_bits(),
+        (Attr::F32(x), Attr::F32(y)) => x.to_bits() == y.to_bits(),
         (Attr::Scalar(x), Attr::Scalar(y)) => match (x, y) {
             (Scalar::F64(x), Scalar::F64(y)) => x.to_bits() == y.to_bits(),
             (Scalar::F32(x), Scalar::F32(y)) => x.to_bits() == y.to_bits(),
@@ -437,6 +440,10 @@ mod tests {
         assert!(same_attr(&f(f64::NAN), &f(f64::NAN)));
         assert!(!same_attr(&f(1.0), &Attr::Scalar(Scalar::I64(1))));
         assert!(!same_attr(&Attr::F64(0.0), &Attr::F64(-0.0)));
+        assert!(!same_attr(&Attr::F32(0.0), &Attr::F32(-0.0)));
+        assert!(same_attr(&Attr::F32(f32::NAN), &Attr::F32(f32::NAN)));
+        assert!(!same_attr(&Attr::F32(1.0), &Attr::F64(1.0)));
+        assert_ne!(attr_bits(&Attr::F32(0.0)), attr_bits(&Attr::F32(-0.0)));
         assert!(same_attr(&Attr::Bool(true), &Attr::Bool(true)));
         assert_ne!(attr_bits(&f(0.0)), attr_bits(&f(-0.0)));
     }

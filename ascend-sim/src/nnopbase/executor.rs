@@ -19,7 +19,7 @@ use std::sync::{MutexGuard, Weak};
 /// Most tensor arguments a user-registered operator declares (its checks keep them on the
 /// stack), and the slots whose temporaries a [`Decision`] places. An executor itself holds
 /// any number of tensors ([`Slots`]): a tensor list adds one per element.
-pub(crate) const MAX_ARGS: usize = 4;
+pub(crate) const MAX_ARGS: usize = 8;
 
 /// Per-tensor values of an executor, inline up to [`MAX_ARGS`] (no allocation in a phase 2
 /// of the common operators), on the heap beyond (a long tensor list).

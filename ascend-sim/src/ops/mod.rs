@@ -39,6 +39,10 @@ pub(crate) mod threshold_backward;
 pub(crate) mod unary;
 // Tensor lists.
 pub(crate) mod cat;
+// Optimizers.
+pub(crate) mod adam_w;
+// Scatter and embedding.
+pub(crate) mod scatter_add;
 
 /// The families' entry points, one slice per family (see `catalog`).
 pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
@@ -66,6 +70,10 @@ pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
     gather::gather_entries::ENTRIES,
     gather::index_select_entries::ENTRIES,
     nll_loss::ENTRIES,
+    // Optimizers.
+    adam_w::ENTRIES,
+    // Scatter and embedding.
+    scatter_add::scatter_add_entries::ENTRIES,
 ];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).

@@ -69,12 +69,14 @@ pub unsafe trait Promise {}
 /// | `attr<A>` | [`A::C`](crate::protocol::Attribute::C) | `impl Into<A>` | nothing: fixed at `new` |
 /// | `dtype_of<T>` | `aclDataType` | nothing: `T`'s dtype (for [`Dyn`](crate::Dyn), the first written tensor's) | nothing |
 /// | `opt_input<T>` | `const aclTensor *`, NULL when absent | `Option<TensorView<'_, T>>` | the same, given or absent as at `new` |
+/// | `opt_inplace<T>` | `aclTensor *`, NULL when absent (read and written) | `Option<TensorViewMut<'_, T>>` | `new`: `Option<TensorView<'_, T>>`; `launch`: as the function, given or absent as at `new` |
 /// | `opt_attr<A>` | `A::C`, a NULL pointer when absent | `Option<A>` | nothing: fixed at `new` |
 ///
 /// Attribute types ([`Attribute`](crate::protocol::Attribute)): [`Scalar`](crate::protocol::Scalar)
 /// (`const aclScalar *`), [`IntList`](crate::protocol::IntList) (`const aclIntArray *`,
 /// from `&[i64]`), [`BoolList`](crate::protocol::BoolList) (`const aclBoolArray *`, from
-/// `&[bool]`), `bool`, `i8`, `i64` (`int64_t`), `f64` (`double`),
+/// `&[bool]`), `bool`, `i8`, `i64` (`int64_t`), `u64` (`uint64_t`), `f32`
+/// (`float`), `f64` (`double`),
 /// [`DType`](crate::DType) (`aclDataType`) and the crate's attribute enums. An optional
 /// attribute is a pointer type (a scalar or an array). There is no limit on the number of
 /// arguments.
@@ -308,4 +310,67 @@ macro_rules! operator {
         const _: $crate::protocol::Verified = $crate::protocol::Verified;
         $crate::__operator_decl!(@decl checked Input [$(#[$op_doc])*] $op $phase2 $phase1; $($rest)*);
     };
+}
+
+#[cfg(test)]
+#[allow(dead_code)]
+mod tests {
+    use crate::protocol::{ArgKind, Kind, Role, rules};
+    use crate::{DType, SocFamily};
+
+    crate::operator! {
+        /// `aclnnApplyAdamWV2`'s prototype: in-place tensors, an optional in-place one,
+        /// a tensor `step`, C `float` and `bool` attributes.
+        pub unsafe struct AdamShape: aclnnApplyAdamWV2, aclnnApplyAdamWV2GetWorkspaceSize;
+        products: |_soc: SocFamily| true;
+        dtypes: |_soc: SocFamily, _dtype: DType| true;
+        rule: rules::same;
+
+        /// One step.
+        pub fn adam_shape<T, S>(
+            var: inplace<T> = "varRef",
+            m: inplace<T> = "mRef",
+            v: inplace<T> = "vRef",
+            max_grad_norm: opt_inplace<T> = "maxGradNormOptionalRef",
+            grad: input<T> = "grad",
+            step: input<S> = "step",
+            lr: attr<f32> = "lr",
+            beta1: attr<f32> = "beta1",
+            amsgrad: attr<bool> = "amsgrad",
+            count: attr<u64> = "count",
+        );
+
+        /// Its plan.
+        pub type AdamShapePlan;
+    }
+
+    // SAFETY: never called; the declaration is only read for its argument table.
+    unsafe impl crate::protocol::Promise for AdamShape {}
+
+    #[test]
+    fn roles_of_an_optimizer_prototype() {
+        let kinds: Vec<_> = AdamShape::ARGS.iter().map(|a| a.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                ArgKind::Tensor(Role::InPlace),
+                ArgKind::Tensor(Role::InPlace),
+                ArgKind::Tensor(Role::InPlace),
+                ArgKind::Tensor(Role::InPlace),
+                ArgKind::Tensor(Role::Input),
+                ArgKind::Tensor(Role::Input),
+                ArgKind::Attr(Kind::F32),
+                ArgKind::Attr(Kind::F32),
+                ArgKind::Attr(Kind::Bool),
+                ArgKind::Attr(Kind::U64),
+            ]
+        );
+        let optional: Vec<_> = AdamShape::ARGS.iter().map(|a| a.optional).collect();
+        assert_eq!(optional.iter().filter(|o| **o).count(), 1);
+        assert!(optional[3], "maxGradNormOptionalRef is the optional one");
+        assert_eq!(
+            AdamShape::ARGS[3].label,
+            "max_grad_norm (maxGradNormOptionalRef)"
+        );
+    }
 }

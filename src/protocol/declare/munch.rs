@@ -108,6 +108,23 @@ macro_rules! __operator_munch {
             $o
             $($rest)*);
     };
+    // An optional tensor written in place (`maxGradNormOptionalRef`): `Some(view)` or
+    // `None` (NULL); `new` reads its layout only.
+    (@munch $ctx:tt [$($f:tt)*] [$($n:tt)*] [$($l:tt)*] [$($cv:tt)*] [$($nv:tt)*] [$($lv:tt)*]
+        [$($al:tt)*] [$($alv:tt)*] $o:tt
+        $a:ident: opt_inplace<$e:ty>, $($rest:tt)*) => {
+        $crate::__operator_munch!(@munch $ctx
+            [$($f)* $a: ::std::option::Option<$crate::TensorViewMut<'_, $e>>,]
+            [$($n)* $a: ::std::option::Option<$crate::TensorView<'_, $e>>,]
+            [$($l)* $a: ::std::option::Option<$crate::TensorViewMut<'_, $e>>,]
+            [$($cv)* $crate::protocol::Value::opt_output($a),]
+            [$($nv)* $crate::protocol::Value::opt_input($a),]
+            [$($lv)* $crate::protocol::Value::opt_output($a),]
+            [$($al)* $a: ::std::option::Option<$crate::TensorViewMut<'_, $e>>,]
+            [$($alv)* $crate::protocol::Value::opt_output($a),]
+            $o
+            $($rest)*);
+    };
     // An optional attribute: `Some(value)` or `None` (NULL), fixed at `new`.
     (@munch $ctx:tt [$($f:tt)*] [$($n:tt)*] $l:tt [$($cv:tt)*] [$($nv:tt)*] [$($lv:tt)*]
         [$($al:tt)*] [$($alv:tt)*] $o:tt

@@ -45,7 +45,12 @@ macro_rules! __operator_role {
     (@cty list $e:ty) => { *const $crate::__private::ascend_sys::aclTensorList };
     (@cty opt_input $e:ty) => { *const $crate::__private::ascend_sys::aclTensor };
     (@cty opt_attr $e:ty) => { <$e as $crate::protocol::Attribute>::C };
+    (@kind $in:ident opt_inplace $e:ty) => {
+        $crate::protocol::ArgKind::Tensor($crate::protocol::Role::InPlace)
+    };
+    (@cty opt_inplace $e:ty) => { *mut $crate::__private::ascend_sys::aclTensor };
     (@optional opt_input) => { true };
+    (@optional opt_inplace) => { true };
     (@optional opt_attr) => { true };
     (@optional $role:ident) => { false };
 }
