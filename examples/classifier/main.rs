@@ -22,8 +22,8 @@ mod cpu;
 mod data;
 mod device;
 
-use ascendcl::reference::AdamW;
 use ascendcl::Runtime;
+use ascendcl::reference::AdamW;
 use data::{INPUTS, Lcg, init, shuffle, splits};
 use device::DeviceMlp;
 use ndarray::{Array1, Array2};

@@ -79,12 +79,12 @@ crate::operator! {
     /// its tensor's dtype). An empty `var` computes nothing.
     ///
     /// # Errors
-    /// [`Error::UnsupportedOperator`](crate::Error::UnsupportedOperator) off Atlas A2 / A3,
-    /// [`Error::DeviceMismatch`](crate::Error::DeviceMismatch),
-    /// [`Error::UnsupportedDtype`](crate::Error::UnsupportedDtype),
-    /// [`Error::ShapeMismatch`](crate::Error::ShapeMismatch) (a tensor not of var's shape),
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) (`step` not of one
-    /// element); [`Error::Aclnn`](crate::Error::Aclnn) from the library (161001 when
+    /// [`Error::UnsupportedOperator`] off Atlas A2 / A3,
+    /// [`Error::DeviceMismatch`],
+    /// [`Error::UnsupportedDtype`],
+    /// [`Error::ShapeMismatch`] (a tensor not of var's shape),
+    /// [`Error::InvalidArgument`] (`step` not of one
+    /// element); [`Error::Aclnn`] from the library (161001 when
     /// `amsgrad` without `max_grad_norm`).
     pub fn apply_adam_w_v2<T, G, S>(
         var: inplace<T> = "varRef",

@@ -4,7 +4,6 @@
 
 use crate::common;
 
-
 use ascendcl::{
     ArgMaxPlan, DeviceTensor, Element, MeanPlan, Stream, arg_max, arg_max_new, mean, mean_new,
     reference,

@@ -4,7 +4,6 @@
 //! plans and allocating forms, the backward operators against central differences of
 //! their forward on the device, and a CNN training step's cost.
 
-
 use crate::common::runtime;
 use ascendcl::reference::{self, ConvSpec};
 use ascendcl::{

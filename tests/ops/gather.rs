@@ -4,7 +4,6 @@
 
 use crate::common;
 
-
 use ascendcl::reference::index as ri;
 use ascendcl::{
     DeviceTensor, Element, Error, GatherPlan, gather, gather_new, index_select, index_select_new,

@@ -3,7 +3,6 @@
 //! and an ignored label, every reduction, 1-D and empty inputs, the allocating forms and
 //! the plans; the gradient against central differences of the forward on the device.
 
-
 use crate::common::{A2, device, mere_mare};
 use ascendcl::{DeviceTensor, Element, Reduction, Stream, reference};
 use half::{bf16, f16};

@@ -4,7 +4,6 @@
 //! and the plans; the gradients against central differences of the forward on the
 //! device; and the typed errors.
 
-
 use crate::common::held::{Lay, hold, lay};
 use crate::common::{A2, B310, device, mere_mare};
 use ascendcl::{DeviceTensor, Element, Error, Stream, reference};

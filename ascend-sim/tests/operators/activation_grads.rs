@@ -6,7 +6,6 @@ use crate::common;
 use crate::nn_cases;
 use crate::opkit;
 
-
 use ascend_sim::{kernel::gelu_grad_f32, symbol};
 use ascend_sys::*;
 use common::*;

@@ -7,7 +7,6 @@ use crate::common;
 use crate::nn_cases;
 use crate::opkit;
 
-
 use ascend_sim::symbol;
 use ascend_sys::*;
 use common::*;

@@ -5,7 +5,6 @@
 
 use crate::common;
 
-
 use ascend_sim::{api, symbol};
 use ascend_sys::*;
 use common::*;

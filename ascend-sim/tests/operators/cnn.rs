@@ -10,7 +10,6 @@
 use crate::common;
 use crate::opkit;
 
-
 use ascend_sim::{api, symbol};
 use ascend_sys::*;
 use common::*;

@@ -9,14 +9,14 @@
 //! test with one of the two guards. A file that sets environment variables, installs a
 //! global allocator or needs other devices stays a binary of its own (`tests/<file>.rs`).
 
-#[path = "../common/mod.rs"]
-mod common;
-#[path = "../opkit/mod.rs"]
-mod opkit;
 #[path = "../casekit/mod.rs"]
 mod casekit;
+#[path = "../common/mod.rs"]
+mod common;
 #[path = "../nn_cases/mod.rs"]
 mod nn_cases;
+#[path = "../opkit/mod.rs"]
+mod opkit;
 
 mod activation_grads;
 mod add;

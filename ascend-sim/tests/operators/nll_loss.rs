@@ -4,7 +4,6 @@
 
 use crate::opkit;
 
-
 use crate::common::*;
 use ascend_sim::symbol;
 use ascend_sys::*;
