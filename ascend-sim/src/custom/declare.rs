@@ -35,7 +35,7 @@
 /// | `bool` | `bool` | |
 ///
 /// Checks, kernel and messages name each parameter by its vendor name (`= "self"`), or by
-/// its Rust name when none is given. An executor holds 4 tensor slots (an `inplace`
+/// its Rust name when none is given. An executor holds 8 tensor slots (an `inplace`
 /// tensor takes two) and 4 values.
 ///
 /// Phase 1 runs the shared steps (NULL checks in order, live handles, runtime and

@@ -164,7 +164,9 @@ fn two_declarations_race_for_one_name_and_exactly_one_wins() {
 }
 
 ascend_sim::simulated_operator! {
-    static MANY: aclnnUserMany, aclnnUserManyGetWorkspaceSize(a: input, b: input, c: input, d: input, out: output);
+    static MANY: aclnnUserMany, aclnnUserManyGetWorkspaceSize(
+        a: input, b: input, c: input, d: input, e: input, f: input, g: input, h: input, out: output
+    );
     output: |c: &Checks<'_>| c.require_same_shape("out", "a");
     kernel: |_k: &mut Kernel<'_>| Ok(());
 }
@@ -185,7 +187,7 @@ ascend_sim::simulated_operator! {
 fn a_declaration_the_executor_cannot_hold_is_refused() {
     setup();
     for (op, why) in [
-        (&MANY, "4 tensor slots"),
+        (&MANY, "8 tensor slots"),
         (&NO_OUTPUT, "no output"),
         (&MISNAMED, "aclnnUserMisnamedGetWorkspaceSize"),
     ] {
