@@ -7,7 +7,7 @@
 mod common;
 
 use burn::tensor::backend::Backend;
-use burn::tensor::{BasicOps, Bool, Int, Tensor, TensorData, s};
+use burn::tensor::{BasicOps, Bool, IndexingUpdateOp, Int, Tensor, TensorData, s};
 use burn_ascend::{Ascend, AscendDevice};
 use burn_ndarray::NdArray;
 use common::models::Lcg;
@@ -69,6 +69,10 @@ const FLOAT_OPS: &[(&str, f32)] = &[
     ("max_dim", 3.0),
     ("argmax", 3.0),
     ("matmul", 3.0),
+    ("gather", 3.0),
+    ("scatter_add", 3.0),
+    ("select", 3.0),
+    ("select_add", 3.0),
     ("cat", 3.0),
     ("slice_assign", 3.0),
     ("swap_dims", 3.0),
@@ -106,6 +110,10 @@ const INT_OPS: &[&str] = &[
     "max_dim",
     "argmax",
     "cat",
+    "gather",
+    "scatter_add",
+    "select",
+    "select_add",
     "slice_assign",
     "swap_dims",
     "reshape",
@@ -166,6 +174,25 @@ fn floats<B: Backend>(
     (a, b)
 }
 
+/// Index tensors for `[4, 6]` operands on `device`: `[4, 3]` column indices (gather),
+/// `[3, 6]` row indices (scatter-add), and 1-D column and row indices with repeats.
+fn indices<B: Backend>(device: &B::Device) -> [Tensor<B, 2, Int>; 2] {
+    let columns = [[5i64, 0, 5], [1, 1, 2], [3, 4, 0], [2, 2, 2]];
+    let rows = [
+        [3i64, 0, 1, 1, 2, 3],
+        [3, 3, 0, 2, 2, 1],
+        [0, 0, 0, 3, 1, 2],
+    ];
+    [
+        Tensor::from_data(columns, device),
+        Tensor::from_data(rows, device),
+    ]
+}
+
+fn index_list<B: Backend>(values: [i64; 4], device: &B::Device) -> Tensor<B, 1, Int> {
+    Tensor::from_data(values, device)
+}
+
 /// A float operator; its result's data.
 fn float_op<B: Backend>(op: &str, a: Tensor<B, 2>, b: Tensor<B, 2>) -> TensorData {
     let pos = |t: Tensor<B, 2>| t.abs() + 0.25;
@@ -205,6 +232,31 @@ fn float_op<B: Backend>(op: &str, a: Tensor<B, 2>, b: Tensor<B, 2>) -> TensorDat
         "max_dim" => a.max_dim(1).into_data(),
         "argmax" => a.argmax(1).into_data(),
         "matmul" => a.matmul(b.transpose()).into_data(),
+        "gather" => {
+            let [columns, _] = indices::<B>(&a.device());
+            a.gather(1, columns).into_data()
+        }
+        "scatter_add" => {
+            let [_, rows] = indices::<B>(&a.device());
+            let value = a.clone().slice(s![1..4, ..]) * 2.0;
+            a.scatter(0, rows, value, IndexingUpdateOp::Add).into_data()
+        }
+        "select" => {
+            let device = a.device();
+            a.select(1, index_list::<B>([2, 0, 5, 5], &device))
+                .into_data()
+        }
+        "select_add" => {
+            let device = a.device();
+            let value = a.clone().slice(s![0..4, 1..4]);
+            a.select_assign(
+                1,
+                index_list::<B>([4, 0, 4, 1], &device).slice(s![0..3]),
+                value,
+                IndexingUpdateOp::Add,
+            )
+            .into_data()
+        }
         "cat" => Tensor::cat(vec![a, b.clone(), b], 0).into_data(),
         "slice_assign" => a
             .slice_assign(s![1..3, 2..5], b.slice(s![0..1, 0..3]).expand([2, 3]))
@@ -261,7 +313,32 @@ fn int_op<B: Backend>(op: &str, a: Tensor<B, 2, Int>, b: Tensor<B, 2, Int>) -> T
         "sum_dim" => a.sum_dim(0).into_data(),
         "max_dim" => a.max_dim(1).into_data(),
         "argmax" => a.argmax(1).into_data(),
-        "cat" => Tensor::cat(vec![a, b], 1).into_data(),
+        "cat" => Tensor::cat(vec![a, b], 0).into_data(),
+        "gather" => {
+            let [columns, _] = indices::<B>(&a.device());
+            a.gather(1, columns).into_data()
+        }
+        "scatter_add" => {
+            let [_, rows] = indices::<B>(&a.device());
+            let value = a.clone().slice(s![0..3, ..]) - 4;
+            a.scatter(0, rows, value, IndexingUpdateOp::Add).into_data()
+        }
+        "select" => {
+            let device = a.device();
+            a.select(0, index_list::<B>([3, 3, 0, 1], &device))
+                .into_data()
+        }
+        "select_add" => {
+            let device = a.device();
+            let value = a.clone().slice(s![0..4, 0..2]) * 3;
+            a.select_assign(
+                1,
+                index_list::<B>([5, 5, 0, 0], &device).slice(s![1..3]),
+                value,
+                IndexingUpdateOp::Add,
+            )
+            .into_data()
+        }
         "slice_assign" => a
             .slice_assign(s![0..2, 1..3], b.slice(s![0..1, 0..2]).expand([2, 2]))
             .into_data(),
@@ -302,6 +379,13 @@ fn bool_op<B: Backend>(op: &str, a: Tensor<B, 2, Bool>, b: Tensor<B, 2, Bool>) -
     }
 }
 
+/// The fallback counter is process-wide: the tests that read it take turns.
+static COUNTER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn counter() -> std::sync::MutexGuard<'static, ()> {
+    COUNTER.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Compares the two results: the same dtype and shape; floats within a relative 1e-4,
 /// the rest exactly.
 fn same(got: TensorData, want: TensorData, what: &str) {
@@ -322,6 +406,7 @@ fn same(got: TensorData, want: TensorData, what: &str) {
 
 #[test]
 fn float_methods_match_ndarray_on_every_layout() {
+    let _turn = counter();
     let (device, cpu) = (AscendDevice::default(), Default::default());
     let mut cases = 0;
     for (i, &(op, range)) in FLOAT_OPS.iter().enumerate() {
@@ -347,6 +432,7 @@ fn float_methods_match_ndarray_on_every_layout() {
 
 #[test]
 fn int_methods_match_ndarray_on_every_layout_and_dtype() {
+    let _turn = counter();
     let (device, cpu) = (AscendDevice::default(), Default::default());
     for dtype in [burn::tensor::DType::I64, burn::tensor::DType::I32] {
         for (i, &op) in INT_OPS.iter().enumerate() {
@@ -375,6 +461,7 @@ fn int_methods_match_ndarray_on_every_layout_and_dtype() {
 
 #[test]
 fn bool_methods_match_ndarray_on_every_layout() {
+    let _turn = counter();
     let (device, cpu) = (AscendDevice::default(), Default::default());
     for (i, &op) in BOOL_OPS.iter().enumerate() {
         for (j, &layout) in LAYOUTS.iter().enumerate() {
@@ -398,6 +485,7 @@ fn bool_methods_match_ndarray_on_every_layout() {
 /// The host fallbacks compute burn-ndarray's results and are counted, each by name.
 #[test]
 fn host_fallbacks_are_counted_and_match_ndarray() {
+    let _turn = counter();
     let (device, cpu) = (AscendDevice::default(), Default::default());
     let (a, _) = floats::<Ascend>(Layout::Transposed, 99, 3.0, &device);
     let (ar, _) = floats::<NdArray>(Layout::Transposed, 99, 3.0, &cpu);

@@ -11,12 +11,16 @@ use common::models::*;
 type Dev = Autodiff<Ascend>;
 type Cpu = Autodiff<NdArray>;
 
+/// The fallback counter is process-wide: the tests take turns.
+static COUNTER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn close(a: f32, b: f32) -> bool {
     (a - b).abs() <= 1e-3 * b.abs().max(1e-6)
 }
 
 #[test]
 fn regression_losses_match_ndarray_with_no_fallback_per_step() {
+    let _turn = COUNTER.lock().unwrap_or_else(|p| p.into_inner());
     let (device, cpu) = (AscendDevice::default(), Default::default());
     let mut model = Mlp::<Dev>::new([8, 64, 1], 7, &device);
     let mut reference = Mlp::<Cpu>::new([8, 64, 1], 7, &cpu);
@@ -47,7 +51,8 @@ fn regression_losses_match_ndarray_with_no_fallback_per_step() {
 }
 
 #[test]
-fn mnist_mlp_losses_match_ndarray() {
+fn mnist_mlp_losses_match_ndarray_with_no_fallback_per_step() {
+    let _turn = COUNTER.lock().unwrap_or_else(|p| p.into_inner());
     let (device, cpu) = (AscendDevice::default(), Default::default());
     let mut model = Mlp::<Dev>::new([784, 128, 10], 3, &device);
     let mut reference = Mlp::<Cpu>::new([784, 128, 10], 3, &cpu);
@@ -56,7 +61,9 @@ fn mnist_mlp_losses_match_ndarray() {
     for step in 0..3 {
         let (x, y) = mnist_batch::<Dev>(16, step, &device);
         let (xr, yr) = mnist_batch::<Cpu>(16, step, &cpu);
+        let before = burn_ascend::fallback_count();
         let (m, loss, acc) = mnist_step(model, &mut optim, x, y, 1e-3);
+        let fallbacks = burn_ascend::fallback_count() - before;
         model = m;
         let (m, want, want_acc) = mnist_step(reference, &mut optim_ref, xr, yr, 1e-3);
         reference = m;
@@ -65,6 +72,12 @@ fn mnist_mlp_losses_match_ndarray() {
             "step {step}: loss {loss} vs ndarray {want}"
         );
         assert_eq!(acc, want_acc, "step {step}: accuracy");
+        assert_eq!(
+            fallbacks,
+            0,
+            "step {step}: {:?}",
+            burn_ascend::fallback_counts()
+        );
         losses.push(loss);
     }
     assert!(losses[2] < losses[0], "the loss falls: {losses:?}");

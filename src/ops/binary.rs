@@ -68,6 +68,17 @@ fn supports(name: &str, soc: SocFamily, dtype: DType) -> bool {
     }
 }
 
+/// The broadcast rule; an output whose dtype is left to the call (a
+/// [`Tensor`](crate::Tensor) result) of a comparison or logical row is BOOL.
+fn rule(name: &str, c: &crate::protocol::Call<'_>) -> crate::Result<()> {
+    if let (Some(out), Some(row)) = (c.pending(), row(name))
+        && row.output == ascend_ops::binary::Output::Bool
+    {
+        c.infer_dtype(out, DType::Bool);
+    }
+    crate::protocol::rules::broadcast(c)
+}
+
 /// Each row, with the roles its header gives its arguments.
 macro_rules! declare_binary {
     ($(
@@ -87,7 +98,7 @@ macro_rules! declare_binary {
             pub struct $name: [<aclnn $name>], [<aclnn $name GetWorkspaceSize>];
             products: |soc| available(stringify!($name), soc);
             dtypes: |soc, dtype| supports(stringify!($name), soc, dtype);
-            rule: crate::protocol::rules::broadcast;
+            rule: |c| rule(stringify!($name), c);
 
             $(#[$doc])*
             ///

@@ -72,6 +72,17 @@ fn supports(name: &str, inplace: bool, soc: SocFamily, dtype: DType) -> bool {
     listed || !inplace && row.rule != Rule::Muls
 }
 
+/// The same-shape rule; an output whose dtype is left to the call (a
+/// [`Tensor`](crate::Tensor) result) of a comparison is BOOL.
+fn rule(name: &str, c: &crate::protocol::Call<'_>) -> crate::Result<()> {
+    if let (Some(out), Some(row)) = (c.pending(), row(name))
+        && row.compares()
+    {
+        c.infer_dtype(out, DType::Bool);
+    }
+    crate::protocol::rules::same(c)
+}
+
 /// Each row, with its alpha and the roles its header gives the written tensors.
 macro_rules! declare_scalar {
     ($(
@@ -100,7 +111,7 @@ macro_rules! declare_scalar {
             pub struct $name: [<aclnn $name>], [<aclnn $name GetWorkspaceSize>];
             products: |soc| available(stringify!($name), soc);
             dtypes: |soc, dtype| supports(stringify!($name), false, soc, dtype);
-            rule: crate::protocol::rules::same;
+            rule: |c| rule(stringify!($name), c);
 
             $(#[$doc])*
             ///

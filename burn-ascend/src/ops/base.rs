@@ -231,3 +231,50 @@ impl AscendTensor {
         crate::tensor::to_burn(self.acl_dtype())
     }
 }
+
+/// `aclnnGather`: `out[i][j] = t[index[i][j]][j]` along `dim` (burn's `gather`).
+pub(crate) fn gather(what: &str, t: AscendTensor, dim: usize, index: AscendTensor) -> AscendTensor {
+    on(what, &t, |s, _| {
+        ascendcl::gather_new(&t.tensor, dim as i64, &index.tensor, s)
+    })
+}
+
+/// `aclnnScatterAdd`: `t` with `value` added at `index` along `dim` (burn's
+/// `scatter_add`).
+pub(crate) fn scatter_add(
+    what: &str,
+    t: AscendTensor,
+    dim: usize,
+    index: AscendTensor,
+    value: AscendTensor,
+) -> AscendTensor {
+    on(what, &t, |s, _| {
+        ascendcl::scatter_add_new(&t.tensor, dim as i64, &index.tensor, &value.tensor, s)
+    })
+}
+
+/// `aclnnIndexSelect`: the slices of `t` at `index` along `dim` (burn's `select`).
+pub(crate) fn select(what: &str, t: AscendTensor, dim: usize, index: AscendTensor) -> AscendTensor {
+    on(what, &t, |s, _| {
+        ascendcl::index_select_new(&t.tensor, dim as i64, &index.tensor, s)
+    })
+}
+
+/// burn's `select_add` (slice `index[i]` of `t` along `dim` gets slice `i` of `value`)
+/// as one `aclnnScatterAdd`: the 1-D `index` is viewed along `dim` and broadcast to
+/// `value`'s shape, without a copy.
+pub(crate) fn select_add(
+    what: &str,
+    t: AscendTensor,
+    dim: usize,
+    index: AscendTensor,
+    value: AscendTensor,
+) -> AscendTensor {
+    let ctx = t.ctx();
+    let mut along = vec![1; value.dims().len()];
+    along[dim] = index.dims().iter().product();
+    let spread =
+        ok(what, index.tensor.reshape(along, &ctx.stream)).broadcast_to(value.dims().to_vec());
+    let spread = AscendTensor::new(ok(what, spread), index.device);
+    scatter_add(what, t, dim, spread, value)
+}

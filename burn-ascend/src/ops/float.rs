@@ -464,14 +464,7 @@ impl FloatTensorOps<Self> for Ascend {
         tensor: FloatTensor<Self>,
         indices: IntTensor<Self>,
     ) -> FloatTensor<Self> {
-        host("float_gather");
-        let device = tensor.device;
-        let dtype = tensor.dtype();
-        up_as(
-            Host::float_gather(dim, nd(tensor), nd(indices)),
-            &device,
-            dtype,
-        )
+        gather("float_gather", tensor, dim, indices)
     }
 
     fn float_scatter_add(
@@ -480,14 +473,7 @@ impl FloatTensorOps<Self> for Ascend {
         indices: IntTensor<Self>,
         value: FloatTensor<Self>,
     ) -> FloatTensor<Self> {
-        host("float_scatter_add");
-        let device = tensor.device;
-        let dtype = tensor.dtype();
-        up_as(
-            Host::float_scatter_add(dim, nd(tensor), nd(indices), nd(value)),
-            &device,
-            dtype,
-        )
+        scatter_add("float_scatter_add", tensor, dim, indices, value)
     }
 
     fn float_select(
@@ -495,14 +481,7 @@ impl FloatTensorOps<Self> for Ascend {
         dim: usize,
         indices: IntTensor<Self>,
     ) -> FloatTensor<Self> {
-        host("float_select");
-        let device = tensor.device;
-        let dtype = tensor.dtype();
-        up_as(
-            Host::float_select(nd(tensor), dim, nd(indices)),
-            &device,
-            dtype,
-        )
+        select("float_select", tensor, dim, indices)
     }
 
     fn float_select_add(
@@ -511,14 +490,7 @@ impl FloatTensorOps<Self> for Ascend {
         indices: IntTensor<Self>,
         value: FloatTensor<Self>,
     ) -> FloatTensor<Self> {
-        host("float_select_add");
-        let device = tensor.device;
-        let dtype = tensor.dtype();
-        up_as(
-            Host::float_select_add(nd(tensor), dim, nd(indices), nd(value)),
-            &device,
-            dtype,
-        )
+        select_add("float_select_add", tensor, dim, indices, value)
     }
 
     fn float_mask_where(

@@ -287,9 +287,7 @@ impl IntTensorOps<Self> for Ascend {
         tensor: IntTensor<Self>,
         indices: IntTensor<Self>,
     ) -> IntTensor<Self> {
-        host("int_gather");
-        let device = tensor.device;
-        up(Host::int_gather(dim, nd(tensor), nd(indices)), &device)
+        gather("int_gather", tensor, dim, indices)
     }
 
     fn int_scatter_add(
@@ -298,12 +296,7 @@ impl IntTensorOps<Self> for Ascend {
         indices: IntTensor<Self>,
         value: IntTensor<Self>,
     ) -> IntTensor<Self> {
-        host("int_scatter_add");
-        let device = tensor.device;
-        up(
-            Host::int_scatter_add(dim, nd(tensor), nd(indices), nd(value)),
-            &device,
-        )
+        scatter_add("int_scatter_add", tensor, dim, indices, value)
     }
 
     fn int_select(
@@ -311,9 +304,7 @@ impl IntTensorOps<Self> for Ascend {
         dim: usize,
         indices: IntTensor<Self>,
     ) -> IntTensor<Self> {
-        host("int_select");
-        let device = tensor.device;
-        up(Host::int_select(nd(tensor), dim, nd(indices)), &device)
+        select("int_select", tensor, dim, indices)
     }
 
     fn int_select_add(
@@ -322,12 +313,7 @@ impl IntTensorOps<Self> for Ascend {
         indices: IntTensor<Self>,
         value: IntTensor<Self>,
     ) -> IntTensor<Self> {
-        host("int_select_add");
-        let device = tensor.device;
-        up(
-            Host::int_select_add(nd(tensor), dim, nd(indices), nd(value)),
-            &device,
-        )
+        select_add("int_select_add", tensor, dim, indices, value)
     }
 
     fn int_div(lhs: IntTensor<Self>, rhs: IntTensor<Self>) -> IntTensor<Self> {
