@@ -22,10 +22,12 @@ fn main() {
     let steps = 200;
     let start = Instant::now();
     let before = burn_ascend::fallback_count();
+    let mut losses = Vec::with_capacity(steps as usize);
     for step in 0..steps {
         let (x, y) = regression_batch::<B>(64, step, &device);
         let (m, loss) = regression_step(model, &mut optim, x, y, 1e-2);
         model = m;
+        losses.push(loss);
         if step % 40 == 0 || step == steps - 1 {
             println!("step {step:4}  loss {loss:.5}");
         }
@@ -43,5 +45,10 @@ fn main() {
     );
     for (method, n) in burn_ascend::fallback_counts() {
         println!("  fallback {method}: {n}");
+    }
+    let (first, last) = (losses[0], losses[losses.len() - 1]);
+    if fallbacks > 0 || last.is_nan() || last >= 0.5 * first {
+        eprintln!("FAILED: loss {first} -> {last}, {fallbacks} host fallbacks");
+        std::process::exit(1);
     }
 }

@@ -40,6 +40,10 @@ pub(crate) struct Context {
     pub(crate) math: ascendcl::CubeMath,
 }
 
+/// The executor cache's capacity on each device: above the distinct calls of a training
+/// step of the MLP (about 90) and CNN examples.
+pub const EXECUTOR_CACHE_CAPACITY: usize = 256;
+
 /// The runtime, chosen once per process as [`ascendcl::Runtime::auto`] chooses it.
 pub(crate) fn runtime() -> &'static ascendcl::Runtime {
     static RUNTIME: OnceLock<ascendcl::Runtime> = OnceLock::new();
@@ -67,6 +71,11 @@ pub(crate) fn context(device: &AscendDevice) -> Arc<Context> {
     let stream = dev
         .stream()
         .unwrap_or_else(|e| panic!("burn-ascend: stream of device {}: {e}", device.id));
+    // burn calls every operator eagerly: the executor cache makes a call alike a recent
+    // one cost about a plan launch. `ASCENDCL_EXECUTOR_CACHE` (0 turns it off) wins.
+    if std::env::var_os("ASCENDCL_EXECUTOR_CACHE").is_none() {
+        dev.set_executor_cache_capacity(EXECUTOR_CACHE_CAPACITY);
+    }
     let math = ascendcl::CubeMath::default_for_device(&dev);
     let ctx = Arc::new(Context {
         device: dev,
@@ -75,4 +84,10 @@ pub(crate) fn context(device: &AscendDevice) -> Arc<Context> {
     });
     contexts[device.id] = Some(Arc::clone(&ctx));
     ctx
+}
+
+/// The executor cache's counters of `device` (hits and misses count the eager operator
+/// calls the backend made), as [`ascendcl::Device::executor_cache_stats`] reports them.
+pub fn executor_cache_stats(device: &AscendDevice) -> ascendcl::ExecutorCacheStats {
+    context(device).device.executor_cache_stats()
 }

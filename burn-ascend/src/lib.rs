@@ -18,7 +18,8 @@
 //!   (`can_mut`: unique storage, no broadcast axis) takes the in-place form of an operator.
 //! * **Where each method runs**: on the device where the crate has an operator (the
 //!   unary, binary and tensor–scalar families, matmul, reduce-sum, clamp, max-dim,
-//!   comparisons, logical ops, copy and fill); otherwise on the host through burn-ndarray,
+//!   comparisons, logical ops, copy and fill, gather and scatter-add, float random
+//!   numbers, 2-D convolution and max pooling with their gradients); otherwise on the host through burn-ndarray,
 //!   counted by [`fallback_count`] and reported as a `tracing` event (target
 //!   `burn_ascend::fallback`, field `method`).
 //! * **Streams**: one default stream per device, shared by every thread, so tensors made
@@ -34,7 +35,7 @@ mod fallback;
 mod ops;
 mod tensor;
 
-pub use device::AscendDevice;
+pub use device::{AscendDevice, EXECUTOR_CACHE_CAPACITY, executor_cache_stats};
 pub use fallback::{fallback_count, fallback_counts};
 pub use ops::qtensor::AscendQTensor;
 pub use tensor::AscendTensor;
@@ -63,9 +64,11 @@ impl Backend for Ascend {
         format!("ascend<{}:{}>", ctx.device.backend(), ctx.device.soc_name())
     }
 
-    /// Seeds the generator of `random` (which runs on the host, through burn-ndarray's
-    /// seeded generator, until the crate wraps a device generator).
-    fn seed(_device: &Self::Device, seed: u64) {
+    /// Seeds the device's generator (`ascendcl::Device::manual_seed`), which float
+    /// `random` draws from on the device, and the host generator of the int `random`
+    /// fallback.
+    fn seed(device: &Self::Device, seed: u64) {
+        device::context(device).device.manual_seed(seed);
         fallback::Host::seed(&fallback::CPU, seed);
     }
 

@@ -38,3 +38,43 @@ fn gradients_of_add_and_matmul_under_autodiff() {
     );
     assert!(b.grad(&grads).is_some());
 }
+
+#[test]
+fn random_draws_on_the_device_generator_that_seed_sets() {
+    use burn::tensor::Distribution;
+    use burn::tensor::backend::Backend;
+    let device = AscendDevice::default();
+    let draw = |d: Distribution| {
+        Tensor::<Ascend, 1>::random([20_000], d, &device)
+            .into_data()
+            .to_vec::<f32>()
+            .unwrap()
+    };
+    let before = burn_ascend::fallback_count();
+    Ascend::seed(&device, 42);
+    let first = draw(Distribution::Default);
+    let normal = draw(Distribution::Normal(2.0, 0.5));
+    Ascend::seed(&device, 42);
+    assert_eq!(
+        draw(Distribution::Default),
+        first,
+        "the seed replays the draws"
+    );
+    let uniform = draw(Distribution::Uniform(-3.0, 1.0));
+    let coins = draw(Distribution::Bernoulli(0.25));
+    assert_eq!(burn_ascend::fallback_count(), before, "no host fallback");
+
+    let mean = |v: &[f32]| v.iter().map(|&x| f64::from(x)).sum::<f64>() / v.len() as f64;
+    let var = |v: &[f32]| {
+        let m = mean(v);
+        v.iter().map(|&x| (f64::from(x) - m).powi(2)).sum::<f64>() / v.len() as f64
+    };
+    assert!(first.iter().all(|&x| (0.0..1.0).contains(&x)));
+    assert!((mean(&first) - 0.5).abs() < 0.01, "{}", mean(&first));
+    assert!(uniform.iter().all(|&x| (-3.0..1.0).contains(&x)));
+    assert!((mean(&uniform) + 1.0).abs() < 0.04, "{}", mean(&uniform));
+    assert!((mean(&normal) - 2.0).abs() < 0.02, "{}", mean(&normal));
+    assert!((var(&normal).sqrt() - 0.5).abs() < 0.02, "{}", var(&normal));
+    assert!(coins.iter().all(|&x| x == 0.0 || x == 1.0));
+    assert!((mean(&coins) - 0.25).abs() < 0.015, "{}", mean(&coins));
+}

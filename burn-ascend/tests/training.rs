@@ -82,3 +82,34 @@ fn mnist_mlp_losses_match_ndarray_with_no_fallback_per_step() {
     }
     assert!(losses[2] < losses[0], "the loss falls: {losses:?}");
 }
+
+#[test]
+fn mnist_cnn_trains_with_no_fallback_per_step() {
+    use common::cnn::*;
+    let _turn = COUNTER.lock().unwrap_or_else(|p| p.into_inner());
+    let device = AscendDevice::default();
+    <Ascend as burn::tensor::backend::Backend>::seed(&device, 5);
+    let mut model = Cnn::<Dev>::new(&device);
+    let mut optim = adam_w::<Dev>();
+    let mut losses = Vec::new();
+    let mut per_step = Vec::new();
+    for step in 0..12 {
+        let (x, y) = images::<Dev>(16, step, &device);
+        let before = burn_ascend::fallback_count();
+        let (m, loss, _) = cnn_step(model, &mut optim, x, y, 3e-3);
+        per_step.push(burn_ascend::fallback_count() - before);
+        model = m;
+        assert!(loss.is_finite(), "step {step}: loss {loss}");
+        losses.push(loss);
+    }
+    assert!(
+        per_step.iter().all(|&n| n == 0),
+        "fallbacks per step {per_step:?}: {:?}",
+        burn_ascend::fallback_counts()
+    );
+    let (head, tail) = (
+        losses[..3].iter().sum::<f32>(),
+        losses[9..].iter().sum::<f32>(),
+    );
+    assert!(tail < 0.7 * head, "the loss falls: {losses:?}");
+}

@@ -278,3 +278,30 @@ pub(crate) fn select_add(
     let spread = AscendTensor::new(ok(what, spread), index.device);
     scatter_add(what, t, dim, spread, value)
 }
+
+/// A new tensor drawn from `distribution` on the device's generator
+/// (`aclnnInplaceUniform`, `aclnnInplaceNormal`, `aclnnInplaceBernoulli`, each advancing
+/// the device's `(seed, offset)`; [`Backend::seed`](burn_backend::Backend::seed) sets it).
+pub(crate) fn random(
+    what: &str,
+    shape: &[usize],
+    distribution: burn_backend::Distribution,
+    device: &AscendDevice,
+    dtype: DType,
+) -> AscendTensor {
+    use burn_backend::Distribution as D;
+    let mut t = empty(shape, dtype, device);
+    let ctx = t.ctx();
+    let x = &mut t.tensor;
+    let s = &ctx.stream;
+    ok(
+        what,
+        match distribution {
+            D::Default => ascendcl::inplace_uniform(x, 0.0, 1.0, s),
+            D::Uniform(low, high) => ascendcl::inplace_uniform(x, low, high, s),
+            D::Normal(mean, std) => ascendcl::inplace_normal(x, mean as f32, std as f32, s),
+            D::Bernoulli(p) => ascendcl::inplace_bernoulli(x, p, s),
+        },
+    );
+    t
+}

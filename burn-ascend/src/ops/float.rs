@@ -3,7 +3,7 @@
 
 use super::base::*;
 use crate::Ascend;
-use crate::fallback::{CPU, Host, host, nd, up, up_as};
+use crate::fallback::{Host, host, nd, up, up_as};
 use crate::tensor::{AscendTensor, ok};
 use ascendcl as acl;
 use burn_backend::ops::FloatTensorOps;
@@ -110,9 +110,7 @@ impl FloatTensorOps<Self> for Ascend {
         device: &Device<Self>,
         dtype: FloatDType,
     ) -> FloatTensor<Self> {
-        host("float_random");
-        let t = Host::float_random(shape, distribution, &CPU, FloatDType::F32);
-        up_as(t, device, dtype.into())
+        random("float_random", &shape, distribution, device, dtype.into())
     }
 
     fn float_into_int(tensor: FloatTensor<Self>, out_dtype: IntDType) -> IntTensor<Self> {

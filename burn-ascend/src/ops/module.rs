@@ -1,8 +1,12 @@
-//! `ModuleOps`: convolutions, pooling, interpolation, attention and FFTs. None has an
-//! Ascend operator in the crate yet, so all run on the host (counted).
+//! `ModuleOps`: 2-D convolution (forward and the three gradients) and 2-D max pooling
+//! (with indices, and its gradient) on the device; the other convolutions, pooling,
+//! interpolation, attention and FFTs on the host (counted).
 
+use super::base::{cast, on};
 use crate::Ascend;
 use crate::fallback::{Host, host, nd, up, up_as};
+use crate::tensor::{AscendTensor, ok};
+use ascendcl as acl;
 use burn_backend::TensorMetadata;
 use burn_backend::ops::*;
 use burn_backend::tensor::{BoolTensor, FloatTensor, IntTensor};
@@ -15,14 +19,69 @@ impl ModuleOps<Self> for Ascend {
         bias: Option<FloatTensor<Self>>,
         options: ConvOptions<2>,
     ) -> FloatTensor<Self> {
-        host("conv2d");
-        let device = x.device;
-        let dtype = x.dtype();
-        up_as(
-            Host::conv2d(nd(x), nd(weight), bias.map(nd), options),
-            &device,
-            dtype,
+        let [stride, padding, dilation] = conv_lists(&options);
+        on("conv2d", &x, |s, math| {
+            acl::convolution_new(
+                &x.tensor,
+                &weight.tensor,
+                bias.as_ref().map(|b| b.tensor.view()),
+                &stride,
+                &padding,
+                &dilation,
+                false,
+                &[0i64, 0][..],
+                options.groups as i64,
+                *math,
+                s,
+            )
+        })
+    }
+
+    fn conv2d_x_backward(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        output_grad: FloatTensor<Self>,
+        options: ConvOptions<2>,
+    ) -> FloatTensor<Self> {
+        let shape = x.dims().to_vec();
+        conv2d_backward(
+            "conv2d_x_backward",
+            &x,
+            &weight,
+            &output_grad,
+            &options,
+            0,
+            &shape,
         )
+    }
+
+    fn conv2d_weight_backward(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        output_grad: FloatTensor<Self>,
+        options: ConvOptions<2>,
+    ) -> FloatTensor<Self> {
+        let shape = weight.dims().to_vec();
+        conv2d_backward(
+            "conv2d_weight_backward",
+            &x,
+            &weight,
+            &output_grad,
+            &options,
+            1,
+            &shape,
+        )
+    }
+
+    fn conv2d_bias_backward(
+        _x: FloatTensor<Self>,
+        _bias: FloatTensor<Self>,
+        output_grad: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        // The bias gradient is the output gradient summed over batch and positions.
+        on("conv2d_bias_backward", &output_grad, |s, _| {
+            acl::reduce_sum_new(&output_grad.tensor, &[0i64, 2, 3][..], false, s)
+        })
     }
 
     fn deform_conv2d(
@@ -212,14 +271,8 @@ impl ModuleOps<Self> for Ascend {
         dilation: [usize; 2],
         ceil_mode: bool,
     ) -> FloatTensor<Self> {
-        host("max_pool2d");
-        let device = x.device;
-        let dtype = x.dtype();
-        up_as(
-            Host::max_pool2d(nd(x), kernel_size, stride, padding, dilation, ceil_mode),
-            &device,
-            dtype,
-        )
+        let window = [kernel_size, stride, padding, dilation];
+        max_pool2d("max_pool2d", &x, window, ceil_mode).0
     }
 
     fn max_pool2d_with_indices(
@@ -230,11 +283,9 @@ impl ModuleOps<Self> for Ascend {
         dilation: [usize; 2],
         ceil_mode: bool,
     ) -> MaxPool2dWithIndices<Self> {
-        host("max_pool2d_with_indices");
-        let device = x.device;
-        let r =
-            Host::max_pool2d_with_indices(nd(x), kernel_size, stride, padding, dilation, ceil_mode);
-        MaxPool2dWithIndices::new(up(r.output, &device), up(r.indices, &device))
+        let window = [kernel_size, stride, padding, dilation];
+        let (out, indices) = max_pool2d("max_pool2d_with_indices", &x, window, ceil_mode);
+        MaxPool2dWithIndices::new(out, indices)
     }
 
     fn max_pool2d_with_indices_backward(
@@ -247,19 +298,24 @@ impl ModuleOps<Self> for Ascend {
         output_grad: FloatTensor<Self>,
         indices: IntTensor<Self>,
     ) -> MaxPool2dBackward<Self> {
-        host("max_pool2d_with_indices_backward");
-        let device = x.device;
-        let r = Host::max_pool2d_with_indices_backward(
-            nd(x),
-            kernel_size,
-            stride,
-            padding,
-            dilation,
-            ceil_mode,
-            nd(output_grad),
-            nd(indices),
-        );
-        MaxPool2dBackward::new(up(r.x_grad, &device))
+        const WHAT: &str = "max_pool2d_with_indices_backward";
+        let [k, s, p, d] = [kernel_size, stride, padding, dilation].map(|v| v.map(|e| e as i64));
+        // The vendor's backward takes INT32 (or INT8) indices on Atlas A2/A3.
+        let indices = cast(WHAT, indices, burn_backend::DType::I32);
+        let grad = on(WHAT, &x, |st, _| {
+            acl::max_pool2d_with_indices_backward_new(
+                &output_grad.tensor,
+                &x.tensor,
+                &indices.tensor,
+                &k[..],
+                &s[..],
+                &p[..],
+                &d[..],
+                ceil_mode,
+                st,
+            )
+        });
+        MaxPool2dBackward::new(grad)
     }
 
     fn interpolate(
@@ -345,4 +401,93 @@ impl ModuleOps<Self> for Ascend {
         )
     }
     // END host fallbacks
+}
+
+/// The stride, padding and dilation of `options` as the crate's int lists.
+fn conv_lists(options: &ConvOptions<2>) -> [Vec<i64>; 3] {
+    [options.stride, options.padding, options.dilation]
+        .map(|v| v.iter().map(|&e| e as i64).collect())
+}
+
+/// One gradient of a 2-D convolution (`aclnnConvolutionBackward` with one output in its
+/// mask): `which` 0 for the input's, 1 for the weight's, into a new tensor of `shape`.
+fn conv2d_backward(
+    what: &str,
+    x: &AscendTensor,
+    weight: &AscendTensor,
+    output_grad: &AscendTensor,
+    options: &ConvOptions<2>,
+    which: usize,
+    shape: &[usize],
+) -> AscendTensor {
+    let [stride, padding, dilation] = conv_lists(options);
+    let spec = acl::reference::ConvSpec {
+        stride: &stride,
+        padding: &padding,
+        dilation: &dilation,
+        transposed: false,
+        output_padding: &[0, 0],
+        groups: options.groups as i64,
+    };
+    let dtype = if which == 0 {
+        x.dtype_burn()
+    } else {
+        weight.dtype_burn()
+    };
+    let mut grad = super::base::empty(shape, dtype, &x.device);
+    let ctx = x.ctx();
+    let mut mask = [false; 3];
+    mask[which] = true;
+    let (mut gi, mut gw) = (None, None);
+    if which == 0 {
+        gi = Some(grad.tensor.view_mut());
+    } else {
+        gw = Some(grad.tensor.view_mut());
+    }
+    ok(
+        what,
+        acl::convolution_backward(
+            &output_grad.tensor,
+            &x.tensor,
+            &weight.tensor,
+            None,
+            &spec,
+            mask,
+            ctx.math,
+            gi,
+            gw,
+            None::<acl::TensorViewMut<'_, acl::Dyn>>,
+            &ctx.stream,
+        ),
+    );
+    grad
+}
+
+/// 2-D max pooling on the device (`aclnnMaxPool2dWithIndices`): the pooled tensor and
+/// the flat `h·W + w` index of each maximum in its plane, as burn defines them. The
+/// indices are INT32, the dtype the vendor's backward takes on Atlas A2/A3.
+fn max_pool2d(
+    what: &str,
+    x: &AscendTensor,
+    window: [[usize; 2]; 4],
+    ceil_mode: bool,
+) -> (AscendTensor, AscendTensor) {
+    let [k, s, p, d] = window.map(|v| v.map(|e| e as i64));
+    let ctx = x.ctx();
+    let (out, indices): (acl::Tensor, acl::DeviceTensor<i32>) = ok(
+        what,
+        acl::max_pool2d_with_indices_new(
+            &x.tensor,
+            &k[..],
+            &s[..],
+            &p[..],
+            &d[..],
+            ceil_mode,
+            &ctx.stream,
+        ),
+    );
+    (
+        AscendTensor::new(out, x.device),
+        AscendTensor::new(indices.into(), x.device),
+    )
 }
