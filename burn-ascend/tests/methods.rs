@@ -379,13 +379,6 @@ fn bool_op<B: Backend>(op: &str, a: Tensor<B, 2, Bool>, b: Tensor<B, 2, Bool>) -
     }
 }
 
-/// The fallback counter is process-wide: the tests that read it take turns.
-static COUNTER: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn counter() -> std::sync::MutexGuard<'static, ()> {
-    COUNTER.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// Compares the two results: the same dtype and shape; floats within a relative 1e-4,
 /// the rest exactly.
 fn same(got: TensorData, want: TensorData, what: &str) {
@@ -406,7 +399,7 @@ fn same(got: TensorData, want: TensorData, what: &str) {
 
 #[test]
 fn float_methods_match_ndarray_on_every_layout() {
-    let _turn = counter();
+    let _turn = common::counter_turn();
     let (device, cpu) = (AscendDevice::default(), Default::default());
     let mut cases = 0;
     for (i, &(op, range)) in FLOAT_OPS.iter().enumerate() {
@@ -432,7 +425,7 @@ fn float_methods_match_ndarray_on_every_layout() {
 
 #[test]
 fn int_methods_match_ndarray_on_every_layout_and_dtype() {
-    let _turn = counter();
+    let _turn = common::counter_turn();
     let (device, cpu) = (AscendDevice::default(), Default::default());
     for dtype in [burn::tensor::DType::I64, burn::tensor::DType::I32] {
         for (i, &op) in INT_OPS.iter().enumerate() {
@@ -461,7 +454,7 @@ fn int_methods_match_ndarray_on_every_layout_and_dtype() {
 
 #[test]
 fn bool_methods_match_ndarray_on_every_layout() {
-    let _turn = counter();
+    let _turn = common::counter_turn();
     let (device, cpu) = (AscendDevice::default(), Default::default());
     for (i, &op) in BOOL_OPS.iter().enumerate() {
         for (j, &layout) in LAYOUTS.iter().enumerate() {
@@ -485,7 +478,7 @@ fn bool_methods_match_ndarray_on_every_layout() {
 /// The host fallbacks compute burn-ndarray's results and are counted, each by name.
 #[test]
 fn host_fallbacks_are_counted_and_match_ndarray() {
-    let _turn = counter();
+    let _turn = common::counter_turn();
     let (device, cpu) = (AscendDevice::default(), Default::default());
     let (a, _) = floats::<Ascend>(Layout::Transposed, 99, 3.0, &device);
     let (ar, _) = floats::<NdArray>(Layout::Transposed, 99, 3.0, &cpu);

@@ -11,16 +11,13 @@ use common::models::*;
 type Dev = Autodiff<Ascend>;
 type Cpu = Autodiff<NdArray>;
 
-/// The fallback counter is process-wide: the tests take turns.
-static COUNTER: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 fn close(a: f32, b: f32) -> bool {
     (a - b).abs() <= 1e-3 * b.abs().max(1e-6)
 }
 
 #[test]
 fn regression_losses_match_ndarray_with_no_fallback_per_step() {
-    let _turn = COUNTER.lock().unwrap_or_else(|p| p.into_inner());
+    let _turn = common::counter_turn();
     let (device, cpu) = (AscendDevice::default(), Default::default());
     let mut model = Mlp::<Dev>::new([8, 64, 1], 7, &device);
     let mut reference = Mlp::<Cpu>::new([8, 64, 1], 7, &cpu);
@@ -52,7 +49,7 @@ fn regression_losses_match_ndarray_with_no_fallback_per_step() {
 
 #[test]
 fn mnist_mlp_losses_match_ndarray_with_no_fallback_per_step() {
-    let _turn = COUNTER.lock().unwrap_or_else(|p| p.into_inner());
+    let _turn = common::counter_turn();
     let (device, cpu) = (AscendDevice::default(), Default::default());
     let mut model = Mlp::<Dev>::new([784, 128, 10], 3, &device);
     let mut reference = Mlp::<Cpu>::new([784, 128, 10], 3, &cpu);
@@ -86,7 +83,7 @@ fn mnist_mlp_losses_match_ndarray_with_no_fallback_per_step() {
 #[test]
 fn mnist_cnn_trains_with_no_fallback_per_step() {
     use common::cnn::*;
-    let _turn = COUNTER.lock().unwrap_or_else(|p| p.into_inner());
+    let _turn = common::counter_turn();
     let device = AscendDevice::default();
     <Ascend as burn::tensor::backend::Backend>::seed(&device, 5);
     let mut model = Cnn::<Dev>::new(&device);

@@ -271,6 +271,12 @@ impl ModuleOps<Self> for Ascend {
         dilation: [usize; 2],
         ceil_mode: bool,
     ) -> FloatTensor<Self> {
+        if dilation != [1, 1] {
+            host("max_pool2d");
+            let (device, dtype) = (x.device, x.dtype());
+            let t = Host::max_pool2d(nd(x), kernel_size, stride, padding, dilation, ceil_mode);
+            return up_as(t, &device, dtype);
+        }
         let window = [kernel_size, stride, padding, dilation];
         max_pool2d("max_pool2d", &x, window, ceil_mode).0
     }
@@ -283,6 +289,22 @@ impl ModuleOps<Self> for Ascend {
         dilation: [usize; 2],
         ceil_mode: bool,
     ) -> MaxPool2dWithIndices<Self> {
+        if dilation != [1, 1] {
+            host("max_pool2d_with_indices");
+            let (device, dtype) = (x.device, x.dtype());
+            let r = Host::max_pool2d_with_indices(
+                nd(x),
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+            );
+            return MaxPool2dWithIndices::new(
+                up_as(r.output, &device, dtype),
+                up(r.indices, &device),
+            );
+        }
         let window = [kernel_size, stride, padding, dilation];
         let (out, indices) = max_pool2d("max_pool2d_with_indices", &x, window, ceil_mode);
         MaxPool2dWithIndices::new(out, indices)
@@ -299,6 +321,21 @@ impl ModuleOps<Self> for Ascend {
         indices: IntTensor<Self>,
     ) -> MaxPool2dBackward<Self> {
         const WHAT: &str = "max_pool2d_with_indices_backward";
+        if dilation != [1, 1] {
+            host(WHAT);
+            let (device, dtype) = (x.device, x.dtype());
+            let r = Host::max_pool2d_with_indices_backward(
+                nd(x),
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+                nd(output_grad),
+                nd(indices),
+            );
+            return MaxPool2dBackward::new(up_as(r.x_grad, &device, dtype));
+        }
         let [k, s, p, d] = [kernel_size, stride, padding, dilation].map(|v| v.map(|e| e as i64));
         // The vendor's backward takes INT32 (or INT8) indices on Atlas A2/A3.
         let indices = cast(WHAT, indices, burn_backend::DType::I32);
@@ -463,7 +500,8 @@ fn conv2d_backward(
     grad
 }
 
-/// 2-D max pooling on the device (`aclnnMaxPool2dWithIndices`): the pooled tensor and
+/// 2-D max pooling on the device (`aclnnMaxPool2dWithIndices`, whose dilation is 1 on
+/// Atlas A2/A3: the methods run a dilated pooling on the host): the pooled tensor and
 /// the flat `h·W + w` index of each maximum in its plane, as burn defines them. The
 /// indices are INT32, the dtype the vendor's backward takes on Atlas A2/A3.
 fn max_pool2d(
