@@ -60,10 +60,13 @@ const CONVS: &[Conv] = &[
 
 /// Pooling geometries: input, kernel, stride, padding, dilation. The vendor's kernel
 /// pools with dilation 1 only (Atlas A2/A3): a dilated pooling runs on the host.
-const POOLS: &[([usize; 4], [usize; 2], [usize; 2], [usize; 2], [usize; 2])] = &[
-    ([2, 3, 8, 8], [2, 2], [2, 2], [0, 0], [1, 1]),
-    ([1, 2, 9, 7], [3, 3], [2, 2], [1, 1], [1, 1]),
-    ([2, 1, 10, 9], [3, 2], [1, 2], [0, 1], [2, 1]),
+/// A pooling geometry: input, then kernel, stride, padding and dilation.
+type Pool = ([usize; 4], [[usize; 2]; 4]);
+
+const POOLS: &[Pool] = &[
+    ([2, 3, 8, 8], [[2, 2], [2, 2], [0, 0], [1, 1]]),
+    ([1, 2, 9, 7], [[3, 3], [2, 2], [1, 1], [1, 1]]),
+    ([2, 1, 10, 9], [[3, 2], [1, 2], [0, 1], [2, 1]]),
 ];
 
 fn tensor<B: Backend, const D: usize>(
@@ -129,13 +132,14 @@ fn conv2d_and_its_gradients_match_ndarray() {
 }
 
 fn pool_run<B: burn::tensor::backend::AutodiffBackend>(
-    p: &([usize; 4], [usize; 2], [usize; 2], [usize; 2], [usize; 2]),
+    p: &Pool,
     seed: u64,
     device: &B::Device,
 ) -> [TensorData; 2] {
     let mut rng = Lcg::new(seed + 50);
     let x = tensor::<B, 4>(p.0, &mut rng, device).require_grad();
-    let y = max_pool2d(x.clone(), p.1, p.2, p.3, p.4, false);
+    let [kernel, stride, padding, dilation] = p.1;
+    let y = max_pool2d(x.clone(), kernel, stride, padding, dilation, false);
     let grads = (y.clone() * y.clone()).sum().backward();
     [y.into_data(), x.grad(&grads).unwrap().into_data()]
 }
@@ -149,7 +153,7 @@ fn max_pool2d_and_its_gradient_match_ndarray() {
         let got = pool_run::<Dev>(p, i as u64, &device);
         let fallbacks = burn_ascend::fallback_count() - before;
         // A dilated pooling falls back once forward and once backward.
-        let dilated = p.4 != [1, 1];
+        let dilated = p.1[3] != [1, 1];
         assert_eq!(
             fallbacks,
             if dilated { 2 } else { 0 },
