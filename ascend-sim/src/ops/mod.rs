@@ -42,6 +42,7 @@ pub(crate) mod cat;
 // Optimizers.
 pub(crate) mod adam_w;
 // Scatter and embedding.
+pub(crate) mod embedding;
 pub(crate) mod scatter_add;
 
 /// The families' entry points, one slice per family (see `catalog`).
@@ -74,6 +75,8 @@ pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
     adam_w::ENTRIES,
     // Scatter and embedding.
     scatter_add::scatter_add_entries::ENTRIES,
+    embedding::embedding_entries::ENTRIES,
+    embedding::embedding_dense_backward_entries::ENTRIES,
 ];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).
