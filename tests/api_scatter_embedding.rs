@@ -1,13 +1,18 @@
-//! `scatter_add` (aclnnScatterAdd) on the simulator against `reference::index`, and the
-//! reference against a naive loop: every element type the crate shares with the vendor's
-//! list, `i64` and `i32` indices, every dim (negative too), repeated indices, transposed
-//! views, 0-D and empty tensors, in-place use, the allocating forms and plans, typed
-//! errors.
+//! `scatter_add` (aclnnScatterAdd), `embedding` (aclnnEmbedding) and
+//! `embedding_dense_backward` (aclnnEmbeddingDenseBackward) on the simulator against
+//! `reference::index`, and the scatter reference against a naive loop: every element type
+//! the crate shares with the vendors' lists, `i64` and `i32` indices, every dim (negative
+//! too), repeated indices, padding and frequency scaling, transposed views, 0-D and empty
+//! tensors, in-place use, the allocating forms and plans, typed errors.
 
 mod common;
 
 use ascendcl::reference::index as ri;
-use ascendcl::{DeviceTensor, Element, Error, ScatterAddPlan, scatter_add, scatter_add_new};
+use ascendcl::{
+    DeviceTensor, Element, EmbeddingDenseBackwardPlan, EmbeddingPlan, Error, ScatterAddPlan,
+    embedding, embedding_dense_backward, embedding_dense_backward_new, embedding_new, scatter_add,
+    scatter_add_new,
+};
 use half::{bf16, f16};
 use ndarray::{ArrayD, IxDyn};
 
@@ -225,4 +230,211 @@ fn invalid_scatter_add_calls_are_refused_with_typed_errors() {
     scatter_add(&dx, 0, &oob, &ds, &mut out, &st).unwrap();
     let e = st.synchronize().unwrap_err();
     assert!(e.to_string().contains("outside [0, 3)"), "{e}");
+}
+
+/// The index shapes the embedding tests look up: 1-D to 3-D and 0-D.
+const INDEX_SHAPES: &[&[usize]] = &[&[5], &[2, 3], &[2, 2, 2], &[]];
+
+fn embedding_cases_of<T: Element + PartialEq + std::fmt::Debug>() -> usize {
+    let st = stream();
+    let w = data::<T>(&[7, 4], 1);
+    let dw = DeviceTensor::from_array(&st, &w).unwrap();
+    let mut n = 0;
+    for (k, shape) in INDEX_SHAPES.iter().enumerate() {
+        let i = index(shape, 7, k);
+        let want = ri::embedding(w.view(), i.view()).unwrap();
+        let di = DeviceTensor::from_array(&st, &i).unwrap();
+        let got: DeviceTensor<T> = embedding_new(&dw, &di, &st).unwrap();
+        assert_eq!(got.to_array::<IxDyn>(&st).unwrap(), want, "i64 {shape:?}");
+        let di32 = DeviceTensor::from_array(&st, &i.mapv(|v| v as i32)).unwrap();
+        let mut out = DeviceTensor::<T>::zeros(&st, want.shape()).unwrap();
+        embedding(&dw, &di32, &mut out, &st).unwrap();
+        assert_eq!(out.to_array::<IxDyn>(&st).unwrap(), want, "i32 {shape:?}");
+        n += 2;
+    }
+    n
+}
+
+#[test]
+fn embedding_matches_the_reference_for_every_type_and_index_shape() {
+    let n = embedding_cases_of::<f32>()
+        + embedding_cases_of::<f16>()
+        + embedding_cases_of::<bf16>()
+        + embedding_cases_of::<f64>()
+        + embedding_cases_of::<i64>()
+        + embedding_cases_of::<i32>()
+        + embedding_cases_of::<i8>()
+        + embedding_cases_of::<u8>();
+    assert_eq!(n, 8 * 8);
+}
+
+/// Asserts `got` is `want` within `tol` per element.
+fn close<T: Element>(got: &ArrayD<T>, want: &ArrayD<f64>, tol: f64, what: &str) {
+    assert_eq!(got.shape(), want.shape(), "{what}");
+    for (g, w) in got.iter().zip(want) {
+        assert!(
+            (g.to_f64() - w).abs() <= tol,
+            "{what}: {} vs {w}",
+            g.to_f64()
+        );
+    }
+}
+
+fn dense_backward_cases_of<T: Element>(tol: f64) -> usize {
+    let st = stream();
+    let mut n = 0;
+    for (k, shape) in INDEX_SHAPES.iter().enumerate() {
+        let i = index(shape, 6, k + 2);
+        let mut gshape = shape.to_vec();
+        gshape.push(3);
+        let g = data::<T>(&gshape, k);
+        let dg = DeviceTensor::from_array(&st, &g).unwrap();
+        let di = DeviceTensor::from_array(&st, &i).unwrap();
+        let di32 = DeviceTensor::from_array(&st, &i.mapv(|v| v as i32)).unwrap();
+        let padded = i.iter().next().map(|&v| v as usize);
+        for (pad, scale) in [(None, false), (padded, false), (None, true), (padded, true)] {
+            let want =
+                ri::embedding_dense_backward(f64s(&g).view(), i.view(), 6, pad, scale).unwrap();
+            let summed = want.iter().any(|&v| v != 0.0);
+            assert!(summed || pad.is_some(), "{shape:?}: something was summed");
+            let p = pad.map_or(u64::MAX, |p| p as u64);
+            let what = format!("{shape:?} padding {pad:?} scaled {scale}");
+            let got: DeviceTensor<T> =
+                embedding_dense_backward_new(&dg, &di, 6u64, p, scale, &st).unwrap();
+            close(&got.to_array::<IxDyn>(&st).unwrap(), &want, tol, &what);
+            let mut out = DeviceTensor::<T>::zeros(&st, [6, 3]).unwrap();
+            embedding_dense_backward(&dg, &di32, 6u64, p, scale, &mut out, &st).unwrap();
+            close(&out.to_array::<IxDyn>(&st).unwrap(), &want, tol, &what);
+            n += 2;
+        }
+    }
+    n
+}
+
+#[test]
+fn embedding_dense_backward_matches_the_reference_with_padding_and_scaling() {
+    let n = dense_backward_cases_of::<f32>(1e-5)
+        + dense_backward_cases_of::<f16>(1e-2)
+        + dense_backward_cases_of::<bf16>(5e-2);
+    assert_eq!(n, 3 * 4 * 8);
+}
+
+#[test]
+fn embedding_dense_backward_takes_float_indices_as_the_library_does() {
+    let st = stream();
+    let g = data::<f32>(&[4, 2], 3);
+    let i = index(&[4], 3, 1);
+    let want = ri::embedding_dense_backward(f64s(&g).view(), i.view(), 3, None, false).unwrap();
+    let dg = DeviceTensor::from_array(&st, &g).unwrap();
+    let di = DeviceTensor::from_array(&st, &i.mapv(|v| v as f32)).unwrap();
+    let got: DeviceTensor<f32> =
+        embedding_dense_backward_new(&dg, &di, 3u64, u64::MAX, false, &st).unwrap();
+    close(
+        &got.to_array::<IxDyn>(&st).unwrap(),
+        &want,
+        1e-6,
+        "f32 indices",
+    );
+}
+
+#[test]
+fn empty_indices_give_an_empty_lookup_and_a_zero_gradient() {
+    let st = stream();
+    let w = DeviceTensor::from_array(&st, &data::<f32>(&[5, 3], 0)).unwrap();
+    let e = DeviceTensor::<i64>::zeros(&st, [0]).unwrap();
+    let got: DeviceTensor<f32> = embedding_new(&w, &e, &st).unwrap();
+    assert_eq!(got.shape(), &[0, 3]);
+    let e2 = DeviceTensor::<i32>::zeros(&st, [2, 0]).unwrap();
+    let got: DeviceTensor<f32> = embedding_new(&w, &e2, &st).unwrap();
+    assert_eq!(got.shape(), &[2, 0, 3]);
+    let g = DeviceTensor::<f32>::zeros(&st, [0, 3]).unwrap();
+    let mut out = DeviceTensor::from_array(&st, &data::<f32>(&[5, 3], 1)).unwrap();
+    embedding_dense_backward(&g, &e, 5u64, u64::MAX, true, &mut out, &st).unwrap();
+    assert_eq!(
+        out.to_array::<IxDyn>(&st).unwrap(),
+        ArrayD::<f32>::zeros(IxDyn(&[5, 3]))
+    );
+    let want = ri::embedding_dense_backward(
+        ArrayD::<f64>::zeros(IxDyn(&[0, 3])).view(),
+        ArrayD::<i64>::zeros(IxDyn(&[0])).view(),
+        5,
+        None,
+        true,
+    )
+    .unwrap();
+    assert_eq!(want, ArrayD::<f64>::zeros(IxDyn(&[5, 3])));
+}
+
+#[test]
+fn embedding_plans_look_up_and_sum_new_indices_at_each_launch() {
+    let st = stream();
+    let w = data::<f32>(&[6, 3], 2);
+    let dw = DeviceTensor::from_array(&st, &w).unwrap();
+    let g = data::<f32>(&[2, 4, 3], 4);
+    let dg = DeviceTensor::from_array(&st, &g).unwrap();
+    let (a, b) = (index(&[2, 4], 6, 0), index(&[2, 4], 6, 5));
+    let (da, db) = (
+        DeviceTensor::from_array(&st, &a).unwrap(),
+        DeviceTensor::from_array(&st, &b).unwrap(),
+    );
+    let mut out = DeviceTensor::<f32>::zeros(&st, [2, 4, 3]).unwrap();
+    let mut plan = EmbeddingPlan::<f32, i64>::new(&dw, &da, &out, &st).unwrap();
+    let mut grad = DeviceTensor::<f32>::zeros(&st, [6, 3]).unwrap();
+    let mut back =
+        EmbeddingDenseBackwardPlan::<f32, i64>::new(&dg, &da, 6u64, 2u64, true, &grad, &st)
+            .unwrap();
+    for (i, di) in [(&a, &da), (&b, &db)] {
+        plan.launch(&dw, di, &mut out, &st).unwrap();
+        let want = ri::embedding(w.view(), i.view()).unwrap();
+        assert_eq!(out.to_array::<IxDyn>(&st).unwrap(), want);
+        back.launch(&dg, di, &mut grad, &st).unwrap();
+        let want =
+            ri::embedding_dense_backward(f64s(&g).view(), i.view(), 6, Some(2), true).unwrap();
+        close(&grad.to_array::<IxDyn>(&st).unwrap(), &want, 1e-5, "plan");
+    }
+}
+
+#[test]
+fn invalid_embedding_calls_are_refused_with_typed_errors() {
+    let st = stream();
+    let w = DeviceTensor::from_array(&st, &data::<f32>(&[5, 3], 0)).unwrap();
+    let i = DeviceTensor::from_array(&st, &index(&[4], 5, 0)).unwrap();
+    // Float indices.
+    let fi = DeviceTensor::<f32>::zeros(&st, [4]).unwrap();
+    let r: ascendcl::Result<DeviceTensor<f32>> = embedding_new(&w, &fi, &st);
+    let e = r.unwrap_err();
+    assert!(matches!(e, Error::UnsupportedDtype { .. }), "{e}");
+    // out of the wrong rank, leading dims or width.
+    for shape in [&[4usize][..], &[3, 3], &[4, 2]] {
+        let mut bad = DeviceTensor::<f32>::zeros(&st, shape).unwrap();
+        let e = embedding(&w, &i, &mut bad, &st).unwrap_err();
+        assert!(matches!(e, Error::ShapeMismatch { .. }), "{shape:?}: {e}");
+    }
+    // A 3-D weight has no out to allocate.
+    let w3 = DeviceTensor::<f32>::zeros(&st, [5, 3, 2]).unwrap();
+    let r: ascendcl::Result<DeviceTensor<f32>> = embedding_new(&w3, &i, &st);
+    let e = r.unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+    // Grad rows against indices, and out against numWeights.
+    let g = DeviceTensor::from_array(&st, &data::<f32>(&[3, 3], 0)).unwrap();
+    let r: ascendcl::Result<DeviceTensor<f32>> =
+        embedding_dense_backward_new(&g, &i, 5u64, u64::MAX, false, &st);
+    let e = r.unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+    let g = DeviceTensor::from_array(&st, &data::<f32>(&[4, 3], 0)).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&st, [6, 3]).unwrap();
+    let e = embedding_dense_backward(&g, &i, 5u64, u64::MAX, false, &mut out, &st).unwrap_err();
+    assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
+    // Integer gradients.
+    let gi = DeviceTensor::<i32>::zeros(&st, [4, 3]).unwrap();
+    let r: ascendcl::Result<DeviceTensor<i32>> =
+        embedding_dense_backward_new(&gi, &i, 5u64, 0u64, false, &st);
+    let e = r.unwrap_err();
+    assert!(matches!(e, Error::UnsupportedDtype { .. }), "{e}");
+    // An index value out of range: CANN does not check it, the simulator fails the launch.
+    let oob = DeviceTensor::from_array(&st, &ndarray::arr1(&[0i64, 5, 1, 1]).into_dyn()).unwrap();
+    let mut out = DeviceTensor::<f32>::zeros(&st, [4, 3]).unwrap();
+    embedding(&w, &oob, &mut out, &st).unwrap();
+    let e = st.synchronize().unwrap_err();
+    assert!(e.to_string().contains("outside [0, 5)"), "{e}");
 }

@@ -52,4 +52,5 @@ operators! {
     adam_w,
     // Scatter and embedding.
     scatter_add,
+    embedding,
 }
