@@ -292,7 +292,10 @@ fn ints<B: Backend>(
     let int = |v: Vec<f32>, s: [usize; 2]| {
         let data = TensorData::new(v.iter().map(|x| x.round() as i64).collect::<Vec<_>>(), s)
             .convert_dtype(dtype);
-        view(Tensor::<B, 2, Int>::from_data(data, device), layout)
+        view(
+            Tensor::<B, 2, Int>::from_data(data, (device, dtype)),
+            layout,
+        )
     };
     (int(a, sa), int(b, sb))
 }

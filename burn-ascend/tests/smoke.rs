@@ -78,3 +78,22 @@ fn random_draws_on_the_device_generator_that_seed_sets() {
     assert!(coins.iter().all(|&x| x == 0.0 || x == 1.0));
     assert!((mean(&coins) - 0.25).abs() < 0.015, "{}", mean(&coins));
 }
+
+/// A method that writes its input (slice-assign, in-place operators) writes a copy when
+/// the input's storage is shared with another tensor: the other tensor never changes.
+#[test]
+fn writes_into_a_shared_tensor_leave_its_clones_unchanged() {
+    use burn::tensor::s;
+    let device = AscendDevice::default();
+    let original: Vec<f32> = (1..=16).map(|v| v as f32).collect();
+    let t = Tensor::<Ascend, 2>::from_data(TensorData::new(original.clone(), [4, 4]), &device);
+    let rows = Tensor::<Ascend, 2>::from_data([[100.0f32, 101.0, 102.0, 103.0]; 2], &device);
+    let assigned = t.clone().slice_assign([s![0..4;2]], rows);
+    let summed = t.clone() + 1.0;
+    let negated = -t.clone();
+    let got = |x: Tensor<Ascend, 2>| x.into_data().to_vec::<f32>().unwrap();
+    assert_eq!(got(assigned)[..5], [100.0, 101.0, 102.0, 103.0, 5.0]);
+    assert_eq!(got(summed)[0], 2.0);
+    assert_eq!(got(negated)[0], -1.0);
+    assert_eq!(got(t), original, "the shared tensor is unchanged");
+}

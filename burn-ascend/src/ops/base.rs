@@ -155,8 +155,15 @@ pub(crate) fn owned(what: &str, t: AscendTensor) -> AscendTensor {
     if t.tensor.can_mut() && t.tensor.is_contiguous() {
         return t;
     }
+    // A copy, even of a contiguous tensor: its storage is shared with another tensor
+    // (`Tensor::contiguous` would hand back that storage).
+    let mut out = empty(t.dims(), t.dtype_burn(), &t.device);
     let ctx = t.ctx();
-    AscendTensor::new(ok(what, t.tensor.contiguous(&ctx.stream)), t.device)
+    ok(
+        what,
+        ascendcl::inplace_copy(&mut out.tensor, &t.tensor, &ctx.stream),
+    );
+    out
 }
 
 /// Whether every slice has a positive step (a view); negative steps reverse, which a

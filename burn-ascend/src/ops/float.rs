@@ -474,6 +474,46 @@ impl FloatTensorOps<Self> for Ascend {
         scatter_add("float_scatter_add", tensor, dim, indices, value)
     }
 
+    /// burn's default (`exp(Σ log x)`) is NaN for negative elements: the host computes
+    /// the product.
+    fn float_prod(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
+        host("float_prod");
+        let device = tensor.device;
+        let dtype = tensor.dtype();
+        up_as(Host::float_prod(nd(tensor)), &device, dtype)
+    }
+
+    /// As [`float_prod`](Self::float_prod), along `dim`.
+    fn float_prod_dim(tensor: FloatTensor<Self>, dim: usize) -> FloatTensor<Self> {
+        host("float_prod_dim");
+        let device = tensor.device;
+        let dtype = tensor.dtype();
+        up_as(Host::float_prod_dim(nd(tensor), dim), &device, dtype)
+    }
+
+    fn float_scatter_nd(
+        data: FloatTensor<Self>,
+        indices: IntTensor<Self>,
+        values: FloatTensor<Self>,
+        reduction: burn_backend::tensor::IndexingUpdateOp,
+    ) -> FloatTensor<Self> {
+        host("float_scatter_nd");
+        let device = data.device;
+        let dtype = data.dtype();
+        up_as(
+            Host::float_scatter_nd(nd(data), nd(indices), nd(values), reduction),
+            &device,
+            dtype,
+        )
+    }
+
+    fn float_gather_nd(data: FloatTensor<Self>, indices: IntTensor<Self>) -> FloatTensor<Self> {
+        host("float_gather_nd");
+        let device = data.device;
+        let dtype = data.dtype();
+        up_as(Host::float_gather_nd(nd(data), nd(indices)), &device, dtype)
+    }
+
     fn float_select(
         tensor: FloatTensor<Self>,
         dim: usize,

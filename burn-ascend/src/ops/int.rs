@@ -299,6 +299,26 @@ impl IntTensorOps<Self> for Ascend {
         scatter_add("int_scatter_add", tensor, dim, indices, value)
     }
 
+    fn int_scatter_nd(
+        data: IntTensor<Self>,
+        indices: IntTensor<Self>,
+        values: IntTensor<Self>,
+        reduction: burn_backend::tensor::IndexingUpdateOp,
+    ) -> IntTensor<Self> {
+        host("int_scatter_nd");
+        let device = data.device;
+        up(
+            Host::int_scatter_nd(nd(data), nd(indices), nd(values), reduction),
+            &device,
+        )
+    }
+
+    fn int_gather_nd(data: IntTensor<Self>, indices: IntTensor<Self>) -> IntTensor<Self> {
+        host("int_gather_nd");
+        let device = data.device;
+        up(Host::int_gather_nd(nd(data), nd(indices)), &device)
+    }
+
     fn int_select(
         tensor: IntTensor<Self>,
         dim: usize,

@@ -103,7 +103,16 @@ pub(crate) fn sum_dim(what: &str, t: AscendTensor, dim: usize) -> AscendTensor {
 }
 
 /// The maximum along `dim` and its index, kept as a size-1 axis (`aclnnMaxDim`).
+///
+/// The vendor's kernel takes INT64 of the integers: narrower ones are widened on the
+/// device first, and the maxima narrowed back (exact: they are input values).
 pub(crate) fn max_dim(what: &str, t: AscendTensor, dim: usize) -> (AscendTensor, AscendTensor) {
+    use burn_backend::DType;
+    let dtype = t.dtype_burn();
+    if matches!(dtype, DType::I32 | DType::I16 | DType::I8 | DType::U8) {
+        let (v, i) = max_dim(what, base::cast(what, t, DType::I64), dim);
+        return (base::cast(what, v, dtype), i);
+    }
     let ctx = t.ctx();
     let (v, i): (ascendcl::Tensor, ascendcl::Tensor) = ok(
         what,
