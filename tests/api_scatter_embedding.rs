@@ -438,3 +438,45 @@ fn invalid_embedding_calls_are_refused_with_typed_errors() {
     let e = st.synchronize().unwrap_err();
     assert!(e.to_string().contains("outside [0, 5)"), "{e}");
 }
+
+/// The weight gradient of `loss(W) = Σ r ⊙ embedding(W, indices)` from
+/// `aclnnEmbeddingDenseBackward` equals the central differences of that loss, each loss
+/// computed with the device's `aclnnEmbedding` (repeated indices accumulate).
+#[test]
+fn the_dense_backward_is_the_central_difference_of_the_embedding_on_the_device() {
+    let st = stream();
+    let w0 = data::<f32>(&[5, 3], 1);
+    let indices = ndarray::arr2(&[[4i64, 0, 4], [2, 2, 1]]).into_dyn();
+    let r = data::<f32>(&[2, 3, 3], 2);
+    let di = DeviceTensor::from_array(&st, &indices).unwrap();
+    let loss = |w: &ArrayD<f32>| -> f64 {
+        let dw = DeviceTensor::from_array(&st, w).unwrap();
+        let y: DeviceTensor<f32> = embedding_new(&dw, &di, &st).unwrap();
+        let y: ArrayD<f32> = y.to_array(&st).unwrap();
+        y.iter()
+            .zip(r.iter())
+            .map(|(a, b)| f64::from(*a) * f64::from(*b))
+            .sum()
+    };
+    let dr = DeviceTensor::from_array(&st, &r).unwrap();
+    let g: DeviceTensor<f32> =
+        embedding_dense_backward_new(&dr, &di, 5u64, u64::MAX, false, &st).unwrap();
+    let g: ArrayD<f32> = g.to_array(&st).unwrap();
+    const H: f32 = 0.25;
+    for (i, got) in g.iter().enumerate() {
+        let mut w = w0.clone();
+        let orig = w.as_slice().unwrap()[i];
+        w.as_slice_mut().unwrap()[i] = orig + H;
+        let up = loss(&w);
+        w.as_slice_mut().unwrap()[i] = orig - H;
+        let down = loss(&w);
+        let want = (up - down) / (2.0 * f64::from(H));
+        assert!(
+            (f64::from(*got) - want).abs() <= 1e-4 * want.abs().max(1.0),
+            "dW[{i}]: {got} vs central difference {want}"
+        );
+    }
+    // Row 3 is never looked up; the others are.
+    assert!(g.as_slice().unwrap()[9..12].iter().all(|&v| v == 0.0));
+    assert!(g.iter().any(|&v| v != 0.0));
+}
