@@ -7,12 +7,11 @@
 use super::models::Lcg;
 use burn::module::Module;
 use burn::nn::conv::{Conv2d, Conv2dConfig};
-use burn::nn::loss::CrossEntropyLossConfig;
 use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
 use burn::nn::{BatchNorm, BatchNormConfig, Dropout, DropoutConfig, Gelu, Linear, LinearConfig};
-use burn::optim::{AdamWConfig, GradientsParams, Optimizer};
+use burn::optim::{AdamWConfig, Optimizer};
 use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::{ElementConversion, Int, Tensor, TensorData};
+use burn::tensor::{Int, Tensor, TensorData};
 
 #[derive(Module, Debug)]
 pub struct ConvBlock<B: Backend> {
@@ -100,23 +99,8 @@ pub fn cnn_step<B: AutodiffBackend>(
     y: Tensor<B, 1, Int>,
     lr: f64,
 ) -> (Cnn<B>, f32, f32) {
-    let device = x.device();
     let logits = model.forward(x);
-    let batch = y.dims()[0] as f32;
-    let loss = CrossEntropyLossConfig::new()
-        .init(&device)
-        .forward(logits.clone(), y.clone());
-    let correct = logits
-        .argmax(1)
-        .flatten::<1>(0, 1)
-        .equal(y)
-        .int()
-        .sum()
-        .into_scalar()
-        .elem::<i64>();
-    let value = loss.clone().into_scalar().elem::<f32>();
-    let grads = GradientsParams::from_grads(loss.backward(), &model);
-    (optim.step(lr, model, grads), value, correct as f32 / batch)
+    super::models::classifier_step(model, optim, logits, y, lr)
 }
 
 /// burn's AdamW with its defaults.

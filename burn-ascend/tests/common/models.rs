@@ -5,7 +5,7 @@
 
 #![allow(dead_code)]
 
-use burn::module::{Module, Param};
+use burn::module::{AutodiffModule, Module, Param};
 use burn::nn::Linear;
 use burn::nn::loss::{CrossEntropyLossConfig, MseLoss, Reduction};
 use burn::optim::{AdamConfig, GradientsParams, Optimizer};
@@ -143,11 +143,22 @@ pub fn mnist_step<B: AutodiffBackend>(
     y: Tensor<B, 1, Int>,
     lr: f64,
 ) -> (Mlp<B>, f32, f32) {
-    let device = x.device();
     let logits = model.forward(x);
+    classifier_step(model, optim, logits, y, lr)
+}
+
+/// One optimizer step of a classifier from its `logits` for labels `y`: cross-entropy,
+/// backward, update; returns the loss before the update and the batch accuracy.
+pub fn classifier_step<B: AutodiffBackend, M: AutodiffModule<B>>(
+    model: M,
+    optim: &mut impl Optimizer<M, B>,
+    logits: Tensor<B, 2>,
+    y: Tensor<B, 1, Int>,
+    lr: f64,
+) -> (M, f32, f32) {
     let batch = y.dims()[0] as f32;
     let loss = CrossEntropyLossConfig::new()
-        .init(&device)
+        .init(&logits.device())
         .forward(logits.clone(), y.clone());
     let correct = logits
         .argmax(1)
