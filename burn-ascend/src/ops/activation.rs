@@ -1,5 +1,6 @@
 //! `ActivationOps`: the activations with an Ascend operator, replacing burn's
-//! compositions (ReLU's mask fill is one kernel instead of a compare and a fill).
+//! compositions (ReLU, its gradient, softmax and log-softmax are one kernel each). GELU
+//! keeps burn's erf form: the vendor's `aclnnGelu` computes the tanh approximation.
 
 use super::base::*;
 use crate::Ascend;
@@ -19,14 +20,39 @@ impl ActivationOps<Self> for Ascend {
     }
 
     fn relu_backward(output: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
-        // grad · (output > 0): the mask cast to the gradient's dtype on the device.
         let dtype = grad.dtype_burn();
+        if matches!(dtype, DType::F32 | DType::F16) && output.dtype_burn() == dtype {
+            // `grad` where `output > 0`, else 0: ReLU's gradient in one kernel.
+            return on("relu_backward", &grad, |s, _| {
+                acl::threshold_backward_new(
+                    &grad.tensor,
+                    &output.tensor,
+                    scalar(Scalar::Float(0.0)),
+                    s,
+                )
+            });
+        }
+        // grad · (output > 0): the mask cast to the gradient's dtype on the device.
         let mask = on("relu_backward", &output, |s, _| {
             acl::gt_scalar_new(&output.tensor, scalar(Scalar::Float(0.0)), s)
         });
         let mask = cast("relu_backward", mask, dtype);
         on("relu_backward", &grad, |s, _| {
             acl::mul_new(&grad.tensor, &mask.tensor, s)
+        })
+    }
+
+    /// `aclnnSoftmax` along `dim`: one kernel where burn composes five.
+    fn softmax(tensor: FloatTensor<Self>, dim: usize) -> FloatTensor<Self> {
+        on("softmax", &tensor, |s, _| {
+            acl::softmax_new(&tensor.tensor, dim as i64, s)
+        })
+    }
+
+    /// `aclnnLogSoftmax` along `dim`.
+    fn log_softmax(tensor: FloatTensor<Self>, dim: usize) -> FloatTensor<Self> {
+        on("log_softmax", &tensor, |s, _| {
+            acl::log_softmax_new(&tensor.tensor, dim as i64, s)
         })
     }
 
@@ -39,6 +65,3 @@ impl ActivationOps<Self> for Ascend {
         )
     }
 }
-
-#[allow(dead_code)]
-const _: Option<DType> = None;
