@@ -814,6 +814,34 @@ aclnnStatus aclnnEmbeddingDenseBackwardGetWorkspaceSize(const aclTensor *grad,
 aclnnStatus aclnnEmbeddingDenseBackward(void *workspace, uint64_t workspaceSize,
     aclOpExecutor *executor, aclrtStream stream);
 
+/* Cast, SWhere, InplaceMaskedFillScalar, InplaceOne and PowTensorScalar (ops-math). */
+aclnnStatus aclnnCastGetWorkspaceSize(const aclTensor *self, const aclDataType dtype,
+    aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnCast(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnSWhereGetWorkspaceSize(const aclTensor *condition, const aclTensor *self,
+    const aclTensor *other, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnSWhere(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnInplaceMaskedFillScalarGetWorkspaceSize(aclTensor *selfRef,
+    const aclTensor *mask, const aclScalar *value, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
+aclnnStatus aclnnInplaceMaskedFillScalar(void *workspace, uint64_t workspaceSize,
+    aclOpExecutor *executor, aclrtStream stream);
+aclnnStatus aclnnInplaceOneGetWorkspaceSize(const aclTensor *selfRef, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
+aclnnStatus aclnnInplaceOne(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor *self,
+    const aclScalar *exponent, const aclTensor *out, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
+aclnnStatus aclnnPowTensorScalar(void *workspace, uint64_t workspaceSize,
+    aclOpExecutor *executor, const aclrtStream stream);
+aclnnStatus aclnnInplacePowTensorScalarGetWorkspaceSize(const aclTensor *self,
+    const aclScalar *exponent, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnInplacePowTensorScalar(void *workspace, uint64_t workspaceSize,
+    aclOpExecutor *executor, aclrtStream stream);
+
 #endif /* ASCENDCL_SYS_NO_ACLNN_API */
 
 #ifdef __cplusplus
