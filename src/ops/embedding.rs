@@ -38,10 +38,6 @@ fn embedding_rule(c: &Call<'_>) -> Result<()> {
     const WEIGHT: usize = 0;
     const INDICES: usize = 1;
     const OUT: usize = 2;
-    // A run-time-dtype result takes weight's dtype (not the promote with the index's).
-    if let Some(d) = c.dtype(WEIGHT) {
-        c.infer_dtype(OUT, d);
-    }
     rules::same_dtype(c, WEIGHT, &[OUT])?;
     let (w, i) = (c.dims(WEIGHT), c.dims(INDICES));
     let want: Vec<usize> = i.iter().chain(w.iter().skip(1)).copied().collect();

@@ -69,10 +69,6 @@ fn gather_rule(c: &Call<'_>) -> Result<()> {
     const DIM: usize = 1;
     const INDEX: usize = 2;
     const OUT: usize = 3;
-    // A run-time-dtype result takes self's dtype (not the promote with the index's).
-    if let Some(d) = c.dtype(SELF) {
-        c.infer_dtype(OUT, d);
-    }
     rules::same_dtype(c, SELF, &[OUT])?;
     let (x, i) = (c.dims(SELF), c.dims(INDEX));
     let r = x.len().max(1);
@@ -109,10 +105,6 @@ fn index_select_rule(c: &Call<'_>) -> Result<()> {
     const DIM: usize = 1;
     const INDEX: usize = 2;
     const OUT: usize = 3;
-    // A run-time-dtype result takes self's dtype (not the promote with the index's).
-    if let Some(d) = c.dtype(SELF) {
-        c.infer_dtype(OUT, d);
-    }
     rules::same_dtype(c, SELF, &[OUT])?;
     let (x, i) = (c.dims(SELF), c.dims(INDEX));
     let d = normalised_dim(c, DIM, x.len().max(1))?;

@@ -26,10 +26,6 @@ fn scatter_add_rule(c: &Call<'_>) -> Result<()> {
     const INDEX: usize = 2;
     const SRC: usize = 3;
     const OUT: usize = 4;
-    // A run-time-dtype result takes self's dtype (not the promote with the index's).
-    if let Some(d) = c.dtype(SELF) {
-        c.infer_dtype(OUT, d);
-    }
     rules::same_dtype(c, SELF, &[SRC, OUT])?;
     let (x, i, s) = (c.dims(SELF), c.dims(INDEX), c.dims(SRC));
     if i.contains(&0) {

@@ -476,11 +476,18 @@ pub fn cube_math(c: &Call<'_>, math: usize, inputs: &[usize]) -> Result<()> {
     }
 }
 
-/// Tensors `args` have the dtype of tensor `of`.
+/// Tensors `args` have the dtype of tensor `of`; an output among them whose dtype is
+/// left to the call (a [`Tensor`](crate::Tensor) result) takes `of`'s, not the promote of
+/// the inputs (an index's dtype must not leak into a gathered result).
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] naming the first that differs.
 pub fn same_dtype(c: &Call<'_>, of: usize, args: &[usize]) -> Result<()> {
+    if let Some(d) = c.dtype(of) {
+        for &i in args {
+            c.infer_dtype(i, d);
+        }
+    }
     for &i in args {
         if c.dtype(i) != c.dtype(of) {
             return Err(Error::InvalidArgument(format!(
