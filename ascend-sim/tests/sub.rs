@@ -62,6 +62,9 @@ fn sub_(a: *mut aclTensor, b: *mut aclTensor, alpha: *const aclScalar) -> Got {
 fn checks_in_order() {
     on_sub(A2);
     alpha_chain::checks_in_order(sub_phase1());
+    // Complex is listed but Sub's complex arithmetic is not modeled.
+    let c = meta(&[2], ACL_COMPLEX64);
+    refused(sub(c, c, f64_scalar(1.0), c), ACLNN_ERR_INNER, &["complex"]);
 }
 
 #[test]

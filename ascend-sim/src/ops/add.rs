@@ -24,10 +24,12 @@
 //! turn alpha into a
 //! one-element tensor of the promote (rounded to it), multiply, then add, rounding after
 //! each step. Integers are exact below 2^53 and wrap to their width. The result is cast to
-//! out's dtype and written through out's view. Complex arithmetic is not modeled: a complex
-//! promote fails phase 1 with 561000.
+//! out's dtype and written through out's view. A complex promote multiplies and adds in
+//! complex arithmetic, each part rounded to the promote's precision after each step.
 
 use super::alpha_chain::{ALPHA, Inplace, OTHER, OUT, SELF, compute, is_one};
+use super::checks::is_complex;
+use super::complex;
 use super::float_pair_fast_path;
 use crate::cast::round;
 use crate::nnopbase::{KernelCall, OpDef, op_def};
@@ -57,6 +59,25 @@ fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
     };
     if let Some(result) = fast {
         return result;
+    }
+    let promote = call.decision().compute;
+    if is_complex(promote) {
+        // The Mul-then-Add of the promotes Axpy does not take, rounding after each step.
+        let alpha = complex::narrow(promote, complex::scalar_attr(call, ALPHA));
+        let (x, y) = (complex::read(call, SELF)?, complex::read(call, OTHER)?);
+        let z: Vec<_> = x
+            .into_iter()
+            .zip(y)
+            .map(|(x, y)| {
+                let y = if is_one(alpha.re) && alpha.im == 0.0 {
+                    y
+                } else {
+                    complex::narrow(promote, alpha * y)
+                };
+                complex::narrow(promote, x + y)
+            })
+            .collect();
+        return complex::write(call, OUT, &z);
     }
     compute(call, scratch, |promote, alpha, x, y| {
         if is_one(alpha) {

@@ -2,7 +2,7 @@
 //! compute loop (aclnnSub, which runs the same checks, is a row of the binary family).
 
 use super::MAX_DIMS;
-use super::checks::{promote_of, refuse_complex, require_cast};
+use super::checks::{promote_of, require_cast};
 use crate::cast::round;
 use crate::nnopbase::{
     Arg, Attr, Decision, KernelCall, OpDef, OutParams, Phase1, invalid, live_tensor, positions,
@@ -96,7 +96,6 @@ fn alpha_checks(p: Phase1<'_>, alpha: *const aclScalar) -> Result<(), i32> {
     p.require_max_dims(SELF, MAX_DIMS)?;
     p.require_max_dims(OTHER, MAX_DIMS)?;
     p.require_broadcast_to(SELF, OTHER, OUT)?;
-    refuse_complex(promote, "arithmetic")?;
     let mut decision = Decision::new(promote, &o.dims, x.is_empty() || y.is_empty());
     decision.attrs[ALPHA] = Attr::Scalar(alpha);
     p.finish(decision)

@@ -9,6 +9,7 @@ pub(crate) mod arg_max;
 pub(crate) mod binary;
 mod checks;
 pub(crate) mod clamp;
+mod complex;
 mod conv_geom;
 pub(crate) mod convolution;
 pub(crate) mod convolution_backward;

@@ -16,10 +16,11 @@
 //! Compute: a mixed (f16 or bf16, f32) pair is multiplied in f32; otherwise both are cast
 //! to the promote and multiplied in it (half types widened to f32 and rounded once,
 //! integers exact below 2^53 and wrapped to their width, BOOL a logical and); the result
-//! is cast to out's dtype and written through out's view. Complex arithmetic is not
-//! modeled: a complex promote fails phase 1 with 561000.
+//! is cast to out's dtype and written through out's view. A complex promote multiplies in
+//! complex arithmetic, each part rounded once to the promote's precision.
 
-use super::checks::{promote_of, refuse_complex, require_cast};
+use super::checks::{is_complex, promote_of, require_cast};
+use super::complex;
 use super::{MAX_DIMS, float_pair_fast_path};
 use crate::cast::round;
 use crate::nnopbase::{Arg, Decision, KernelCall, OpDef, OutParams, Phase1, op_def, positions};
@@ -51,7 +52,6 @@ fn checks(p: Phase1<'_>) -> Result<(), i32> {
         p.require_max_dims(OTHER, MAX_DIMS)?;
     }
     p.require_broadcast_to(SELF, OTHER, OUT)?;
-    refuse_complex(promote, "arithmetic")?;
     let decision = Decision::new(promote, &o.dims, x.is_empty() || y.is_empty());
     p.finish(decision)
 }
@@ -84,6 +84,15 @@ fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
         return result;
     }
     let promote = call.decision().compute;
+    if is_complex(promote) {
+        let (x, y) = (complex::read(call, SELF)?, complex::read(call, OTHER)?);
+        let z: Vec<_> = x
+            .into_iter()
+            .zip(y)
+            .map(|(x, y)| complex::narrow(promote, x * y))
+            .collect();
+        return complex::write(call, OUT, &z);
+    }
     let [a, b] = scratch.wide::<2>(call.decision().numel());
     call.read_f64(SELF, call.dims(OUT), a)?;
     call.read_f64(OTHER, call.dims(OUT), b)?;

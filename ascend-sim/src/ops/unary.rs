@@ -111,7 +111,7 @@ fn run(row: &Unary, call: &KernelCall, scratch: &mut Scratch) -> Result<(), Stri
     let n = call.decision().numel();
     let (self_dtype, out_dtype) = (call.dtype(SELF)?, call.dtype(OUT)?);
     if let (ACL_COMPLEX64 | ACL_COMPLEX128, Some(f)) = (compute, row.complex) {
-        return complex(call, f, compute, out_dtype, n);
+        return complex(call, f, compute);
     }
     if matches!(row.integers, Integers::Identity) && !is_floating_or_complex(self_dtype) {
         let mut bytes = vec![0u8; n * dtype_size(self_dtype).ok_or("no element size")?];
@@ -165,47 +165,17 @@ fn run(row: &Unary, call: &KernelCall, scratch: &mut Scratch) -> Result<(), Stri
 }
 
 /// The complex kernel: `f` in f64, each part rounded to `compute`'s, then written as
-/// `out`'s dtype (a real `out` takes the real part, as the device's cast does).
+/// `out`'s dtype.
 fn complex(
     call: &KernelCall,
     f: fn(Complex64) -> Complex64,
     compute: aclDataType,
-    out_dtype: aclDataType,
-    n: usize,
 ) -> Result<(), String> {
-    let mut bytes = vec![0u8; n * 16];
-    call.gather_as(SELF, ACL_COMPLEX128, &mut bytes)?;
-    let part = |b: &[u8]| f64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
-    let values: Vec<Complex64> = bytes
-        .chunks_exact(16)
-        .map(|c| {
-            let r = f(Complex64::new(part(&c[..8]), part(&c[8..])));
-            if compute == ACL_COMPLEX64 {
-                Complex64::new(f64::from(r.re as f32), f64::from(r.im as f32))
-            } else {
-                r
-            }
-        })
+    let values: Vec<Complex64> = super::complex::read(call, SELF)?
+        .into_iter()
+        .map(|z| super::complex::narrow(compute, f(z)))
         .collect();
-    match out_dtype {
-        ACL_COMPLEX64 => {
-            let b: Vec<u8> = values
-                .iter()
-                .flat_map(|z| [(z.re as f32).to_le_bytes(), (z.im as f32).to_le_bytes()])
-                .flatten()
-                .collect();
-            call.scatter_bytes(OUT, &b)
-        }
-        ACL_COMPLEX128 => {
-            let b: Vec<u8> = values
-                .iter()
-                .flat_map(|z| [z.re.to_le_bytes(), z.im.to_le_bytes()])
-                .flatten()
-                .collect();
-            call.scatter_bytes(OUT, &b)
-        }
-        _ => call.write_f64(OUT, &values.iter().map(|z| z.re).collect::<Vec<_>>()),
-    }
+    super::complex::write(call, OUT, &values)
 }
 
 /// Whether `family` has the row's kernel.

@@ -172,3 +172,48 @@ fn results_follow_the_vendor_chain() {
 fn td_like(v: &[f32]) -> *mut aclTensor {
     f32_tensor(&[v.len() as i64], v).0
 }
+
+#[test]
+fn complex_operands_add_in_complex_arithmetic() {
+    let _gate = crate::common::shared();
+    on(A2);
+    let c = |d: &[i64]| meta(d, ACL_COMPLEX64);
+    let wide = [2, 5, 6, 3];
+    assert_eq!(
+        status(add(c(&[6, 3]), c(&wide), f64_scalar(1.2), c(&wide))),
+        ACLNN_SUCCESS
+    );
+    // In place, selfRef cannot hold the broadcast shape.
+    refused(
+        add_(c(&[6, 3]), c(&wide), f64_scalar(1.2)),
+        ACLNN_ERR_PARAM_INVALID,
+        &["[2, 5, 6, 3]"],
+    );
+    // [1+2i, -0.5+0.25i] + (0.5−1i)·(3−1i), other broadcast; each step rounded to f32 parts.
+    let (x, y) = ([1.0f32, 2.0, -0.5, 0.25], [3.0f32, -1.0]);
+    let (px, py, po) = (upload(&x), upload(&y), upload(&[0f32; 4]));
+    let alpha = scalar([0.5f32, -1.0], ACL_COMPLEX64);
+    run(
+        add(
+            tensor(&[2], ACL_COMPLEX64, px),
+            tensor(&[1], ACL_COMPLEX64, py),
+            alpha,
+            tensor(&[2], ACL_COMPLEX64, po),
+        ),
+        api::aclnnAdd,
+    );
+    // (0.5−1i)(3−1i) = 1.5 − 1 + (−0.5 − 3)i = 0.5 − 3.5i.
+    assert_eq!(d2h::<f32>(po, 4), [1.5, -1.5, 0.0, -3.25]);
+    // A COMPLEX128 out of a COMPLEX64 promote holds the f32 parts; a FLOAT self promotes.
+    let (pf, pw) = (upload(&[0.1f32]), upload(&[0f64; 2]));
+    run(
+        add(
+            tensor(&[1], ACL_FLOAT, pf),
+            tensor(&[1], ACL_COMPLEX64, py),
+            f64_scalar(1.0),
+            tensor(&[1], ACL_COMPLEX128, pw),
+        ),
+        api::aclnnAdd,
+    );
+    assert_eq!(d2h::<f64>(pw, 2), [f64::from(0.1f32 + 3.0), -1.0]);
+}

@@ -175,3 +175,30 @@ fn results() {
     );
     assert_eq!(d2h::<u8>(pl, 3), vec![1, 0, 0]);
 }
+
+#[test]
+fn complex_operands_multiply_in_complex_arithmetic() {
+    let _gate = crate::common::shared();
+    on(A2);
+    let c = || meta(&[2, 3], ACL_COMPLEX64);
+    assert_eq!(status(mul(c(), c(), c())), ACLNN_SUCCESS);
+    // (1+2i)(3−1i) = 5 + 5i; (−0.5+0.25i)(3−1i) = −1.25 + 1.25i.
+    let (x, y) = ([1.0f32, 2.0, -0.5, 0.25], [3.0f32, -1.0]);
+    let (px, py, po, pr) = (
+        upload(&x),
+        upload(&y),
+        upload(&[0f32; 4]),
+        upload(&[0f32; 2]),
+    );
+    let t = |d: &[i64], p| tensor(d, ACL_COMPLEX64, p);
+    run(mul(t(&[2], px), t(&[1], py), t(&[2], po)), api::aclnnMul);
+    assert_eq!(d2h::<f32>(po, 4), [5.0, 5.0, -1.25, 1.25]);
+    // A complex promote does not cast to a real out.
+    refused(
+        mul(t(&[2], px), t(&[1], py), tensor(&[2], ACL_FLOAT, pr)),
+        ACLNN_ERR_PARAM_INVALID,
+        &["COMPLEX64 can not cast to out dtype FLOAT"],
+    );
+    run(mul_(t(&[2], px), t(&[1], py)), api::aclnnInplaceMul);
+    assert_eq!(d2h::<f32>(px, 4), [5.0, 5.0, -1.25, 1.25]);
+}

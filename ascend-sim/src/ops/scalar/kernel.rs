@@ -24,7 +24,7 @@ pub(super) fn run(row: &ScalarOp, call: &KernelCall, scratch: &mut Scratch) -> R
     };
     let (self_dtype, out_dtype) = (call.dtype(SELF)?, call.dtype(OUT)?);
     if is_complex(compute) && !row.compares() {
-        return complex(row, call, compute, out_dtype, n, other * alpha);
+        return complex(row, call, compute, other * alpha);
     }
     let term = row.term(compute, other, alpha, round);
     if row.compares() {
@@ -77,52 +77,23 @@ pub(super) fn run(row: &ScalarOp, call: &KernelCall, scratch: &mut Scratch) -> R
 }
 
 /// The complex kernel: each element with the real term, in f64, each part rounded to
-/// `compute`'s, written as `out`'s dtype (a real `out` takes the real part).
+/// `compute`'s, written as `out`'s dtype.
 fn complex(
     row: &ScalarOp,
     call: &KernelCall,
     compute: aclDataType,
-    out_dtype: aclDataType,
-    n: usize,
     term: f64,
 ) -> Result<(), String> {
-    let mut bytes = vec![0u8; n * 16];
-    call.gather_as(SELF, ACL_COMPLEX128, &mut bytes)?;
-    let part = |b: &[u8]| f64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
-    let narrow = |v: f64| {
-        if compute == ACL_COMPLEX64 {
-            f64::from(v as f32)
-        } else {
-            v
-        }
-    };
-    let values: Vec<Complex64> = bytes
-        .chunks_exact(16)
-        .map(|c| {
-            let (re, im) = (part(&c[..8]), part(&c[8..]));
-            let (re, im) = match row.rule {
-                Rule::Adds | Rule::Subs => ((row.f64)(re, term), im),
+    let values: Vec<Complex64> = crate::ops::complex::read(call, SELF)?
+        .into_iter()
+        .map(|z| {
+            let z = match row.rule {
+                Rule::Adds | Rule::Subs => Complex64::new((row.f64)(z.re, term), z.im),
                 // Muls and Divs (comparisons of complex values are refused in phase 1).
-                _ => ((row.f64)(re, term), (row.f64)(im, term)),
+                _ => Complex64::new((row.f64)(z.re, term), (row.f64)(z.im, term)),
             };
-            Complex64::new(narrow(re), narrow(im))
+            crate::ops::complex::narrow(compute, z)
         })
         .collect();
-    match out_dtype {
-        ACL_COMPLEX64 | ACL_COMPLEX128 => {
-            let wide = out_dtype == ACL_COMPLEX128;
-            let b: Vec<u8> = values
-                .iter()
-                .flat_map(|z| {
-                    if wide {
-                        [z.re.to_le_bytes(), z.im.to_le_bytes()].concat()
-                    } else {
-                        [(z.re as f32).to_le_bytes(), (z.im as f32).to_le_bytes()].concat()
-                    }
-                })
-                .collect();
-            call.scatter_bytes(OUT, &b)
-        }
-        _ => call.write_f64(OUT, &values.iter().map(|z| z.re).collect::<Vec<_>>()),
-    }
+    crate::ops::complex::write(call, OUT, &values)
 }
