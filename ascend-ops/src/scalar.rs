@@ -112,6 +112,10 @@ pub struct ScalarOp {
     pub rule: Rule,
     /// `self ∘ term` in f32 (FLOAT, FLOAT16, BF16 compute); a comparison gives 0 or 1.
     pub f32: fn(f32, f32) -> f32,
+    /// [`f32`](Self::f32) over a slice in place, the formula inlined in one loop (the
+    /// simulator's one-pass kernel, which a call through a function pointer per element
+    /// would keep from vectorising).
+    pub f32_slice: fn(&mut [f32], f32),
     /// `self ∘ term` in f64: DOUBLE's kernel, BOOL's, and the reference.
     pub f64: fn(f64, f64) -> f64,
     /// `self ∘ term` on integers (wrapping), `None` where integers compute in FLOAT.
@@ -311,6 +315,12 @@ macro_rules! define_rows {
                 casts_to_compute: define_rows!(@casts $($marker)*),
                 rule: Rule::$rule,
                 f32: |$x: f32, $t: f32| -> f32 { $real },
+                f32_slice: |values: &mut [f32], $t: f32| {
+                    for value in values {
+                        let $x = *value;
+                        *value = $real;
+                    }
+                },
                 f64: |$x: f64, $t: f64| -> f64 { $real },
                 int: define_rows!(@int $(|$ix, $it| $int)?),
                 golden: &[$(($gx, $gc, $ga, $gy)),*],

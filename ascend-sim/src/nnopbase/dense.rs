@@ -15,6 +15,22 @@ use std::sync::{Arc, MutexGuard};
 /// The most operands (inputs and the output) one call may bring.
 const MAX_OPERANDS: usize = 4;
 
+/// Elements per block of the one-pass loop (2 KiB of each operand).
+const BLOCK: usize = 512;
+
+/// Elements from which a streaming formula is split over threads: below it, a second
+/// thread's start-up and the other core's cold cache cost more than it computes.
+const STREAMING_PARALLEL_FROM: usize = 1 << 22;
+
+/// Threads for a streaming formula over `len` elements.
+fn streaming_threads(len: usize) -> usize {
+    if len < STREAMING_PARALLEL_FROM {
+        1
+    } else {
+        crate::strided::threads_for(len)
+    }
+}
+
 /// An f32 operand's first element, as an address, so that the per-thread closures are
 /// `Send` (a raw pointer is not).
 #[derive(Clone, Copy)]
@@ -32,6 +48,55 @@ impl KernelCall {
         inputs: [usize; N],
         out: usize,
         f: impl Fn([f32; N]) -> f32 + Sync,
+    ) -> Option<Result<(), String>> {
+        self.dense_blocks(inputs, out, crate::strided::threads_for, |xs, ys| {
+            for (j, y) in ys.iter_mut().enumerate() {
+                *y = f(std::array::from_fn(|k| xs[k][j]));
+            }
+        })
+    }
+
+    /// [`dense_f32`](Self::dense_f32) for a formula cheaper than its memory traffic (a
+    /// sum, a product): one thread below [`STREAMING_PARALLEL_FROM`] elements.
+    pub(crate) fn dense_f32_streaming<const N: usize>(
+        &self,
+        inputs: [usize; N],
+        out: usize,
+        f: impl Fn([f32; N]) -> f32 + Sync,
+    ) -> Option<Result<(), String>> {
+        self.dense_blocks(inputs, out, streaming_threads, |xs, ys| {
+            for (j, y) in ys.iter_mut().enumerate() {
+                *y = f(std::array::from_fn(|k| xs[k][j]));
+            }
+        })
+    }
+
+    /// [`dense_f32_streaming`](Self::dense_f32_streaming) of one input whose formula maps a
+    /// slice in place (`map` receives a block of the input and leaves the output's values
+    /// in it).
+    pub(crate) fn dense_f32_map(
+        &self,
+        input: usize,
+        out: usize,
+        map: impl Fn(&mut [f32]) + Sync,
+    ) -> Option<Result<(), String>> {
+        self.dense_blocks([input], out, streaming_threads, |[x], ys| {
+            ys.copy_from_slice(&x[..ys.len()]);
+            map(ys);
+        })
+    }
+
+    /// The one pass: `block(inputs, outputs)` for consecutive blocks of at most [`BLOCK`]
+    /// elements, on `threads(numel)` threads. The blocks are the device memory itself when
+    /// every operand is aligned for f32 and none is the output; otherwise the inputs'
+    /// blocks are copied to the stack first (a block read whole before its output is
+    /// written keeps an exact alias, the in-place forms, correct).
+    fn dense_blocks<const N: usize>(
+        &self,
+        inputs: [usize; N],
+        out: usize,
+        threads: fn(usize) -> usize,
+        block: impl Fn([&[f32]; N], &mut [f32]) + Sync,
     ) -> Option<Result<(), String>> {
         const { assert!(N < MAX_OPERANDS, "inputs and the output fit MAX_OPERANDS") };
         let (out_op, out_layout) = self.operand(out).ok()?;
@@ -97,23 +162,63 @@ impl KernelCall {
             }
         }
 
+        let inputs: [usize; N] = std::array::from_fn(|k| spans[k + 1].0);
+        let out_addr = out_span.0;
+        let direct = spans[..=N].iter().all(|s| s.0 % align_of::<f32>() == 0)
+            && inputs.iter().all(|&a| a != out_addr);
         let run = |start: usize, end: usize| {
-            let out = out_span.0 as *mut f32;
-            for i in start..end {
-                let mut x = [0.0f32; N];
-                for (v, span) in x.iter_mut().zip(&spans[1..=N]) {
-                    // SAFETY: the span's allocation is locked for the whole computation,
-                    // and `check_bounds` put elements `0..numel` of the span inside it;
-                    // `i < numel`. The bytes may be unaligned for f32 (a view's offset is
-                    // any element count), hence the unaligned read.
-                    *v = unsafe { (span.0 as *const f32).add(i).read_unaligned() };
+            if direct {
+                // SAFETY: the spans' allocations are locked for the whole computation,
+                // `check_bounds` put elements `0..numel` of each inside them, `start..end`
+                // lies in `0..numel`, every span is aligned for f32, and the output
+                // overlaps no input (checked above), so these slices alias nothing else.
+                let (xs, ys) = unsafe {
+                    (
+                        inputs.map(|a| {
+                            std::slice::from_raw_parts((a as *const f32).add(start), end - start)
+                        }),
+                        std::slice::from_raw_parts_mut(
+                            (out_addr as *mut f32).add(start),
+                            end - start,
+                        ),
+                    )
+                };
+                for (i, y) in ys.chunks_mut(BLOCK).enumerate() {
+                    let at = i * BLOCK;
+                    block(xs.map(|x| &x[at..at + y.len()]), y);
                 }
-                // SAFETY: as above, for the output; it partly overlaps no input, and an
-                // input it aliases exactly had element `i` read just above.
-                unsafe { out.add(i).write_unaligned(f(x)) };
+                return;
+            }
+            let mut xs = [[0.0f32; BLOCK]; N];
+            let mut ys = [0.0f32; BLOCK];
+            let mut i = start;
+            while i < end {
+                let n = BLOCK.min(end - i);
+                for (buf, &addr) in xs.iter_mut().zip(&inputs) {
+                    // SAFETY: as above, for `i..i + n`; bytes are copied because the span
+                    // may be unaligned for f32; the stack buffer is not device memory.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            (addr as *const u8).add(i * 4),
+                            buf.as_mut_ptr().cast::<u8>(),
+                            n * 4,
+                        );
+                    }
+                }
+                block(std::array::from_fn(|k| &xs[k][..n]), &mut ys[..n]);
+                // SAFETY: as above, for the output, which partly overlaps no input; every
+                // input element of this block was read above.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        ys.as_ptr().cast::<u8>(),
+                        (out_addr as *mut u8).add(i * 4),
+                        n * 4,
+                    );
+                }
+                i += n;
             }
         };
-        let threads = crate::strided::threads_for(numel);
+        let threads = threads(numel);
         if threads < 2 {
             run(0, numel);
         } else {

@@ -110,7 +110,7 @@ fn float_pair_fast_path(
     if call.decision().compute != ACL_FLOAT || !all_float {
         return None;
     }
-    if let Some(done) = call.dense_f32([lhs, rhs], out, |[x, y]| f(x, y)) {
+    if let Some(done) = call.dense_f32_streaming([lhs, rhs], out, |[x, y]| f(x, y)) {
         return Some(done);
     }
     let shape = &call.decision().out_shape;

@@ -39,11 +39,11 @@ pub(super) fn run(row: &ScalarOp, call: &KernelCall, scratch: &mut Scratch) -> R
     if let Some(dt) =
         DType::from_acl(compute).filter(|_| self_dtype == compute && out_dtype == compute)
     {
-        let (f, t) = (row.f32, term as f32);
+        let (f, f_slice, t) = (row.f32, row.f32_slice, term as f32);
         let no_temporaries = decision.ws[SELF].is_none() && decision.ws[OUT].is_none();
         if dt == DType::F32
             && no_temporaries
-            && let Some(done) = call.dense_f32([SELF], OUT, |[x]| f(x, t))
+            && let Some(done) = call.dense_f32_map(SELF, OUT, |x| f_slice(x, t))
         {
             return done;
         }
