@@ -53,4 +53,7 @@ operators! {
     // Scatter and embedding.
     scatter_add,
     embedding,
+    // Selection.
+    s_where,
+    masked_fill_scalar,
 }

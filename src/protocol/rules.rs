@@ -94,8 +94,14 @@ pub(crate) fn validate_into<O: Operator>(
     if !O::available_on(soc) {
         return Err(unsupported_operator(O::NAME, device));
     }
-    if values.iter().any(|v| matches!(v.0, Given::Pending(None))) {
-        inferred.dtype.set(Some(promoted_input::<O>(values)?));
+    // A promote that fails is reported after the rule, which may state the dtype itself
+    // from fewer inputs (SWhere's result ignores its condition's dtype).
+    let promoted = values
+        .iter()
+        .any(|v| matches!(v.0, Given::Pending(None)))
+        .then(|| promoted_input::<O>(values));
+    if let Some(Ok(d)) = promoted {
+        inferred.dtype.set(Some(d));
     }
     for (arg, v) in O::ARGS.iter().zip(values) {
         match (&v.0, arg.kind) {
@@ -159,6 +165,9 @@ pub(crate) fn validate_into<O: Operator>(
     };
     let chosen = inferred.dtype.get();
     O::check(&call)?;
+    if let (Some(Err(e)), None) = (promoted, inferred.dtype.get()) {
+        return Err(e);
+    }
     // The rule may have chosen another dtype for a run-time-dtype output.
     match (
         inferred.dtype.get(),

@@ -17,6 +17,8 @@
 //! - [`max_dim`]: `aclnnMaxDim`, the maximum along one dim and its position.
 //! - [`clamp_as`]: `aclnnClamp`, `min(max(self, min), max)` with optional bounds, in the
 //!   output's type.
+//! - [`s_where`]: `aclnnSWhere`, `condition ? self : other` with broadcast;
+//!   [`masked_fill_scalar`]: `aclnnInplaceMaskedFillScalar`, a value where a mask holds.
 //! - The unary family, one function per row of `ascend_ops::unary`: [`exp`], [`expm1`],
 //!   [`log`], [`sqrt`], [`rsqrt`], [`neg`], [`abs`], [`reciprocal`], [`sigmoid`],
 //!   [`tanh`], [`relu`], [`sin`], [`cos`], [`erf`], [`floor`], [`ceil`], [`round`].
@@ -100,6 +102,7 @@ mod reduce_sum;
 mod scalar;
 #[cfg(test)]
 mod scalar_formula;
+mod select;
 mod simd;
 mod softmax;
 mod tile;
@@ -125,6 +128,7 @@ pub use reduce_mean::{arg_max, mean};
 pub use reduce_sum::{reduce_sum, reduce_sum_as};
 // One function per row of the family table, so the list follows the table.
 pub use scalar::*;
+pub use select::{masked_fill_scalar, s_where};
 pub use softmax::{log_softmax, log_softmax_backward, softmax, softmax_backward};
 pub use unary::gelu;
 pub use unary::{

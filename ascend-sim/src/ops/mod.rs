@@ -45,6 +45,9 @@ pub(crate) mod adam_w;
 // Scatter and embedding.
 pub(crate) mod embedding;
 pub(crate) mod scatter_add;
+// Selection.
+pub(crate) mod masked_fill_scalar;
+pub(crate) mod s_where;
 
 /// The families' entry points, one slice per family (see `catalog`).
 pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
@@ -78,6 +81,9 @@ pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
     scatter_add::scatter_add_entries::ENTRIES,
     embedding::embedding_entries::ENTRIES,
     embedding::embedding_dense_backward_entries::ENTRIES,
+    // Selection.
+    s_where::s_where_entries::ENTRIES,
+    masked_fill_scalar::masked_fill_scalar_entries::ENTRIES,
 ];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).
