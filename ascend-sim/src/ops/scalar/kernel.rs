@@ -62,6 +62,8 @@ pub(super) fn run(row: &ScalarOp, call: &KernelCall, scratch: &mut Scratch) -> R
     }
     let [x] = scratch.wide::<1>(n);
     call.read_f64(SELF, &decision.out_shape, x)?;
+    // The cast of an integer result to an integer out wraps (a DOUBLE one would saturate).
+    let wrap = crate::tables::is_integral(compute) && crate::tables::is_integral(out_dtype);
     for v in x.iter_mut() {
         let input = round(compute, *v);
         *v = match (compute, row.int) {
@@ -72,6 +74,9 @@ pub(super) fn run(row: &ScalarOp, call: &KernelCall, scratch: &mut Scratch) -> R
             (ACL_BOOL, _) | (_, None) => round(compute, (row.f64)(input, term)),
             (_, Some(g)) => round(compute, g(input as i64, term as i64) as f64),
         };
+        if wrap {
+            *v = round(out_dtype, *v);
+        }
     }
     call.write_f64(OUT, x)
 }
@@ -102,6 +107,10 @@ fn complex(
             let (re, im) = (part(&c[..8]), part(&c[8..]));
             let (re, im) = match row.rule {
                 Rule::Adds | Rule::Subs => ((row.f64)(re, term), im),
+                Rule::Pow => {
+                    let z = pow_complex(Complex64::new(re, im), term);
+                    (z.re, z.im)
+                }
                 // Muls and Divs (comparisons of complex values are refused in phase 1).
                 _ => ((row.f64)(re, term), (row.f64)(im, term)),
             };
@@ -124,5 +133,19 @@ fn complex(
             call.scatter_bytes(OUT, &b)
         }
         _ => call.write_f64(OUT, &values.iter().map(|z| z.re).collect::<Vec<_>>()),
+    }
+}
+
+/// `z^t` for a real `t`: 2 as the vendor's Square (`z·z`), 1 and 0 exactly, otherwise in
+/// polar form.
+fn pow_complex(z: Complex64, t: f64) -> Complex64 {
+    if t == 2.0 {
+        z * z
+    } else if t == 1.0 {
+        z
+    } else if t == 0.0 {
+        Complex64::new(1.0, 0.0)
+    } else {
+        z.powf(t)
     }
 }
