@@ -84,6 +84,42 @@ pub enum Rule {
     /// aclnnLeakyRelu (ops-nn `activation/leaky_relu`): NULL checks of self, negativeSlope,
     /// out; self's dtype; self castable to out; self at most 8 dims, out of self's shape.
     LeakyRelu,
+    /// aclnnPowTensorScalar (`math/pow`): NULL checks of self, exponent, out; self's, then
+    /// the exponent's dtype in the list (one list; BF16 only on Atlas A2/A3);
+    /// PromoteType(self, exponent) defined and castable to out; the compute dtype (a
+    /// DOUBLE exponent with a FLOAT out: FLOAT; a complex exponent: PromoteType; a
+    /// floating self: its own; a floating exponent or a BOOL self: PromoteType; otherwise
+    /// self's) defined, not BOOL with a BOOL exponent, castable to out; self at most 8
+    /// dims, out of self's shape. The in-place twin is the same call with out = self (so
+    /// a BOOL self is always refused: no promote casts to BOOL). An exponent of 2 squares
+    /// INT8, UINT8 and INT16 in INT32 before the cast to out; integers follow
+    /// [`int_pow`].
+    Pow,
+}
+
+/// Integer `base^exp` as the vendor's integer Pow kernel (AI CPU) computes it: a
+/// non-negative exponent by repeated squaring, wrapping to 64 bits (the caller wraps to the
+/// compute dtype's width, which is the same modulo its width); a negative one gives 1 for
+/// a base of 1, ±1 for −1 (by the exponent's parity) and 0 otherwise (0 included: "1/a
+/// rounds down to 0").
+pub fn int_pow(base: i64, exp: i64) -> i64 {
+    if exp < 0 {
+        return match base {
+            1 => 1,
+            -1 if exp % 2 != 0 => -1,
+            -1 => 1,
+            _ => 0,
+        };
+    }
+    let (mut acc, mut b, mut e) = (1i64, base, exp);
+    while e != 0 {
+        if e & 1 == 1 {
+            acc = acc.wrapping_mul(b);
+        }
+        b = b.wrapping_mul(b);
+        e >>= 1;
+    }
+    acc
 }
 
 /// One operator of the family.
@@ -191,7 +227,8 @@ mod dt {
 /// `rust_name(CName, InplaceCName) [markers] { facts }`, with its doc comment; the markers
 /// are `alpha` (first, when the operator takes one) or `compare` (first, for a comparison,
 /// whose result is BOOL), `const_self_ref` (the vendor's header declares the in-place
-/// twin's `selfRef` `const`), `greater` or `ge_out` (out has GtScalar's or GeScalar's own
+/// twin's `selfRef` `const`), `const_out` (after it: the header declares `out` `const`
+/// too), `greater` or `ge_out` (out has GtScalar's or GeScalar's own
 /// list) and `casts_to_compute` (see [`ScalarOp::casts_to_compute`]); [`ROWS`] holds the
 /// facts as data.
 #[macro_export]
@@ -285,6 +322,14 @@ macro_rules! scalar_family {
                 real: |x, t| if x < 0.0 { x * t } else { x },
                 int: none,
                 golden: [(2.0, 0.5, 1.0, 2.0), (-2.0, 0.25, 1.0, -0.5), (-1.0, -2.0, 1.0, 2.0)],
+            }
+            /// `out = self^other` (`other`: the exponent).
+            pow_tensor_scalar(PowTensorScalar, InplacePowTensorScalar) [const_self_ref const_out] {
+                rule: Pow,
+                dtypes: Dtypes::a2_a3(&[F32, I32, I64, F16, I8, U8, F64, BOOL, I16, C64, C128, BF16], &[F32, I32, I64, F16, I8, U8, F64, BOOL, I16, C64, C128]),
+                real: |x, t| x.powf(t),
+                int: |x, t| int_pow(x, t),
+                golden: [(2.0, 3.0, 1.0, 8.0), (4.0, 0.5, 1.0, 2.0), (-2.0, -1.0, 1.0, -0.5), (0.0, 0.0, 1.0, 1.0), (-3.0, 2.0, 1.0, 9.0)],
             }
         }
     };

@@ -19,6 +19,12 @@
 //! `le_scalar`) give BOOL, cast to `out`'s
 //! dtype (usually `bool`; the in-place forms write 0 or 1 into `x`'s own dtype).
 //!
+//! `pow_tensor_scalar` raises `x` to the scalar exponent. Integers raise exactly
+//! (wrapping), and a negative exponent gives 1 for 1, ±1 for −1 and 0 otherwise; an
+//! exponent of 2 squares `i8` and `u8` in `i32` before the cast to `out` (`100i8²` is
+//! `10000` in an `i32` out); a `bool` `x` raises in `i64`, so its `out` must not be
+//! `bool` (CANN refuses the in-place form of a `bool` tensor).
+//!
 //! Scalars are plain numbers (`impl Into<Scalar>`: `0.5` is a DOUBLE scalar, `2` an INT64
 //! one, `true` a BOOL one), and their dtype takes part in the vendor's promotion: a
 //! floating `x` computes in its own dtype whatever the scalar (Muls: bf16 in f32); an
@@ -31,7 +37,7 @@
 //!
 //! ```
 //! # fn main() -> ascendcl::Result<()> {
-//! use ascendcl::{DeviceTensor, Runtime, adds, muls_inplace, divs_new};
+//! use ascendcl::{DeviceTensor, Runtime, adds, muls_inplace, divs_new, pow_tensor_scalar_new};
 //! use ndarray::array;
 //! let stream = Runtime::auto()?.device(0)?.stream()?;
 //! let x = DeviceTensor::from_array(&stream, &array![1.0f32, 2.0])?;
@@ -40,6 +46,8 @@
 //! muls_inplace(&mut y, 2, &stream)?;
 //! let z: DeviceTensor<f32> = divs_new(&y, 4.0, &stream)?;
 //! assert_eq!(z.to_array::<ndarray::Ix1>(&stream)?.to_vec(), vec![3.0, 3.5]);
+//! let p: DeviceTensor<f32> = pow_tensor_scalar_new(&x, 3, &stream)?; // x³
+//! assert_eq!(p.to_array::<ndarray::Ix1>(&stream)?.to_vec(), vec![1.0, 8.0]);
 //! # Ok(()) }
 //! ```
 
@@ -92,18 +100,21 @@ macro_rules! declare_scalar {
         declare_scalar!(@row [$($marker)*] [$(#[$doc])*] $rust $name $inplace);
     )* };
     (@row [alpha const_self_ref] $($rest:tt)*) => {
-        declare_scalar!(@emit inplace_const [alpha: attr<Scalar> = "alpha",] $($rest)*);
+        declare_scalar!(@emit inplace_const output [alpha: attr<Scalar> = "alpha",] $($rest)*);
     };
     (@row [alpha] $($rest:tt)*) => {
-        declare_scalar!(@emit inplace [alpha: attr<Scalar> = "alpha",] $($rest)*);
+        declare_scalar!(@emit inplace output [alpha: attr<Scalar> = "alpha",] $($rest)*);
     };
     (@row [compare const_self_ref] $($rest:tt)*) => {
-        declare_scalar!(@emit inplace_const [] $($rest)*);
+        declare_scalar!(@emit inplace_const output [] $($rest)*);
+    };
+    (@row [const_self_ref const_out] $($rest:tt)*) => {
+        declare_scalar!(@emit inplace_const output_const [] $($rest)*);
     };
     (@row [$($marker:ident)*] $($rest:tt)*) => {
-        declare_scalar!(@emit inplace [] $($rest)*);
+        declare_scalar!(@emit inplace output [] $($rest)*);
     };
-    (@emit $twin_role:ident [$($alpha:tt)*] [$(#[$doc:meta])*] $rust:ident $name:ident $inplace:ident) => {
+    (@emit $twin_role:ident $out_role:ident [$($alpha:tt)*] [$(#[$doc:meta])*] $rust:ident $name:ident $inplace:ident) => {
         paste::paste! {
         crate::operator! {
             @verified
@@ -133,7 +144,7 @@ macro_rules! declare_scalar {
                 x: input<T> = "self",
                 other: attr<Scalar> = "other",
                 $($alpha)*
-                out: output<O> = "out",
+                out: $out_role<O> = "out",
             );
 
             #[doc = concat!("A reusable [`", stringify!($rust), "`] for fixed layouts and scalars (a [`Plan`](crate::Plan)).")]

@@ -15,11 +15,13 @@ use ndarray::{Array, ArrayView, Dimension};
 /// The dtype the device computes `self` of `T` with a scalar `other` in, where it is one
 /// of the element types: a floating `self` its own (Muls: bf16 in f32); an integer or
 /// bool `self` with an integer scalar its own (Divs: f32, but BOOL by a BOOL scalar);
-/// otherwise f32 (a floating scalar).
+/// otherwise f32 (a floating scalar). PowTensorScalar raises a bool `self` in i64 (its
+/// PromoteType with an INT64 exponent).
 fn compute<T: Element>(rule: Rule, other: Scalar) -> DType {
     let float_scalar = matches!(other, Scalar::F64(_) | Scalar::F32(_));
     match T::DTYPE {
         DType::BF16 if rule == Rule::Muls => DType::F32,
+        DType::Bool if rule == Rule::Pow && !float_scalar => DType::I64,
         d if d.is_float() => d,
         DType::Bool if matches!(other, Scalar::Bool(_)) => DType::Bool,
         DType::Bool if rule != Rule::Divs && !float_scalar => DType::Bool,
@@ -44,9 +46,17 @@ fn apply<T: Element, D: Dimension>(
     let term = row.term(c.acl(), other.to_f64(), alpha.to_f64(), |_, v| {
         round_to(c, v)
     });
+    // Integers compute with the row's integer formula where it has one (Pow's negative
+    // exponents are not the real formula's).
+    let int = row.int.filter(|_| !c.is_float() && c != DType::Bool);
     let mut out = super::zeros::<T, D>(x.shape())?;
     out.zip_mut_with(&x, |o, &v| {
-        *o = T::from_f64(round_to(c, (row.f64)(round_to(c, v.to_f64()), term)));
+        let v = round_to(c, v.to_f64());
+        let y = match int {
+            Some(g) => g(v as i64, term as i64) as f64,
+            None => (row.f64)(v, term),
+        };
+        *o = T::from_f64(round_to(c, y));
     });
     Ok(out)
 }
@@ -131,7 +141,7 @@ macro_rules! reference_scalar {
             compare(stringify!($name), x, other.into())
         }
     };
-    (@one [$(const_self_ref)?] [$(#[$doc:meta])*] $rust:ident $name:ident) => {
+    (@one [$(const_self_ref)? $(const_out)?] [$(#[$doc:meta])*] $rust:ident $name:ident) => {
         #[doc = concat!("The reference of `aclnn", stringify!($name), "`: ")]
         $(#[$doc])*
         ///

@@ -30,6 +30,7 @@ mod matmul;
 mod mish_backward;
 mod nll_loss;
 mod plans;
+mod pow_tensor_scalar;
 mod scalar_family;
 mod softmax;
 mod tensor_ops;

@@ -37,6 +37,7 @@ mod pool;
 mod random;
 mod reduce_sum;
 mod scalar;
+mod scalar_pow;
 mod shapes_props;
 mod softmax;
 mod unary;

@@ -50,14 +50,14 @@ fn address(name: &str) -> *const c_void {
     symbol(name).unwrap_or_else(|| panic!("{name} is not simulated"))
 }
 
-fn phase2_of(name: &str) -> Phase2 {
+pub(super) fn phase2_of(name: &str) -> Phase2 {
     let p = address(&format!("aclnn{name}"));
     // SAFETY: every phase 2 has the common prototype.
     unsafe { std::mem::transmute::<*const c_void, Phase2>(p) }
 }
 
 /// Phase 1 of `row` (out of place), `alpha` ignored for rows without one.
-fn p1(
+pub(super) fn p1(
     row: &ScalarOp,
     x: *mut aclTensor,
     other: *mut aclScalar,
@@ -80,7 +80,7 @@ fn p1(
 }
 
 /// Phase 1 of `row`'s in-place twin.
-fn inplace_p1(
+pub(super) fn inplace_p1(
     row: &ScalarOp,
     x: *mut aclTensor,
     other: *mut aclScalar,
@@ -164,7 +164,8 @@ fn tensor_of(dt: &str, d: &str) -> *mut aclTensor {
     opkit::meta(&dims(d), named(dt))
 }
 
-/// The vendor's cases (ops-math `math/{add,sub,muls,div,less,less_equal}/tests/ut/op_api`),
+/// The vendor's cases (ops-math `math/{add,sub,muls,div,less,less_equal,pow}/tests/ut/op_api`,
+/// ops-nn `activation/leaky_relu`; the unit tests' `ScalarDesc(3)` is an INT32 scalar),
 /// on Atlas A2 (the unit tests' default SoC), or on Ascend 910 for an op written `Op@910`:
 /// op, self dtype and dims, other, alpha, out dtype and dims (`-` for the in-place twins),
 /// expected status. A row may stand for several cases alike but for the operator or
@@ -270,6 +271,18 @@ LeakyRelu,InplaceLeakyRelu F32 9d F32:0.01 - = = INVALID
 LeakyRelu,InplaceLeakyRelu null 1 F32:0.01 - F32 1 NULLPTR
 LeakyRelu,InplaceLeakyRelu F32 1 null - F32 1 NULLPTR
 LeakyRelu F32 1 F32:0.01 - null 1 NULLPTR
+PowTensorScalar F32 0 I32:3 - = = OK
+PowTensorScalar null 1,11,34,22,19,6,5,1 I32:3 - F32 1,11,34,22,19,6,5,1 NULLPTR
+PowTensorScalar F32 1,11,34,22,19,6,5,1 I32:3 - null 1,11,34,22,19,6,5,1 NULLPTR
+PowTensorScalar F32 1,1,1,2,2,2,1,1 I32:3 - = = OK
+PowTensorScalar F32 1,2,3,4,5,6,7,8,9 I32:3 - = = INVALID
+PowTensorScalar F16 223,32,17,17 I32:2 - = = OK
+PowTensorScalar I8 1,1,16,129 I32:2 - = = OK
+PowTensorScalar I32 1,1,16,129 I32:2 - = = OK
+PowTensorScalar I64 1,1,16,129 I32:2 - = = OK
+PowTensorScalar BOOL 1,1,16,129 I32:2 - I64 1,1,16,129 OK
+PowTensorScalar I16 1,1,16,129 I32:2 - = = OK
+PowTensorScalar UNDEFINED 1,1,16,129 I32:2 - = = INVALID
 ";
 
 #[test]
@@ -293,7 +306,7 @@ fn the_vendors_phase1_unit_test_cases_replay() {
             );
         }
     }
-    assert_eq!(cases.len(), 117);
+    assert_eq!(cases.len(), 129);
     for (device, soc) in [(A2, ""), (1, "910")] {
         let cases: Vec<Vec<String>> = cases
             .iter()
@@ -342,7 +355,7 @@ fn replay(cases: &[Vec<String>]) {
 }
 
 /// `v` as `dt`'s little-endian bytes.
-fn encode(dt: aclDataType, v: &[f64]) -> Vec<u8> {
+pub(super) fn encode(dt: aclDataType, v: &[f64]) -> Vec<u8> {
     v.iter()
         .flat_map(|&x| match dt {
             ACL_FLOAT => (x as f32).to_le_bytes().to_vec(),
@@ -350,6 +363,7 @@ fn encode(dt: aclDataType, v: &[f64]) -> Vec<u8> {
             ACL_BF16 => bf16::from_f64(x).to_le_bytes().to_vec(),
             ACL_DOUBLE => x.to_le_bytes().to_vec(),
             ACL_INT8 => (x as i8).to_le_bytes().to_vec(),
+            ACL_INT16 => (x as i16).to_le_bytes().to_vec(),
             ACL_INT32 => (x as i32).to_le_bytes().to_vec(),
             ACL_INT64 => (x as i64).to_le_bytes().to_vec(),
             ACL_UINT8 => (x as u8).to_le_bytes().to_vec(),
@@ -360,17 +374,17 @@ fn encode(dt: aclDataType, v: &[f64]) -> Vec<u8> {
         .collect()
 }
 
-fn size(dt: aclDataType) -> usize {
+pub(super) fn size(dt: aclDataType) -> usize {
     match dt {
         ACL_DOUBLE | ACL_INT64 => 8,
         ACL_FLOAT | ACL_INT32 => 4,
-        ACL_FLOAT16 | ACL_BF16 => 2,
+        ACL_FLOAT16 | ACL_BF16 | ACL_INT16 => 2,
         ACL_COMPLEX128 => 16,
         _ => 1,
     }
 }
 
-fn decode(dt: aclDataType, b: &[u8]) -> Vec<f64> {
+pub(super) fn decode(dt: aclDataType, b: &[u8]) -> Vec<f64> {
     b.chunks(size(dt))
         .map(|c| match dt {
             ACL_FLOAT => f64::from(f32::from_le_bytes(c.try_into().unwrap())),
@@ -378,6 +392,7 @@ fn decode(dt: aclDataType, b: &[u8]) -> Vec<f64> {
             ACL_BF16 => bf16::from_le_bytes(c.try_into().unwrap()).to_f64(),
             ACL_DOUBLE => f64::from_le_bytes(c.try_into().unwrap()),
             ACL_INT8 => f64::from(c[0] as i8),
+            ACL_INT16 => f64::from(i16::from_le_bytes(c.try_into().unwrap())),
             ACL_INT32 => f64::from(i32::from_le_bytes(c.try_into().unwrap())),
             ACL_INT64 => i64::from_le_bytes(c.try_into().unwrap()) as f64,
             ACL_UINT8 | ACL_BOOL => f64::from(c[0]),
@@ -388,7 +403,7 @@ fn decode(dt: aclDataType, b: &[u8]) -> Vec<f64> {
 
 /// Runs `row` on `x` (of `dt`, `dims`) with the scalars into a new `out_dt` tensor,
 /// out of place or in place.
-fn compute(
+pub(super) fn compute(
     row: &ScalarOp,
     (dt, out_dt): (aclDataType, aclDataType),
     dims: &[i64],

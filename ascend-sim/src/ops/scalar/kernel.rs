@@ -62,6 +62,8 @@ pub(super) fn run(row: &ScalarOp, call: &KernelCall, scratch: &mut Scratch) -> R
     }
     let [x] = scratch.wide::<1>(n);
     call.read_f64(SELF, &decision.out_shape, x)?;
+    // The cast of an integer result to an integer out wraps (a DOUBLE one would saturate).
+    let wrap = crate::tables::is_integral(compute) && crate::tables::is_integral(out_dtype);
     for v in x.iter_mut() {
         let input = round(compute, *v);
         *v = match (compute, row.int) {
@@ -72,6 +74,9 @@ pub(super) fn run(row: &ScalarOp, call: &KernelCall, scratch: &mut Scratch) -> R
             (ACL_BOOL, _) | (_, None) => round(compute, (row.f64)(input, term)),
             (_, Some(g)) => round(compute, g(input as i64, term as i64) as f64),
         };
+        if wrap {
+            *v = round(out_dtype, *v);
+        }
     }
     call.write_f64(OUT, x)
 }
@@ -89,6 +94,7 @@ fn complex(
         .map(|z| {
             let z = match row.rule {
                 Rule::Adds | Rule::Subs => Complex64::new((row.f64)(z.re, term), z.im),
+                Rule::Pow => pow_complex(z, term),
                 // Muls and Divs (comparisons of complex values are refused in phase 1).
                 _ => Complex64::new((row.f64)(z.re, term), (row.f64)(z.im, term)),
             };
@@ -96,4 +102,18 @@ fn complex(
         })
         .collect();
     crate::ops::complex::write(call, OUT, &values)
+}
+
+/// `z^t` for a real `t`: 2 as the vendor's Square (`z·z`), 1 and 0 exactly, otherwise in
+/// polar form.
+fn pow_complex(z: Complex64, t: f64) -> Complex64 {
+    if t == 2.0 {
+        z * z
+    } else if t == 1.0 {
+        z
+    } else if t == 0.0 {
+        Complex64::new(1.0, 0.0)
+    } else {
+        z.powf(t)
+    }
 }

@@ -195,7 +195,8 @@ macro_rules! sim_scalar {
     (@phase1 [compare $($quirk:ident)*] $name:ident $inplace:ident) => {
         sim_scalar!(@phase1 [] $name $inplace);
     };
-    (@phase1 [$(const_self_ref)?] $name:ident $inplace:ident) => {
+    // `const_out` changes only the header's `const` of out, not the C ABI.
+    (@phase1 [$(const_self_ref)? $(const_out)?] $name:ident $inplace:ident) => {
         #[doc = concat!("Simulated `aclnn", stringify!($name), "GetWorkspaceSize`.")]
         ///
         /// # Safety

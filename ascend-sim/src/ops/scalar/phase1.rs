@@ -85,6 +85,19 @@ fn compute_dtype(
             }
         }
         Rule::LeakyRelu => Some(s),
+        Rule::Pow => {
+            if c == ACL_DOUBLE && o == ACL_FLOAT {
+                Some(ACL_FLOAT)
+            } else if is_complex(c) {
+                promote()
+            } else if floating(s) {
+                Some(s)
+            } else if floating(c) || s == ACL_BOOL {
+                promote()
+            } else {
+                Some(s)
+            }
+        }
         Rule::Less => {
             promote_type(s, less_operand(s, c)).map(|p| if p == ACL_BOOL { ACL_UINT8 } else { p })
         }
@@ -145,9 +158,14 @@ pub(super) fn phase1(
         }
     }
     // The in-place form passes selfRef as out too (checked for NULL once already).
+    let name = if row.rule == Rule::Pow {
+        "exponent"
+    } else {
+        "other"
+    };
     let args = [
         Arg::Tensor(self_),
-        Arg::object(other, "other"),
+        Arg::object(other, name),
         Arg::object(if row.alpha { alpha } else { other }, "alpha"),
         Arg::Tensor(out),
     ];
@@ -245,6 +263,22 @@ fn checks(
             p.require_max_dims(SELF, MAX_DIMS)?;
             require_same_shape(op, &x, &y)?;
         }
+        Rule::Pow => {
+            p.require_dtype(SELF, list)?;
+            require_scalar_dtype("exponent", other.dtype, list)?;
+            let promote = promote_of((op.args[SELF], x.dtype), ("exponent", other.dtype))?;
+            require_cast(promote, (op.args[OUT], y.dtype))?;
+            let compute = compute.ok_or_else(undefined)?;
+            if x.dtype == ACL_BOOL && other.dtype == ACL_BOOL {
+                return Err(invalid(format!(
+                    "{} and exponent dtype are both BOOL",
+                    op.args[SELF]
+                )));
+            }
+            require_cast(compute, (op.args[OUT], y.dtype))?;
+            p.require_max_dims(SELF, MAX_DIMS)?;
+            require_same_shape(op, &x, &y)?;
+        }
         Rule::GreaterEqual => {
             let out_list = row.out_dtypes.map_or(list, |l| l.on(p.family.product()));
             p.require_dtype(OUT, out_list)?;
@@ -301,7 +335,16 @@ fn checks(
     }
     // Muls and Divs do not check the promote outside RegBase; an undefined one would fail
     // in the vendor's graph, as it does here.
-    let compute = compute.ok_or_else(undefined)?;
+    let mut compute = compute.ok_or_else(undefined)?;
+    // PowTensorScalar runs an exponent of 2 (as f32) as Square, which takes INT8, UINT8
+    // and INT16 as INT32: the square does not wrap to the narrow type before the cast to
+    // out.
+    if row.rule == Rule::Pow
+        && other.to_f64() as f32 == 2.0
+        && matches!(compute, ACL_INT8 | ACL_UINT8 | ACL_INT16)
+    {
+        compute = ACL_INT32;
+    }
     if is_complex(other.dtype) || alpha.is_some_and(|a| is_complex(a.dtype)) {
         return Err(unmodeled_complex("scalars"));
     }
