@@ -7,6 +7,7 @@ pub mod addmm;
 pub(crate) mod alpha_chain;
 pub(crate) mod arg_max;
 pub(crate) mod binary;
+pub(crate) mod cast;
 mod checks;
 pub(crate) mod clamp;
 mod conv_geom;
@@ -18,6 +19,7 @@ pub mod gather;
 pub(crate) mod gelu_backward;
 pub mod inplace_copy;
 pub mod inplace_fill_scalar;
+pub(crate) mod inplace_one;
 pub mod inplace_zero;
 pub mod matmul;
 pub(crate) mod max_dim;
@@ -77,6 +79,9 @@ pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
     scatter_add::scatter_add_entries::ENTRIES,
     embedding::embedding_entries::ENTRIES,
     embedding::embedding_dense_backward_entries::ENTRIES,
+    // Conversion and fills.
+    cast::cast_entries::ENTRIES,
+    inplace_one::inplace_one_entries::ENTRIES,
 ];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).
