@@ -21,7 +21,7 @@ crate::operator! {
 
     /// `out = x` converted to out's element type, queued on `stream` (`aclnnCast`).
     ///
-    /// * `x` (self): any [`AsTensorView`](crate::AsTensorView) of any element type of this
+    /// * `x` (self): any [`AsTensorView`] of any element type of this
     ///   crate (`bf16` on Atlas A2/A3 only), up to 8 dims, 0-D and empty included, in any
     ///   layout.
     /// * `out`: of `x`'s shape, in any layout (a strided view writes only its elements);
