@@ -4,9 +4,10 @@
 //! zero, saturation and wrapping where the vendor's cast has them; InplaceOne writes 1 in
 //! every dtype it takes, through any view.
 
-mod casekit;
-mod common;
-mod opkit;
+use crate::casekit;
+use crate::common;
+use crate::opkit;
+
 use ascend_sys::*;
 use casekit::*;
 use common::*;

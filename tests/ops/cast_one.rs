@@ -4,8 +4,7 @@
 //! (`cast_new`, `cast_to`) and the plan; transposed, permuted and stepped views; 0-D and
 //! empty tensors; agreement with `copy`; ones in every element type; typed errors.
 
-mod common;
-
+use crate::common;
 use ascendcl::{
     CastPlan, DType, DeviceTensor, Element, Error, InplaceOnePlan, Tensor, cast, cast_new, cast_to,
     copy, one_inplace, reference,
@@ -110,6 +109,7 @@ macro_rules! pairs_from {
 
 #[test]
 fn every_a2_dtype_pair_casts_as_the_reference() {
+    let _gate = crate::common::shared();
     let n = pairs_from!(f32)
         + pairs_from!(f16)
         + pairs_from!(bf16)
@@ -124,6 +124,7 @@ fn every_a2_dtype_pair_casts_as_the_reference() {
 
 #[test]
 fn the_reference_casts_as_the_vendor_documents() {
+    let _gate = crate::common::shared();
     let x = ndarray::arr1(&[2.7f32, -2.7, f32::NAN, 1e10, -1e10, 0.5]);
     let i: ndarray::Array1<i32> = reference::cast(&x);
     assert_eq!(i.to_vec(), [2, -2, 0, i32::MAX, i32::MIN, 0]);
@@ -138,6 +139,7 @@ fn the_reference_casts_as_the_vendor_documents() {
 
 #[test]
 fn cast_reads_transposed_and_permuted_views_and_writes_stepped_ones() {
+    let _gate = crate::common::shared();
     let st = stream();
     let x = values::<f32>();
     let dx = DeviceTensor::from_array(&st, &x).unwrap();
@@ -183,6 +185,7 @@ fn cast_reads_transposed_and_permuted_views_and_writes_stepped_ones() {
 
 #[test]
 fn empty_and_0d_casts() {
+    let _gate = crate::common::shared();
     let st = stream();
     let e = DeviceTensor::<f32>::zeros(&st, [0, 3]).unwrap();
     let got: DeviceTensor<i64> = cast_new(&e, &st).unwrap();
@@ -197,6 +200,7 @@ fn empty_and_0d_casts() {
 
 #[test]
 fn cast_and_copy_convert_alike() {
+    let _gate = crate::common::shared();
     let st = stream();
     let x = values::<i64>();
     let dx = DeviceTensor::from_array(&st, &x).unwrap();
@@ -212,6 +216,7 @@ fn cast_and_copy_convert_alike() {
 
 #[test]
 fn cast_new_into_a_tensor_keeps_the_dtype_and_cast_to_names_it() {
+    let _gate = crate::common::shared();
     let st = stream();
     let x = Tensor::from_slice(&st, &[1.5f32, -2.5], 2).unwrap();
     let kept: Tensor = cast_new(&x, &st).unwrap();
@@ -222,6 +227,7 @@ fn cast_new_into_a_tensor_keeps_the_dtype_and_cast_to_names_it() {
 
 #[test]
 fn cast_errors_are_typed() {
+    let _gate = crate::common::shared();
     let st = stream();
     let x = DeviceTensor::<f32>::zeros(&st, [2, 3]).unwrap();
     let mut o = DeviceTensor::<f16>::zeros(&st, [3, 2]).unwrap();
@@ -259,6 +265,7 @@ fn ones_of<T: Element>() -> usize {
 
 #[test]
 fn one_inplace_writes_one_in_every_element_type() {
+    let _gate = crate::common::shared();
     let n = ones_of::<f32>()
         + ones_of::<f16>()
         + ones_of::<bf16>()
@@ -273,6 +280,7 @@ fn one_inplace_writes_one_in_every_element_type() {
 
 #[test]
 fn one_inplace_sets_only_its_views_elements() {
+    let _gate = crate::common::shared();
     let st = stream();
     let mut x = DeviceTensor::from_array(&st, &ArrayD::from_elem(IxDyn(&[4, 6]), 7i64)).unwrap();
     // The transpose of every other column.
@@ -304,6 +312,7 @@ fn one_inplace_sets_only_its_views_elements() {
 
 #[test]
 fn one_inplace_errors_are_typed() {
+    let _gate = crate::common::shared();
     let t = common::device(common::A910).stream().unwrap();
     let mut h = DeviceTensor::<bf16>::zeros(&t, [2]).unwrap();
     let e = one_inplace(&mut h, &t).unwrap_err();
