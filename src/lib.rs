@@ -125,8 +125,9 @@
 //!   [`mish_inplace`] and [`mish_backward`]; [`add`], [`add_inplace`], [`mul`],
 //!   [`mul_inplace`] (broadcasting, with dtype promotion); [`matmul`], [`addmm`];
 //!   [`reduce_sum`]; [`mse_loss`] and [`mse_loss_backward`]; [`fill_inplace`],
-//!   [`zero_inplace`]; [`inplace_copy`] (with [`copy`](fn@copy), a device-to-device copy
-//!   that converts dtypes and broadcasts). A call is validated in Rust with typed errors,
+//!   [`zero_inplace`], [`one_inplace`]; [`inplace_copy`] (with [`copy`](fn@copy), a
+//!   device-to-device copy that converts dtypes and broadcasts); [`cast`] (with
+//!   [`cast_to`] for a dtype known at run time). A call is validated in Rust with typed errors,
 //!   then runs the two-phase aclnn protocol (descriptors cached on whole tensors, workspace
 //!   from a per-stream cache, no allocation in steady state). Each has a [`Plan`] for
 //!   repeated launches named after its C name ([`MishPlan`], [`InplaceAddPlan`],

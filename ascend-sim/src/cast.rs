@@ -69,7 +69,6 @@ fn in_range(v: Val, lo: i128, hi: i128) -> i128 {
     }
 }
 
-/// The real part as f64 (an integer rounds to nearest).
 /// `x` as f32 rounded to odd: a half type rounded from it (to nearest even) is `x` rounded
 /// once, its 13 or 16 extra bits keeping the second rounding exact; half's own f64
 /// conversions round to nearest f32 first and so can round past a tie the wrong way.
@@ -88,6 +87,32 @@ fn f32_odd(x: f64) -> f32 {
     f32::from_bits(toward_zero.to_bits() | 1)
 }
 
+/// The integer `i` as f32 rounded to odd (see [`f32_odd`]), from its exact value: through
+/// f64 an i64 beyond 2^53 would be rounded once already.
+fn int_f32_odd(i: i128) -> f32 {
+    let nearest = i as f32;
+    // An inexact `nearest` is at least 2^24 in magnitude, so an integer: `back` is exact.
+    let back = nearest as i128;
+    if back == i {
+        return nearest;
+    }
+    let toward_zero = if back.abs() > i.abs() {
+        f32::from_bits(nearest.to_bits() - 1)
+    } else {
+        nearest
+    };
+    f32::from_bits(toward_zero.to_bits() | 1)
+}
+
+/// `v` as f32 rounded to odd, from its exact value.
+fn odd(v: Val) -> f32 {
+    match v {
+        Val::Int(i) => int_f32_odd(i),
+        _ => f32_odd(real(v)),
+    }
+}
+
+/// The real part as f64 (an integer rounds to nearest).
 fn real(v: Val) -> f64 {
     match v {
         Val::Int(i) => i as f64,
@@ -130,8 +155,8 @@ fn write(dt: aclDataType, v: Val, out: &mut [u8]) -> Option<()> {
             };
             out[..4].copy_from_slice(&f.to_le_bytes());
         }
-        ACL_FLOAT16 => out[..2].copy_from_slice(&f16::from_f32(f32_odd(real(v))).to_le_bytes()),
-        ACL_BF16 => out[..2].copy_from_slice(&bf16::from_f32(f32_odd(real(v))).to_le_bytes()),
+        ACL_FLOAT16 => out[..2].copy_from_slice(&f16::from_f32(odd(v)).to_le_bytes()),
+        ACL_BF16 => out[..2].copy_from_slice(&bf16::from_f32(odd(v)).to_le_bytes()),
         ACL_DOUBLE => out[..8].copy_from_slice(&real(v).to_le_bytes()),
         ACL_COMPLEX64 | ACL_COMPLEX128 => {
             let (re, im) = match v {
@@ -139,7 +164,12 @@ fn write(dt: aclDataType, v: Val, out: &mut [u8]) -> Option<()> {
                 _ => (real(v), 0.0),
             };
             if dt == ACL_COMPLEX64 {
-                out[..4].copy_from_slice(&(re as f32).to_le_bytes());
+                // An integer rounds once, to f32 directly (as to FLOAT).
+                let re = match v {
+                    Val::Int(i) => i as f32,
+                    _ => re as f32,
+                };
+                out[..4].copy_from_slice(&re.to_le_bytes());
                 out[4..8].copy_from_slice(&(im as f32).to_le_bytes());
             } else {
                 out[..8].copy_from_slice(&re.to_le_bytes());
@@ -255,6 +285,14 @@ mod tests {
             one(ACL_INT64, &i.to_le_bytes(), ACL_FLOAT, 4),
             (i as f32).to_le_bytes()
         );
+        // An i64 beyond 2^53 rounds once: 2^60 + 2^52 + 1 is just above a bf16 tie (up),
+        // which through f64 (to the tie itself, then to even) would round down.
+        let i = (1i64 << 60) + (1 << 52) + 1;
+        let up = bf16::from_f64(((1u64 << 60) + (1 << 53)) as f64).to_le_bytes();
+        assert_eq!(one(ACL_INT64, &i.to_le_bytes(), ACL_BF16, 2), up);
+        let i = (1i64 << 60) + (1 << 36) + 1;
+        let c = one(ACL_INT64, &i.to_le_bytes(), ACL_COMPLEX64, 8);
+        assert_eq!(c[..4], (i as f32).to_le_bytes());
         let c = one(ACL_FLOAT, &2.0f32.to_le_bytes(), ACL_COMPLEX64, 8);
         assert_eq!(c, [2.0f32.to_le_bytes(), 0.0f32.to_le_bytes()].concat());
         assert!(supported(ACL_COMPLEX128, ACL_INT8));

@@ -174,6 +174,12 @@ impl<'a> Value<'a> {
         Value(Given::Pending(T::DTYPE))
     }
 
+    /// The output of an allocating form of a run-time dtype the caller names (`cast_to`),
+    /// made once the rule has computed its shape.
+    pub(crate) fn pending_as(dtype: DType) -> Self {
+        Value(Given::Pending(Some(dtype)))
+    }
+
     /// A `dtype_of<T>` attribute: `T`'s dtype, or for [`Dyn`](crate::Dyn) the dtype of
     /// the first written tensor.
     #[doc(hidden)]

@@ -13,7 +13,7 @@
 //! - [`reduce_sum`] / [`reduce_sum_as`]: `aclnnReduceSum` over `dims`, with `keep_dims`.
 //! - [`mse_loss`]: `aclnnMseLoss` under a [`Reduction`](crate::Reduction);
 //!   [`mse_loss_backward`]: `aclnnMseLossBackward`.
-//! - [`cast`]: the cast that ends a compute chain, to the output tensor's dtype.
+//! - [`cast`]: `aclnnCast`, the cast that ends a compute chain, to the output tensor's dtype.
 //! - [`max_dim`]: `aclnnMaxDim`, the maximum along one dim and its position.
 //! - [`clamp_as`]: `aclnnClamp`, `min(max(self, min), max)` with optional bounds, in the
 //!   output's type.

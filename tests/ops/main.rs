@@ -20,6 +20,7 @@ mod arg_max_mean;
 mod argument_model;
 mod binary_family;
 mod bool_f64;
+mod cast_one;
 mod clone;
 mod cnn;
 mod copy;

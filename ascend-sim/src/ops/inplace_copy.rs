@@ -96,15 +96,26 @@ pub(crate) fn get_workspace_size(
     OP.phase1(outs, &args, checks)
 }
 
-/// The queued copy: all of src is read (and converted) before selfRef is written, so the
-/// two may overlap.
 fn run(call: &KernelCall, scratch: &mut Scratch) -> Result<(), String> {
+    convert_into(call, scratch, SRC, SELF)
+}
+
+/// The queued conversion of argument `src` into argument `dst`'s view, in the decision's
+/// dtype and shape (`aclnnCast` runs the same one, so the two operators agree element for
+/// element). All of src is read (and converted) before dst is written, so the two may
+/// overlap.
+pub(super) fn convert_into(
+    call: &KernelCall,
+    scratch: &mut Scratch,
+    src: usize,
+    dst: usize,
+) -> Result<(), String> {
     let to = call.decision().compute;
     let bytes = dtype_size(to)
         .and_then(|e| e.checked_mul(call.decision().numel()))
         .ok_or("the result's byte size overflows")?;
     let buf = scratch.bytes(bytes);
-    call.gather_as(SRC, to, buf)?;
-    call.through_workspace_bytes(SRC, buf)?;
-    call.scatter_bytes(SELF, buf)
+    call.gather_as(src, to, buf)?;
+    call.through_workspace_bytes(src, buf)?;
+    call.scatter_bytes(dst, buf)
 }

@@ -7,6 +7,7 @@ pub mod addmm;
 pub(crate) mod alpha_chain;
 pub(crate) mod arg_max;
 pub(crate) mod binary;
+pub(crate) mod cast;
 mod checks;
 pub(crate) mod clamp;
 mod complex;
@@ -19,6 +20,7 @@ pub mod gather;
 pub(crate) mod gelu_backward;
 pub mod inplace_copy;
 pub mod inplace_fill_scalar;
+pub(crate) mod inplace_one;
 pub mod inplace_zero;
 pub mod matmul;
 pub(crate) mod max_dim;
@@ -84,6 +86,9 @@ pub(crate) static FAMILIES: &[&[crate::catalog::Entry]] = &[
     // Selection.
     s_where::s_where_entries::ENTRIES,
     masked_fill_scalar::masked_fill_scalar_entries::ENTRIES,
+    // Conversion and fills.
+    cast::cast_entries::ENTRIES,
+    inplace_one::inplace_one_entries::ENTRIES,
 ];
 
 /// The rank limit of the operators' tensors (their "above 8 dims" checks).

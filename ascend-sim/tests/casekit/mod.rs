@@ -24,6 +24,7 @@ pub const DTYPES: &[(aclDataType, &str)] = &[
     (ACL_UINT32, "U32"),
     (ACL_UINT64, "U64"),
     (ACL_BOOL, "BOOL"),
+    (ACL_INT4, "INT4"),
     (ACL_DT_UNDEFINED, "UNDEF"),
 ];
 
@@ -124,12 +125,15 @@ pub fn cases(table: &str) -> Vec<Vec<&str>> {
         .collect()
 }
 
-/// The device a case runs on: `910` the training series, `A2` Atlas A2.
+/// The device a case runs on: `910` the training series, `A2` Atlas A2, `A3` Atlas A3,
+/// `310P` and `310B` the inference products.
 pub fn device_of(soc: &str) -> i32 {
     match soc {
         "910" => crate::opkit::TRAINING,
         "A2" => crate::opkit::A2,
+        "A3" => crate::opkit::A3,
         "310P" => crate::opkit::P310,
+        "310B" => crate::opkit::P310B,
         other => panic!("SoC {other}"),
     }
 }

@@ -24,6 +24,7 @@ mod addmm;
 mod arg_max_mean;
 mod argument_model;
 mod binary;
+mod cast_one;
 mod cat;
 mod cnn;
 mod fill_zero;

@@ -11,12 +11,14 @@ use ascend_sys::*;
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
-/// The devices these helpers use: A2, training series, 310P (the first three of
+/// The devices these helpers use: A2, training series, 310P, 310B, A3 (the devices of
 /// [`FIVE_SOCS`], with which the process is initialised: the modules of the `operators`
 /// binary share one process, and one `aclInit`).
 pub const A2: i32 = 0;
 pub const TRAINING: i32 = 1;
 pub const P310: i32 = 2;
+pub const P310B: i32 = 3;
+pub const A3: i32 = 4;
 
 /// Initialises the process with [`FIVE_SOCS`] and makes `device` current.
 pub fn on(device: i32) {
