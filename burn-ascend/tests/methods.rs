@@ -64,6 +64,8 @@ const FLOAT_OPS: &[(&str, f32)] = &[
     ("powf", 2.0),
     ("clamp", 3.0),
     ("clamp_min", 3.0),
+    ("mask_where", 3.0),
+    ("mask_fill", 3.0),
     ("sum", 3.0),
     ("sum_dim", 3.0),
     ("mean", 3.0),
@@ -107,6 +109,8 @@ const INT_OPS: &[&str] = &[
     "neg",
     "abs",
     "clamp",
+    "mask_where",
+    "mask_fill",
     "sum",
     "sum_dim",
     "max_dim",
@@ -139,6 +143,8 @@ const BOOL_OPS: &[&str] = &[
     "into_float",
     "cat",
     "swap_dims",
+    "mask_where",
+    "mask_fill",
 ];
 
 /// Values for `layout`: the raw buffers and shapes of both operands.
@@ -228,6 +234,8 @@ fn float_op<B: Backend>(op: &str, a: Tensor<B, 2>, b: Tensor<B, 2>) -> TensorDat
         "square" => a.powi_scalar(2).into_data(),
         "powf" => pos(a).powf(b).into_data(),
         "clamp" => a.clamp(-1.0, 0.5).into_data(),
+        "mask_where" => a.clone().mask_where(a.greater(b.clone()), b).into_data(),
+        "mask_fill" => a.clone().mask_fill(b.lower_elem(0.0), -7.5).into_data(),
         "clamp_min" => a.clamp_min(0.25).into_data(),
         "sum" => a.sum().into_data(),
         "sum_dim" => a.sum_dim(1).into_data(),
@@ -316,6 +324,8 @@ fn int_op<B: Backend>(op: &str, a: Tensor<B, 2, Int>, b: Tensor<B, 2, Int>) -> T
         "neg" => (-a).into_data(),
         "abs" => a.abs().into_data(),
         "clamp" => a.clamp(-5, 7).into_data(),
+        "mask_where" => a.clone().mask_where(a.greater(b.clone()), b).into_data(),
+        "mask_fill" => a.clone().mask_fill(b.lower_elem(0), 9).into_data(),
         "sum" => a.sum().into_data(),
         "sum_dim" => a.sum_dim(0).into_data(),
         "max_dim" => a.max_dim(1).into_data(),
@@ -382,6 +392,11 @@ fn bool_op<B: Backend>(op: &str, a: Tensor<B, 2, Bool>, b: Tensor<B, 2, Bool>) -
         "into_float" => a.float().into_data(),
         "cat" => Tensor::cat(vec![a, b], 0).into_data(),
         "swap_dims" => a.swap_dims(0, 1).bool_not().into_data(),
+        "mask_where" => a
+            .clone()
+            .mask_where(a.equal(b.clone()), b.bool_not())
+            .into_data(),
+        "mask_fill" => a.mask_fill(b, true).into_data(),
         other => panic!("no bool op {other}"),
     }
 }

@@ -17,6 +17,47 @@ pub(crate) fn scalar(s: Scalar) -> AclScalar {
     }
 }
 
+/// burn's `mask_where` (`value` where `mask` holds, else `tensor`) as one SWhere.
+pub(crate) fn mask_where(
+    what: &str,
+    tensor: &AscendTensor,
+    mask: &AscendTensor,
+    value: &AscendTensor,
+) -> AscendTensor {
+    on(what, tensor, |s, _| {
+        ascendcl::s_where_new(&mask.tensor, &value.tensor, &tensor.tensor, s)
+    })
+}
+
+/// Whether aclnnInplaceMaskedFillScalar takes `t`'s dtype on its device (not DOUBLE
+/// nor UINT8: those run on the host).
+pub(crate) fn mask_fill_on_device(t: &AscendTensor) -> bool {
+    use ascendcl::InplaceMaskedFillScalar as Op;
+    let soc = t.ctx().device.soc_family();
+    Op::supports_arg(soc, &Op::ARGS[0], t.tensor.dtype())
+}
+
+/// burn's `mask_fill` as one InplaceMaskedFillScalar into a writable copy of `tensor`.
+pub(crate) fn mask_fill(
+    what: &str,
+    tensor: AscendTensor,
+    mask: &AscendTensor,
+    value: Scalar,
+) -> AscendTensor {
+    let mut t = owned(what, tensor);
+    let ctx = t.ctx();
+    ok(
+        what,
+        ascendcl::masked_fill_scalar_inplace(
+            &mut t.tensor,
+            &mask.tensor,
+            scalar(value),
+            &ctx.stream,
+        ),
+    );
+    t
+}
+
 /// Runs `f` on the stream of `t`'s device; its result stays on that device.
 pub(crate) fn on(
     what: &str,
@@ -139,15 +180,7 @@ pub(crate) fn cast(what: &str, t: AscendTensor, dtype: DType) -> AscendTensor {
     if t.acl_dtype() == acl {
         return t;
     }
-    let ctx = t.ctx();
-    let mut out = ok(what, Tensor::empty(&ctx.stream, t.dims(), acl));
-    if !out.is_empty() {
-        ok(
-            what,
-            ascendcl::inplace_copy(&mut out, &t.tensor, &ctx.stream),
-        );
-    }
-    AscendTensor::new(out, t.device)
+    on(what, &t, |s, _| ascendcl::cast_to(&t.tensor, acl, s))
 }
 
 /// A writable copy of `t` (itself when burn may write it).

@@ -124,18 +124,12 @@ impl BoolTensorOps<Self> for Ascend {
         })
     }
 
-    // BEGIN host fallbacks (generated from the required methods without a device form)
     fn bool_mask_where(
         tensor: BoolTensor<Self>,
         mask: BoolTensor<Self>,
         value: BoolTensor<Self>,
     ) -> BoolTensor<Self> {
-        host("bool_mask_where");
-        let device = tensor.device;
-        up(
-            Host::bool_mask_where(nd(tensor), nd(mask), nd(value)),
-            &device,
-        )
+        mask_where("bool_mask_where", &tensor, &mask, &value)
     }
 
     fn bool_mask_fill(
@@ -143,11 +137,15 @@ impl BoolTensorOps<Self> for Ascend {
         mask: BoolTensor<Self>,
         value: Scalar,
     ) -> BoolTensor<Self> {
+        if mask_fill_on_device(&tensor) {
+            return mask_fill("bool_mask_fill", tensor, &mask, value);
+        }
         host("bool_mask_fill");
         let device = tensor.device;
         up(Host::bool_mask_fill(nd(tensor), nd(mask), value), &device)
     }
 
+    // BEGIN host fallbacks (generated from the required methods without a device form)
     fn bool_gather(
         dim: usize,
         tensor: BoolTensor<Self>,

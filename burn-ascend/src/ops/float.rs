@@ -228,9 +228,8 @@ impl FloatTensorOps<Self> for Ascend {
     }
 
     fn float_powf_scalar_impl(tensor: FloatTensor<Self>, value: Scalar) -> FloatTensor<Self> {
-        let e = scalar_tensor(value, tensor.acl_dtype(), &tensor.device);
         on("float_powf_scalar", &tensor, |s, _| {
-            acl::pow_tensor_tensor_new(&tensor.tensor, &e, s)
+            acl::pow_tensor_scalar_new(&tensor.tensor, scalar(value), s)
         })
     }
 
@@ -424,6 +423,32 @@ impl FloatTensorOps<Self> for Ascend {
         cast("float_argmax", i, out_dtype.into())
     }
 
+    fn float_mask_where(
+        tensor: FloatTensor<Self>,
+        mask: BoolTensor<Self>,
+        value: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        mask_where("float_mask_where", &tensor, &mask, &value)
+    }
+
+    fn float_mask_fill(
+        tensor: FloatTensor<Self>,
+        mask: BoolTensor<Self>,
+        value: Scalar,
+    ) -> FloatTensor<Self> {
+        if mask_fill_on_device(&tensor) {
+            return mask_fill("float_mask_fill", tensor, &mask, value);
+        }
+        host("float_mask_fill");
+        let device = tensor.device;
+        let dtype = tensor.dtype();
+        up_as(
+            Host::float_mask_fill(nd(tensor), nd(mask), value),
+            &device,
+            dtype,
+        )
+    }
+
     // BEGIN host fallbacks (generated from the required methods without a device form)
     fn float_remainder(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
         host("float_remainder");
@@ -529,36 +554,6 @@ impl FloatTensorOps<Self> for Ascend {
         value: FloatTensor<Self>,
     ) -> FloatTensor<Self> {
         select_add("float_select_add", tensor, dim, indices, value)
-    }
-
-    fn float_mask_where(
-        tensor: FloatTensor<Self>,
-        mask: BoolTensor<Self>,
-        value: FloatTensor<Self>,
-    ) -> FloatTensor<Self> {
-        host("float_mask_where");
-        let device = tensor.device;
-        let dtype = tensor.dtype();
-        up_as(
-            Host::float_mask_where(nd(tensor), nd(mask), nd(value)),
-            &device,
-            dtype,
-        )
-    }
-
-    fn float_mask_fill(
-        tensor: FloatTensor<Self>,
-        mask: BoolTensor<Self>,
-        value: Scalar,
-    ) -> FloatTensor<Self> {
-        host("float_mask_fill");
-        let device = tensor.device;
-        let dtype = tensor.dtype();
-        up_as(
-            Host::float_mask_fill(nd(tensor), nd(mask), value),
-            &device,
-            dtype,
-        )
     }
 
     fn float_cumsum(tensor: FloatTensor<Self>, dim: usize) -> FloatTensor<Self> {

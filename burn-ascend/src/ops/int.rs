@@ -258,18 +258,12 @@ impl IntTensorOps<Self> for Ascend {
         compare_scalar!("int_lower_equal_elem", lhs, rhs, le_tensor_new)
     }
 
-    // BEGIN host fallbacks (generated from the required methods without a device form)
     fn int_mask_where(
         tensor: IntTensor<Self>,
         mask: BoolTensor<Self>,
         value: IntTensor<Self>,
     ) -> IntTensor<Self> {
-        host("int_mask_where");
-        let device = tensor.device;
-        up(
-            Host::int_mask_where(nd(tensor), nd(mask), nd(value)),
-            &device,
-        )
+        mask_where("int_mask_where", &tensor, &mask, &value)
     }
 
     fn int_mask_fill(
@@ -277,11 +271,15 @@ impl IntTensorOps<Self> for Ascend {
         mask: BoolTensor<Self>,
         value: Scalar,
     ) -> IntTensor<Self> {
+        if mask_fill_on_device(&tensor) {
+            return mask_fill("int_mask_fill", tensor, &mask, value);
+        }
         host("int_mask_fill");
         let device = tensor.device;
         up(Host::int_mask_fill(nd(tensor), nd(mask), value), &device)
     }
 
+    // BEGIN host fallbacks (generated from the required methods without a device form)
     fn int_gather(
         dim: usize,
         tensor: IntTensor<Self>,
