@@ -12,7 +12,7 @@ use ascendcl::{
     DType, DeviceTensor, Element, Error, InplaceMaskedFillScalarPlan, SWherePlan, Stream, Tensor,
     masked_fill_scalar_inplace, s_where, s_where_new,
 };
-use common::held::{Lay, hold, lay};
+use common::held::{Lay, hold, lay, shapes_broadcasting_to};
 use half::{bf16, f16};
 use ndarray::{ArrayD, IxDyn, array};
 use proptest::prelude::*;
@@ -58,24 +58,7 @@ fn flags<C: Element>(shape: &[usize], bits: &[bool]) -> ArrayD<C> {
 /// A shape of up to `max_dims` dims of sizes 0..=3 (0 rarely) and three shapes that
 /// broadcast to it (leading dims dropped, dims replaced by 1), with their broadcast.
 fn three_shapes(max_dims: usize) -> impl Strategy<Value = [Vec<usize>; 4]> {
-    prop::collection::vec(
-        prop_oneof![1 => Just(0usize), 6 => 1usize..=3],
-        0..=max_dims,
-    )
-    .prop_flat_map(|out| {
-        let n = out.len();
-        let sub = move |out: Vec<usize>| {
-            (0..=n, prop::collection::vec(any::<bool>(), n)).prop_map(move |(drop, ones)| {
-                out.iter()
-                    .zip(&ones)
-                    .skip(drop.min(n))
-                    .map(|(d, one)| if *one { 1 } else { *d })
-                    .collect::<Vec<usize>>()
-            })
-        };
-        (sub(out.clone()), sub(out.clone()), sub(out))
-    })
-    .prop_map(|(c, a, b)| {
+    shapes_broadcasting_to(max_dims).prop_map(|(_, [c, a, b])| {
         let o = ascendcl::shape::broadcast(&[("c", &c), ("a", &a), ("b", &b)])
             .unwrap()
             .to_vec();

@@ -89,11 +89,11 @@ impl<T: Element> Held<T> {
     }
 }
 
-/// A shape of up to `max_dims` dims of sizes 0..=3 (0 rarely), and two shapes that
+/// A shape of up to `max_dims` dims of sizes 0..=3 (0 rarely), and three shapes that
 /// broadcast to it (dims replaced by 1, leading dims dropped).
-pub fn broadcast_shapes(
+pub fn shapes_broadcasting_to(
     max_dims: usize,
-) -> impl Strategy<Value = (Vec<usize>, Vec<usize>, Vec<usize>)> {
+) -> impl Strategy<Value = (Vec<usize>, [Vec<usize>; 3])> {
     prop::collection::vec(
         prop_oneof![1 => Just(0usize), 6 => 1usize..=3],
         0..=max_dims,
@@ -109,14 +109,25 @@ pub fn broadcast_shapes(
                     .collect::<Vec<usize>>()
             })
         };
-        (Just(out.clone()), sub(out.clone()), sub(out))
+        (
+            Just(out.clone()),
+            sub(out.clone()),
+            sub(out.clone()),
+            sub(out),
+        )
     })
-    .prop_map(|(out, a, b)| {
-        // The broadcast of the two, which may be smaller than `out`.
+    .prop_map(|(out, a, b, c)| (out, [a, b, c]))
+}
+
+/// Two shapes of [`shapes_broadcasting_to`] and their broadcast (which may be smaller
+/// than the shape they were made from).
+pub fn broadcast_shapes(
+    max_dims: usize,
+) -> impl Strategy<Value = (Vec<usize>, Vec<usize>, Vec<usize>)> {
+    shapes_broadcasting_to(max_dims).prop_map(|(_, [a, b, _])| {
         let o = ascendcl::shape::broadcast(&[("a", &a), ("b", &b)])
             .unwrap()
             .to_vec();
-        let _ = out;
         (a, b, o)
     })
 }

@@ -4,8 +4,9 @@
 use crate::common;
 
 use ascendcl::{
-    CubeMath, DType, DeviceTensor, Element, Error, MishPlan, Stream, Tensor, add, add_new, exp_new,
-    fill_inplace, matmul_new, mish, mish_new, reduce_sum_new,
+    CubeMath, DType, DeviceTensor, Element, Error, MishPlan, Stream, Tensor, add, add_new,
+    cast_new, cast_to, exp_new, fill_inplace, matmul_new, mish, mish_new, pow_tensor_scalar_new,
+    reduce_sum_new, s_where_new,
 };
 use common::{A2, LeakCheck, device};
 use half::{bf16, f16};
@@ -27,8 +28,9 @@ fn bytes<T: Element>(t: DeviceTensor<T>, s: &Stream) -> Vec<u8> {
     Tensor::from(t).to_bytes(s).unwrap()
 }
 
-/// mish, exp, add (with a second dtype), matmul and reduce_sum of `T` inputs through the
-/// typed path and the run-time path: the same bits, dtypes and shapes.
+/// mish, exp, cast (to a second dtype), pow_tensor_scalar, s_where, add (with a second
+/// dtype), matmul and reduce_sum of `T` inputs through the typed path and the run-time
+/// path: the same bits, dtypes and shapes.
 fn check_ops<T: Element, U: Element>(s: &Stream, m: usize, k: usize, seed: u64) {
     let (xs, ys) = (data::<T>(m * k, seed), data::<U>(m * k, seed + 1));
     let x = DeviceTensor::from_array(
@@ -63,6 +65,28 @@ fn check_ops<T: Element, U: Element>(s: &Stream, m: usize, k: usize, seed: u64) 
         let dynamic: Tensor = matmul_new(&xt, xt.t(), CubeMath::KeepDtype, s).unwrap();
         same(bytes(typed, s), &dynamic, T::DTYPE, "matmul");
     }
+    let typed: DeviceTensor<U> = cast_new(&x, s).unwrap();
+    let dynamic = cast_to(&xt, U::DTYPE, s).unwrap();
+    same(bytes(typed, s), &dynamic, U::DTYPE, "cast");
+
+    let typed: DeviceTensor<T> = pow_tensor_scalar_new(&x, 2, s).unwrap();
+    let dynamic: Tensor = pow_tensor_scalar_new(&xt, 2, s).unwrap();
+    same(bytes(typed, s), &dynamic, T::DTYPE, "pow_tensor_scalar");
+
+    // a broadcast condition row, with other another tensor of T
+    let pattern: Vec<bool> = (0..k).map(|j| (j as u64 + seed) % 3 == 0).collect();
+    let condition = Tensor::from_slice(s, &pattern, (1, k)).unwrap();
+    let zs = data::<T>(m * k, seed + 2);
+    let z = DeviceTensor::from_array(
+        s,
+        &ndarray::Array2::from_shape_vec((m, k), zs.clone()).unwrap(),
+    )
+    .unwrap();
+    let zt = Tensor::from_slice(s, &zs, (m, k)).unwrap();
+    let typed: DeviceTensor<T> = s_where_new(&condition, &x, &z, s).unwrap();
+    let dynamic: Tensor = s_where_new(&condition, &xt, &zt, s).unwrap();
+    same(bytes(typed, s), &dynamic, T::DTYPE, "s_where");
+
     let Some(promoted) = T::DTYPE.promote(U::DTYPE) else {
         return;
     };
