@@ -19,9 +19,8 @@
 //!   output's type.
 //! - [`s_where`]: `aclnnSWhere`, `condition ? self : other` with broadcast;
 //!   [`masked_fill_scalar`]: `aclnnInplaceMaskedFillScalar`, a value where a mask holds.
-//! - The unary family, one function per row of `ascend_ops::unary`: [`exp`], [`expm1`],
-//!   [`log`], [`sqrt`], [`rsqrt`], [`neg`], [`abs`], [`reciprocal`], [`sigmoid`],
-//!   [`tanh`], [`relu`], [`sin`], [`cos`], [`erf`], [`floor`], [`ceil`], [`round`].
+//! - The unary family, one function per row of `ascend_ops::unary` ([`exp`], [`expm1`],
+//!   [`log`], ...).
 //!
 //! Each function takes the operator's inputs and attributes in the operator's C order
 //! (without the output) and returns a new array in the compute type. Where the output
@@ -130,11 +129,8 @@ pub use reduce_sum::{reduce_sum, reduce_sum_as};
 pub use scalar::*;
 pub use select::{masked_fill_scalar, s_where};
 pub use softmax::{log_softmax, log_softmax_backward, softmax, softmax_backward};
-pub use unary::gelu;
-pub use unary::{
-    abs, ceil, cos, erf, exp, expm1, floor, log, logical_not, neg, reciprocal, relu, round, rsqrt,
-    sigmoid, sin, sqrt, tanh,
-};
+// One function per row of the family table, so the list follows the table.
+pub use unary::*;
 
 use crate::element::Element;
 use crate::error::{Error, Result};
