@@ -74,7 +74,9 @@ fn check_ops<T: Element, U: Element>(s: &Stream, m: usize, k: usize, seed: u64) 
     same(bytes(typed, s), &dynamic, T::DTYPE, "pow_tensor_scalar");
 
     // a broadcast condition row, with other another tensor of T
-    let pattern: Vec<bool> = (0..k).map(|j| (j as u64 + seed).is_multiple_of(3)).collect();
+    let pattern: Vec<bool> = (0..k)
+        .map(|j| (j as u64 + seed).is_multiple_of(3))
+        .collect();
     let condition = Tensor::from_slice(s, &pattern, (1, k)).unwrap();
     let zs = data::<T>(m * k, seed + 2);
     let z = DeviceTensor::from_array(
