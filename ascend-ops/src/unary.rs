@@ -174,6 +174,17 @@ macro_rules! unary_family {
                 complex: none,
                 golden: [(1e-5, 1.0000050000166667e-5), (1.0, 1.718281828459045)],
             }
+            /// `out = ln(1 + self)`, accurate near 0.
+            log1p(Log1p, InplaceLog1p) {
+                products: ALL,
+                dtypes: Dtypes::a2_a3(&[F32, F16, F64, I8, I16, I32, I64, BOOL, U8, BF16], &[F32, F16, F64, I8, I16, I32, I64, BOOL, U8]),
+                out: InList(Dtypes::a2_a3(&[F32, F16, F64, BF16], &[F32, F16, F64])),
+                integers: ToOut,
+                inplace: Checked(Dtypes::a2_a3(&[F32, F16, F64, BF16], &[F32, F16, F64])),
+                real: |x| x.ln_1p(),
+                complex: none,
+                golden: [(1e-5, 9.999950000333332e-6), (1.0, std::f64::consts::LN_2)],
+            }
             /// `out = ln(self)`.
             log(Log, InplaceLog) {
                 products: ALL,
