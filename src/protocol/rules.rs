@@ -95,7 +95,7 @@ pub(crate) fn validate_into<O: Operator>(
         return Err(unsupported_operator(O::NAME, device));
     }
     // A promote that fails is reported after the rule, which may state the dtype itself
-    // from fewer inputs (SWhere's result ignores its condition's dtype).
+    // from fewer inputs (a selection's result ignores its condition's dtype).
     let promoted = values
         .iter()
         .any(|v| matches!(v.0, Given::Pending(None)))

@@ -31,10 +31,16 @@ fn streaming_threads(len: usize) -> usize {
     }
 }
 
-/// An f32 operand's first element, as an address, so that the per-thread closures are
-/// `Send` (a raw pointer is not).
-#[derive(Clone, Copy)]
-struct Span(usize);
+/// The block of a per-element formula: `ys[j] = f([xs[0][j], …])`.
+fn elementwise<const N: usize>(
+    f: impl Fn([f32; N]) -> f32 + Sync,
+) -> impl Fn([&[f32]; N], &mut [f32]) + Sync {
+    move |xs, ys| {
+        for (j, y) in ys.iter_mut().enumerate() {
+            *y = f(std::array::from_fn(|k| xs[k][j]));
+        }
+    }
+}
 
 impl KernelCall {
     /// Computes `out[i] = f([inputs[0][i], …])` for every element, in one pass over device
@@ -49,11 +55,7 @@ impl KernelCall {
         out: usize,
         f: impl Fn([f32; N]) -> f32 + Sync,
     ) -> Option<Result<(), String>> {
-        self.dense_blocks(inputs, out, crate::strided::threads_for, |xs, ys| {
-            for (j, y) in ys.iter_mut().enumerate() {
-                *y = f(std::array::from_fn(|k| xs[k][j]));
-            }
-        })
+        self.dense_blocks(inputs, out, crate::strided::threads_for, elementwise(f))
     }
 
     /// [`dense_f32`](Self::dense_f32) for a formula cheaper than its memory traffic (a
@@ -64,11 +66,7 @@ impl KernelCall {
         out: usize,
         f: impl Fn([f32; N]) -> f32 + Sync,
     ) -> Option<Result<(), String>> {
-        self.dense_blocks(inputs, out, streaming_threads, |xs, ys| {
-            for (j, y) in ys.iter_mut().enumerate() {
-                *y = f(std::array::from_fn(|k| xs[k][j]));
-            }
-        })
+        self.dense_blocks(inputs, out, streaming_threads, elementwise(f))
     }
 
     /// [`dense_f32_streaming`](Self::dense_f32_streaming) of one input whose formula maps a
@@ -141,7 +139,9 @@ impl KernelCall {
         }
 
         let numel: usize = dims.iter().product();
-        let mut spans = [Span(0); MAX_OPERANDS];
+        // Each operand's first element as an address (a `usize`, so that the per-thread
+        // closures are `Send`, which a raw pointer is not).
+        let mut spans = [0usize; MAX_OPERANDS];
         for (k, &(op, layout, arg)) in args.iter().enumerate() {
             let (buffer, len) = buffers[k];
             if let Err(e) = layout.check_bounds(op.base_byte(), len, self.name(arg)) {
@@ -151,20 +151,20 @@ impl KernelCall {
                 continue;
             }
             let first = op.base_byte() as i64 + layout.view(op.base_byte()).offset * 4;
-            spans[k] = Span(buffer + first as usize);
+            spans[k] = buffer + first as usize;
         }
         let out_span = spans[0];
         let bytes = numel * 4;
-        for span in &spans[1..=N] {
-            let disjoint = span.0 + bytes <= out_span.0 || out_span.0 + bytes <= span.0;
-            if span.0 != out_span.0 && !disjoint {
+        for &span in &spans[1..=N] {
+            let disjoint = span + bytes <= out_span || out_span + bytes <= span;
+            if span != out_span && !disjoint {
                 return None;
             }
         }
 
-        let inputs: [usize; N] = std::array::from_fn(|k| spans[k + 1].0);
-        let out_addr = out_span.0;
-        let direct = spans[..=N].iter().all(|s| s.0 % align_of::<f32>() == 0)
+        let inputs: [usize; N] = std::array::from_fn(|k| spans[k + 1]);
+        let out_addr = out_span;
+        let direct = spans[..=N].iter().all(|s| s % align_of::<f32>() == 0)
             && inputs.iter().all(|&a| a != out_addr);
         let run = |start: usize, end: usize| {
             if direct {
